@@ -1,0 +1,81 @@
+"""Window strategies: `fixed_chars` and `fixed_tokens`."""
+
+from __future__ import annotations
+
+from inspector.core.chunk import Chunk, Param, register
+from inspector.core.chunkers.common import SpanContext, is_blank
+from inspector.core.document import Document
+from inspector.core.tokens import TokenIndex
+
+
+@register("fixed_chars", (
+    Param("size", "characters", 500, 1, 20000, 10, "Window length"),
+    Param("overlap", "characters", 0, 0, 10000, 10, "Characters shared by neighbouring windows"),
+), "Windows of `size` characters stepping by size - overlap; boundaries fall wherever they fall.")
+def fixed_chars(doc: Document, params: dict) -> tuple[Chunk, ...]:
+    size, overlap = params["size"], params["overlap"]
+    text = doc.text
+    n = len(text)
+    step = size - overlap
+    spans = []
+    i = 0
+    while i < n:
+        e = min(i + size, n)
+        if not is_blank(text, i, e):
+            spans.append((i, e))
+        if e >= n:
+            break
+        i += step
+    ctx = SpanContext(doc)
+    return tuple(ctx.make(spans, budget=None))
+
+
+def token_windows(ti: TokenIndex, start: int, end: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Spans of at most `size` tokens (exact count of the span text) covering [start, end),
+    neighbours sharing `overlap` document tokens. Offsets are floored to character boundaries
+    where a token boundary falls inside a multi-byte character."""
+    spans: list[tuple[int, int]] = []
+    if end <= start:
+        return spans
+    k0 = ti.token_at_or_after(start)
+    # A token straddling `start` (inside a character) belongs to the first window.
+    if k0 > 0 and ti.char_of_token(k0) > start:
+        k0 -= 1
+    s = start
+    ntok = len(ti)
+    while s < end:
+        k = min(k0 + size, ntok)
+        e = min(ti.char_of_token(k), end) if k < ntok else end
+        while e > s and ti.count(s, e) > size:
+            k -= 1
+            e = min(ti.char_of_token(k), end)
+        if e <= s:
+            # One token inside one character, or a pathological count: take one code point.
+            e = s + 1
+            while e < end and ti.count(s, e + 1) <= max(size, 1) and ti.char_of_token(k0 + 1) > e:
+                e += 1
+            k = ti.token_at_or_after(e)
+        spans.append((s, e))
+        if e >= end:
+            break
+        nk = max(k - overlap, k0 + 1)
+        ns = ti.char_of_token(nk)
+        if ns <= s:
+            ns = s + 1
+            nk = ti.token_at_or_after(ns)
+        if overlap == 0:
+            ns = e
+        k0, s = nk, max(ns, start)
+    return spans
+
+
+@register("fixed_tokens", (
+    Param("size", "tokens", 256, 1, 8192, 8, "Window length in cl100k tokens"),
+    Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens shared by neighbouring windows"),
+), "Windows of `size` cl100k tokens with `overlap` tokens shared, like LangChain's TokenTextSplitter.")
+def fixed_tokens(doc: Document, params: dict) -> tuple[Chunk, ...]:
+    ctx = SpanContext(doc)
+    text = doc.text
+    spans = [(a, b) for a, b in token_windows(ctx.tokens, 0, len(text), params["size"], params["overlap"])
+             if not is_blank(text, a, b)]
+    return tuple(ctx.make(spans, budget=params["size"]))
