@@ -148,8 +148,8 @@ def plan_markdown(ctx: SpanContext, size: int, hard_cap: int) -> list[_Plan]:
 
 
 @register("markdown", (
-    Param("size", "tokens", 400, 16, 8192, 8, "Soft cap: blocks are packed up to this many tokens"),
-    Param("hard_cap", "tokens", 1000, 16, 16384, 8,
+    Param("size", "tokens", 256, 16, 8192, 8, "Soft cap: blocks are packed up to this many tokens"),
+    Param("hard_cap", "tokens", 512, 16, 16384, 8,
           "Tables, code, lists and quotes stay whole up to this; chunks above it are over budget"),
 ), "Structure first, size second: headings attached to their sections, tables, code and lists kept "
    "whole up to a hard cap, big tables split between rows with the header carried along.",

@@ -25,7 +25,7 @@ def _check(p: dict) -> None:
 
 
 @register("parent_child", (
-    Param("parent_size", "tokens", 1024, 64, 16384, 16, "Size of the parents returned to the model"),
+    Param("parent_size", "tokens", 1024, 32, 16384, 16, "Size of the parents returned to the model"),
     Param("child_size", "tokens", 128, 16, 4096, 8, "Size of the children that are matched"),
     Param("child_overlap", "tokens", 0, 0, 2048, 8, "Overlap between neighbouring children"),
 ), "Small children (matched) inside big parents (returned); both are spans of the text.", check=_check)

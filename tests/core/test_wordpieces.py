@@ -1,0 +1,44 @@
+"""Embedder word-piece counts and truncation flags match the model's own tokenizer."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.core.chunk import chunk_document
+from inspector.core.document import from_text
+from inspector.core.wordpieces import WordPieceIndex, annotate, count_text, tokenizer
+from tests.core.strategies_for_tests import any_text
+
+
+@settings(max_examples=150)
+@given(text=any_text, data=st.data())
+def test_span_word_pieces_equal_tokenizing_the_span(text, data):
+    idx = WordPieceIndex(text)
+    a = data.draw(st.integers(0, len(text)))
+    b = data.draw(st.integers(a, len(text)))
+    assert idx.count(a, b) == len(tokenizer().encode(text[a:b], add_special_tokens=False).ids)
+
+
+def test_annotate_counts_prefix_and_flags_truncation():
+    body = "# Leave\n\n" + " ".join(f"word{i} parental allowance" for i in range(200))
+    doc = from_text(body, "h.md")
+    chunks = annotate(doc, chunk_document(doc, "fixed_tokens", {"size": 1000, "overlap": 0}))
+    (c,) = chunks
+    full = tokenizer().encode(c.embedded_text(doc)).ids  # with [CLS]/[SEP]
+    assert c.embed_tokens == len(full) > 256
+    assert c.embed_dropped == len(full) - 256
+    assert "truncated_by_embedder" in c.flags
+    # The embedder reads up to truncated_at: that much of the span is exactly 256 pieces with prefix.
+    kept = c.prefix + "\n\n" + doc.text[c.start:c.truncated_at]
+    assert len(tokenizer().encode(kept).ids) == 256
+    assert c.start < c.truncated_at < c.end
+
+
+def test_short_chunks_are_not_flagged_and_prefix_is_switchable():
+    doc = from_text("# Title\n\nShort text.", "h.md")
+    with_prefix = annotate(doc, chunk_document(doc, "paragraph", {}))
+    without = annotate(doc, chunk_document(doc, "paragraph", {}), with_prefix=False)
+    assert all("truncated_by_embedder" not in c.flags and c.truncated_at is None for c in with_prefix)
+    assert with_prefix[1].embed_tokens == 2 + count_text("Title") + count_text("Short text.")
+    assert without[1].embed_tokens == 2 + count_text("Short text.")
