@@ -43,3 +43,19 @@ def test_token_boundaries_inside_multibyte_characters_are_floored():
 def test_index_is_cached_per_content():
     doc = from_text("hello world " * 10)
     assert token_index(doc) is token_index(from_text("hello world " * 10))
+
+
+RUNS = st.lists(st.sampled_from(["1234567890123", "  ", "abc ", "\n", "9999999999999999 x", "hello", "'s",
+                                 " 🚀", "\t\n  ", "١٢٣٤٥٦٧", "    ", "\n\n\n", " .", "...", "x" * 40]),
+                min_size=1, max_size=200).map("".join)
+
+
+@settings(max_examples=300)
+@given(text=RUNS, data=st.data())
+def test_span_count_exact_on_digit_and_whitespace_runs(text, data):
+    # Long digit runs are cut three at a time and whitespace runs look ahead through the whole run:
+    # the places where a span's cut can differ from the document's.
+    idx = TokenIndex(text)
+    a = data.draw(st.integers(0, len(text)))
+    b = data.draw(st.integers(a, len(text)))
+    assert idx.count(a, b) == count_text(text[a:b])

@@ -117,6 +117,7 @@ class SpanContext:
         extras = iter(extra_flags) if extra_flags is not None else None
         pextra = iter(prefix_extra) if prefix_extra is not None else None
         doc_id = self.doc.doc_id
+        page_starts = self.doc.meta.get("page_starts") if self.doc.meta else None
         for k, (a, b) in enumerate(spans):
             tokens = self.count(a, b)
             path = self.path_for(a, b)
@@ -134,9 +135,14 @@ class SpanContext:
                 more = next(pextra)
                 if more:
                     prefix = f"{prefix}\n{more}" if prefix else more
+            meta = {}
+            if page_starts:
+                # Link back to the source's pages (1-based) for converted PDFs.
+                meta = {"page": bisect.bisect_right(page_starts, a),
+                        "page_end": bisect.bisect_right(page_starts, max(a, b - 1))}
             out.append(Chunk(id=first_id + k, start=a, end=b, token_count=tokens, heading_path=path,
                              prefix=prefix, parent_id=next(parents) if parents is not None else None,
-                             flags=frozenset(flags), role=role, doc_id=doc_id))
+                             flags=frozenset(flags), role=role, doc_id=doc_id, meta=meta))
         return out
 
 

@@ -1,0 +1,46 @@
+"""Helpers shared by the benchmark scripts: the 1 MB document and timing."""
+
+from __future__ import annotations
+
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+HANDBOOK = ROOT / "sample_docs" / "handbook.md"
+
+
+def big_markdown(target_bytes: int = 1_000_000) -> str:
+    """The sample handbook repeated to ~1 MB, headings numbered so each copy is distinct."""
+    base = HANDBOOK.read_text(encoding="utf-8")
+    body = base.split("\n---\n", 1)[1] if base.startswith("---") else base
+    parts = []
+    i = 0
+    while sum(len(p.encode()) for p in parts) < target_bytes:
+        i += 1
+        parts.append(re.sub(r"^(#{1,6}) (.+)$", lambda m: f"{m.group(1)} {m.group(2)} ({i})", body,
+                            flags=re.MULTILINE))
+    return "".join(parts)
+
+
+def timeit(fn: Callable[[], object], repeat: int = 15) -> list[float]:
+    """Wall times in milliseconds."""
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def p50(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def p95(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]

@@ -1,0 +1,56 @@
+"""Time per strategy on a 1 MB Markdown document: cold (tokens and structure not cached) and
+re-chunk from cache (what a slider move costs). Targets: re-chunk p50 <= 30 ms for the window
+strategies, <= 100 ms for recursive and markdown.
+
+    .venv/bin/python benchmarks/chunking.py
+"""
+
+from __future__ import annotations
+
+from _common import big_markdown, p50, p95, timeit
+
+from inspector.core import structure, tokens
+from inspector.core.chunk import get_strategy
+from inspector.core.chunkers import sentences as sentences_mod
+from inspector.core.document import from_text
+
+#: A slider drag: every step a size not seen before, so no span count is reused from a memo.
+STEPS = range(200, 200 + 8 * 16, 8)
+DRAGS = {
+    "fixed_chars": [{"size": 2 * s, "overlap": s // 5} for s in STEPS],
+    "fixed_tokens": [{"size": s, "overlap": s // 8} for s in STEPS],
+    "sentences": [{"size": s, "overlap": 1} for s in STEPS],
+    "paragraph": [{}],
+    "recursive": [{"size": s, "overlap": 0} for s in STEPS],
+    "markdown": [{"size": s, "hard_cap": 2 * s} for s in STEPS],
+    "parent_child": [{"parent_size": 1024, "child_size": s // 2, "child_overlap": 0} for s in STEPS],
+}
+TARGETS = {"fixed_chars": 30, "fixed_tokens": 30, "sentences": 30, "recursive": 100, "markdown": 100}
+
+
+def _clear_caches() -> None:
+    tokens._INDEXES.clear()
+    structure._STRUCTURES.clear()
+    sentences_mod._UNITS.clear()
+
+
+def main() -> None:
+    text = big_markdown()
+    print(f"document: {len(text.encode()) / 1e6:.2f} MB, {len(text):,} code points")
+    print(f"{'strategy':<14}{'cold ms':>10}{'re-chunk p50':>14}{'p95':>8}{'chunks':>8}  target p50")
+    for name, drag in DRAGS.items():
+        strat = get_strategy(name)
+        _clear_caches()
+        cold = timeit(lambda: strat(from_text(text, "big.md"), drag[0]), repeat=1)[0]
+        doc = from_text(text, "big.md")
+        strat(doc, drag[0])
+        it = iter(range(1, 10**9))
+        warm = timeit(lambda: strat(doc, drag[next(it) % len(drag)]), repeat=max(len(drag) - 1, 10))
+        n = len(strat(doc, drag[0]))
+        target = TARGETS.get(name)
+        verdict = "" if target is None else f"<= {target} ms: {'met' if p50(warm) <= target else 'MISSED'}"
+        print(f"{name:<14}{cold:>10.0f}{p50(warm):>14.1f}{p95(warm):>8.1f}{n:>8}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""The window's one state object: plain data in, typed signals out.
+
+Widgets receive the state in their constructor, call its setters, and repaint from its signals
+(napari's `QtDims(dims)`, glue's viewer `State`). Setters emit only on a real change, so two
+widgets showing the same value (table row and text selection, say) cannot ping-pong.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from PySide6.QtCore import QObject, Signal
+
+from inspector.core.document import Document
+from inspector.qt.worker import ChunkResult
+
+
+class InspectorState(QObject):
+    """Current documents, strategy, parameters, chunks and selection."""
+
+    documentsChanged = Signal(object)
+    """tuple[Document, ...]: the opened corpus (one file, or the files of a folder)."""
+    documentChanged = Signal(object)
+    """Document | None: the document shown."""
+    strategyChanged = Signal(str)
+    paramsChanged = Signal(object)
+    """dict: parameters of the current strategy, as the controls hold them."""
+    withPrefixChanged = Signal(bool)
+    chunksChanged = Signal(object)
+    """ChunkResult | None: chunks of the current document under the current strategy."""
+    selectionChanged = Signal(int)
+    """Id of the selected chunk, -1 for none."""
+    busyChanged = Signal(bool)
+    errorChanged = Signal(str)
+    """One-line problem to show the user ('' once resolved)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.documents: tuple[Document, ...] = ()
+        self.document: Document | None = None
+        self.strategy: str = "markdown"
+        self._params: dict[str, dict[str, Any]] = {}
+        self.with_prefix: bool = True
+        self.result: ChunkResult | None = None
+        self.selection: int = -1
+        self.busy: bool = False
+        self.error: str = ""
+
+    # -- documents -------------------------------------------------------------------------
+    def set_documents(self, documents: tuple[Document, ...] | list[Document], current: int = 0) -> None:
+        self.documents = tuple(documents)
+        self.documentsChanged.emit(self.documents)
+        self.set_document(self.documents[current] if self.documents else None)
+
+    def set_document(self, document: Document | None) -> None:
+        if document is self.document:
+            return
+        self.document = document
+        self.selection = -1
+        self.result = None
+        self.documentChanged.emit(document)
+        self.chunksChanged.emit(None)
+        self.selectionChanged.emit(-1)
+
+    # -- strategy and parameters -----------------------------------------------------------
+    @property
+    def params(self) -> dict[str, Any]:
+        """Parameters of the current strategy (defaults for any not set)."""
+        return self.params_for(self.strategy)
+
+    def params_for(self, strategy: str) -> dict[str, Any]:
+        from inspector.core.chunk import get_strategy
+
+        merged = get_strategy(strategy).defaults()
+        merged.update(self._params.get(strategy, {}))
+        return merged
+
+    def all_params(self) -> dict[str, dict[str, Any]]:
+        """Parameters remembered per strategy (for the settings store)."""
+        return {k: dict(v) for k, v in self._params.items()}
+
+    def restore_params(self, by_strategy: Mapping[str, Mapping[str, Any]]) -> None:
+        """Remembered parameters (from settings); unknown strategies and names are ignored."""
+        from inspector.core.chunk import strategies
+
+        known = strategies()
+        for name, params in by_strategy.items():
+            if name in known and isinstance(params, Mapping):
+                names = {p.name for p in known[name].params}
+                clean = {k: v for k, v in params.items() if k in names}
+                try:
+                    known[name].validate(clean)
+                except ValueError:
+                    continue
+                self._params[name] = clean
+
+    def set_strategy(self, name: str) -> None:
+        from inspector.core.chunk import get_strategy
+
+        get_strategy(name)  # ValueError for unknown names
+        if name == self.strategy:
+            return
+        self.strategy = name
+        self.strategyChanged.emit(name)
+        self.paramsChanged.emit(self.params)
+
+    def set_params(self, params: Mapping[str, Any]) -> None:
+        """New parameters for the current strategy (all or some of them)."""
+        merged = {**self.params, **params}
+        if merged == self.params:
+            return
+        self._params[self.strategy] = merged
+        self.paramsChanged.emit(dict(merged))
+
+    def set_with_prefix(self, on: bool) -> None:
+        if on != self.with_prefix:
+            self.with_prefix = on
+            self.withPrefixChanged.emit(on)
+
+    # -- results ---------------------------------------------------------------------------
+    def set_result(self, result: ChunkResult | None) -> None:
+        """New chunks. The selection follows the text: after a parameter change the chunk that now
+        covers the old selection's middle is selected."""
+        previous = self.result
+        old = self.selected_chunk()
+        self.result = result
+        new_sel = -1
+        if old is not None and result is not None:
+            if previous is not None and previous.request_id == result.request_id:
+                new_sel = old.id  # a later stage of the same request: same chunks
+            else:
+                ids = result.index.ids_at((old.start + old.end) // 2) or result.index.ids_at(old.start)
+                new_sel = ids[0] if ids else -1
+        self.chunksChanged.emit(result)
+        if new_sel != self.selection:
+            self.selection = new_sel
+            self.selectionChanged.emit(new_sel)
+
+    def select(self, chunk_id: int) -> None:
+        if chunk_id != -1 and (self.result is None or self.result.chunk(chunk_id) is None):
+            chunk_id = -1
+        if chunk_id != self.selection:
+            self.selection = chunk_id
+            self.selectionChanged.emit(chunk_id)
+
+    def selected_chunk(self):
+        return self.result.chunk(self.selection) if self.result is not None and self.selection != -1 else None
+
+    def set_busy(self, busy: bool) -> None:
+        if busy != self.busy:
+            self.busy = busy
+            self.busyChanged.emit(busy)
+
+    def set_error(self, message: str) -> None:
+        if message != self.error:
+            self.error = message
+            self.errorChanged.emit(message)
