@@ -99,7 +99,7 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
     if not loaded.documents:
-        raise CliError("no document could be loaded")
+        raise CliError(f"no document could be loaded from {', '.join(map(str, args.paths))}")
     rows = []
     for doc in loaded.documents:
         for c in chunk_document(doc, name, params):
@@ -171,11 +171,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `chunk-inspector chunks big.md | head`: the reader left; that is not an error. (Before
+        # OSError, which it is a subclass of.) Point stdout at devnull so the exit flush is quiet.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
     except (CliError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        return 0
 
 
 def _known_commands() -> set[str]:

@@ -38,8 +38,12 @@ def _common(p: argparse.ArgumentParser) -> None:
                                                  "or Chroma's question,references,corpus_id)")
     p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=None,
                    help="dense (default), bm25 or hybrid (reciprocal rank fusion)")
-    p.add_argument("--no-prefix", action="store_true",
-                   help="embed the span text alone, without the heading-path prefix")
+    prefix = p.add_mutually_exclusive_group()
+    prefix.add_argument("--prefix", dest="prefix", action="store_true", default=None,
+                        help="embed the heading-path prefix with each chunk (default for markdown, "
+                             "parent_child)")
+    prefix.add_argument("--no-prefix", dest="prefix", action="store_false",
+                        help="embed the span text alone (default for the naive strategies)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
@@ -106,7 +110,19 @@ def _embedder(args: argparse.Namespace, retriever: str | Sequence[str]) -> Any:
 
     if args.embedder == "hash":
         return HashEmbedder()
-    return default_embedder()
+    try:
+        return default_embedder()
+    except ImportError as exc:
+        raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
+
+
+def _cache(args: argparse.Namespace) -> Any:
+    """The on-disk embedding cache for the real model (a second run embeds nothing new)."""
+    if args.embedder != "minilm":
+        return None
+    from inspector.core.cache import default_cache
+
+    return default_cache()
 
 
 def _read_config(path: str):
@@ -175,10 +191,11 @@ def _config(args: argparse.Namespace):
         raise CliError(f"--k must be at least 1, got {k}")
     return EvalConfig(strategy=strategy, params=params, k=k,
                       retriever=args.retriever or base.retriever,
-                      with_prefix=base.with_prefix and not args.no_prefix)
+                      with_prefix=args.prefix if args.prefix is not None
+                      else (base.with_prefix if getattr(args, "config", None) else None))
 
 
-def _against(spec: str, like):
+def _against(spec: str, like, forced_prefix: bool | None = None):
     """STRATEGY[:SIZE[:OVERLAP]] with k, retriever and prefix taken from the other side."""
     from inspector.core.sweep import EvalConfig, sized_params
 
@@ -196,7 +213,8 @@ def _against(spec: str, like):
             raise CliError(f"--against: {name} must be a whole number, got {raw!r}") from None
     nums += [None] * (2 - len(nums))
     params = sized_params(parts[0], nums[0], nums[1])
-    return EvalConfig(parts[0], params, like.k, like.retriever, like.with_prefix)
+    # The other side keeps its own strategy's prefix default unless the user forced one.
+    return EvalConfig(parts[0], params, like.k, like.retriever, forced_prefix)
 
 
 def _ints(flag: str, raw: str) -> list[int | None]:
@@ -228,7 +246,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     config = _config(args)
     docs, gold = _load(args)
-    report = run_config(gold, docs, config, embedder=_embedder(args, config.retriever))
+    report = run_config(gold, docs, config, embedder=_embedder(args, config.retriever),
+                        cache=_cache(args))
     if args.format == "json":
         data = report_dict(report)
         data["config"] = config.to_dict()
@@ -282,10 +301,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from inspector.core.sweep import compare
 
     config = _config(args)
-    baseline = _against(args.against, config)
+    baseline = _against(args.against, config, args.prefix)
     docs, gold = _load(args)
     cmp = compare(gold, docs, baseline, config,
-                  embedder=_embedder(args, (config.retriever, baseline.retriever)))
+                  embedder=_embedder(args, (config.retriever, baseline.retriever)), cache=_cache(args))
     if args.format == "json":
         def side(cfg, rep):
             d = report_dict(rep)
@@ -337,11 +356,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise CliError("--ks values must be at least 1")
     retriever = args.retriever or "dense"
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
-                            with_prefix=not args.no_prefix)
+                            with_prefix=args.prefix)
     if not configs:
         raise CliError("the grid holds no valid configuration: " + "; ".join(r for _c, r in skipped[:3]))
     docs, gold = _load(args)
-    result = sweep(gold, docs, configs, embedder=_embedder(args, retriever), skipped=skipped)
+    result = sweep(gold, docs, configs, embedder=_embedder(args, retriever), cache=_cache(args),
+                   skipped=skipped)
     if args.format == "json":
         rows = []
         for row in result.rows:

@@ -9,8 +9,25 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_dir(tmp_path_factory):
+    """Nothing a test embeds lands in the user's cache folder."""
+    from inspector.core import cache
+
+    old = os.environ.get(cache.ENV_VAR)
+    os.environ[cache.ENV_VAR] = str(tmp_path_factory.mktemp("chunk-inspector-cache"))
+    cache.set_default_cache(None)
+    yield
+    cache.set_default_cache(None)
+    if old is None:
+        os.environ.pop(cache.ENV_VAR, None)
+    else:
+        os.environ[cache.ENV_VAR] = old

@@ -22,6 +22,7 @@ segment by `flush()` (embed_texts flushes when it finishes, and whenever many ve
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 import os
@@ -336,12 +337,21 @@ _DEFAULT_LOCK = threading.Lock()
 
 
 def default_cache() -> EmbeddingCache:
-    """The process-wide cache in `default_cache_dir()` (created on first use)."""
+    """The process-wide cache in `default_cache_dir()` (created on first use; what is still
+    pending, such as question vectors, is flushed when the process exits)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
             _DEFAULT = EmbeddingCache()
+            atexit.register(_flush_at_exit, _DEFAULT)
         return _DEFAULT
+
+
+def _flush_at_exit(cache: EmbeddingCache) -> None:
+    try:
+        cache.flush()
+    except Exception as e:  # noqa: BLE001  (exiting: report, never raise)
+        log.warning("embedding cache: flush at exit failed: %s", e)
 
 
 def set_default_cache(cache: EmbeddingCache | None) -> None:

@@ -100,6 +100,10 @@ class Strategy:
     needs_embedder: bool = False
     check: Callable[[dict[str, Any]], None] | None = None
     """Cross-parameter constraints (raise ValueError), run after the per-parameter checks."""
+    prefix_default: bool = True
+    """Whether the context prefix is embedded by default. Off for the naive strategies, which stand
+    for pipelines that embed raw text (LangChain's splitters add no heading path); on for the
+    structure-aware ones. Either way it can be switched, so its effect can be measured."""
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -149,11 +153,11 @@ _REGISTRY: dict[str, Strategy] = {}
 
 
 def register(name: str, params: tuple[Param, ...], description: str, *, needs_embedder: bool = False,
-             check: Callable[[dict[str, Any]], None] | None = None):
+             check: Callable[[dict[str, Any]], None] | None = None, prefix_default: bool = True):
     """Decorator: register `func(doc, params) -> tuple[Chunk, ...]` under `name`."""
 
     def deco(func):
-        _REGISTRY[name] = Strategy(name, func, params, description, needs_embedder, check)
+        _REGISTRY[name] = Strategy(name, func, params, description, needs_embedder, check, prefix_default)
         return func
 
     return deco

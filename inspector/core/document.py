@@ -5,6 +5,8 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,14 +93,44 @@ def _looks_binary(data: bytes) -> str | None:
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
         return None
     if b"\x00" in head:
-        # UTF-16 without a BOM has NUL in every other byte; real binaries have them scattered.
-        even = head[0::2].count(0)
-        odd = head[1::2].count(0)
-        half = max(1, len(head) // 2)
-        if odd / half > 0.3 and even / half < 0.05 or even / half > 0.3 and odd / half < 0.05:
+        if _utf16_without_bom(head):
             return None
         return "binary file (contains NUL bytes), not text"
     return None
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """"utf-16-le"/"utf-16-be" when NUL fills every other byte (UTF-16 without a BOM; real
+    binaries have NULs scattered), else None."""
+    if b"\x00" not in head:
+        return None
+    even = head[0::2].count(0)
+    odd = head[1::2].count(0)
+    half = max(1, len(head) // 2)
+    if odd / half > 0.3 and even / half < 0.05:
+        return "utf-16-le"
+    if even / half > 0.3 and odd / half < 0.05:
+        return "utf-16-be"
+    return None
+
+
+# A well-formed multi-byte UTF-8 character (legacy 8-bit text almost never holds one).
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+_ASCII = bytes(range(0x80))
+#: ’ “ ” ‚ „ – — … € ™ ‹ › « » © ® ° and no-break space: the same characters in cp1250-cp1252.
+_WINDOWS_PUNCTUATION = frozenset(b"\x80\x82\x84\x85\x8b\x91\x92\x93\x94\x95\x96\x97\x99\x9b"
+                                 b"\xa0\xa9\xab\xae\xb0\xbb")
+
+
+def _damaged_utf8(data: bytes) -> bool:
+    """True when most non-ASCII bytes form valid UTF-8 characters: a UTF-8 file with a few bad
+    bytes, not text in a legacy encoding (which a guesser would turn into mojibake)."""
+    multi = _UTF8_MULTIBYTE.findall(data)
+    if not multi:
+        return False
+    high = len(data.translate(None, _ASCII))
+    stray = high - sum(len(m) for m in multi)
+    return len(multi) >= stray
 
 
 def decode_bytes(data: bytes, path: str = "<bytes>") -> tuple[str, str]:
@@ -114,22 +146,38 @@ def decode_bytes(data: bytes, path: str = "<bytes>") -> tuple[str, str]:
                 return data.decode(enc), enc
             except UnicodeDecodeError as exc:
                 raise InputError(f"invalid {enc} text at byte {exc.start}", path=path) from None
+    # BOM-less UTF-16 before UTF-8: ASCII text in UTF-16 is also valid UTF-8, full of NULs.
+    enc16 = _utf16_without_bom(data[:8192])
+    if enc16:
+        try:
+            return data.decode(enc16), enc16
+        except UnicodeDecodeError as exc:
+            raise InputError(f"invalid {enc16.upper()} text (no BOM) at byte {exc.start}",
+                             path=path) from None
     try:
         return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        pass
-    if b"\x00" in data[:8192]:
-        # BOM-less UTF-16: the NUL side tells the byte order.
-        enc = "utf-16-le" if data[1:8192:2].count(0) > data[0:8192:2].count(0) else "utf-16-be"
-        try:
-            return data.decode(enc), enc
-        except UnicodeDecodeError:
-            pass
+    except UnicodeDecodeError as exc:
+        if _damaged_utf8(data):
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise InputError(f"invalid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}) in "
+                             "a file that is otherwise UTF-8; fix the byte or re-save as UTF-8",
+                             path=path, line=line) from None
+    if set(data.translate(None, _ASCII)) <= _WINDOWS_PUNCTUATION:
+        # ASCII plus typographic punctuation that every Windows code page reads alike (a Word
+        # export's quotes and dashes): the guesser below calls these DOS code pages.
+        return data.decode("cp1252"), "cp1252"
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data[: 2 * 1024 * 1024]).best()
+    matches = from_bytes(data[: 2 * 1024 * 1024])
+    best = matches.best()
     if best is None or best.encoding is None:
         raise InputError("not valid UTF-8 and no other text encoding fits; is it a binary file?", path=path)
+    # Short Western texts fit several code pages equally well (cp1250 turns "è" into "č"):
+    # on a tie prefer cp1252, the superset of Latin-1 that such files are nearly always in.
+    for m in matches:
+        if m.encoding == "cp1252" and m.chaos <= best.chaos and m.coherence >= best.coherence:
+            best = m
+            break
     try:
         text = data.decode(best.encoding)
     except (UnicodeDecodeError, LookupError):
@@ -146,13 +194,19 @@ def load_document(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_
         raise InputError("is a folder; open it as a corpus", path=shown)
     suffix = p.suffix.lower()
     try:
-        size = p.stat().st_size
+        st = p.stat()
     except FileNotFoundError:
         raise InputError("no such file", path=shown) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=shown) from None
+    if not stat.S_ISREG(st.st_mode):
+        # Reading a FIFO blocks forever and a device (a link to /dev/zero) never ends.
+        raise InputError("not a regular file (a pipe, socket or device)", path=shown)
+    size = st.st_size
     if size > max_bytes:
-        raise InputError(f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit", path=shown)
+        # MB as in DEFAULT_MAX_BYTES (2**20 bytes), so the limit reads "50 MB", not "52 MB".
+        raise InputError(f"file is {size / 2**20:.1f} MB, over the {max_bytes / 2**20:.0f} MB limit",
+                         path=shown)
     try:
         data = p.read_bytes()
     except OSError as exc:

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
+import numpy as np
+
 from inspector.core.chunk import Chunk
 from inspector.core.document import Document
 from inspector.core.gold import GoldQuestion, GoldSet, normalize, normalized_text
@@ -270,7 +272,23 @@ class _Corpus:
         # and replaced by their parents.
         self.returnable = {doc_id: tuple(c for c in cs if c.role != "child")
                            for doc_id, cs in self.chunks.items()}
+        self._bounds = {doc_id: (np.fromiter((c.start for c in cs), np.int64, len(cs)),
+                                 np.fromiter((c.end for c in cs), np.int64, len(cs)))
+                        for doc_id, cs in self.returnable.items()}
         self._occ: dict[tuple[str, str], list[tuple[int, int]]] = {}
+
+    def chunks_where(self, doc_id: str, spans: Sequence[tuple[int, int]], *, contain: bool) -> list[Chunk]:
+        """Returnable chunks of a document that contain (or, `contain=False`, overlap) any span,
+        in document order; vectorized, since a corpus may hold many thousands of chunks."""
+        bounds = self._bounds.get(doc_id)
+        if bounds is None or not spans:
+            return []
+        starts, ends = bounds
+        mask = np.zeros(len(starts), dtype=bool)
+        for a, b in spans:
+            mask |= ((starts <= a) & (ends >= b)) if contain else ((starts < b) & (ends > a))
+        cs = self.returnable[doc_id]
+        return sorted((cs[i] for i in np.flatnonzero(mask)), key=lambda c: (c.start, c.end, c.id))
 
     def pool(self, q: GoldQuestion) -> list[str]:
         if q.source and q.source in self.docs:
@@ -333,8 +351,7 @@ def _diagnose(q: GoldQuestion, corpus: _Corpus, matches: Callable[[Chunk], bool]
     if not holders:
         doc_id, occ = next(iter(spans.items()))
         a, b = min(occ)
-        straddled = sorted((c for c in corpus.returnable.get(doc_id, ())
-                            if c.start < b and a < c.end), key=lambda c: (c.start, c.end))
+        straddled = corpus.chunks_where(doc_id, [(a, b)], contain=False)
         if not straddled:
             return Diagnosis("uncovered", f"the answer is in {where} ({a}..{b}) but in no chunk")
         if len(straddled) == 1:
@@ -367,7 +384,8 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
     if len(found) != len(questions):
         raise ValueError(f"{len(found)} result lists for {len(questions)} questions")
 
-    partial: list[tuple[GoldQuestion, tuple[Chunk, ...], int | None, Callable, dict, SpanScores | None]] = []
+    partial: list[tuple[GoldQuestion, tuple[Chunk, ...], int | None, Callable[[Chunk], bool],
+                        dict[str, list[tuple[int, int]]], SpanScores | None]] = []
     for q, hits in zip(questions, found):
         top = tuple(h.chunk for h in hits[:k])
         matches, spans = _matcher(q, corpus)
@@ -380,10 +398,11 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
 
     # A miss whose answer some chunk holds is searched again, deeper, to tell how far down it is.
     holders: dict[int, list[Chunk]] = {}
-    for i, (_q, _top, rank, matches, spans, _s) in enumerate(partial):
+    for i, (q, _top, rank, _m, spans, _s) in enumerate(partial):
         if rank is None and spans:
-            holders[i] = [c for doc_id in spans for c in corpus.returnable.get(doc_id, ())
-                          if matches(c)]
+            contain = bool(q.answers)  # answers must lie inside a chunk; references overlap it
+            holders[i] = [c for doc_id, sp in spans.items()
+                          for c in corpus.chunks_where(doc_id, sp, contain=contain)]
     deep_ids = [i for i, hs in holders.items() if hs and deep_k > k]
     deep_found: dict[int, list[Any]] = {}
     if deep_ids:

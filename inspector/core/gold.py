@@ -230,8 +230,11 @@ def detect_format(path: str | os.PathLike[str], text: str) -> str:
 
 
 def _csv_header(text: str) -> list[str]:
-    for row in csv.reader(io.StringIO(text, newline="")):
-        return [h.strip().lstrip("\ufeff").lower() for h in row]
+    try:
+        for row in csv.reader(io.StringIO(text, newline="")):
+            return [h.strip().lstrip("\ufeff").lower() for h in row]
+    except csv.Error:
+        pass  # the loader reports it with its line
     return []
 
 

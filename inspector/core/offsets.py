@@ -71,3 +71,29 @@ class Utf16Map:
         if not self._astral:
             return arr.copy()
         return arr - np.searchsorted(self._astral16_np, arr - 1, side="right")
+
+
+class LineIndex:
+    """Line numbers (0-based, "\\n"-separated, as Qt's text blocks) of code-point offsets."""
+
+    __slots__ = ("newlines", "line_count")
+
+    def __init__(self, text: str) -> None:
+        if text.isascii():
+            raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+        else:
+            raw = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        self.newlines = np.flatnonzero(raw == 10)
+        """Code-point offsets of every newline."""
+        self.line_count = len(self.newlines) + 1
+
+    def line_of(self, cp: int) -> int:
+        return int(np.searchsorted(self.newlines, cp, side="left"))
+
+    def line_of_array(self, cps: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Line of each offset (an offset on a newline belongs to the line the newline ends)."""
+        return np.searchsorted(self.newlines, np.asarray(cps, dtype=np.int64), side="left")
+
+    def fractions(self, cps: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Where each offset's line sits in the document, 0..1 (line / line count)."""
+        return self.line_of_array(cps) / float(self.line_count)

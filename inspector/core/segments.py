@@ -129,7 +129,7 @@ class SpanIndex:
     Built once per chunking result (on the worker thread); queried on every paint.
     """
 
-    __slots__ = ("ids", "starts", "ends", "ends_max", "segments", "seg_starts", "seg_ends", "_pos")
+    __slots__ = ("ids", "starts", "ends", "ends_max", "segments", "seg_starts", "seg_ends", "lanes", "_pos")
 
     def __init__(self, spans: Sequence[tuple[int, int]], ids: Sequence[int] | None = None) -> None:
         labels = list(range(len(spans))) if ids is None else list(ids)
@@ -147,6 +147,8 @@ class SpanIndex:
         self.seg_starts: list[int] = [s.start for s in self.segments]
         self.seg_ends: list[int] = [s.end for s in self.segments]
         self._pos = {cid: k for k, cid in enumerate(self.ids)}
+        self.lanes: dict[int, int] = dict(zip(labels, lanes(spans)))
+        """Lane of each chunk id: overlapping chunks get different lanes (gutter bars)."""
 
     def __len__(self) -> int:
         return len(self.ids)

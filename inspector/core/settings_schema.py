@@ -15,9 +15,9 @@ from typing import Any
 MAX_RECENT = 10
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Setting:
-    """One persisted key."""
+    """One persisted key (compared and hashed by identity: each declaration is one key)."""
 
     key: str
     """Key in the store ("group/name")."""
@@ -80,7 +80,9 @@ RECENT_FILES = Setting("files/recent", list, [], f"Recently opened files and fol
 LAST_DIR = Setting("files/last_dir", str, "", "Folder the Open dialog starts in.")
 STRATEGY = Setting("chunking/strategy", str, "markdown", "Strategy chosen last.")
 PARAMS = Setting("chunking/params", dict, {}, "Last parameters per strategy: {strategy: {param: value}}.")
-WITH_PREFIX = Setting("chunking/with_prefix", bool, True, "Embed chunks with their context prefix.")
+WITH_PREFIX = Setting("chunking/with_prefix", dict, {},
+                      "Embed chunks with their context prefix, per strategy where the user chose "
+                      "({strategy: bool}); other strategies use their own default.")
 ONLY_FLAGGED = Setting("table/only_flagged", bool, False, "Chunk table shows flagged chunks only.")
 
 ALL: tuple[Setting, ...] = (GEOMETRY, WINDOW_STATE, RECENT_FILES, LAST_DIR, STRATEGY, PARAMS, WITH_PREFIX,

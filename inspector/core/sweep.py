@@ -37,11 +37,15 @@ class EvalConfig:
     k: int = 5
     retriever: str = "dense"
     """"dense", "bm25" or "hybrid"."""
-    with_prefix: bool = True
-    """Embed the heading-path prefix beside each chunk's text."""
+    with_prefix: bool | None = None
+    """Embed the heading-path prefix beside each chunk's text; None takes the strategy's default
+    (`Strategy.prefix_default`) and is resolved to a bool on construction."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "params", dict(get_strategy(self.strategy).validate(self.params)))
+        strat = get_strategy(self.strategy)
+        object.__setattr__(self, "params", dict(strat.validate(self.params)))
+        if self.with_prefix is None:
+            object.__setattr__(self, "with_prefix", strat.prefix_default)
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
             raise ValueError(f"k must be a whole number of at least 1, got {self.k!r}")
         if self.retriever not in RETRIEVERS:
@@ -282,7 +286,7 @@ def rank_key(row: SweepRow) -> tuple:
 
 def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
          overlaps: Sequence[int | None] = (None,), ks: Sequence[int] = (5,), *,
-         retriever: str = "dense", with_prefix: bool = True
+         retriever: str = "dense", with_prefix: bool | None = None
          ) -> tuple[list[EvalConfig], list[tuple[str, str]]]:
     """The distinct configurations of strategy × size × overlap × k, and the skipped points.
     A strategy without a size (or overlap) parameter contributes one point for all sizes."""
@@ -360,7 +364,7 @@ def sweep(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document],
 def sweep_grid(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], *,
                strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
                overlaps: Sequence[int | None] = (None,), ks: Sequence[int] = (5,),
-               retriever: str = "dense", with_prefix: bool = True, **kwargs: Any) -> SweepResult:
+               retriever: str = "dense", with_prefix: bool | None = None, **kwargs: Any) -> SweepResult:
     """`grid` then `sweep`."""
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
                             with_prefix=with_prefix)

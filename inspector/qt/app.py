@@ -1,16 +1,115 @@
-"""Application entry point for the window (placeholder until the inspector window lands)."""
+"""Application entry point: QApplication, a palette that follows the system, the window, the file.
+
+Launch stays well under two seconds because nothing heavy is imported before the window shows:
+the document is opened from the event loop right after, chunked on the worker thread, and the
+embedding model is never loaded unless a strategy or panel asks for it.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from typing import Sequence
+
+_T0 = time.perf_counter()
+
+
+def dark_palette():
+    """A Fusion palette for dark mode (used when the platform reports dark but gives no palette)."""
+    from PySide6.QtGui import QColor, QPalette
+
+    p = QPalette()
+    role, group = QPalette.ColorRole, QPalette.ColorGroup
+    colors = {
+        role.Window: "#2b2d30", role.WindowText: "#dfe1e5", role.Base: "#1e1f22", role.AlternateBase: "#26282b",
+        role.ToolTipBase: "#3c3f41", role.ToolTipText: "#dfe1e5", role.Text: "#dfe1e5", role.Button: "#34363a",
+        role.ButtonText: "#dfe1e5", role.BrightText: "#ff6b6b", role.Highlight: "#2f65ca",
+        role.HighlightedText: "#ffffff", role.Link: "#6aa0ff", role.PlaceholderText: "#8a8d93",
+        role.Mid: "#3c3f41", role.Dark: "#1a1b1d", role.Light: "#4a4d52", role.Shadow: "#101112",
+    }
+    for r, c in colors.items():
+        p.setColor(r, QColor(c))
+    for r in (role.Text, role.WindowText, role.ButtonText):
+        p.setColor(group.Disabled, r, QColor("#7d8087"))
+    return p
+
+
+def apply_palette(app, scheme: str | None = None) -> str:
+    """Follow the system's light/dark setting (or force `scheme` = "light"/"dark"); returns which."""
+    from PySide6.QtCore import Qt
+
+    if scheme is None:
+        forced = os.environ.get("CHUNK_INSPECTOR_THEME", "").lower()
+        scheme = forced if forced in ("light", "dark") else None
+    if scheme is None:
+        scheme = "dark" if app.styleHints().colorScheme() == Qt.ColorScheme.Dark else "light"
+    if scheme == "dark":
+        app.setPalette(dark_palette())
+    else:
+        app.setPalette(app.style().standardPalette())
+    return scheme
+
+
+def create_app(argv0: str = "chunk-inspector"):
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication([argv0])
+    app.setApplicationName("Chunk Inspector")
+    app.setOrganizationName("ChunkInspector")
+    app.setDesktopFileName("chunk-inspector")
+    app.setStyle("Fusion")
+    apply_palette(app)
+    app.styleHints().colorSchemeChanged.connect(lambda _s: apply_palette(app))
+    return app
 
 
 def run_app(argv: Sequence[str]) -> int:
-    from PySide6.QtWidgets import QApplication, QLabel
+    """Open the window on the given files/folders, else the bundled handbook; run until closed."""
+    app = create_app(sys.argv[0] if sys.argv else "chunk-inspector")
+    from inspector.qt.main_window import MainWindow, open_later, sample_path
+    from inspector.qt.settings import default_store
 
-    app = QApplication.instance() or QApplication([sys.argv[0], *argv])
-    label = QLabel("Chunk Inspector")
-    label.resize(640, 400)
-    label.show()
+    from inspector.qt.settings import ini_store
+
+    paths = [a for a in argv if not a.startswith("-")] or [str(sample_path())]
+    # CHUNK_INSPECTOR_SETTINGS points at an INI file to use instead of the user's settings.
+    store_path = os.environ.get("CHUNK_INSPECTOR_SETTINGS")
+    window = MainWindow(ini_store(store_path) if store_path else default_store())
+    window.show()
+    if os.environ.get("CHUNK_INSPECTOR_SMOKE"):
+        _smoke(app, window)
+    open_later(window, paths)
     return app.exec()
+
+
+def _smoke(app, window) -> None:
+    """CHUNK_INSPECTOR_SMOKE=1: print when the window is visible and when the first chunks are
+    painted, then quit (the launch benchmark and a subprocess test use it)."""
+    from PySide6.QtCore import QTimer
+
+    def shown() -> None:
+        print(f"visible {time.perf_counter() - _T0:.3f}", flush=True)
+
+    QTimer.singleShot(0, shown)
+    done = {"chunks": False}
+
+    def on_chunks(result) -> None:
+        if result is not None and result.complete and not done["chunks"]:
+            done["chunks"] = True
+            window.view.viewport().repaint()
+            print(f"chunks {time.perf_counter() - _T0:.3f} {len(result.chunks)} {result.request.strategy}",
+                  flush=True)
+            QTimer.singleShot(0, window.close)
+
+    window.state.chunksChanged.connect(on_chunks)
+    def on_error(message: str) -> None:
+        if message:
+            print(f"error {message}", flush=True)
+            if window.state.result is None:
+                QTimer.singleShot(0, window.close)
+
+    window.state.errorChanged.connect(on_error)
+    QTimer.singleShot(60_000, window.close)

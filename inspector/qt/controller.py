@@ -31,6 +31,7 @@ class ChunkingController(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
         self._timer.timeout.connect(self.submit_now)
+        self._submitted: tuple | None = None
         state.documentChanged.connect(lambda _doc: self.submit_now())
         state.strategyChanged.connect(lambda _name: self.submit_now())
         state.paramsChanged.connect(lambda _params: self.schedule())
@@ -51,9 +52,18 @@ class ChunkingController(QObject):
         """True while a debounced request waits for its timer."""
         return self._timer.isActive()
 
+    def _key(self) -> tuple:
+        s = self.state
+        return (id(s.document), s.strategy, tuple(sorted(s.params.items())), s.with_prefix)
+
     def schedule(self) -> None:
-        """Re-chunk after the debounce interval (restarted by every call)."""
+        """Re-chunk after the debounce interval (restarted by every call). Nothing to do when the
+        state already matches the last request (a strategy switch emits its params too)."""
         if self.state.document is None:
+            return
+        if self._key() == self._submitted:
+            self._timer.stop()
+            self._update_busy()
             return
         self._timer.start()
         self._update_busy()
@@ -67,6 +77,7 @@ class ChunkingController(QObject):
             self._update_busy()
             return 0
         request = ChunkRequest(doc, self.state.strategy, self.state.params, self.state.with_prefix)
+        self._submitted = self._key()
         rid = self.runner.submit(request)
         self.requested.emit(rid)
         self._update_busy()

@@ -40,7 +40,7 @@ class InspectorState(QObject):
         self.document: Document | None = None
         self.strategy: str = "markdown"
         self._params: dict[str, dict[str, Any]] = {}
-        self.with_prefix: bool = True
+        self._prefix: dict[str, bool] = {}
         self.result: ChunkResult | None = None
         self.selection: int = -1
         self.busy: bool = False
@@ -55,12 +55,15 @@ class InspectorState(QObject):
     def set_document(self, document: Document | None) -> None:
         if document is self.document:
             return
+        # The old chunks go first, so that a result for the new document (which a synchronous
+        # runner delivers from inside documentChanged) is never followed by a stale "no chunks".
         self.document = document
-        self.selection = -1
         self.result = None
-        self.documentChanged.emit(document)
+        if self.selection != -1:
+            self.selection = -1
+            self.selectionChanged.emit(-1)
         self.chunksChanged.emit(None)
-        self.selectionChanged.emit(-1)
+        self.documentChanged.emit(document)
 
     # -- strategy and parameters -----------------------------------------------------------
     @property
@@ -100,9 +103,12 @@ class InspectorState(QObject):
         get_strategy(name)  # ValueError for unknown names
         if name == self.strategy:
             return
+        prefix = self.with_prefix
         self.strategy = name
         self.strategyChanged.emit(name)
         self.paramsChanged.emit(self.params)
+        if self.with_prefix != prefix:
+            self.withPrefixChanged.emit(self.with_prefix)
 
     def set_params(self, params: Mapping[str, Any]) -> None:
         """New parameters for the current strategy (all or some of them)."""
@@ -112,10 +118,27 @@ class InspectorState(QObject):
         self._params[self.strategy] = merged
         self.paramsChanged.emit(dict(merged))
 
+    @property
+    def with_prefix(self) -> bool:
+        """Embed the context prefix with the current strategy: the user's choice for it, else the
+        strategy's own default (off for the naive strategies, which stand for raw-text pipelines)."""
+        if self.strategy in self._prefix:
+            return self._prefix[self.strategy]
+        from inspector.core.chunk import get_strategy
+
+        return bool(getattr(get_strategy(self.strategy), "prefix_default", True))
+
+    def prefix_choices(self) -> dict[str, bool]:
+        """The user's prefix choices per strategy (for the settings store)."""
+        return dict(self._prefix)
+
+    def restore_prefix_choices(self, choices: Mapping[str, Any]) -> None:
+        self._prefix.update({k: bool(v) for k, v in choices.items() if isinstance(k, str)})
+
     def set_with_prefix(self, on: bool) -> None:
         if on != self.with_prefix:
-            self.with_prefix = on
-            self.withPrefixChanged.emit(on)
+            self._prefix[self.strategy] = bool(on)
+            self.withPrefixChanged.emit(bool(on))
 
     # -- results ---------------------------------------------------------------------------
     def set_result(self, result: ChunkResult | None) -> None:

@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from inspector.core.chunk import Chunk
 from inspector.core.document import Document
+from inspector.core.offsets import LineIndex
 from inspector.core.segments import SpanIndex
 from inspector.core.stats import ChunkStats
 
@@ -75,6 +76,11 @@ class ChunkResult:
     """False for the first stage (no word pieces yet), True once the embedder counts are in."""
     seconds: float = 0.0
     """Worker time spent on this request so far."""
+    line_count: int = 1
+    """Lines ("\\n"-separated) in the document."""
+    start_lines: tuple[int, ...] = ()
+    """Line of each painted chunk's start, in `index` (start) order: the overview strip's marks."""
+    parent_lines: tuple[int, ...] = ()
     by_id: Mapping[int, Chunk] = field(default_factory=dict, compare=False)
 
     @property
@@ -104,8 +110,11 @@ def compute_chunks(request_id: int, request: ChunkRequest,
     parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
     headings = tuple(Heading(h.start, h.end, h.level) for h in structure_of(doc).headings)
     by_id = {c.id: c for c in chunks}
+    lines = _line_index(doc)
     first = ChunkResult(request_id, request, chunks, index, parent_index, chunk_stats(doc, chunks), headings,
-                        complete=False, seconds=time.perf_counter() - t0, by_id=by_id)
+                        complete=False, seconds=time.perf_counter() - t0, line_count=lines.line_count,
+                        start_lines=tuple(lines.line_of_array(index.starts).tolist()),
+                        parent_lines=tuple(lines.line_of_array(parent_index.starts).tolist()), by_id=by_id)
     yield first
     try:
         from inspector.core.wordpieces import annotate
@@ -125,7 +134,21 @@ def compute_chunks(request_id: int, request: ChunkRequest,
 def _replace_complete(first: ChunkResult, chunks: tuple[Chunk, ...], stats: ChunkStats,
                       seconds: float) -> ChunkResult:
     return ChunkResult(first.request_id, first.request, chunks, first.index, first.parents, stats,
-                       first.headings, complete=True, seconds=seconds, by_id={c.id: c for c in chunks})
+                       first.headings, complete=True, seconds=seconds, line_count=first.line_count,
+                       start_lines=first.start_lines, parent_lines=first.parent_lines,
+                       by_id={c.id: c for c in chunks})
+
+
+_LINES: dict[str, LineIndex] = {}
+
+
+def _line_index(doc: Document) -> LineIndex:
+    hit = _LINES.get(doc.sha256)
+    if hit is None:
+        if len(_LINES) > 8:
+            _LINES.clear()
+        hit = _LINES[doc.sha256] = LineIndex(doc.text)
+    return hit
 
 
 def describe_error(exc: BaseException) -> str:

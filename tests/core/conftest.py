@@ -1,26 +1,10 @@
-"""Core test fixtures: a private embedding cache folder, and the real model loaded once."""
+"""Core test fixtures: the real model loaded once (the private cache folder is in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _private_cache_dir(tmp_path_factory):
-    """Nothing a test embeds lands in the user's cache folder."""
-    from inspector.core import cache
-
-    old = os.environ.get(cache.ENV_VAR)
-    os.environ[cache.ENV_VAR] = str(tmp_path_factory.mktemp("chunk-inspector-cache"))
-    cache.set_default_cache(None)
-    yield
-    cache.set_default_cache(None)
-    if old is None:
-        os.environ.pop(cache.ENV_VAR, None)
-    else:
-        os.environ[cache.ENV_VAR] = old
 
 
 @pytest.fixture(scope="session")

@@ -68,3 +68,14 @@ def test_every_utf16_position_floors_to_a_character_start(text):
         assert 0 <= cp <= len(text)
         assert m.to_utf16(cp) <= u  # floored, never past the unit asked about
         assert u - m.to_utf16(cp) <= 1
+
+
+def test_line_index_matches_counting_newlines():
+    from inspector.core.offsets import LineIndex
+
+    for text in ("", "one line", "a\nb\n\nc🚀\nd", "\n\n"):
+        li = LineIndex(text)
+        assert li.line_count == text.count("\n") + 1
+        for cp in range(len(text) + 1):
+            assert li.line_of(cp) == text[:cp].count("\n")
+        assert li.line_of_array(range(len(text) + 1)).tolist() == [text[:cp].count("\n") for cp in range(len(text) + 1)]

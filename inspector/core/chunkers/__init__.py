@@ -7,6 +7,7 @@ from inspector.core.chunkers import (  # noqa: F401  (registration side effects)
     paragraph,
     parent_child,
     recursive,
+    semantic,
     sentences,
     windows,
 )

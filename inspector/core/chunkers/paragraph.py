@@ -8,7 +8,7 @@ from inspector.core.document import Document
 from inspector.core.structure import paragraph_spans
 
 
-@register("paragraph", (), "Split on blank lines: one chunk per paragraph (the naive baseline).")
+@register("paragraph", (), "Split on blank lines: one chunk per paragraph (the naive baseline).", prefix_default=False)
 def paragraph(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
     return tuple(ctx.make(paragraph_spans(doc.text)))

@@ -9,6 +9,7 @@ while every chunk stays an exact span of the document and no offset is recovered
 from __future__ import annotations
 
 import re
+from collections import deque
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -33,7 +34,9 @@ def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int]
 
     def merge(splits: list[tuple[int, int, int]]) -> None:
         # LangChain's _merge_splits with an empty separator (it is kept on the splits).
-        cur: list[tuple[int, int, int]] = []
+        # A deque: dropping from the front must not copy the window (LangChain's `cur[1:]` makes
+        # a 1 MB line without spaces, split per character, quadratic in the chunk size).
+        cur: deque[tuple[int, int, int]] = deque()
         total = 0
         for sp in splits:
             ln = sp[2]
@@ -43,8 +46,7 @@ def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int]
                     if a < b:
                         out.append((a, b))
                     while total > chunk_overlap or (total + ln > chunk_size and total > 0):
-                        total -= cur[0][2]
-                        cur = cur[1:]
+                        total -= cur.popleft()[2]
             cur.append(sp)
             total += ln
         if cur:
@@ -106,7 +108,7 @@ def _check(p: dict) -> None:
     Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk"),
     Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens of trailing pieces repeated in the next chunk"),
 ), "Separator hierarchy (paragraph, line, sentence, word, character) to a token budget, small "
-   "pieces merged; LangChain's RecursiveCharacterTextSplitter on spans.")
+   "pieces merged; LangChain's RecursiveCharacterTextSplitter on spans.", prefix_default=False)
 def recursive(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
     spans = recursive_spans(doc.text, 0, len(doc.text), ctx.count, params["size"], params["overlap"])

@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import OrderedDict
+from typing import Callable
 
 import numpy as np
 
@@ -150,7 +151,7 @@ def semantic_spans(ctx: SpanContext, spans: list[tuple[int, int]], counts: list[
 
 
 def _best_gap(i: int, j: int, dist: np.ndarray, no_break: np.ndarray, min_size: int,
-              tokens) -> int:
+              tokens: Callable[[int, int], int]) -> int:
     """Where to end a full chunk of sentences i..j: the largest-distance gap g in [i, j] that
     leaves at least min_size tokens and does not follow a heading (ties: the later gap)."""
     best, best_d = -1, -np.inf

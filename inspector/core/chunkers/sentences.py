@@ -63,7 +63,8 @@ def pack_units(ctx: SpanContext, spans: list[tuple[int, int]], counts: list[int]
 @register("sentences", (
     Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk"),
     Param("overlap", "sentences", 0, 0, 20, 1, "Sentences repeated at the start of the next chunk"),
-), "Whole sentences packed up to a token budget; a sentence over budget is cut into token windows.")
+), "Whole sentences packed up to a token budget; a sentence over budget is cut into token windows.",
+   prefix_default=False)
 def sentences(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
     spans, counts = sentence_units(ctx)

@@ -11,7 +11,8 @@ from inspector.core.tokens import TokenIndex
 @register("fixed_chars", (
     Param("size", "characters", 500, 1, 20000, 10, "Window length"),
     Param("overlap", "characters", 0, 0, 10000, 10, "Characters shared by neighbouring windows"),
-), "Windows of `size` characters stepping by size - overlap; boundaries fall wherever they fall.")
+), "Windows of `size` characters stepping by size - overlap; boundaries fall wherever they fall.",
+   prefix_default=False)
 def fixed_chars(doc: Document, params: dict) -> tuple[Chunk, ...]:
     size, overlap = params["size"], params["overlap"]
     text = doc.text
@@ -73,7 +74,8 @@ def token_windows(ti: TokenIndex, start: int, end: int, size: int, overlap: int)
 @register("fixed_tokens", (
     Param("size", "tokens", 256, 1, 8192, 8, "Window length in cl100k tokens"),
     Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens shared by neighbouring windows"),
-), "Windows of `size` cl100k tokens with `overlap` tokens shared, like LangChain's TokenTextSplitter.")
+), "Windows of `size` cl100k tokens with `overlap` tokens shared, like LangChain's TokenTextSplitter.",
+   prefix_default=False)
 def fixed_tokens(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
     text = doc.text

@@ -1,0 +1,29 @@
+"""Run every benchmark script in turn (each prints its own figures). `make bench` calls this."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = ["chunking.py", "peers.py", "embed_throughput.py", "query_latency.py", "eval_speed.py",
+           "pooled_quality.py", "gui_latency.py", "memory.py", "chroma_repro.py"]
+
+
+def main() -> int:
+    failed = []
+    for name in SCRIPTS:
+        path = HERE / name
+        if not path.exists():
+            continue
+        print(f"\n===== {name}", flush=True)
+        if subprocess.call([sys.executable, str(path)], cwd=HERE) != 0:
+            failed.append(name)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

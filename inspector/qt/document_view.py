@@ -1,0 +1,649 @@
+"""The document with its chunks painted on it.
+
+A read-only `QPlainTextEdit` whose `paintEvent` paints the chunk runs of the *visible* blocks only:
+the visible code-point range is found from the first and last visible block, the runs inside it
+by bisection (`SpanIndex.segments_in`), and each run becomes one rectangle per text line. Nothing
+is painted per chunk of the document, so 20,000 chunks scroll as fast as 20 (Qt Creator's search
+overlay walks only the visible blocks for the same reason; `setExtraSelections` with thousands of
+ranges is the known slow path).
+
+Below the text: chunk tints (neighbours alternate hues), hatched blends where chunks overlap, a
+grey hatched shade over the tail the embedder never reads. Above the text: boundary ticks, red
+zig-zags where a chunk cuts a sentence, dashed tears where a table is split, a red bar where the
+embedder stops reading, and the selected chunk's outline. A gutter on the left shows each chunk
+as a bar (one lane per overlapping chunk) with its number at its first line; a column on the
+right names each chunk's flags beside its first lines, so labels never cover text.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (QColor, QFont, QFontDatabase, QFontMetrics, QPainter, QPainterPath, QPaintEvent,
+                           QPen, QPolygonF, QTextCharFormat, QTextCursor, QTextLayout, QTextOption, QTransform)
+from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
+
+from inspector.core.chunk import Chunk
+from inspector.core.document import Document
+from inspector.core.offsets import Utf16Map
+from inspector.core.segments import Segment
+from inspector.qt.state import InspectorState
+from inspector.qt.theme import FLAG_ORDER, Theme
+from inspector.qt.worker import ChunkResult
+
+HEADING_SCALE = {1: 1.45, 2: 1.25, 3: 1.1}
+
+
+@dataclass(frozen=True, slots=True)
+class _VisibleBlock:
+    pos: int
+    """UTF-16 position of the block's first character."""
+    length: int
+    """UTF-16 units of the block's text (without the separator)."""
+    top: float
+    """Viewport y of the block."""
+    left: float
+    layout: QTextLayout
+
+
+@dataclass(frozen=True, slots=True)
+class PaintRecord:
+    """What the last paint drew (tests and benchmarks compare it with the core's output)."""
+
+    lo: int
+    """Code-point range [lo, hi) of the visible text."""
+    hi: int
+    segments: tuple[Segment, ...]
+    chunk_ids: tuple[int, ...]
+    """Chunks with any visible part, in start order."""
+
+
+class DocumentView(QPlainTextEdit):
+    """Read-only text with chunk overlays; selection shared through the state."""
+
+    painted = Signal()
+    """Emitted after each paint of the viewport (with whatever overlays were current)."""
+
+    def __init__(self, state: InspectorState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.document_: Document | None = None
+        self.umap = Utf16Map("")
+        self.result: ChunkResult | None = None
+        self.last_paint: PaintRecord | None = None
+        self.theme = Theme.for_palette(self.palette())
+        self._press: QPoint | None = None
+        self._emphasized: Document | None = None
+        self.setReadOnly(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.document().setUndoRedoEnabled(False)
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSizeF(max(font.pointSizeF(), 10.0))
+        self.setFont(font)
+        self.setMouseTracking(True)
+        self.gutter = Gutter(self)
+        self.flag_column = FlagColumn(self)
+        self.updateRequest.connect(self._on_update_request)
+        self._update_margins()
+        state.documentChanged.connect(self.set_document)
+        state.chunksChanged.connect(self.set_result)
+        state.selectionChanged.connect(self._on_selection)
+
+    # -- data ------------------------------------------------------------------------------
+    def set_document(self, doc: Document | None) -> None:
+        self.document_ = doc
+        self.result = None
+        self._emphasized = None
+        self.umap = Utf16Map(doc.text if doc is not None else "")
+        self.setPlainText(doc.text if doc is not None else "")
+        self._update_margins()
+        if self.state.result is not None and self.state.result.document is doc:
+            self.set_result(self.state.result)
+        self.viewport().update()
+
+    def set_result(self, result: ChunkResult | None) -> None:
+        if result is not None and result.document is not self.document_:
+            return
+        self.result = result
+        if result is not None and self._emphasized is not self.document_:
+            self._emphasize_headings(result)
+        self._update_margins()
+        self.viewport().update()
+        self.gutter.update()
+        self.flag_column.update()
+
+    def _emphasize_headings(self, result: ChunkResult) -> None:
+        """Headings in bold, larger by level: once per document, on the first result (the worker
+        parsed the structure)."""
+        self._emphasized = self.document_
+        if not result.headings:
+            return
+        base = self.font().pointSizeF()
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        for h in result.headings:
+            fmt = QTextCharFormat()
+            fmt.setFontWeight(QFont.Weight.Bold)
+            fmt.setFontPointSize(base * HEADING_SCALE.get(h.level, 1.0))
+            cursor.setPosition(self.umap.to_utf16(h.start))
+            cursor.setPosition(self.umap.to_utf16(h.end), QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(fmt)
+        cursor.endEditBlock()
+
+    def chunk(self, chunk_id: int) -> Chunk | None:
+        return self.result.chunk(chunk_id) if self.result is not None else None
+
+    # -- geometry --------------------------------------------------------------------------
+    def _visible_blocks(self) -> list[_VisibleBlock]:
+        out: list[_VisibleBlock] = []
+        block = self.firstVisibleBlock()
+        offset = self.contentOffset()
+        height = self.viewport().height()
+        while block.isValid():
+            geo = self.blockBoundingGeometry(block).translated(offset)
+            if geo.top() > height:
+                break
+            if block.isVisible() and geo.bottom() >= 0:
+                out.append(_VisibleBlock(block.position(), block.length() - 1, geo.top(), geo.left(),
+                                         block.layout()))
+            block = block.next()
+        return out
+
+    def _visible_range(self, vis: list[_VisibleBlock]) -> tuple[int, int]:
+        """Code-point range [lo, hi) of the visible blocks (separators included)."""
+        lo16 = vis[0].pos
+        hi16 = vis[-1].pos + vis[-1].length + 1
+        return self.umap.to_codepoint(lo16), min(self.umap.to_codepoint(min(hi16, self.umap.length16)) + 1,
+                                                 self.umap.length)
+
+    def _rects(self, vis: list[_VisibleBlock], a16: int, b16: int) -> list[QRectF]:
+        """One rectangle per visible text line of the UTF-16 range [a16, b16). A range that reaches
+        a line's end extends to the right edge, one that began on an earlier line (or at the line's
+        start) starts at the left edge, so a chunk of whole lines reads as one block and only a
+        boundary inside a line shows as a step."""
+        out: list[QRectF] = []
+        if b16 <= a16 or not vis:
+            return out
+        width = float(self.viewport().width())
+        starts = [v.pos for v in vis]
+        k = max(bisect.bisect_right(starts, a16) - 1, 0)
+        for v in vis[k:]:
+            if v.pos >= b16:
+                break
+            layout = v.layout
+            n = layout.lineCount()
+            for li in range(n):
+                line = layout.lineAt(li)
+                ls = v.pos + line.textStart()
+                le = ls + line.textLength()
+                last = li == n - 1
+                if b16 <= ls or (a16 > le if last else a16 >= le):
+                    continue
+                x0 = 0.0 if a16 <= ls else v.left + line.cursorToX(a16 - v.pos)[0]
+                x1 = width if b16 >= le else v.left + line.cursorToX(b16 - v.pos)[0]
+                if x1 > x0:
+                    out.append(QRectF(x0, v.top + line.y(), x1 - x0, line.height()))
+        return out
+
+    def _point_of(self, vis: list[_VisibleBlock], p16: int) -> tuple[float, float, float] | None:
+        """(x, top, height) of the line holding UTF-16 position p16, if visible."""
+        starts = [v.pos for v in vis]
+        k = bisect.bisect_right(starts, p16) - 1
+        if k < 0 or p16 > vis[k].pos + vis[k].length:
+            return None
+        v = vis[k]
+        line = v.layout.lineForTextPosition(p16 - v.pos)
+        if not line.isValid():
+            return None
+        return v.left + line.cursorToX(p16 - v.pos)[0], v.top + line.y(), line.height()
+
+    def y_range(self, a: int, b: int) -> tuple[float, float]:
+        """Viewport y span of the code-point range [a, b), clamped just outside the viewport."""
+        h = self.viewport().height()
+        a16, b16 = self.umap.to_utf16(a), self.umap.to_utf16(max(a, b - 1))
+        return self._y_of(a16, top=True, fallback=-2.0), self._y_of(b16, top=False, fallback=h + 2.0)
+
+    def _y_of(self, p16: int, *, top: bool, fallback: float) -> float:
+        block = self.document().findBlock(p16)
+        if not block.isValid():
+            return fallback
+        geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
+        h = self.viewport().height()
+        if geo.bottom() < 0:
+            return -2.0
+        if geo.top() > h:
+            return h + 2.0
+        line = block.layout().lineForTextPosition(p16 - block.position())
+        if not line.isValid():
+            return geo.top() if top else geo.bottom()
+        return geo.top() + line.y() + (0 if top else line.height())
+
+    # -- painting --------------------------------------------------------------------------
+    def paintEvent(self, e: QPaintEvent) -> None:
+        vis = self._visible_blocks() if self.result is not None else []
+        if vis and self.result is not None:
+            lo, hi = self._visible_range(vis)
+            segs = self.result.index.segments_in(lo, hi)
+            ids = tuple(self.result.index.chunks_in(lo, hi))
+            self.last_paint = PaintRecord(lo, hi, segs, ids)
+            p = QPainter(self.viewport())
+            try:
+                self._paint_under(p, vis, segs, ids)
+            finally:
+                p.end()
+        else:
+            self.last_paint = None
+        super().paintEvent(e)
+        if vis and self.result is not None and self.last_paint is not None:
+            p = QPainter(self.viewport())
+            try:
+                p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+                self._paint_over(p, vis, self.last_paint.chunk_ids)
+            finally:
+                p.end()
+        self.painted.emit()
+
+    def _paint_under(self, p: QPainter, vis: list[_VisibleBlock], segs: tuple[Segment, ...],
+                     ids: tuple[int, ...]) -> None:
+        theme = self.theme
+        index = self.result.index
+        u = self.umap
+        for s in segs:
+            rects = self._rects(vis, u.to_utf16(s.start), u.to_utf16(s.end))
+            if len(s.chunk_ids) == 1:
+                color = theme.fill(index.rank(s.chunk_ids[0]))
+                for r in rects:
+                    p.fillRect(r, color)
+            else:
+                ranks = [index.rank(c) for c in s.chunk_ids]
+                color = theme.overlap_fill(tuple(ranks))
+                for r in rects:
+                    p.fillRect(r, color)
+                for rank in ranks:
+                    hatch = theme.overlap_brush(rank)
+                    hatch.setTransform(QTransform().translate(3 * (rank % 2), 0))
+                    for r in rects:
+                        p.fillRect(r, hatch)
+        # The tail the embedder never reads.
+        tail, tail_hatch = theme.tail_brush(), theme.tail_hatch()
+        for cid in ids:
+            c = self.result.chunk(cid)
+            if c is not None and c.truncated_at is not None and c.truncated_at < c.end:
+                for r in self._rects(vis, u.to_utf16(c.truncated_at), u.to_utf16(c.end)):
+                    p.fillRect(r, tail)
+                    p.fillRect(r, tail_hatch)
+
+    def _paint_over(self, p: QPainter, vis: list[_VisibleBlock], ids: tuple[int, ...]) -> None:
+        theme = self.theme
+        result = self.result
+        u = self.umap
+        text = self.document_.text if self.document_ is not None else ""
+        width = self.viewport().width()
+        for cid in ids:
+            c = result.chunk(cid)
+            if c is None:
+                continue
+            rank = result.index.rank(cid)
+            start = self._point_of(vis, u.to_utf16(c.start))
+            if start is not None:
+                x, top, h = start
+                p.fillRect(QRectF(x - 1.0, top, 2.0, h), theme.bar(rank))
+            if "cut_mid_sentence" in c.flags:
+                for pos, cut in ((c.start, c.start > 0 and text[c.start - 1] not in "\n"),
+                                 (c.end, c.end < len(text) and text[c.end] not in "\n")):
+                    pt = self._point_of(vis, u.to_utf16(pos)) if cut else None
+                    if pt is not None:
+                        self._zigzag(p, pt[0], pt[1], pt[2], theme.flag("cut_mid_sentence"))
+            if "split_table" in c.flags:
+                pen = QPen(theme.flag("split_table"), 1.6, Qt.PenStyle.DashLine)
+                p.setPen(pen)
+                for pos, at_top in ((c.start, True), (max(c.start, c.end - 1), False)):
+                    ls = text.rfind("\n", 0, pos) + 1
+                    if text.startswith("|", ls):
+                        pt = self._point_of(vis, u.to_utf16(pos))
+                        if pt is not None:
+                            y = pt[1] if at_top else pt[1] + pt[2]
+                            p.drawLine(QPointF(0, y), QPointF(width, y))
+            if c.truncated_at is not None and c.truncated_at < c.end:
+                pt = self._point_of(vis, u.to_utf16(c.truncated_at))
+                if pt is not None:
+                    color = theme.flag("truncated_by_embedder")
+                    p.fillRect(QRectF(pt[0] - 1.0, pt[1], 2.5, pt[2]), color)
+                    p.setPen(Qt.PenStyle.NoPen)
+                    p.setBrush(color)
+                    p.drawPolygon(QPolygonF([QPointF(pt[0] - 4, pt[1]), QPointF(pt[0] + 5, pt[1]),
+                                             QPointF(pt[0] + 0.5, pt[1] + 5)]))
+        sel = self.state.selection
+        if sel != -1 and result.chunk(sel) is not None:
+            c = result.chunk(sel)
+            rects = self._rects(vis, u.to_utf16(c.start), u.to_utf16(c.end))
+            if rects:
+                path = QPainterPath()
+                for r in rects:
+                    path.addRect(r.adjusted(-1, 0, 1, 0))
+                p.setPen(QPen(theme.selection, 2.0))
+                p.setBrush(Qt.BrushStyle.NoBrush)
+                p.drawPath(path.simplified())
+
+    @staticmethod
+    def _zigzag(p: QPainter, x: float, top: float, h: float, color: QColor) -> None:
+        pts = []
+        steps = 6
+        for i in range(steps + 1):
+            pts.append(QPointF(x + (2.5 if i % 2 else -2.5), top + h * i / steps))
+        p.setPen(QPen(color, 1.6))
+        p.drawPolyline(QPolygonF(pts))
+
+    # -- selection and navigation ------------------------------------------------------------
+    def chunk_ids_at(self, cp: int) -> tuple[int, ...]:
+        """Chunks covering code-point offset `cp`: painted chunks first, then parents."""
+        if self.result is None:
+            return ()
+        return self.result.index.ids_at(cp) + self.result.parents.ids_at(cp)
+
+    def offset_at(self, pt: QPoint) -> int:
+        """Code-point offset of the character under a viewport point."""
+        cursor = self.cursorForPosition(pt)
+        p16 = cursor.position()
+        rect = self.cursorRect(cursor)
+        if pt.x() < rect.x() and p16 > cursor.block().position():
+            p16 -= 1  # the click hit the right half of the previous character
+        return self.umap.to_codepoint(p16)
+
+    def click_at(self, pt: QPoint) -> int:
+        """Select the chunk under `pt`; repeated clicks cycle through chunks overlapping there."""
+        ids = self.chunk_ids_at(self.offset_at(pt))
+        if not ids:
+            self.state.select(-1)
+            return -1
+        sel = self.state.selection
+        nxt = ids[(ids.index(sel) + 1) % len(ids)] if sel in ids else ids[0]
+        self.state.select(nxt)
+        return nxt
+
+    def mousePressEvent(self, e) -> None:
+        self._press = e.position().toPoint()
+        super().mousePressEvent(e)
+
+    def mouseReleaseEvent(self, e) -> None:
+        super().mouseReleaseEvent(e)
+        if (e.button() == Qt.MouseButton.LeftButton and self._press is not None
+                and (e.position().toPoint() - self._press).manhattanLength() < 4
+                and not self.textCursor().hasSelection()):
+            self.click_at(e.position().toPoint())
+        self._press = None
+
+    def _on_selection(self, chunk_id: int) -> None:
+        if chunk_id != -1:
+            self.reveal(chunk_id)
+        self.viewport().update()
+        self.gutter.update()
+        self.flag_column.update()
+
+    def reveal(self, chunk_id: int) -> None:
+        """Scroll so that the chunk's start is visible, with a few lines of context above it,
+        unless the chunk is already on screen."""
+        c = self.chunk(chunk_id)
+        if c is None:
+            return
+        top, bottom = self.y_range(c.start, c.end)
+        h = self.viewport().height()
+        if 0 <= top <= h - 20 or (top < 0 and bottom > 20):
+            return
+        self.scroll_to_offset(c.start, context_lines=3)
+
+    def scroll_to_offset(self, cp: int, context_lines: int = 3) -> None:
+        block = self.document().findBlock(self.umap.to_utf16(cp))
+        if not block.isValid():
+            return
+        line_in_block = 0
+        layout = block.layout()
+        if layout is not None and layout.lineCount():
+            line = layout.lineForTextPosition(self.umap.to_utf16(cp) - block.position())
+            if line.isValid():
+                line_in_block = line.lineNumber()
+        sb = self.verticalScrollBar()
+        sb.setValue(max(0, block.firstLineNumber() + line_in_block - context_lines))
+
+    def scroll_to_line_fraction(self, fraction: float) -> None:
+        """Scroll so that the source line at `fraction` (0..1) of the document is in the middle."""
+        block = self.document().findBlockByNumber(int(fraction * self.document().blockCount()))
+        if block.isValid():
+            sb = self.verticalScrollBar()
+            rows = max(1, self.viewport().height() // max(1, self.fontMetrics().height()))
+            sb.setValue(max(0, block.firstLineNumber() - rows // 2))
+
+    def visible_line_fractions(self) -> tuple[float, float]:
+        """Source lines in view, as fractions of the document's lines (for the overview strip)."""
+        n = max(1, self.document().blockCount())
+        first = self.firstVisibleBlock()
+        if not first.isValid():
+            return 0.0, 1.0
+        last = self.cursorForPosition(QPoint(0, self.viewport().height() - 1)).block()
+        return first.blockNumber() / n, (last.blockNumber() + 1) / n
+
+    def select_relative(self, step: int) -> None:
+        """Select the next (step=1) or previous (-1) chunk in text order."""
+        if self.result is None or not len(self.result.index):
+            return
+        ids = self.result.index.ids
+        sel = self.state.selection
+        if sel == -1 or self.result.index.rank(sel) < 0:
+            vis = self._visible_blocks()
+            lo = self._visible_range(vis)[0] if vis else 0
+            k = bisect.bisect_left(self.result.index.starts, lo)
+            self.state.select(ids[min(k, len(ids) - 1)])
+            return
+        k = self.result.index.rank(sel) + step
+        self.state.select(ids[max(0, min(k, len(ids) - 1))])
+
+    # -- tooltips, palette, gutter plumbing --------------------------------------------------
+    def viewportEvent(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip and self.result is not None:
+            pos = e.pos()
+            ids = self.chunk_ids_at(self.offset_at(pos))
+            if ids:
+                QToolTip.showText(e.globalPos(), "\n".join(self.describe(c) for c in ids), self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(e)
+
+    def describe(self, chunk_id: int) -> str:
+        c = self.chunk(chunk_id)
+        if c is None:
+            return ""
+        parts = [f"Chunk {c.id}" + (f" ({c.role})" if c.role != "chunk" else ""),
+                 f"{c.token_count} tokens", f"{c.end - c.start} characters"]
+        if c.embed_tokens is not None:
+            parts.append(f"{c.embed_tokens} word pieces" + (f", {c.embed_dropped} dropped" if c.embed_dropped else ""))
+        if c.flags:
+            parts.append(", ".join(self.theme.flag_label(f) for f in FLAG_ORDER if f in c.flags))
+        return " · ".join(parts)
+
+    def changeEvent(self, e: QEvent) -> None:
+        if e.type() == QEvent.Type.PaletteChange:
+            self.theme = Theme.for_palette(self.palette())
+            self.gutter.update()
+            self.flag_column.update()
+            self.viewport().update()
+        super().changeEvent(e)
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        self._place_margins()
+
+    def _update_margins(self) -> None:
+        self.setViewportMargins(self.gutter.width_hint(), 0, self.flag_column.width_hint(), 0)
+        self._place_margins()
+
+    def _place_margins(self) -> None:
+        cr = self.contentsRect()
+        vp = self.viewport().geometry()
+        self.gutter.setGeometry(QRect(cr.left(), vp.top(), self.gutter.width_hint(), vp.height()))
+        self.flag_column.setGeometry(QRect(vp.right() + 1, vp.top(), self.flag_column.width_hint(), vp.height()))
+
+    def _on_update_request(self, rect: QRect, dy: int) -> None:
+        for w in (self.gutter, self.flag_column):
+            if dy:
+                w.scroll(0, dy)
+            w.update(0, rect.y(), w.width(), rect.height())
+
+
+class Gutter(QWidget):
+    """Chunk bars and numbers beside the text (one lane per overlapping chunk)."""
+
+    BAR = 4
+    GAP = 2
+
+    def __init__(self, view: DocumentView) -> None:
+        super().__init__(view)
+        self.view = view
+
+    def lanes(self) -> int:
+        r = self.view.result
+        if r is None:
+            return 1
+        n = max(r.index.lanes.values(), default=0) + 1
+        return n + (1 if len(r.parents) else 0)
+
+    def width_hint(self) -> int:
+        r = self.view.result
+        digits = len(str(max(len(r.chunks) - 1, 0))) if r is not None else 2
+        fm = self.view.fontMetrics()
+        return 10 + fm.horizontalAdvance("9" * max(digits, 2)) + 8 + self.lanes() * (self.BAR + self.GAP)
+
+    def sizeHint(self) -> QSize:
+        return QSize(self.width_hint(), 0)
+
+    def paintEvent(self, e: QPaintEvent) -> None:
+        view = self.view
+        p = QPainter(self)
+        pal = view.palette()
+        bg = pal.color(pal.ColorRole.Window)
+        p.fillRect(e.rect(), bg)
+        r = view.result
+        if r is None or view.document_ is None:
+            p.end()
+            return
+        vis = view._visible_blocks()
+        if not vis:
+            p.end()
+            return
+        theme = view.theme
+        lo, hi = view._visible_range(vis)
+        w = self.width()
+        parent_lane = len(r.parents) > 0
+        base_x = w - 4 - self.BAR
+        fm = view.fontMetrics()
+        sel = view.state.selection
+        # Parents first (leftmost lane), then painted chunks in their lanes.
+        for cid in r.parents.chunks_in(lo, hi):
+            c = r.chunk(cid)
+            y0, y1 = view.y_range(c.start, c.end)
+            x = base_x - (self.lanes() - 1) * (self.BAR + self.GAP)
+            p.fillRect(QRectF(x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)), theme.muted)
+        numbers: list[tuple[float, int]] = []
+        for cid in r.index.chunks_in(lo, hi):
+            c = r.chunk(cid)
+            if c is None:
+                continue
+            rank = r.index.rank(cid)
+            lane = r.index.lanes.get(cid, 0)
+            x = base_x - lane * (self.BAR + self.GAP) - (0 if not parent_lane else 0)
+            y0, y1 = view.y_range(c.start, c.end)
+            color = theme.bar(rank)
+            p.fillRect(QRectF(x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)), color)
+            if y0 >= -1:
+                p.fillRect(QRectF(x - 3, y0 + 1, self.BAR + 3, 2), color)  # boundary tick
+                numbers.append((y0, cid))
+        text_right = base_x - (self.lanes() - 1) * (self.BAR + self.GAP) - 4
+        last_y = -1e9
+        for y0, cid in numbers:
+            if y0 - last_y < fm.height() - 2 and cid != sel:
+                continue  # two starts on one line: the first number stands for both
+            last_y = y0
+            c = r.chunk(cid)
+            font = QFont(view.font())
+            if cid == sel:
+                font.setBold(True)
+                p.setPen(theme.selection)
+            else:
+                p.setPen(theme.muted)
+            p.setFont(font)
+            p.drawText(QRectF(0, y0, text_right, fm.height()), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                       str(cid))
+            flagged = [f for f in FLAG_ORDER if f in c.flags and f != "no_heading"]
+            if flagged:
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(theme.flag(flagged[0]))
+                p.drawEllipse(QPointF(4.5, y0 + fm.height() / 2), 2.5, 2.5)
+        p.end()
+
+    def mousePressEvent(self, e) -> None:
+        # Clicking a bar or number selects the chunk whose start is nearest above the click.
+        view = self.view
+        pt = QPoint(2, int(e.position().y()))
+        view.click_at(pt)
+
+
+class FlagColumn(QWidget):
+    """Right of the text: each flagged chunk's flags as labels, stacked from its first line, on
+    the chunk's own tint so they read as part of it."""
+
+    def __init__(self, view: DocumentView) -> None:
+        super().__init__(view)
+        self.view = view
+        self._font = QFont(view.font())
+        self._font.setPointSizeF(max(7.0, view.font().pointSizeF() * 0.8))
+        self._font.setBold(True)
+
+    def width_hint(self) -> int:
+        fm = QFontMetrics(self._font)
+        widest = max(fm.horizontalAdvance(self.view.theme.flag_label(f, short=True)) for f in FLAG_ORDER)
+        return widest + 22
+
+    def paintEvent(self, e: QPaintEvent) -> None:
+        view = self.view
+        p = QPainter(self)
+        p.fillRect(e.rect(), view.theme.base)
+        r = view.result
+        vis = view._visible_blocks() if r is not None else []
+        if not vis:
+            p.end()
+            return
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        theme = view.theme
+        fm = QFontMetrics(self._font)
+        p.setFont(self._font)
+        lo, hi = view._visible_range(vis)
+        h = fm.height() + 2
+        w = self.width()
+        for cid in r.index.chunks_in(lo, hi):
+            c = r.chunk(cid)
+            if c is None:
+                continue
+            y0, y1 = view.y_range(c.start, c.end)
+            # The chunk's tint continues into the column (overlaps: the later chunk's tint wins).
+            p.fillRect(QRectF(0, max(y0, -1.0), w, min(y1, self.height() + 1.0) - max(y0, -1.0)),
+                       theme.fill(r.index.rank(cid)))
+            flags = [f for f in FLAG_ORDER if f in c.flags]
+            y = y0 + 2
+            for f in flags:
+                if y + h > y1 + 1 and y > y0 + 2:
+                    break  # no room left beside this chunk: the tooltip and table list the rest
+                rect = QRectF(5, y, w - 10, h)
+                color = theme.flag(f)
+                bg = QColor(theme.base)
+                bg.setAlphaF(0.9)
+                p.setPen(QPen(color, 1.0))
+                p.setBrush(bg)
+                p.drawRoundedRect(rect, h / 2, h / 2)
+                p.drawText(rect, Qt.AlignmentFlag.AlignCenter, theme.flag_label(f, short=True))
+                y += h + 2
+        p.end()

@@ -1,0 +1,112 @@
+"""Colours for chunks and flags that stay readable on light and dark palettes.
+
+Chunk fills are pale tints on a light background and deep tints on a dark one, so text on them
+keeps its contrast; neighbours take successive hues from a cycle, so two adjacent chunks never
+share a colour. Flag colours carry the same meaning everywhere (text, gutter, table, statistics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QPalette
+
+#: Hues (degrees) of the chunk cycle: blue, amber, green, violet, teal, rose.
+CHUNK_HUES = (212, 38, 135, 275, 178, 345)
+
+#: Flag -> (label, hue). Hues chosen apart from the chunk cycle's saturation so marks stand out.
+FLAG_STYLE: dict[str, tuple[str, int]] = {
+    "truncated_by_embedder": ("truncated", 0),
+    "cut_mid_sentence": ("cut mid-sentence", 8),
+    "split_table": ("split table", 28),
+    "over_budget": ("over budget", 300),
+    "no_heading": ("no heading", 48),
+}
+
+#: Short labels for the narrow flag column beside the text.
+FLAG_SHORT = {"truncated_by_embedder": "truncated", "cut_mid_sentence": "cut", "split_table": "split table",
+              "over_budget": "over budget", "no_heading": "no heading"}
+
+#: Order in which flags are listed (most harmful to retrieval first).
+FLAG_ORDER = ("truncated_by_embedder", "cut_mid_sentence", "split_table", "over_budget", "no_heading")
+
+
+def is_dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Palette-dependent colours, rebuilt when the palette changes."""
+
+    dark: bool
+    fills: tuple[QColor, ...]
+    """Background tint of a chunk, by rank modulo the cycle."""
+    strong: tuple[QColor, ...]
+    """Saturated version of each fill for gutter bars and boundary ticks."""
+    text: QColor
+    muted: QColor
+    base: QColor
+    selection: QColor
+    """Outline of the selected chunk."""
+    tail: QColor
+    """Shade over text the embedder never reads."""
+    heading: QColor
+
+    @classmethod
+    def for_palette(cls, palette: QPalette) -> Theme:
+        dark = is_dark(palette)
+        if dark:
+            fills = tuple(QColor.fromHslF(h / 360, 0.42, 0.25) for h in CHUNK_HUES)
+            strong = tuple(QColor.fromHslF(h / 360, 0.70, 0.62) for h in CHUNK_HUES)
+        else:
+            fills = tuple(QColor.fromHslF(h / 360, 0.80, 0.90) for h in CHUNK_HUES)
+            strong = tuple(QColor.fromHslF(h / 360, 0.65, 0.45) for h in CHUNK_HUES)
+        text = palette.color(QPalette.ColorRole.Text)
+        muted = QColor(text)
+        muted.setAlphaF(0.55)
+        tail = QColor(120, 120, 120, 110) if not dark else QColor(10, 10, 10, 150)
+        selection = QColor.fromHslF(0.6, 0.9, 0.45 if not dark else 0.7)
+        heading = QColor.fromHslF(0.6, 0.55, 0.30 if not dark else 0.78)
+        return cls(dark, fills, strong, text, muted, palette.color(QPalette.ColorRole.Base), selection, tail,
+                   heading)
+
+    def fill(self, rank: int) -> QColor:
+        return self.fills[rank % len(self.fills)]
+
+    def bar(self, rank: int) -> QColor:
+        return self.strong[rank % len(self.strong)]
+
+    def overlap_fill(self, ranks: tuple[int, ...]) -> QColor:
+        """Average of the overlapping chunks' fills, darkened a little so the region reads as its own."""
+        cs = [self.fill(r) for r in ranks] or [self.fill(0)]
+        r = sum(c.redF() for c in cs) / len(cs)
+        g = sum(c.greenF() for c in cs) / len(cs)
+        b = sum(c.blueF() for c in cs) / len(cs)
+        out = QColor.fromRgbF(r, g, b)
+        return out.darker(112) if not self.dark else out.lighter(125)
+
+    def overlap_brush(self, rank: int) -> QBrush:
+        """Stripes in the strong colour of the other chunk over the first one's fill: the region
+        visibly belongs to both."""
+        c = QColor(self.bar(rank))
+        c.setAlphaF(0.5)
+        return QBrush(c, Qt.BrushStyle.BDiagPattern)
+
+    def tail_brush(self) -> QBrush:
+        return QBrush(self.tail, Qt.BrushStyle.SolidPattern)
+
+    def tail_hatch(self) -> QBrush:
+        c = QColor(self.flag("truncated_by_embedder"))
+        c.setAlphaF(0.55)
+        return QBrush(c, Qt.BrushStyle.FDiagPattern)
+
+    def flag(self, name: str) -> QColor:
+        hue = FLAG_STYLE.get(name, ("", 0))[1]
+        return QColor.fromHslF(hue / 360, 0.85, 0.50 if not self.dark else 0.62)
+
+    def flag_label(self, name: str, short: bool = False) -> str:
+        if short and name in FLAG_SHORT:
+            return FLAG_SHORT[name]
+        return FLAG_STYLE.get(name, (name.replace("_", " "), 0))[0]

@@ -1,0 +1,127 @@
+"""GUI test fixtures: offscreen Qt, a private settings file, and a check that no thread leaks.
+
+`_no_dangling_threads` is napari's `_dangling_qthreads` idea: every QThread started during a test,
+every chunk runner's pool, Qt's global pool and every new Python thread must be idle when the test
+ends, or the test fails (after stopping them, so one leak does not cascade).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+import weakref
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HANDBOOK = ROOT / "sample_docs" / "handbook.md"
+
+
+@pytest.fixture(autouse=True)
+def _no_dangling_threads(monkeypatch, qtbot):
+    from PySide6.QtCore import QThread, QThreadPool
+
+    from inspector.qt import worker
+
+    started: "weakref.WeakKeyDictionary[QThread, str]" = weakref.WeakKeyDictionary()
+    base_start = QThread.start
+
+    def tracking_start(self, *args):
+        started[self] = "".join(traceback.format_stack(limit=12))
+        return base_start(self, *args)
+
+    monkeypatch.setattr(QThread, "start", tracking_start)
+    before = {t.ident for t in threading.enumerate()}
+    yield
+    problems: list[str] = []
+    for thread, where in list(started.items()):
+        try:
+            running = thread.isRunning()
+        except RuntimeError:  # C++ object already deleted: not running
+            continue
+        if running:
+            problems.append(f"QThread still running, started at:\n{where}")
+            thread.quit()
+            thread.wait(2000)
+    for runner in list(worker.LIVE_RUNNERS):
+        try:
+            active = runner.active_threads()
+        except RuntimeError:
+            continue
+        if active:
+            problems.append(f"chunk runner {runner!r} still has {active} active thread(s)")
+            runner.shutdown(5000)
+    pool = QThreadPool.globalInstance()
+    if pool.activeThreadCount():
+        problems.append(f"global QThreadPool has {pool.activeThreadCount()} active thread(s)")
+        pool.waitForDone(5000)
+    leaked = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()
+              and not isinstance(t, threading._DummyThread)]  # type: ignore[attr-defined]
+    for t in leaked:
+        t.join(2.0)
+        if t.is_alive():
+            problems.append(f"Python thread {t.name!r} still alive")
+    if problems:
+        pytest.fail("leaked threads:\n" + "\n".join(problems))
+
+
+@pytest.fixture
+def settings_store(tmp_path):
+    """A QSettings on a temporary INI file: tests never read or write the user's settings."""
+    from inspector.qt.settings import ini_store
+
+    return ini_store(str(tmp_path / "settings.ini"))
+
+
+@pytest.fixture
+def make_window(qtbot, settings_store):
+    """Factory for main windows on the private settings store (closed at the end of the test)."""
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.worker import ChunkRunner
+
+    made = []
+
+    def make(*, synchronous: bool = False, debounce_ms: int = 0, store=None, size=(1200, 800)):
+        w = MainWindow(store if store is not None else settings_store,
+                       runner=ChunkRunner(synchronous=synchronous), debounce_ms=debounce_ms)
+        qtbot.addWidget(w)
+        w.resize(*size)
+        w.show()
+        qtbot.waitExposed(w)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        try:
+            w.close()
+        except RuntimeError:
+            pass
+
+
+def _wait_complete(qtbot, window, timeout: int = 20_000):
+    def done() -> bool:
+        r = window.state.result
+        return r is not None and r.complete and r.request_id == window.runner.latest_id \
+            and not window.controller.pending
+    qtbot.waitUntil(done, timeout=timeout)
+    return window.state.result
+
+
+@pytest.fixture
+def wait_complete(qtbot):
+    """wait_complete(window): wait until the state holds complete chunks of the latest request."""
+    return lambda window, timeout=20_000: _wait_complete(qtbot, window, timeout)
+
+
+@pytest.fixture
+def open_doc(qtbot):
+    """open_doc(window, path=handbook): open a file and wait for its complete chunks."""
+    def run(window, path=HANDBOOK, timeout=20_000):
+        assert window.open_paths([str(path)])
+        return _wait_complete(qtbot, window, timeout)
+    return run

@@ -1,0 +1,181 @@
+"""The document view paints exactly the core's runs for the visible range; clicks select chunks."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QFont, QTextCursor
+
+from inspector.core.chunk import chunk_document
+from inspector.core.segments import SpanIndex
+
+
+def _repaint(view):
+    view.viewport().repaint()
+    assert view.last_paint is not None
+    return view.last_paint
+
+
+def _point_of(view, cp: int) -> QPoint:
+    """Viewport point in the middle of the character at code-point offset `cp`."""
+    cur = QTextCursor(view.document())
+    cur.setPosition(view.umap.to_utf16(cp))
+    left = view.cursorRect(cur)
+    cur.setPosition(view.umap.to_utf16(cp + 1))
+    right = view.cursorRect(cur)
+    x = (left.x() + right.x()) // 2 if right.y() == left.y() else left.x() + 3
+    return QPoint(x, left.center().y())
+
+
+def _visible_code_point_range(view):
+    first = view.firstVisibleBlock()
+    last = view.cursorForPosition(QPoint(0, view.viewport().height() - 1)).block()
+    return view.umap.to_codepoint(first.position()), view.umap.to_codepoint(last.position() + last.length() - 1)
+
+
+def test_painted_runs_are_the_cores_runs(qtbot, make_window, open_doc):
+    w = make_window()
+    w.state.set_strategy("markdown")
+    r = open_doc(w)
+    doc = w.state.document
+    expected = chunk_document(doc, "markdown", w.state.params)
+    core = SpanIndex([(c.start, c.end) for c in expected])
+    for fraction in (0.0, 0.37, 0.81):
+        w.view.scroll_to_line_fraction(fraction)
+        paint = _repaint(w.view)
+        lo, hi = _visible_code_point_range(w.view)
+        assert paint.lo <= lo and hi <= paint.hi  # the painted range covers what is on screen
+        assert paint.segments == core.segments_in(paint.lo, paint.hi)
+        assert list(paint.chunk_ids) == core.chunks_in(paint.lo, paint.hi)
+        assert paint.segments, "some chunk is on screen"
+    assert [(c.start, c.end) for c in r.chunks] == [(c.start, c.end) for c in expected]
+
+
+def test_overlap_runs_are_painted_as_their_own_regions(qtbot, make_window, open_doc):
+    w = make_window()
+    w.state.set_strategy("fixed_chars")
+    w.strategy_panel.set_value("size", 500)
+    w.strategy_panel.set_value("overlap", 50)
+    open_doc(w)
+    paint = _repaint(w.view)
+    overlaps = [s for s in paint.segments if len(s.chunk_ids) == 2]
+    assert overlaps and all(s.end - s.start == 50 for s in overlaps[:-1])
+    # The overlap run is painted in a colour of its own, different from both chunks' tints.
+    s = overlaps[0]
+    theme = w.view.theme
+    ranks = tuple(w.state.result.index.rank(c) for c in s.chunk_ids)
+    blend = theme.overlap_fill(ranks)
+    assert blend.rgb() != theme.fill(ranks[0]).rgb() and blend.rgb() != theme.fill(ranks[1]).rgb()
+    assert theme.fill(ranks[0]).rgb() != theme.fill(ranks[1]).rgb()  # neighbours differ
+
+
+def test_click_selects_and_cycles_through_overlapping_chunks(qtbot, make_window, open_doc):
+    w = make_window()
+    w.state.set_strategy("fixed_chars")
+    w.strategy_panel.set_value("size", 400)
+    w.strategy_panel.set_value("overlap", 100)
+    open_doc(w)
+    seg = next(s for s in _repaint(w.view).segments if len(s.chunk_ids) == 2
+               and w.state.document.text[s.start + 10] not in " \n")
+    pt = _point_of(w.view, seg.start + 10)
+    a, b = seg.chunk_ids
+    qtbot.mouseClick(w.view.viewport(), Qt.MouseButton.LeftButton, pos=pt)
+    assert w.state.selection == a
+    qtbot.mouseClick(w.view.viewport(), Qt.MouseButton.LeftButton, pos=pt)
+    assert w.state.selection == b
+    qtbot.mouseClick(w.view.viewport(), Qt.MouseButton.LeftButton, pos=pt)
+    assert w.state.selection == a
+    # A click inside one chunk only selects it, and the table follows.
+    single = next(s for s in _repaint(w.view).segments if len(s.chunk_ids) == 1
+                  and w.state.document.text[s.start + 5] not in " \n")
+    qtbot.mouseClick(w.view.viewport(), Qt.MouseButton.LeftButton, pos=_point_of(w.view, single.start + 5))
+    assert w.state.selection == single.chunk_ids[0]
+    rows = w.table.view.selectionModel().selectedRows()
+    assert len(rows) == 1 and w.table.proxy.data(rows[0].siblingAtColumn(0)) == str(single.chunk_ids[0])
+
+
+def test_astral_characters_keep_offsets_exact(qtbot, make_window, open_doc, tmp_path):
+    # Every emoji takes two UTF-16 units in Qt: without conversion, offsets drift by one per emoji.
+    text = "# Rockets 🚀\n\n" + "".join(f"Paragraph {i} 🚀🎉 with 𝄞 music and more words here.\n\n" for i in range(60))
+    path = tmp_path / "emoji.md"
+    path.write_text(text, encoding="utf-8")
+    w = make_window()
+    w.state.set_strategy("fixed_chars")
+    w.strategy_panel.set_value("size", 120)
+    r = open_doc(w, path)
+    assert w.view.umap.has_astral
+    late = [c for c in r.chunks if c.start > 1000][:3]
+    for c in late:
+        w.view.scroll_to_offset(c.start)
+        _repaint(w.view)
+        for off in (c.start + 2, c.end - 2):
+            if text[off] in "\n ":
+                continue
+            assert w.view.offset_at(_point_of(w.view, off)) == off
+            assert c.id in w.view.chunk_ids_at(off)
+        qtbot.mouseClick(w.view.viewport(), Qt.MouseButton.LeftButton, pos=_point_of(w.view, c.start + 2))
+        assert w.state.selection == c.id
+        # The painted band starts where Qt draws the chunk's first character.
+        vis = w.view._visible_blocks()
+        rects = w.view._rects(vis, w.view.umap.to_utf16(c.start), w.view.umap.to_utf16(c.end))
+        cur = QTextCursor(w.view.document())
+        cur.setPosition(w.view.umap.to_utf16(c.start))
+        first = w.view.cursorRect(cur)
+        assert rects and abs(rects[0].top() - first.top()) <= 1
+        assert rects[0].left() == 0 or abs(rects[0].left() - first.left()) <= 1
+
+
+def test_selecting_a_chunk_scrolls_it_into_view(qtbot, make_window, open_doc):
+    w = make_window()
+    r = open_doc(w)
+    last = r.index.ids[-1]
+    w.state.select(last)
+    c = r.chunk(last)
+    top, bottom = w.view.y_range(c.start, c.end)
+    assert 0 <= top < w.view.viewport().height()
+    assert last in _repaint(w.view).chunk_ids
+
+
+def test_truncated_tail_is_shaded(qtbot, make_window, open_doc):
+    w = make_window()
+    w.state.set_strategy("fixed_tokens")
+    w.strategy_panel.set_value("size", 600)
+    r = open_doc(w)
+    c = next(c for c in r.chunks if c.truncated_at is not None and c.end - c.truncated_at > 400)
+    w.view.scroll_to_offset(c.truncated_at, context_lines=4)
+    _repaint(w.view)
+    vis = w.view._visible_blocks()
+    u = w.view.umap
+    kept = w.view._rects(vis, u.to_utf16(c.start), u.to_utf16(c.truncated_at))
+    lost = w.view._rects(vis, u.to_utf16(c.truncated_at), u.to_utf16(c.end))
+    img = w.view.viewport().grab().toImage()
+    # Compare the right margin of a full line before the cut with one after it (no glyphs there).
+    h = w.view.viewport().height()
+    before = [rr for rr in kept if rr.top() >= 0 and rr.right() >= w.view.viewport().width() - 1][-1]
+    after = next(rr for rr in lost[1:] if 0 <= rr.top() and rr.bottom() < h)
+    x = int(before.right()) - 3
+    kept_px = img.pixelColor(x, int(before.center().y())).rgb()
+    lost_px = img.pixelColor(x, int(after.center().y())).rgb()
+    assert kept_px == w.view.theme.fill(r.index.rank(c.id)).rgb()
+    assert lost_px != kept_px
+
+
+def test_headings_are_emphasized(qtbot, make_window, open_doc):
+    w = make_window()
+    r = open_doc(w)
+    h = r.headings[3]
+    block = w.view.document().findBlock(w.view.umap.to_utf16(h.start))
+    fmt = block.begin().fragment().charFormat()
+    assert fmt.fontWeight() == QFont.Weight.Bold
+    body = w.view.document().findBlock(w.view.umap.to_utf16(h.end) + 2)
+    assert body.begin().fragment().charFormat().fontWeight() != QFont.Weight.Bold
+
+
+def test_next_and_previous_chunk(qtbot, make_window, open_doc):
+    w = make_window()
+    r = open_doc(w)
+    w.state.select(r.index.ids[10])
+    w.next_action.trigger()
+    assert w.state.selection == r.index.ids[11]
+    w.prev_action.trigger()
+    w.prev_action.trigger()
+    assert w.state.selection == r.index.ids[9]

@@ -1,0 +1,167 @@
+"""The chunk runner: latest request wins, stale results dropped, errors emitted, clean shutdown."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from inspector.core.chunk import chunk_document
+from inspector.core.document import load_document
+from inspector.core.segments import SpanIndex
+from inspector.qt.worker import ChunkRequest, ChunkRunner, compute_chunks
+
+HANDBOOK = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return load_document(HANDBOOK)
+
+
+class _Gate:
+    """A fake job whose first request blocks until released; records which requests ran."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.ran: list[int] = []
+        self.blocked = threading.Event()
+
+    def job(self, rid, request, cancelled):
+        self.ran.append(rid)
+        if rid == 1:
+            self.blocked.set()
+            assert self.release.wait(10)
+        yield ("stage", rid, request.params, cancelled())
+
+
+def _result_stub(rid, complete=True):
+    class R:
+        pass
+
+    r = R()
+    r.request_id, r.complete = rid, complete
+    return r
+
+
+def test_latest_request_wins_and_stale_results_are_dropped(qtbot, doc):
+    gate = _Gate()
+
+    def job(rid, request, cancelled):
+        for item in gate.job(rid, request, cancelled):
+            yield _result_stub(rid)
+
+    runner = ChunkRunner(job=job)
+    got = []
+    runner.resultReady.connect(lambda r: got.append(r.request_id))
+    first = runner.submit(ChunkRequest(doc, "fixed_chars", {"size": 100}))
+    assert gate.blocked.wait(10)
+    runner.submit(ChunkRequest(doc, "fixed_chars", {"size": 200}))
+    last = runner.submit(ChunkRequest(doc, "fixed_chars", {"size": 300}))
+    assert runner.busy
+    with qtbot.waitSignal(runner.busyChanged, timeout=10_000, check_params_cb=lambda b: b is False):
+        gate.release.set()
+    # Request 1 finished its work but was superseded: its result never arrives. Request 2 was
+    # superseded before it started and did not run at all.
+    assert got == [last]
+    assert first in gate.ran and 2 not in gate.ran and last in gate.ran
+    runner.shutdown()
+
+
+def test_a_superseded_job_stops_between_stages(qtbot, doc):
+    stages = []
+    release = threading.Event()
+
+    def job(rid, request, cancelled):
+        stages.append((rid, "first"))
+        release.wait(10)
+        yield _result_stub(rid, complete=False)
+        if cancelled():
+            return
+        stages.append((rid, "second"))
+        yield _result_stub(rid)
+
+    runner = ChunkRunner(job=job)
+    runner.submit(ChunkRequest(doc, "fixed_chars", {}))
+    qtbot.waitUntil(lambda: stages == [(1, "first")], timeout=5000)
+    runner.submit(ChunkRequest(doc, "fixed_chars", {"size": 10}))
+    release.set()
+    qtbot.waitUntil(lambda: not runner.busy, timeout=10_000)
+    assert (1, "second") not in stages and (2, "second") in stages
+    runner.shutdown()
+
+
+def test_exceptions_are_emitted_not_swallowed(qtbot, doc):
+    def job(rid, request, cancelled):
+        raise RuntimeError("boom in the worker")
+        yield  # pragma: no cover
+
+    runner = ChunkRunner(job=job)
+    with qtbot.waitSignal(runner.errored, timeout=5000) as blocker:
+        rid = runner.submit(ChunkRequest(doc, "fixed_chars", {}))
+    assert blocker.args == [rid, "RuntimeError: boom in the worker"]
+    assert not runner.busy
+    runner.shutdown()
+
+
+def test_bad_parameters_arrive_as_a_plain_message(qtbot, doc):
+    runner = ChunkRunner(synchronous=True)
+    errors = []
+    runner.errored.connect(lambda rid, msg: errors.append(msg))
+    runner.submit(ChunkRequest(doc, "fixed_chars", {"size": 100, "overlap": 100}))
+    assert errors and "overlap" in errors[0] and "must be smaller" in errors[0]
+
+
+def test_synchronous_mode_delivers_both_stages_before_submit_returns(doc):
+    runner = ChunkRunner(synchronous=True)
+    got = []
+    runner.resultReady.connect(got.append)
+    rid = runner.submit(ChunkRequest(doc, "markdown", {"size": 300, "hard_cap": 600}))
+    assert [r.complete for r in got] == [False, True]
+    assert all(r.request_id == rid for r in got)
+    assert not runner.busy
+
+
+def test_results_match_the_core(doc):
+    params = {"size": 500, "overlap": 50}
+    stages = list(compute_chunks(1, ChunkRequest(doc, "fixed_chars", params), lambda: False))
+    expected = chunk_document(doc, "fixed_chars", params)
+    first, done = stages
+    assert [(c.start, c.end) for c in first.chunks] == [(c.start, c.end) for c in expected]
+    assert first.index.segments == SpanIndex([(c.start, c.end) for c in expected]).segments
+    assert any(len(s.chunk_ids) == 2 for s in first.index.segments)  # the overlap is in the runs
+    assert done.complete and all(c.embed_tokens is not None for c in done.chunks)
+    assert first.line_count == doc.text.count("\n") + 1
+    assert first.start_lines[5] == doc.text[:first.index.starts[5]].count("\n")
+
+
+def test_parents_are_kept_out_of_the_painted_runs(doc):
+    stages = list(compute_chunks(1, ChunkRequest(doc, "parent_child", {}), lambda: False))
+    r = stages[-1]
+    parents = [c for c in r.chunks if c.role == "parent"]
+    assert parents and len(r.parents) == len(parents)
+    assert all(r.chunk(cid).role != "parent" for s in r.index.segments for cid in s.chunk_ids)
+    assert r.stats.parents == len(parents)
+
+
+def test_shutdown_waits_for_the_worker_and_refuses_new_work(qtbot, doc):
+    started = threading.Event()
+
+    def job(rid, request, cancelled):
+        started.set()
+        for _ in range(200):
+            if cancelled():
+                return
+            threading.Event().wait(0.01)
+        yield _result_stub(rid)
+
+    runner = ChunkRunner(job=job)
+    got = []
+    runner.resultReady.connect(got.append)
+    runner.submit(ChunkRequest(doc, "fixed_chars", {}))
+    assert started.wait(5)
+    assert runner.shutdown(5000)
+    assert runner.active_threads() == 0 and got == []
+    with pytest.raises(RuntimeError):
+        runner.submit(ChunkRequest(doc, "fixed_chars", {}))
