@@ -44,6 +44,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                              "parent_child)")
     prefix.add_argument("--no-prefix", dest="prefix", action="store_false",
                         help="embed the span text alone (default for the naive strategies)")
+    p.add_argument("--embedding", choices=("exact", "pooled"), default=None,
+                   help="exact (default): embed each chunk as a production pipeline would; pooled: "
+                        "the live preview from ~25-token piece vectors embedded once per document")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
@@ -78,6 +81,8 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--overlaps", default="", help="comma-separated overlaps (default: each strategy's)")
     p.add_argument("--ks", default="5", help="comma-separated k values")
     p.add_argument("--top", type=int, default=0, help="print only the best N rows (table format)")
+    p.add_argument("--confirm", type=int, default=0, metavar="N",
+                   help="with --embedding pooled: score the N best rows again with exact embeddings")
     p.set_defaults(func=_cmd_sweep)
     p.error = _one_line_error(p)  # type: ignore[method-assign]
 
@@ -192,7 +197,8 @@ def _config(args: argparse.Namespace):
     return EvalConfig(strategy=strategy, params=params, k=k,
                       retriever=args.retriever or base.retriever,
                       with_prefix=args.prefix if args.prefix is not None
-                      else (base.with_prefix if getattr(args, "config", None) else None))
+                      else (base.with_prefix if getattr(args, "config", None) else None),
+                      embedding=args.embedding or base.embedding)
 
 
 def _against(spec: str, like, forced_prefix: bool | None = None):
@@ -214,7 +220,7 @@ def _against(spec: str, like, forced_prefix: bool | None = None):
     nums += [None] * (2 - len(nums))
     params = sized_params(parts[0], nums[0], nums[1])
     # The other side keeps its own strategy's prefix default unless the user forced one.
-    return EvalConfig(parts[0], params, like.k, like.retriever, forced_prefix)
+    return EvalConfig(parts[0], params, like.k, like.retriever, forced_prefix, like.embedding)
 
 
 def _ints(flag: str, raw: str) -> list[int | None]:
@@ -356,12 +362,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise CliError("--ks values must be at least 1")
     retriever = args.retriever or "dense"
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
-                            with_prefix=args.prefix)
+                            with_prefix=args.prefix, embedding=args.embedding or "exact")
     if not configs:
         raise CliError("the grid holds no valid configuration: " + "; ".join(r for _c, r in skipped[:3]))
     docs, gold = _load(args)
     result = sweep(gold, docs, configs, embedder=_embedder(args, retriever), cache=_cache(args),
-                   skipped=skipped)
+                   skipped=skipped, confirm=args.confirm)
     if args.format == "json":
         rows = []
         for row in result.rows:
@@ -372,7 +378,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                          "precision": None if r.precision is None else round(r.precision, 4),
                          "iou": None if r.iou is None else round(r.iou, 4),
                          "cost": {"chunks": r.cost.chunks, "embedded_tokens": r.cost.embedded_tokens,
-                                  "inflation": round(r.cost.inflation, 4)}})
+                                  "inflation": round(r.cost.inflation, 4)},
+                         "exact": None if row.exact is None else {
+                             "hit_rate": round(row.exact.hit_rate, 4), "mrr": round(row.exact.mrr, 4),
+                             "recall": None if row.exact.recall is None else round(row.exact.recall, 4)}})
         _print({"rows": rows, "skipped": [{"point": p, "reason": why} for p, why in result.skipped]})
         return 0
     rows = result.rows[: args.top] if args.top > 0 else result.rows
@@ -383,6 +392,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         print(f"{i:>3} {r.hit_rate:>6.3f} {r.mrr:>6.3f} {_fmt(r.recall):>7} {_fmt(r.precision):>6} "
               f"{_fmt(r.iou):>6} {r.cost.chunks:>6} {r.cost.embedded_tokens:>7} "
               f"{r.cost.inflation:>5.2f}  {row.config.label()}")
+        if row.exact is not None:
+            e = row.exact
+            gap = abs(e.hit_rate - r.hit_rate) * 100
+            note = f"  <- differs from pooled by {gap:.1f} points" if gap > 1.0 else ""
+            print(f"    exact {e.hit_rate:>6.3f} {e.mrr:>6.3f} {_fmt(e.recall):>7}{note}")
     if result.skipped:
         print(f"skipped {len(result.skipped)} grid points, e.g. {result.skipped[0][0]}: "
               f"{result.skipped[0][1]}")

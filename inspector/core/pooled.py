@@ -71,6 +71,29 @@ class MiniLMPieceEncoder:
         return means, counts
 
 
+class VectorPieceEncoder:
+    """For embedders that expose no token vectors (the test embedder): each piece's normalized
+    vector stands in for its mean, weighted by its word count. An approximation of an
+    approximation, used where the model cannot do better."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+        self.model_id = f"{embedder.model_id}|sentence-vectors"
+        self.dim = embedder.dim
+
+    def encode_pieces(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        means = np.asarray(self.embedder.encode(list(texts)), dtype=np.float32)
+        counts = np.asarray([max(1, len(t.split())) + 2 for t in texts], dtype=np.int64)
+        return means, counts
+
+
+def piece_encoder_for(embedder=None) -> PieceEncoder:
+    """Token-level pooling for the bundled model, sentence vectors for anything else."""
+    if embedder is None or hasattr(embedder, "load"):
+        return MiniLMPieceEncoder(embedder)
+    return VectorPieceEncoder(embedder)
+
+
 @dataclass(frozen=True)
 class PieceTable:
     """Pieces of one document: spans, mean-pooled vectors (unnormalized) and word-piece counts."""
@@ -242,3 +265,33 @@ def index_vectors(chunks_by_doc: Mapping[str, Sequence[Chunk]], pooled: Mapping[
         dim = next(iter(pooled.values())).table.means.shape[1] if pooled else 0
         return np.zeros((0, dim), dtype=np.float32)
     return np.concatenate(rows, axis=0)
+
+
+_POOLED: dict[tuple[str, str, int], PooledVectors] = {}
+_POOLED_LOCK = threading.Lock()
+
+
+def pooled_for(doc: Document, embedder=None, *, piece_tokens: int = PIECE_TOKENS,
+               cache_dir: str | Path | None = "default",
+               progress: Callable[[int, int], None] | None = None,
+               cancel: Callable[[], bool] | None = None) -> PooledVectors:
+    """The document's PooledVectors for the embedder's model: from memory, else from the persistent
+    cache, else embedded now (the one-time cost). A few documents are kept in memory."""
+    encoder = piece_encoder_for(embedder)
+    key = (encoder.model_id, doc.sha256, piece_tokens)
+    with _POOLED_LOCK:
+        hit = _POOLED.get(key)
+    if hit is not None:
+        return hit
+    if cache_dir == "default":
+        from inspector.core.cache import default_cache_dir
+
+        cache_dir = default_cache_dir()
+    table = build_piece_table(doc, encoder, piece_tokens=piece_tokens, cache_dir=cache_dir,
+                              progress=progress, cancel=cancel)
+    pv = PooledVectors(table, encoder)
+    with _POOLED_LOCK:
+        if len(_POOLED) >= 8:
+            _POOLED.pop(next(iter(_POOLED)))
+        _POOLED[key] = pv
+    return pv

@@ -8,7 +8,7 @@ chunks every document, builds an index and evaluates. A sweep chunks and indexes
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from inspector.core.chunk import Chunk, chunk_document, get_strategy
@@ -19,6 +19,7 @@ from inspector.core.evaluate import IndexSearch, QuestionResult, Report, evaluat
 from inspector.core.gold import GoldQuestion, GoldSet
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
+EMBEDDINGS = ("exact", "pooled")
 
 #: `index_factory(docs, chunks_by_doc, config) -> index` (anything with `search`); the default
 #: builds `inspector.core.retrieval.build_index`.
@@ -40,6 +41,9 @@ class EvalConfig:
     with_prefix: bool | None = None
     """Embed the heading-path prefix beside each chunk's text; None takes the strategy's default
     (`Strategy.prefix_default`) and is resolved to a bool on construction."""
+    embedding: str = "exact"
+    """"exact": each chunk's text through the model, as a production pipeline does (truncated at
+    the model's limit); "pooled": the live preview from piece vectors (`inspector.core.pooled`)."""
 
     def __post_init__(self) -> None:
         strat = get_strategy(self.strategy)
@@ -50,33 +54,38 @@ class EvalConfig:
             raise ValueError(f"k must be a whole number of at least 1, got {self.k!r}")
         if self.retriever not in RETRIEVERS:
             raise ValueError(f"retriever must be one of {', '.join(RETRIEVERS)}, got {self.retriever!r}")
+        if self.embedding not in EMBEDDINGS:
+            raise ValueError(f"embedding must be one of {', '.join(EMBEDDINGS)}, got {self.embedding!r}")
 
     def __hash__(self) -> int:
         return hash((self.strategy, tuple(sorted(self.params.items())), self.k, self.retriever,
-                     self.with_prefix))
+                     self.with_prefix, self.embedding))
 
     @property
     def chunking_key(self) -> tuple:
         """Configurations with equal keys share chunks and index (they differ in k only)."""
-        return (self.strategy, tuple(sorted(self.params.items())), self.retriever, self.with_prefix)
+        return (self.strategy, tuple(sorted(self.params.items())), self.retriever, self.with_prefix,
+                self.embedding)
 
     def label(self) -> str:
         """Short text for tables: "markdown size=400 hard_cap=1000 k=5 dense"."""
         params = " ".join(f"{k}={v}" for k, v in self.params.items())
         prefix = "" if self.with_prefix else " no-prefix"
-        return f"{self.strategy}{' ' + params if params else ''} k={self.k} {self.retriever}{prefix}"
+        pooled = " pooled" if self.embedding == "pooled" and self.retriever != "bm25" else ""
+        return f"{self.strategy}{' ' + params if params else ''} k={self.k} {self.retriever}{prefix}{pooled}"
 
     def to_dict(self) -> dict[str, Any]:
         """The shape `--config` files use (the window exports it)."""
         return {"strategy": self.strategy, "params": dict(self.params), "k": self.k,
-                "retriever": self.retriever, "with_prefix": self.with_prefix}
+                "retriever": self.retriever, "with_prefix": self.with_prefix,
+                "embedding": self.embedding}
 
     @classmethod
     def from_dict(cls, data: Any, *, path: str | None = None) -> EvalConfig:
         """Validate a config object (InputError naming the field)."""
         if not isinstance(data, dict):
             raise InputError("a config must be a JSON object", path=path)
-        known = {"strategy", "params", "k", "retriever", "with_prefix"}
+        known = {"strategy", "params", "k", "retriever", "with_prefix", "embedding"}
         extra = sorted(set(data) - known)
         if extra:
             raise InputError(f"unknown key (known: {', '.join(sorted(known))})", path=path,
@@ -100,6 +109,11 @@ class EvalConfig:
                 raise InputError(f"must be one of {', '.join(RETRIEVERS)}, got {data['retriever']!r}",
                                  path=path, field="retriever")
             kwargs["retriever"] = data["retriever"]
+        if "embedding" in data:
+            if data["embedding"] not in EMBEDDINGS:
+                raise InputError(f"must be one of {', '.join(EMBEDDINGS)}, got {data['embedding']!r}",
+                                 path=path, field="embedding")
+            kwargs["embedding"] = data["embedding"]
         if "with_prefix" in data:
             if not isinstance(data["with_prefix"], bool):
                 raise InputError("must be true or false", path=path, field="with_prefix")
@@ -161,8 +175,14 @@ def default_index_factory(embedder: Any = None, cache: Any = None, progress: Any
             from inspector.core.embedding import default_embedder
 
             emb = default_embedder()
+        vectors = None
+        if emb is not None and config.embedding == "pooled":
+            from inspector.core import pooled
+
+            pv = {d.doc_id: pooled.pooled_for(d, emb, progress=progress, cancel=cancel) for d in docs}
+            vectors = pooled.index_vectors(chunks_by_doc, pv, with_prefix=config.with_prefix)
         return retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=config.with_prefix,
-                                     cache=cache, progress=progress, cancel=cancel)
+                                     cache=cache, progress=progress, cancel=cancel, vectors=vectors)
 
     return build
 
@@ -266,6 +286,8 @@ def compare(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], a:
 class SweepRow:
     config: EvalConfig
     report: Report
+    exact: Report | None = None
+    """For a pooled row confirmed afterwards: the same configuration with exact embeddings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +308,7 @@ def rank_key(row: SweepRow) -> tuple:
 
 def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
          overlaps: Sequence[int | None] = (None,), ks: Sequence[int] = (5,), *,
-         retriever: str = "dense", with_prefix: bool | None = None
+         retriever: str = "dense", with_prefix: bool | None = None, embedding: str = "exact"
          ) -> tuple[list[EvalConfig], list[tuple[str, str]]]:
     """The distinct configurations of strategy × size × overlap × k, and the skipped points.
     A strategy without a size (or overlap) parameter contributes one point for all sizes."""
@@ -310,7 +332,7 @@ def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
                         skipped.append((f"{strategy} size={size} overlap={overlap}", str(exc)))
                         continue
                 for k in ks:
-                    cfg = EvalConfig(strategy, params, k, retriever, with_prefix)
+                    cfg = EvalConfig(strategy, params, k, retriever, with_prefix, embedding)
                     if cfg not in seen:
                         seen.add(cfg)
                         configs.append(cfg)
@@ -320,9 +342,12 @@ def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
 def sweep(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document],
           configs: Iterable[EvalConfig], *, embedder: Any = None, cache: Any = None,
           index_factory: IndexFactory | None = None, progress: Progress | None = None,
-          cancel: Cancel | None = None, skipped: Sequence[tuple[str, str]] = ()) -> SweepResult:
+          cancel: Cancel | None = None, skipped: Sequence[tuple[str, str]] = (),
+          confirm: int = 0) -> SweepResult:
     """Score every configuration; rows come back best first. Configurations that differ only in
-    k share one index and one search (as deep as the largest k)."""
+    k share one index and one search (as deep as the largest k). With `confirm=N`, the N best
+    pooled rows are scored again with exact embeddings (`SweepRow.exact`): pooled vectors make
+    the grid fast, the exact figure is what a production pipeline will see."""
     configs = list(configs)
     factory = index_factory or default_index_factory(embedder, cache, cancel=cancel)
     groups: dict[tuple, list[EvalConfig]] = {}
@@ -358,16 +383,37 @@ def sweep(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document],
     if progress is not None and not cancelled:
         progress(total, total, "")
     rows.sort(key=rank_key)
+    if confirm and not cancelled:
+        confirmed = []
+        for i, row in enumerate(rows):
+            if i < confirm and row.config.embedding == "pooled" and row.config.retriever != "bm25":
+                if cancel is not None and cancel():
+                    cancelled = True
+                    confirmed.extend(rows[i:])
+                    break
+                if progress is not None:
+                    progress(i, confirm, f"confirming {row.config.label()} with exact embeddings")
+                exact_cfg = replace(row.config, embedding="exact")
+                try:
+                    exact = run_config(questions, docs, exact_cfg, embedder=embedder, cache=cache)
+                except Cancelled:
+                    cancelled = True
+                    confirmed.extend(rows[i:])
+                    break
+                row = SweepRow(row.config, row.report, exact)
+            confirmed.append(row)
+        rows = confirmed
     return SweepResult(tuple(rows), tuple(skipped), cancelled)
 
 
 def sweep_grid(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], *,
                strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
                overlaps: Sequence[int | None] = (None,), ks: Sequence[int] = (5,),
-               retriever: str = "dense", with_prefix: bool | None = None, **kwargs: Any) -> SweepResult:
+               retriever: str = "dense", with_prefix: bool | None = None, embedding: str = "exact",
+               **kwargs: Any) -> SweepResult:
     """`grid` then `sweep`."""
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
-                            with_prefix=with_prefix)
+                            with_prefix=with_prefix, embedding=embedding)
     return sweep(gold, docs, configs, skipped=skipped, **kwargs)
 
 

@@ -81,7 +81,8 @@ class ChunkTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not (0 <= index.row() < len(self._chunks)):
+        # Views ask for a dozen roles per cell on every repaint; most are answered here at once.
+        if role not in _ROLES or not index.isValid() or not (0 <= index.row() < len(self._chunks)):
             return None
         c = self.chunk_at(index.row())
         col = index.column()
@@ -152,6 +153,9 @@ class ChunkTableModel(QAbstractTableModel):
                 out = np.argsort(-np.asarray(keys, dtype=np.float64), kind="stable")
         return out
 
+
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, SORT_ROLE, CHUNK_ID_ROLE, Qt.ItemDataRole.TextAlignmentRole,
+                    Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole})
 
 _HEADER_TIPS = (
     "Chunk id (position in the strategy's output)",

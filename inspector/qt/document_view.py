@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QFont, QFontDatabase, QFontMetrics, QPainter, QPainterPath, QPaintEvent,
                            QPen, QPolygonF, QTextCharFormat, QTextCursor, QTextLayout, QTextOption, QTransform)
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
@@ -34,6 +34,8 @@ from inspector.qt.theme import FLAG_ORDER, Theme
 from inspector.qt.worker import ChunkResult
 
 HEADING_SCALE = {1: 1.45, 2: 1.25, 3: 1.1}
+#: Headings formatted per event-loop turn (about 10 ms each).
+EMPHASIS_SLICE = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,16 +119,20 @@ class DocumentView(QPlainTextEdit):
         self.gutter.update()
         self.flag_column.update()
 
-    def _emphasize_headings(self, result: ChunkResult) -> None:
-        """Headings in bold, larger by level: once per document, on the first result (the worker
-        parsed the structure)."""
-        self._emphasized = self.document_
-        if not result.headings:
+    def _emphasize_headings(self, result: ChunkResult, start: int = 0) -> None:
+        """Headings in bold, larger by level: once per document, from the first result (the worker
+        parsed the structure). Formatting a block costs a relayout, so a long document is done in
+        slices across event-loop turns to keep each one short."""
+        doc = self.document_
+        self._emphasized = doc
+        headings = result.headings
+        if start >= len(headings) or doc is None:
             return
         base = self.font().pointSizeF()
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()
-        for h in result.headings:
+        end = min(len(headings), start + EMPHASIS_SLICE)
+        for h in headings[start:end]:
             fmt = QTextCharFormat()
             fmt.setFontWeight(QFont.Weight.Bold)
             fmt.setFontPointSize(base * HEADING_SCALE.get(h.level, 1.0))
@@ -134,6 +140,8 @@ class DocumentView(QPlainTextEdit):
             cursor.setPosition(self.umap.to_utf16(h.end), QTextCursor.MoveMode.KeepAnchor)
             cursor.mergeCharFormat(fmt)
         cursor.endEditBlock()
+        if end < len(headings):
+            QTimer.singleShot(0, lambda: self.document_ is doc and self._emphasize_headings(result, end))
 
     def chunk(self, chunk_id: int) -> Chunk | None:
         return self.result.chunk(chunk_id) if self.result is not None else None
@@ -479,7 +487,10 @@ class DocumentView(QPlainTextEdit):
         self._place_margins()
 
     def _update_margins(self) -> None:
-        self.setViewportMargins(self.gutter.width_hint(), 0, self.flag_column.width_hint(), 0)
+        margins = (self.gutter.width_hint(), self.flag_column.width_hint())
+        if margins != getattr(self, "_margins", None):
+            self._margins = margins
+            self.setViewportMargins(margins[0], 0, margins[1], 0)
         self._place_margins()
 
     def _place_margins(self) -> None:

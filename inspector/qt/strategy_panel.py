@@ -27,7 +27,7 @@ CONSTRAINTS = (
     ("child_overlap", "child_size", True, "limit"),
     ("child_size", "parent_size", True, "limit"),
     ("size", "hard_cap", False, "push"),
-    ("min_size", "max_size", False, "push"),
+    ("min_size", "max_size", True, "push"),
 )
 
 SLIDER_STEPS = 1000

@@ -32,6 +32,9 @@ FLAG_SHORT = {"truncated_by_embedder": "truncated", "cut_mid_sentence": "cut", "
 FLAG_ORDER = ("truncated_by_embedder", "cut_mid_sentence", "split_table", "over_budget", "no_heading")
 
 
+_THEMES: dict[int, "Theme"] = {}
+
+
 def is_dark(palette: QPalette) -> bool:
     return palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
 
@@ -56,6 +59,17 @@ class Theme:
 
     @classmethod
     def for_palette(cls, palette: QPalette) -> Theme:
+        """The theme of a palette (cached: widgets ask on every paint)."""
+        key = palette.cacheKey()
+        hit = _THEMES.get(key)
+        if hit is None:
+            if len(_THEMES) > 32:
+                _THEMES.clear()
+            hit = _THEMES[key] = cls._build(palette)
+        return hit
+
+    @classmethod
+    def _build(cls, palette: QPalette) -> Theme:
         dark = is_dark(palette)
         if dark:
             fills = tuple(QColor.fromHslF(h / 360, 0.42, 0.25) for h in CHUNK_HUES)

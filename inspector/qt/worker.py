@@ -10,6 +10,7 @@ worker only emits signals of a relay object that lives there.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import weakref
@@ -101,7 +102,8 @@ def compute_chunks(request_id: int, request: ChunkRequest,
     t0 = time.perf_counter()
     doc = request.document
     strategy = get_strategy(request.strategy)
-    chunks = strategy(doc, request.params)
+    with _cancel_scope(cancelled):
+        chunks = strategy(doc, request.params)
     if cancelled():
         raise Cancelled
     painted = [c for c in chunks if c.role != "parent"]
@@ -129,6 +131,24 @@ def compute_chunks(request_id: int, request: ChunkRequest,
     done = tuple(annotated)
     yield _replace_complete(first, done, chunk_stats(doc, done, document_tokens=first.stats.document_tokens),
                             time.perf_counter() - t0)
+
+
+def _cancel_scope(cancelled: Callable[[], bool]):
+    """Lets long core work inside a strategy (the semantic strategy's embedding) stop early, where
+    the core offers a cancellation scope; otherwise the strategy runs to the end of its stage."""
+    try:
+        from inspector.core.embedding import cancel_scope  # type: ignore[attr-defined]
+    except ImportError:
+        return contextlib.nullcontext()
+    return cancel_scope(cancelled)
+
+
+def _is_core_cancel(exc: BaseException) -> bool:
+    try:
+        from inspector.core.embedding import Cancelled as CoreCancelled
+    except ImportError:
+        return False
+    return isinstance(exc, CoreCancelled)
 
 
 def _replace_complete(first: ChunkResult, chunks: tuple[Chunk, ...], stats: ChunkStats,
@@ -190,6 +210,8 @@ class _Job(QRunnable):
         except Cancelled:
             pass
         except Exception as exc:  # noqa: BLE001  (reported to the user, with a traceback in the log)
+            if _is_core_cancel(exc):
+                return
             if not isinstance(exc, ValueError):
                 log.exception("chunking failed")
             self.relay.failed.emit(rid, describe_error(exc))

@@ -51,7 +51,7 @@ def test_eval_json_shape_bm25(capsys, corpus, gold):
     assert data["k"] == 2
     # paragraph is a naive strategy: raw text is embedded unless --prefix asks otherwise.
     assert data["config"] == {"strategy": "paragraph", "params": {}, "k": 2, "retriever": "bm25",
-                              "with_prefix": False}
+                              "with_prefix": False, "embedding": "exact"}
     assert len(data["questions"]) == 4
     for q in data["questions"]:
         assert {"question", "hit", "rank", "diagnosis", "retrieved", "retrieved_ids"} <= set(q)
@@ -90,7 +90,7 @@ def test_eval_config_file_and_flag_override(capsys, tmp_path, corpus, gold):
                                "k": 1, "retriever": "bm25", "with_prefix": False}), encoding="utf-8")
     data = run_json(capsys, "eval", str(corpus), "--gold", str(gold), "--config", str(cfg))
     assert data["config"] == {"strategy": "recursive", "params": {"size": 32, "overlap": 8}, "k": 1,
-                              "retriever": "bm25", "with_prefix": False}
+                              "retriever": "bm25", "with_prefix": False, "embedding": "exact"}
     data = run_json(capsys, "eval", str(corpus), "--gold", str(gold), "--config", str(cfg),
                     "--size", "48", "--k", "3")
     assert data["config"]["params"] == {"size": 48, "overlap": 8} and data["k"] == 3
@@ -214,3 +214,14 @@ def test_prefix_defaults_follow_the_strategy_and_flags_override(capsys, corpus, 
     assert run_json(capsys, *common, "--strategy", "fixed_chars")["config"]["with_prefix"] is False
     assert run_json(capsys, *common, "--strategy", "fixed_chars", "--prefix")["config"]["with_prefix"] is True
     assert run_json(capsys, *common, "--strategy", "markdown", "--no-prefix")["config"]["with_prefix"] is False
+
+
+def test_pooled_embedding_mode_and_sweep_confirmation(capsys, corpus, gold):
+    common = ["--gold", str(gold), "--embedder", "hash"]
+    data = run_json(capsys, "eval", str(corpus), *common, "--strategy", "markdown", "--embedding", "pooled")
+    assert data["config"]["embedding"] == "pooled" and 0.0 <= data["hit_rate"] <= 1.0
+    data = run_json(capsys, "sweep", str(corpus), *common, "--strategies", "fixed_tokens",
+                    "--sizes", "32,64", "--overlaps", "0", "--embedding", "pooled", "--confirm", "1")
+    rows = data["rows"]
+    assert all(r["config"]["embedding"] == "pooled" for r in rows)
+    assert rows[0]["exact"] is not None and all(r["exact"] is None for r in rows[1:])
