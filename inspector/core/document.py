@@ -186,8 +186,9 @@ def decode_bytes(data: bytes, path: str = "<bytes>") -> tuple[str, str]:
 
 
 def load_document(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES,
-                  doc_id: str | None = None) -> Document:
-    """Load one file; raise InputError naming the file for anything that is not usable text."""
+                  doc_id: str | None = None, pipes: bool = True) -> Document:
+    """Load one file; raise InputError naming the file for anything that is not usable text.
+    `pipes=False` refuses named pipes (a file found in a folder: nobody may ever write to it)."""
     p = Path(path)
     shown = str(p)
     if p.is_dir():
@@ -199,16 +200,26 @@ def load_document(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_
         raise InputError("no such file", path=shown) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=shown) from None
-    if not stat.S_ISREG(st.st_mode):
-        # Reading a FIFO blocks forever and a device (a link to /dev/zero) never ends.
-        raise InputError("not a regular file (a pipe, socket or device)", path=shown)
+    pipe = stat.S_ISFIFO(st.st_mode)
+    if pipe and not pipes:
+        # Reading a pipe in a folder would block the whole load until someone writes to it.
+        raise InputError("a named pipe, not a regular file", path=shown)
+    if not pipe and not stat.S_ISREG(st.st_mode):
+        # A device (a link to /dev/zero) never ends; a socket cannot be read as a file.
+        raise InputError("not a regular file (a device or socket)", path=shown)
     size = st.st_size
+    # MB as in DEFAULT_MAX_BYTES (2**20 bytes), so the limit reads "50 MB", not "52 MB".
+    limit = f"over the {max_bytes / 2**20:.0f} MB limit"
     if size > max_bytes:
-        # MB as in DEFAULT_MAX_BYTES (2**20 bytes), so the limit reads "50 MB", not "52 MB".
-        raise InputError(f"file is {size / 2**20:.1f} MB, over the {max_bytes / 2**20:.0f} MB limit",
-                         path=shown)
+        raise InputError(f"file is {size / 2**20:.1f} MB, {limit}", path=shown)
     try:
-        data = p.read_bytes()
+        if pipe:  # `chunks <(curl ...)`: no size to check, so stop reading past the limit
+            with open(p, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise InputError(f"more than {max_bytes / 2**20:.0f} MB from a pipe, {limit}", path=shown)
+        else:
+            data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=shown) from None
     from inspector.core import formats
@@ -262,7 +273,7 @@ def load_paths(paths: list[str | os.PathLike[str]], *, max_bytes: int = DEFAULT_
             for f in files:
                 rel = str(f.relative_to(p))
                 try:
-                    doc = load_document(f, max_bytes=max_bytes, doc_id=rel)
+                    doc = load_document(f, max_bytes=max_bytes, doc_id=rel, pipes=False)
                 except InputError as exc:
                     problems.append(exc)
                     continue

@@ -25,8 +25,7 @@ from inspector.core.cache import FLUSH_EVERY, EmbeddingCache, text_key
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-class Cancelled(Exception):
-    """Raised by `embed_texts` (and what calls it) when the caller's `cancel()` returned True."""
+from inspector.core.cancel import Cancelled, cancel_scope, current as _current_cancel  # noqa: E402,F401  (re-exported)
 
 
 @runtime_checkable
@@ -212,6 +211,8 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache 
     memory until the cache's next flush: queries are not worth a file each). `cache=None` caches
     nothing.
     """
+    if cancel is None:
+        cancel = _current_cancel()  # a worker's cancel_scope reaches embedding inside chunkers too
     n = len(texts)
     dim = int(embedder.dim)
     out = np.empty((n, dim), dtype=np.float32)

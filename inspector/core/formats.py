@@ -149,6 +149,7 @@ _BLOCK = frozenset({"p", "div", "section", "article", "header", "footer", "main"
                     "figure", "figcaption", "address", "form", "fieldset", "details", "summary", "dl",
                     "dt", "dd", "center", "legend", "hgroup", "body", "html", "option"})
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_HEAD_CONTENT = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template", "head"})
 
 
 class _HtmlToMarkdown(HTMLParser):
@@ -238,6 +239,10 @@ class _HtmlToMarkdown(HTMLParser):
 
     # -- events ----------------------------------------------------------------------------
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.in_title:
+            self.in_title = False  # no tags inside <title>: it was left unclosed
+        if self.skip == ["head"] and tag not in _HEAD_CONTENT:
+            self.skip.clear()  # the body starts without <body> (or </head>), as browsers read it
         if tag == "title" and self.skip in ([], ["head"]):
             self.in_title = True  # the page's <title> (not an SVG's), kept for meta["title"]
             return
@@ -480,15 +485,17 @@ class _HtmlToMarkdown(HTMLParser):
 
     def finish(self) -> list[str]:
         """Close whatever the markup left open and return the blocks."""
+        self.skip.clear()  # an unclosed <style> or <svg> hides nothing that follows it anyway
+        self.in_title = False
         if self.pre_depth:
             self.pre_depth = 1
             self.handle_endtag("pre")
-        while self.table_depth:
+        for _ in range(self.table_depth):
             self.handle_endtag("table")
-        while self.lists:
+        for _ in range(len(self.lists)):
             self.handle_endtag(self.lists[-1][0])
         self._flush()
-        while len(self.containers) > 1:
+        for _ in range(len(self.containers) - 1):
             self.handle_endtag("blockquote")
         return self.containers[0]
 

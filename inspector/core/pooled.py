@@ -145,9 +145,11 @@ def build_piece_table(doc: Document, encoder: PieceEncoder, *, piece_tokens: int
                       progress: Callable[[int, int], None] | None = None,
                       cancel: Callable[[], bool] | None = None) -> PieceTable:
     """Pieces of `doc` embedded once; read from / written to the persistent cache when given."""
-    from inspector.core.embedding import Cancelled
+    from inspector.core.cancel import Cancelled, current
     from inspector.core.export import atomic_write_bytes
 
+    if cancel is None:
+        cancel = current()
     path = None
     if cache_dir is not None:
         path = _cache_path(Path(cache_dir), encoder.model_id, doc, piece_tokens)

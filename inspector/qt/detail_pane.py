@@ -41,6 +41,13 @@ class DetailPane(QWidget):
         state.chunksChanged.connect(lambda _r: self.refresh())
         state.withPrefixChanged.connect(lambda _on: self.refresh())
 
+    def changeEvent(self, e) -> None:
+        from PySide6.QtCore import QEvent
+
+        super().changeEvent(e)
+        if e.type() == QEvent.Type.PaletteChange:
+            self.refresh()  # the prefix tint and the struck-out tail follow the palette
+
     def shown_text(self) -> str:
         """The plain text in the pane (tests compare it with `Chunk.embedded_text`)."""
         return self.text.toPlainText()

@@ -50,6 +50,12 @@ class _VisibleBlock:
     layout: QTextLayout
 
 
+class _Visible(list):
+    """Visible blocks in order, with their UTF-16 start positions for bisection."""
+
+    starts: list[int] = []
+
+
 @dataclass(frozen=True, slots=True)
 class PaintRecord:
     """What the last paint drew (tests and benchmarks compare it with the core's output)."""
@@ -147,8 +153,8 @@ class DocumentView(QPlainTextEdit):
         return self.result.chunk(chunk_id) if self.result is not None else None
 
     # -- geometry --------------------------------------------------------------------------
-    def _visible_blocks(self) -> list[_VisibleBlock]:
-        out: list[_VisibleBlock] = []
+    def _visible_blocks(self) -> _Visible:
+        out = _Visible()
         block = self.firstVisibleBlock()
         offset = self.contentOffset()
         height = self.viewport().height()
@@ -160,16 +166,17 @@ class DocumentView(QPlainTextEdit):
                 out.append(_VisibleBlock(block.position(), block.length() - 1, geo.top(), geo.left(),
                                          block.layout()))
             block = block.next()
+        out.starts = [v.pos for v in out]
         return out
 
-    def _visible_range(self, vis: list[_VisibleBlock]) -> tuple[int, int]:
+    def _visible_range(self, vis: _Visible) -> tuple[int, int]:
         """Code-point range [lo, hi) of the visible blocks (separators included)."""
         lo16 = vis[0].pos
         hi16 = vis[-1].pos + vis[-1].length + 1
         return self.umap.to_codepoint(lo16), min(self.umap.to_codepoint(min(hi16, self.umap.length16)) + 1,
                                                  self.umap.length)
 
-    def _rects(self, vis: list[_VisibleBlock], a16: int, b16: int) -> list[QRectF]:
+    def _rects(self, vis: _Visible, a16: int, b16: int) -> list[QRectF]:
         """One rectangle per visible text line of the UTF-16 range [a16, b16). A range that reaches
         a line's end extends to the right edge, one that began on an earlier line (or at the line's
         start) starts at the left edge, so a chunk of whole lines reads as one block and only a
@@ -178,8 +185,7 @@ class DocumentView(QPlainTextEdit):
         if b16 <= a16 or not vis:
             return out
         width = float(self.viewport().width())
-        starts = [v.pos for v in vis]
-        k = max(bisect.bisect_right(starts, a16) - 1, 0)
+        k = max(bisect.bisect_right(vis.starts, a16) - 1, 0)
         for v in vis[k:]:
             if v.pos >= b16:
                 break
@@ -198,10 +204,9 @@ class DocumentView(QPlainTextEdit):
                     out.append(QRectF(x0, v.top + line.y(), x1 - x0, line.height()))
         return out
 
-    def _point_of(self, vis: list[_VisibleBlock], p16: int) -> tuple[float, float, float] | None:
+    def _point_of(self, vis: _Visible, p16: int) -> tuple[float, float, float] | None:
         """(x, top, height) of the line holding UTF-16 position p16, if visible."""
-        starts = [v.pos for v in vis]
-        k = bisect.bisect_right(starts, p16) - 1
+        k = bisect.bisect_right(vis.starts, p16) - 1
         if k < 0 or p16 > vis[k].pos + vis[k].length:
             return None
         v = vis[k]
@@ -209,6 +214,28 @@ class DocumentView(QPlainTextEdit):
         if not line.isValid():
             return None
         return v.left + line.cursorToX(p16 - v.pos)[0], v.top + line.y(), line.height()
+
+    def y_span(self, vis: _Visible, a: int, b: int) -> tuple[float, float]:
+        """Like `y_range`, from an already computed list of visible blocks (no document lookups:
+        the gutter and flag column ask this for every chunk on screen at every paint)."""
+        h = float(self.viewport().height())
+        a16, b16 = self.umap.to_utf16(a), self.umap.to_utf16(max(a, b - 1))
+        first, last = vis[0], vis[-1]
+        if a16 < first.pos:
+            top = -2.0
+        elif a16 > last.pos + last.length:
+            top = h + 2.0
+        else:
+            pt = self._point_of(vis, a16)
+            top = pt[1] if pt is not None else -2.0
+        if b16 > last.pos + last.length:
+            bottom = h + 2.0
+        elif b16 < first.pos:
+            bottom = -2.0
+        else:
+            pt = self._point_of(vis, b16)
+            bottom = pt[1] + pt[2] if pt is not None else h + 2.0
+        return top, bottom
 
     def y_range(self, a: int, b: int) -> tuple[float, float]:
         """Viewport y span of the code-point range [a, b), clamped just outside the viewport."""
@@ -256,7 +283,7 @@ class DocumentView(QPlainTextEdit):
                 p.end()
         self.painted.emit()
 
-    def _paint_under(self, p: QPainter, vis: list[_VisibleBlock], segs: tuple[Segment, ...],
+    def _paint_under(self, p: QPainter, vis: _Visible, segs: tuple[Segment, ...],
                      ids: tuple[int, ...]) -> None:
         theme = self.theme
         index = self.result.index
@@ -286,12 +313,13 @@ class DocumentView(QPlainTextEdit):
                     p.fillRect(r, tail)
                     p.fillRect(r, tail_hatch)
 
-    def _paint_over(self, p: QPainter, vis: list[_VisibleBlock], ids: tuple[int, ...]) -> None:
+    def _paint_over(self, p: QPainter, vis: _Visible, ids: tuple[int, ...]) -> None:
         theme = self.theme
         result = self.result
         u = self.umap
         text = self.document_.text if self.document_ is not None else ""
         width = self.viewport().width()
+        cuts = QPainterPath()  # every zig-zag of the page, stroked once
         for cid in ids:
             c = result.chunk(cid)
             if c is None:
@@ -306,7 +334,7 @@ class DocumentView(QPlainTextEdit):
                                  (c.end, c.end < len(text) and text[c.end] not in "\n")):
                     pt = self._point_of(vis, u.to_utf16(pos)) if cut else None
                     if pt is not None:
-                        self._zigzag(p, pt[0], pt[1], pt[2], theme.flag("cut_mid_sentence"))
+                        _zigzag(cuts, pt[0], pt[1], pt[2])
             if "split_table" in c.flags:
                 pen = QPen(theme.flag("split_table"), 1.6, Qt.PenStyle.DashLine)
                 p.setPen(pen)
@@ -326,6 +354,10 @@ class DocumentView(QPlainTextEdit):
                     p.setBrush(color)
                     p.drawPolygon(QPolygonF([QPointF(pt[0] - 4, pt[1]), QPointF(pt[0] + 5, pt[1]),
                                              QPointF(pt[0] + 0.5, pt[1] + 5)]))
+        if not cuts.isEmpty():
+            p.setPen(QPen(theme.flag("cut_mid_sentence"), 1.6))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawPath(cuts)
         sel = self.state.selection
         if sel != -1 and result.chunk(sel) is not None:
             c = result.chunk(sel)
@@ -338,14 +370,6 @@ class DocumentView(QPlainTextEdit):
                 p.setBrush(Qt.BrushStyle.NoBrush)
                 p.drawPath(path.simplified())
 
-    @staticmethod
-    def _zigzag(p: QPainter, x: float, top: float, h: float, color: QColor) -> None:
-        pts = []
-        steps = 6
-        for i in range(steps + 1):
-            pts.append(QPointF(x + (2.5 if i % 2 else -2.5), top + h * i / steps))
-        p.setPen(QPen(color, 1.6))
-        p.drawPolyline(QPolygonF(pts))
 
     # -- selection and navigation ------------------------------------------------------------
     def chunk_ids_at(self, cp: int) -> tuple[int, ...]:
@@ -506,6 +530,13 @@ class DocumentView(QPlainTextEdit):
             w.update(0, rect.y(), w.width(), rect.height())
 
 
+def _zigzag(path: QPainterPath, x: float, top: float, h: float, steps: int = 6) -> None:
+    """A torn-edge mark at x over one line: where a chunk cuts a sentence."""
+    path.moveTo(x - 2.5, top)
+    for i in range(1, steps + 1):
+        path.lineTo(x + (2.5 if i % 2 else -2.5), top + h * i / steps)
+
+
 class Gutter(QWidget):
     """Chunk bars and numbers beside the text (one lane per overlapping chunk)."""
 
@@ -549,14 +580,13 @@ class Gutter(QWidget):
         theme = view.theme
         lo, hi = view._visible_range(vis)
         w = self.width()
-        parent_lane = len(r.parents) > 0
         base_x = w - 4 - self.BAR
         fm = view.fontMetrics()
         sel = view.state.selection
         # Parents first (leftmost lane), then painted chunks in their lanes.
         for cid in r.parents.chunks_in(lo, hi):
             c = r.chunk(cid)
-            y0, y1 = view.y_range(c.start, c.end)
+            y0, y1 = view.y_span(vis, c.start, c.end)
             x = base_x - (self.lanes() - 1) * (self.BAR + self.GAP)
             p.fillRect(QRectF(x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)), theme.muted)
         numbers: list[tuple[float, int]] = []
@@ -566,8 +596,8 @@ class Gutter(QWidget):
                 continue
             rank = r.index.rank(cid)
             lane = r.index.lanes.get(cid, 0)
-            x = base_x - lane * (self.BAR + self.GAP) - (0 if not parent_lane else 0)
-            y0, y1 = view.y_range(c.start, c.end)
+            x = base_x - lane * (self.BAR + self.GAP)
+            y0, y1 = view.y_span(vis, c.start, c.end)
             color = theme.bar(rank)
             p.fillRect(QRectF(x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)), color)
             if y0 >= -1:
@@ -639,7 +669,7 @@ class FlagColumn(QWidget):
             c = r.chunk(cid)
             if c is None:
                 continue
-            y0, y1 = view.y_range(c.start, c.end)
+            y0, y1 = view.y_span(vis, c.start, c.end)
             # The chunk's tint continues into the column (overlaps: the later chunk's tint wins).
             p.fillRect(QRectF(0, max(y0, -1.0), w, min(y1, self.height() + 1.0) - max(y0, -1.0)),
                        theme.fill(r.index.rank(cid)))

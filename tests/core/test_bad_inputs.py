@@ -235,14 +235,37 @@ def test_file_over_the_size_limit_is_refused_without_reading(tmp_path, capsys):
 
 
 @pytest.mark.timeout(60)
-def test_fifo_and_device_are_refused_not_read_forever(tmp_path, capsys):
-    fifo = tmp_path / "pipe.md"
-    os.mkfifo(fifo)  # reading it would block until a writer comes: forever
+def test_device_is_refused_not_read_forever(tmp_path, capsys):
     zero = tmp_path / "zero.md"
     zero.symlink_to("/dev/zero")  # reading it never ends
-    for p in (fifo, zero):
-        rc, _out, err = run_cli(capsys, "chunks", p)
-        assert_one_line_error(rc, err, str(p), "not a regular file")
+    rc, _out, err = run_cli(capsys, "chunks", zero)
+    assert_one_line_error(rc, err, str(zero), "not a regular file")
+
+
+@pytest.mark.timeout(60)
+def test_a_named_pipe_given_by_name_is_read_like_process_substitution(tmp_path, capsys):
+    """`chunk-inspector chunks <(cat doc.md)` hands over a pipe: read it, up to the size limit."""
+    import threading
+
+    fifo = tmp_path / "pipe.md"
+    os.mkfifo(fifo)
+
+    def writer(payload: bytes) -> None:
+        with open(fifo, "wb") as fh:
+            fh.write(payload)
+
+    t = threading.Thread(target=writer, args=("# Piped\n\nText through a pipe.\n".encode(),))
+    t.start()
+    rc, out, err = run_cli(capsys, "chunks", fifo, "--format", "jsonl")
+    t.join(10)
+    assert rc == 0, err
+    assert [r["page_content"] for r in _records(out)] == ["# Piped\n\nText through a pipe."]
+
+    t = threading.Thread(target=writer, args=(b"x" * 2048,))
+    t.start()
+    with pytest.raises(InputError, match="from a pipe, over the"):
+        load_document(fifo, max_bytes=1024)  # the rest is never read: bounded by the limit
+    t.join(10)
 
 
 def test_missing_file_and_dangling_link_are_named(tmp_path, capsys):
@@ -274,7 +297,7 @@ def _mixed_folder(root: Path, monkeypatch) -> dict[str, str]:
         return real_read(self)
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    return {"dangling.md": "no such file", "pipe.md": "not a regular file",
+    return {"dangling.md": "no such file", "pipe.md": "a named pipe, not a regular file",
             "image.md": "binary file (a PNG image)", "broken.md": ":4: invalid UTF-8",
             "locked.md": "cannot read: Permission denied"}
 
@@ -525,3 +548,14 @@ def test_lone_surrogate_in_a_gold_question_is_an_input_error():
 def test_eval_cli_rejects_a_lone_surrogate_naming_the_line(capsys, eval_cli):
     rc, _out, err = run_cli(capsys, *_eval_args(GOLD / "lone_surrogate.jsonl"))
     assert_one_line_error(rc, err, f"{GOLD / 'lone_surrogate.jsonl'}:2:")
+
+
+CONFIG_XFAIL = "cli_eval.py: _read_config lets RecursionError from deeply nested JSON escape as a traceback"
+
+
+@pytest.mark.xfail(strict=True, reason=CONFIG_XFAIL)
+def test_eval_cli_rejects_a_deeply_nested_config_in_one_line(tmp_path, capsys, eval_cli):
+    config = tmp_path / "deep.json"
+    config.write_text("[" * 50_000 + "]" * 50_000, encoding="utf-8")
+    rc, _out, err = run_cli(capsys, *_eval_args(GOLD / "ok_crlf.jsonl"), "--config", config)
+    assert_one_line_error(rc, err, f"{config}:1:")

@@ -108,7 +108,7 @@ PATHOLOGICAL = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def counted_tokenizer():
     """Counts the characters sent to the tokenizer for span counts (the document's own one-time
     encode is not included: it is linear by construction)."""
@@ -157,12 +157,35 @@ def test_extremes_cover_every_strategy():
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("case", ["no_space_line", "astral_only", "markdown_soup", "combining_run"])
 def test_extreme_parameters_on_degenerate_inputs_terminate_bounded(case):
-    doc = from_text(PATHOLOGICAL[case][:20_000], f"{case}.md")
+    doc = from_text(PATHOLOGICAL[case][:10_000], f"{case}.md")
     for name in chunkers():
         for params in EXTREMES.get(name, [{}]):
             chunks = chunk_document(doc, name, params)
             assert len(chunks) <= 2 * len(doc.text) + 1, (name, params, len(chunks))
             check_spans(doc, chunks, recount=20)
+
+
+#: Markdown that nests or opens without closing: parser recursion and backtracking must stay bounded.
+STRUCTURE_BOMBS = {
+    "list_300_deep": "".join("  " * d + f"- level {d}\n" for d in range(300)),
+    "quote_5000_deep": ">" * 5000 + " deep\n",
+    "brackets_20000": "[" * 20_000 + "x" + "]" * 20_000,
+    "emphasis_10000": "*a **b " * 10_000,
+    "backticks_50000": "`" * 50_000,
+    "table_2000_columns": "|" + "a|" * 2000 + "\n|" + "-|" * 2000 + "\n" + ("|" + "x|" * 2000 + "\n") * 10,
+    "fences_unclosed_5000": "```\n" * 5000,
+    "html_comment_unclosed": "<!--" + " text" * 20_000,
+    "link_defs_5000": "".join(f"[r{i}]: http://example.com/{i}\n" for i in range(5000)),
+}
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("case", sorted(STRUCTURE_BOMBS))
+def test_nesting_and_unclosed_markdown_chunk_in_bounded_work(case):
+    doc = from_text(STRUCTURE_BOMBS[case], f"{case}.md")
+    for name in chunkers():
+        chunks = chunk_document(doc, name)
+        check_spans(doc, chunks, recount=20)
 
 
 # -- caches ----------------------------------------------------------------------------------------

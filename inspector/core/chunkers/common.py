@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 from typing import Iterable
 
+from inspector.core.cancel import check_cancelled
 from inspector.core.chunk import PREFIX_SEPARATOR, Chunk
 from inspector.core.document import Document
 from inspector.core.structure import Structure, structure_of
@@ -119,6 +120,8 @@ class SpanContext:
         doc_id = self.doc.doc_id
         page_starts = self.doc.meta.get("page_starts") if self.doc.meta else None
         for k, (a, b) in enumerate(spans):
+            if not k & 255:
+                check_cancelled()
             tokens = self.count(a, b)
             path = self.path_for(a, b)
             flags = set(next(extras)) if extras is not None else set()

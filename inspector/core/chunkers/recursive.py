@@ -13,6 +13,7 @@ from collections import deque
 from functools import lru_cache
 from typing import Callable, Sequence
 
+from inspector.core.cancel import check_cancelled
 from inspector.core.chunk import Chunk, Param, register
 from inspector.core.chunkers.common import SpanContext, trim
 from inspector.core.document import Document
@@ -55,6 +56,7 @@ def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int]
                 out.append((a, b))
 
     def split(a: int, b: int, seps: Sequence[str]) -> None:
+        check_cancelled()
         separator = seps[-1]
         rest: Sequence[str] = ()
         # Work on the slice, as LangChain does: a look-behind must not see text before `a`.

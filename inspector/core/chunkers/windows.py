@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from inspector.core.cancel import check_cancelled
 from inspector.core.chunk import Chunk, Param, register
 from inspector.core.chunkers.common import SpanContext, is_blank
 from inspector.core.document import Document
@@ -45,6 +46,8 @@ def token_windows(ti: TokenIndex, start: int, end: int, size: int, overlap: int)
     s = start
     ntok = len(ti)
     while s < end:
+        if not len(spans) & 255:
+            check_cancelled()
         k = min(k0 + size, ntok)
         e = min(ti.char_of_token(k), end) if k < ntok else end
         while e > s and ti.count(s, e) > size:
