@@ -31,6 +31,40 @@ def add_strategy_args(p: argparse.ArgumentParser, default: str = "markdown") -> 
     p.add_argument("--overlap", type=int, help="overlap parameter (per strategy)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="any other declared parameter, e.g. --param hard_cap=800")
+    p.add_argument("--strategy-file", action="append", default=[], metavar="FILE",
+                   help="register the strategies a Python file declares (RUNS THE FILE'S CODE)")
+    p.add_argument("--import-chunks", metavar="FILE",
+                   help="chunks made elsewhere (LangChain/LlamaIndex JSONL) as strategy 'imported'; "
+                        "implies --strategy imported unless another is given")
+
+
+def load_user_strategies(args: argparse.Namespace) -> None:
+    """Plug-ins, LangChain's ready-made splitters, --strategy-file and --import-chunks."""
+    from inspector.core import external
+
+    for problem in external.load_entry_point_strategies().problems:
+        print(f"warning: {problem.one_line()}", file=sys.stderr)
+    external.register_langchain_strategies()
+    for path in getattr(args, "strategy_file", None) or []:
+        external.load_strategy_file(path)
+    if getattr(args, "import_chunks", None):
+        from inspector.core.imported import imported_strategy
+
+        imported_strategy("imported", args.import_chunks)
+        if getattr(args, "strategy", None) == "markdown":
+            args.strategy = "imported"
+
+
+def print_alignment_reports(name: str, docs) -> None:
+    """What an external or imported strategy could not place, one warning per piece."""
+    from inspector.core.external import is_external, last_alignment_report
+
+    if not is_external(name):
+        return
+    for doc in docs:
+        report = last_alignment_report(name, doc.doc_id)
+        for line in report.lines() if report else ():
+            print(f"warning: {line}", file=sys.stderr)
 
 
 def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
@@ -73,6 +107,7 @@ def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
 def _cmd_strategies(args: argparse.Namespace) -> int:
     from inspector.core.chunk import strategies
 
+    load_user_strategies(args)
     out = []
     for s in strategies().values():
         out.append({"name": s.name, "description": s.description,
@@ -94,16 +129,21 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     from inspector.core.document import load_paths
     from inspector.core.export import chunk_record
 
+    load_user_strategies(args)
     name, params = strategy_params(args)
     loaded = load_paths(args.paths)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
+    for doc in loaded.documents:
+        for note in doc.meta.get("warnings", ()):
+            print(f"warning: {doc.doc_id}: {note}", file=sys.stderr)
     if not loaded.documents:
         raise CliError(f"no document could be loaded from {', '.join(map(str, args.paths))}")
     rows = []
     for doc in loaded.documents:
         for c in chunk_document(doc, name, params):
             rows.append((doc, c))
+    print_alignment_reports(name, loaded.documents)
     if args.format == "jsonl":
         for doc, c in rows:
             print(json.dumps(chunk_record(doc, c), ensure_ascii=False))
@@ -129,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_chunks)
     p = sub.add_parser("strategies", help="list strategies and their parameters")
     p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--strategy-file", action="append", default=[], metavar="FILE",
+                   help="also list the strategies a Python file declares (RUNS THE FILE'S CODE)")
     p.set_defaults(func=_cmd_strategies)
     for extend in _EXTENSIONS:
         extend(sub)

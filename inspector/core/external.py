@@ -7,8 +7,8 @@ built-in strategy: token counts, heading paths, prefixes and flags are real.
 
 A piece that cannot be placed is never dropped silently. Because a strategy must return exactly
 `tuple[Chunk, ...]`, the pieces left out are kept in an alignment report per (strategy, document):
-`last_alignment_report(name, doc_id)` returns it (the GUI shows it next to the chunk table, the
-CLI prints it as warnings).
+`last_alignment_report(name, doc_id)` returns it, for the window to show beside the chunk table
+and the CLI to print as warnings.
 """
 
 from __future__ import annotations
@@ -126,15 +126,21 @@ def align_chunks(text: str, pieces: Sequence[str | tuple[int, int]], *,
     one starts at or after the previous one's start (overlap allowed, never a search from
     position 0 that could land on an earlier repeat). Equal starts are allowed because real
     splitters emit them: LangChain's overlap can start a chunk where the previous one started
-    ("A." then "A.\nB."). Three linear passes:
+    ("A." then "A.\\nB."). Three linear passes:
 
     1. forward, earliest match from the previous piece's start: which pieces can be placed in
        order at all, and the earliest place for each (greedy-earliest places the most pieces);
     2. backward, latest match up to the next piece's latest place: the latest place for each;
     3. forward, choosing inside [earliest, latest] the latest match at or before the previous
-       piece's end, else the first one after it: splitters cover the text without gaps, so a
-       tiling splitter's pieces land on exactly their own text even in "abc abc abc", and an
-       overlapping one's are pinned by the pieces after them.
+       piece's end that reaches past it (splitters cover the text without gaps, so a tiling
+       splitter's pieces land on exactly their own text even in "abc abc abc", and an
+       overlapping one's are pinned by the pieces after them); failing that, or when the piece
+       fits inside the previous one (a child after its parent), the first match from the
+       previous piece's start.
+
+    Where repeated text leaves several places consistent with the order, the text at the chosen
+    span still equals the piece; only which repeat it sits on is a guess. Identical consecutive
+    pieces are read as tiling ("b", "b" -> two places), not as a parent and its only child.
 
     A string piece found nowhere after the previous one is placed before it only if it occurs
     exactly once in the whole text (parents-then-children output, unambiguous); otherwise it is
@@ -187,14 +193,16 @@ def align_chunks(text: str, pieces: Sequence[str | tuple[int, int]], *,
         cursor = fixed_norm[i][0]
         chain.append((i, None))
 
-    # Pass 2: latest places. A fixed span does not bound the pieces before it (it may be out of
-    # order); a string piece must start no later than the next string piece's latest place.
+    # Pass 2: latest places. A string piece starts no later than the next piece: the next string
+    # piece's latest place, or the next fixed span's start unless that span is out of order.
     latest: dict[int, int] = {}
     bound = len(norm)  # the start of the next piece is at most this
     for i, p in reversed(chain):
         if p is None:
-            bound = len(norm)
+            bound = fixed_norm[i][0]
             continue
+        if bound < earliest[i]:  # only after an out-of-order fixed span
+            bound = len(norm)
         latest[i] = bound = norm.rfind(p, earliest[i], bound + len(p))
 
     # Pass 3: choose.
@@ -206,7 +214,9 @@ def align_chunks(text: str, pieces: Sequence[str | tuple[int, int]], *,
         lo, hi = max(earliest[i], prev_start), latest[i]
         top = min(hi, prev_end)
         hit = norm.rfind(p, lo, top + len(p)) if top >= lo else -1
-        if hit < 0:
+        if hit < 0 or hit + len(p) <= prev_end:
+            # No place that continues the previous piece, or the piece fits inside it (a child
+            # after its parent): the first place from the previous start.
             hit = norm.find(p, lo, hi + len(p))
         placed[i] = nt.span(hit, len(p))
         prev_start, prev_end = hit, hit + len(p)

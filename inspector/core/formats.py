@@ -163,6 +163,7 @@ class _HtmlToMarkdown(HTMLParser):
         self.has_h1 = False
         self.title = ""
         self.in_title = False
+        self.seen_body = False
         self.skip: list[str] = []
         # Lists: a stack of [tag, next number, indent, marker of the open item or None].
         self.lists: list[list] = []
@@ -243,6 +244,10 @@ class _HtmlToMarkdown(HTMLParser):
             self.in_title = False  # no tags inside <title>: it was left unclosed
         if self.skip == ["head"] and tag not in _HEAD_CONTENT:
             self.skip.clear()  # the body starts without <body> (or </head>), as browsers read it
+        if tag == "head" and self.seen_body:
+            return  # a stray <head> inside the body is ignored, as browsers do
+        if tag not in _HEAD_CONTENT and tag != "html":
+            self.seen_body = True
         if tag == "title" and self.skip in ([], ["head"]):
             self.in_title = True  # the page's <title> (not an SVG's), kept for meta["title"]
             return
@@ -450,6 +455,8 @@ class _HtmlToMarkdown(HTMLParser):
             return
         if self.skip:
             return
+        if not self.seen_body and data.strip():
+            self.seen_body = True
         if self.pre_depth:
             self.pre_buf.append(data)
             return

@@ -230,7 +230,8 @@ def test_cache_killed_mid_flush_loads_what_is_whole_and_recomputes_the_rest(tmp_
 
 def _one_segment(root: Path, texts: list[str]) -> Path:
     embed_texts(HashEmbedder(), texts, EmbeddingCache(root))
-    [seg] = sorted(EmbeddingCache(root).model_folder(cache_namespace(HashEmbedder())).glob(f"*{SEGMENT_SUFFIX}"))
+    folder = EmbeddingCache(root).model_folder(cache_namespace(HashEmbedder()))
+    [seg] = sorted(folder.glob(f"*{SEGMENT_SUFFIX}"))
     return seg
 
 
@@ -247,7 +248,8 @@ def _rewrite_with(seg: Path, mutate) -> None:
     seg.write_bytes(encode_segment(keys, vecs))
 
 
-@pytest.mark.parametrize("damage", ["nan", "inf", "other_dimension", "huge_count", "garbage", "truncated_header"])
+@pytest.mark.parametrize("damage", ["nan", "inf", "other_dimension", "huge_count", "garbage",
+                                    "truncated_header"])
 def test_corrupt_cache_entries_are_recomputed_never_trusted_never_fatal(tmp_path, damage):
     root = tmp_path / "cache"
     seg = _one_segment(root, TEXTS)

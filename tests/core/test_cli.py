@@ -57,3 +57,24 @@ def test_binary_file_is_named(tmp_path, capsys):
     p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     assert main(["chunks", str(p)]) == 2
     assert "image.md: binary file" in capsys.readouterr().err
+
+
+def test_strategy_file_and_imported_chunks(tmp_path, capsys):
+    doc = tmp_path / "doc.md"
+    doc.write_text("# A\n\nFirst part here.\n\n# B\n\nSecond part here.\n", encoding="utf-8")
+    plugin = tmp_path / "mine.py"
+    plugin.write_text("def halves(text):\n    return [p for p in text.split('\\n\\n') if p.strip()]\n"
+                      "CHUNK_INSPECTOR_STRATEGIES = {'halves': halves}\n", encoding="utf-8")
+    assert main(["chunks", str(doc), "--strategy-file", str(plugin), "--strategy", "halves",
+                 "--format", "jsonl"]) == 0
+    recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r["page_content"] for r in recs] == ["# A", "First part here.", "# B", "Second part here."]
+    exported = tmp_path / "chunks.jsonl"
+    exported.write_text("\n".join(json.dumps({"page_content": t}) for t in
+                                  ["First part here.", "not in the document at all", "Second part here."]),
+                        encoding="utf-8")
+    assert main(["chunks", str(doc), "--import-chunks", str(exported), "--format", "jsonl"]) == 0
+    out = capsys.readouterr()
+    recs = [json.loads(x) for x in out.out.splitlines()]
+    assert [r["page_content"] for r in recs] == ["First part here.", "Second part here."]
+    assert "not in the document" in out.err  # the piece that could not be aligned is reported

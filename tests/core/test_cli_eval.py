@@ -225,3 +225,24 @@ def test_pooled_embedding_mode_and_sweep_confirmation(capsys, corpus, gold):
     rows = data["rows"]
     assert all(r["config"]["embedding"] == "pooled" for r in rows)
     assert rows[0]["exact"] is not None and all(r["exact"] is None for r in rows[1:])
+
+
+def test_ask_prints_hits_and_filters_change_them(capsys, tmp_path):
+    (tmp_path / "leave.md").write_text("# Leave\n\n## Germany\n\nParental allowance is paid for up to "
+                                       "14 months.\n\n## France\n\nMaternity leave is 16 weeks.\n",
+                                       encoding="utf-8")
+    (tmp_path / "travel.md").write_text("# Travel\n\n## Germany\n\nThe per diem in Berlin is 28 euros.\n",
+                                        encoding="utf-8")
+    common = ["ask", str(tmp_path), "-q", "Germany allowance", "--retriever", "bm25",
+              "--strategy", "markdown", "--size", "16", "--param", "hard_cap=64"]
+    everything = run_json(capsys, *common)
+    assert [h["chunk"].split("#")[0] for h in everything["hits"]][:1] == ["leave.md"]
+    only_travel = run_json(capsys, *common, "--docs", "travel.md")
+    assert {h["chunk"].split("#")[0] for h in only_travel["hits"]} == {"travel.md"}
+    under = run_json(capsys, *common, "--heading", "Leave > Germany")
+    assert under["hits"] and all(h["heading_path"][:2] == ["Leave", "Germany"] for h in under["hits"])
+    # What the model reads: the prefix (structure-aware default) and then the span.
+    hit = everything["hits"][0]
+    assert hit["text"].startswith("Leave > Germany\n\n")
+    assert main(["ask", str(tmp_path), "-q", "x", "--retriever", "bm25", "--docs", "nope.md"]) == 2
+    assert "no document 'nope.md'" in capsys.readouterr().err

@@ -34,7 +34,10 @@ BINARY_STARTS = (b"%PDF", b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"PK\x03\x04", b
 
 # -- loader --------------------------------------------------------------------------------------
 
-@given(text=unicode_text, encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-be-bom", "utf-32"]))
+ENCODINGS = ["utf-8", "utf-8-sig", "utf-16", "utf-16-be-bom", "utf-32"]
+
+
+@given(text=unicode_text, encoding=st.sampled_from(ENCODINGS))
 def test_bytes_decode_back_to_the_text_and_newlines_normalize(text, encoding):
     if encoding == "utf-16-be-bom":
         data = codecs.BOM_UTF16_BE + text.encode("utf-16-be")

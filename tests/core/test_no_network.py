@@ -110,8 +110,9 @@ def test_chunks_runs_offline_without_torch(tmp_path):
 @pytest.mark.parametrize("retriever", ["bm25", "dense", "hybrid"])
 def test_eval_with_the_hash_embedder_runs_offline(tmp_path, retriever):
     pytest.importorskip("inspector.cli_eval")
-    res, out, err = run_offline(tmp_path, "eval", HANDBOOK, "--gold", ROOT / "sample_docs" / "handbook.gold.jsonl",
-                                "--embedder", "hash", "--retriever", retriever)
+    gold = ROOT / "sample_docs" / "handbook.gold.jsonl"
+    res, out, err = run_offline(tmp_path, "eval", HANDBOOK, "--gold", gold, "--embedder", "hash",
+                                "--retriever", retriever)
     assert res["rc"] == 0, err
     assert res["attempts"] == []
     assert res["torch"] is False
