@@ -123,9 +123,28 @@ def wordpiece_index(doc: Document) -> WordPieceIndex:
 
 
 def _truncation_offset(doc: Document, c: Chunk, keep: int) -> int:
-    """Document offset just past the last word piece of the span the embedder still reads."""
+    """Document offset just past the last word piece of the span the embedder still reads.
+
+    Found from the document's word index (whole words keep their pieces); only the word where
+    reading stops is tokenized afresh, so a long truncated chunk costs a bisection, not a pass."""
     if keep <= 0:
         return c.start
+    idx = wordpiece_index(doc)
+    text = doc.text
+    i = bisect.bisect_left(idx.word_starts, c.start)
+    if i < len(idx.word_starts) and idx.word_starts[i] < c.end:
+        head = count_text(text[c.start:idx.word_starts[i]])
+        if keep > head:
+            prefix = idx.word_pieces_prefix
+            target = int(prefix[i]) + keep - head
+            w = int(np.searchsorted(prefix, target, side="left")) - 1  # word holding piece `target`
+            if i <= w < len(idx.word_ends) and idx.word_ends[w] <= c.end:
+                if int(prefix[w + 1]) == target:
+                    return idx.word_ends[w]
+                m = target - int(prefix[w])
+                word = tokenizer().encode(text[idx.word_starts[w]:idx.word_ends[w]], add_special_tokens=False)
+                if m <= len(word.offsets):
+                    return idx.word_starts[w] + word.offsets[m - 1][1]
     enc = tokenizer().encode(doc.text[c.start:c.end], add_special_tokens=False)
     if keep >= len(enc.offsets):
         return c.end

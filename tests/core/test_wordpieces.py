@@ -42,3 +42,18 @@ def test_short_chunks_are_not_flagged_and_prefix_is_switchable():
     assert all("truncated_by_embedder" not in c.flags and c.truncated_at is None for c in with_prefix)
     assert with_prefix[1].embed_tokens == 2 + count_text("Title") + count_text("Short text.")
     assert without[1].embed_tokens == 2 + count_text("Short text.")
+
+
+@settings(max_examples=100)
+@given(text=any_text, data=st.data())
+def test_truncation_offset_matches_tokenizing_the_chunk(text, data):
+    from inspector.core.chunk import Chunk
+    from inspector.core.wordpieces import _truncation_offset
+
+    doc = from_text(text * 3, "t.md")
+    a = data.draw(st.integers(0, len(doc.text)))
+    b = data.draw(st.integers(a, len(doc.text)))
+    keep = data.draw(st.integers(1, 60))
+    enc = tokenizer().encode(doc.text[a:b], add_special_tokens=False)
+    expected = b if keep >= len(enc.offsets) else a + enc.offsets[keep - 1][1]
+    assert _truncation_offset(doc, Chunk(0, a, b, 0), keep) == expected
