@@ -147,6 +147,8 @@ def _read_config(path: str):
     except json.JSONDecodeError as exc:
         raise InputError(f"broken JSON: {exc.msg} (column {exc.colno})", path=path,
                          line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=path, line=1) from None
     return EvalConfig.from_dict(data, path=path)
 
 

@@ -292,7 +292,16 @@ class _Loader:
             raise self.error(f"must be a string, got {_type_name(value)}", line, "question")
         if not value.strip():
             raise self.error("empty question", line, "question")
-        return value.strip()
+        return self.encodable(value, line, "question").strip()
+
+    def encodable(self, value: str, line: int, field_: str) -> str:
+        """A JSON "\\ud800" escape decodes to a lone surrogate that no output can print."""
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise self.error(f"holds an unpaired surrogate at character {exc.start} (a broken "
+                             "\\u escape)", line, field_) from None
+        return value
 
     def answers(self, value: Any, line: int, *, required: bool) -> tuple[str, ...]:
         if value is None:
@@ -315,7 +324,7 @@ class _Loader:
                 raise self.error(f"must be a string, got {_type_name(a)}", line, where)
             if not normalize(a):
                 raise self.error("empty answer", line, where)
-            out.append(a.strip())
+            out.append(self.encodable(a, line, where).strip())
         return tuple(out)
 
     def source_doc(self, value: Any, line: int, field_: str = "source") -> Document | None:
@@ -386,6 +395,8 @@ class _Loader:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise self.error(f"broken JSON: {exc.msg} (column {exc.colno})", lineno) from None
+            except RecursionError:
+                raise self.error("JSON nested too deeply", lineno) from None
             if not isinstance(obj, dict):
                 raise self.error(f"expected a JSON object, got {_type_name(obj)}", lineno)
             out.append(self.jsonl_record(obj, lineno))
@@ -491,6 +502,8 @@ class _Loader:
             except json.JSONDecodeError as exc:
                 raise self.error(f"broken JSON: {exc.msg} (column {exc.colno})", line,
                                  "references") from None
+            except RecursionError:
+                raise self.error("JSON nested too deeply", line, "references") from None
             if not isinstance(refs_raw, list) or not refs_raw:
                 raise self.error("must be a non-empty JSON list of {content, start_index, end_index}",
                                  line, "references")

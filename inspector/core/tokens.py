@@ -72,14 +72,15 @@ class TokenIndex:
     def __init__(self, text: str) -> None:
         enc = encoding()
         self.text = text
-        self.tokens: list[int] = enc.encode_ordinary(text)
-        tok = np.asarray(self.tokens, dtype=np.int64)
-        self.byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
-        np.cumsum(_token_byte_lengths()[tok], out=self.byte_starts[1:])
-        self.char_bytes = utf8_offsets(text)
+        # Memory matters (a few documents of several MB stay cached): token ids and offsets are
+        # compact arrays; only the two lists the hot counting path indexes stay Python lists.
+        self.tokens = np.asarray(enc.encode_ordinary(text), dtype=np.int32)
+        byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
+        np.cumsum(_token_byte_lengths()[self.tokens], out=byte_starts[1:])
+        char_bytes = utf8_offsets(text)
         # Character offset at (or, inside a multi-byte character, before) each token boundary.
-        self.char_starts = np.searchsorted(self.char_bytes, self.byte_starts, side="right") - 1
-        self.char_starts[-1] = len(text)
+        char_starts = np.searchsorted(char_bytes, byte_starts, side="right") - 1
+        char_starts[-1] = len(text)
         # Pre-tokenizer piece boundaries (character offsets), where the document's BPE restarts:
         # the ends of the pattern's matches (they tile the text: every character matches some
         # alternative; a gap would only remove candidate sync points, never make a count wrong).
@@ -90,8 +91,8 @@ class TokenIndex:
         self.pieces: list[int] = bounds
         # Document tokens before each piece boundary (pieces never split a token).
         self._piece_tokens: list[int] = np.searchsorted(
-            self.byte_starts, self.char_bytes[np.asarray(bounds, dtype=np.int64)], "left").tolist()
-        self._char_starts_list: list[int] = self.char_starts.tolist()
+            byte_starts, char_bytes[np.asarray(bounds, dtype=np.int64)], "left").tolist()
+        self._char_starts_list: list[int] = char_starts.tolist()
         self._memo: dict[tuple[int, int], int] = {}
 
     def __len__(self) -> int:
@@ -158,10 +159,13 @@ class TokenIndex:
 
 
 _INDEXES: OrderedDict[str, TokenIndex] = OrderedDict()
+#: The cache holds at most this many characters of documents (an index costs ~30 bytes a
+#: character), and at most 16 documents.
+CACHE_CHARS = 24_000_000
 
 
 def token_index(doc: Document) -> TokenIndex:
-    """The document's TokenIndex, built once per content hash (small LRU)."""
+    """The document's TokenIndex, built once per content hash (LRU bounded by total size)."""
     key = doc.sha256
     hit = _INDEXES.get(key)
     if hit is not None:
@@ -169,6 +173,7 @@ def token_index(doc: Document) -> TokenIndex:
         return hit
     idx = TokenIndex(doc.text)
     _INDEXES[key] = idx
-    if len(_INDEXES) > 16:
+    while len(_INDEXES) > 1 and (len(_INDEXES) > 16
+                                 or sum(len(i.text) for i in _INDEXES.values()) > CACHE_CHARS):
         _INDEXES.popitem(last=False)
     return idx

@@ -13,15 +13,20 @@ zig-zags where a chunk cuts a sentence, dashed tears where a table is split, a r
 embedder stops reading, and the selected chunk's outline. A gutter on the left shows each chunk
 as a bar (one lane per overlapping chunk) with its number at its first line; a column on the
 right names each chunk's flags beside its first lines, so labels never cover text.
+
+When a question has been asked, its top-k chunks are outlined with rank badges (#1 ... #k and the
+score) and everything else is dimmed; a gold answer's span is marked on top, so a boundary that
+cuts it shows. Like the chunk overlays, only hits on screen are painted.
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Sequence
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QFont, QFontDatabase, QFontMetrics, QPainter, QPainterPath, QPaintEvent,
+from PySide6.QtGui import (QAction, QColor, QFont, QFontDatabase, QFontMetrics, QPainter, QPainterPath, QPaintEvent,
                            QPen, QPolygonF, QTextCharFormat, QTextCursor, QTextLayout, QTextOption, QTransform)
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
@@ -66,6 +71,37 @@ class PaintRecord:
     segments: tuple[Segment, ...]
     chunk_ids: tuple[int, ...]
     """Chunks with any visible part, in start order."""
+    hits: tuple[int, ...] = ()
+    """Ranks of the question's hits outlined in this paint."""
+
+
+@dataclass(frozen=True, slots=True)
+class HitMark:
+    """A retrieved chunk to outline: what the model receives for one rank of a question."""
+
+    rank: int
+    """1-based rank."""
+    start: int
+    end: int
+    """Code-point span of the returned chunk (the parent, for parent_child)."""
+    score: float
+    chunk_id: int
+    role: str = "chunk"
+
+
+def hit_color(theme: Theme) -> QColor:
+    """Outline and badge colour of retrieved chunks: an orange apart from the chunk tints and the
+    selection blue."""
+    return QColor.fromHslF(24 / 360, 0.92, 0.62 if theme.dark else 0.46)
+
+
+def answer_color(theme: Theme) -> QColor:
+    return QColor.fromHslF(50 / 360, 1.0, 0.55 if theme.dark else 0.50)
+
+
+def format_score(score: float) -> str:
+    """Three significant digits: 0.612 (cosine), 0.0325 (fused rank), 12.4 (BM25)."""
+    return f"{score:.3g}"
 
 
 class DocumentView(QPlainTextEdit):
@@ -84,6 +120,14 @@ class DocumentView(QPlainTextEdit):
         self.theme = Theme.for_palette(self.palette())
         self._press: QPoint | None = None
         self._emphasized: Document | None = None
+        self.hits: tuple[HitMark, ...] = ()
+        """The question's top-k chunks, best first (outlined, the rest dimmed)."""
+        self.current_hit = -1
+        """Index into `hits` of the hit navigated to last (-1: none)."""
+        self.answer_spans: tuple[tuple[int, int], ...] = ()
+        """Where a gold answer lies (code-point spans), marked over everything."""
+        self.context_actions: list[QAction] = []
+        """Extra actions for the text's context menu (e.g. "Add to gold set…")."""
         self.setReadOnly(True)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                      | Qt.TextInteractionFlag.TextSelectableByKeyboard)
@@ -107,6 +151,7 @@ class DocumentView(QPlainTextEdit):
         self.document_ = doc
         self.result = None
         self._emphasized = None
+        self.hits, self.current_hit, self.answer_spans = (), -1, ()
         self.umap = Utf16Map(doc.text if doc is not None else "")
         self.setPlainText(doc.text if doc is not None else "")
         self._update_margins()
@@ -358,6 +403,7 @@ class DocumentView(QPlainTextEdit):
             p.setPen(QPen(theme.flag("cut_mid_sentence"), 1.6))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawPath(cuts)
+        shapes = self._dim_around_hits(p, vis) if self.hits else []
         sel = self.state.selection
         if sel != -1 and result.chunk(sel) is not None:
             c = result.chunk(sel)
@@ -369,6 +415,125 @@ class DocumentView(QPlainTextEdit):
                 p.setPen(QPen(theme.selection, 2.0))
                 p.setBrush(Qt.BrushStyle.NoBrush)
                 p.drawPath(path.simplified())
+        if shapes:
+            self._outline_hits(p, shapes)
+        if self.answer_spans:
+            self._paint_answers(p, vis)
+
+    # -- retrieval overlays ------------------------------------------------------------------
+    def _dim_around_hits(self, p: QPainter, vis: _Visible) -> list[tuple[HitMark, QPainterPath, QRectF]]:
+        """Dim everything but the hits; returns the visible hits' outlines (drawn later, on top)."""
+        lo, hi = self._visible_range(vis)
+        u = self.umap
+        union = QPainterPath()
+        shapes: list[tuple[HitMark, QPainterPath, QRectF]] = []
+        for h in self.hits:
+            if h.end <= lo or h.start >= hi:
+                continue
+            rects = self._rects(vis, u.to_utf16(h.start), u.to_utf16(h.end))
+            if not rects:
+                continue
+            path = QPainterPath()
+            for r in rects:
+                path.addRect(r.adjusted(-2, 0, 2, 0))
+            path = path.simplified()
+            union = union.united(path)
+            shapes.append((h, path, rects[0]))
+        dim = QPainterPath()
+        dim.addRect(QRectF(self.viewport().rect()))
+        dim = dim.subtracted(union)
+        veil = QColor(self.theme.base)
+        veil.setAlphaF(0.6 if not self.theme.dark else 0.55)
+        p.fillPath(dim, veil)
+        if self.last_paint is not None:
+            self.last_paint = replace(self.last_paint, hits=tuple(h.rank for h, _p, _r in shapes))
+        return shapes
+
+    def _outline_hits(self, p: QPainter, shapes: list[tuple[HitMark, QPainterPath, QRectF]]) -> None:
+        color = hit_color(self.theme)
+        current = self.hits[self.current_hit].rank if 0 <= self.current_hit < len(self.hits) else -1
+        font = QFont(self.font())
+        font.setPointSizeF(max(7.5, font.pointSizeF() * 0.85))
+        font.setBold(True)
+        fm = QFontMetrics(font)
+        width = float(self.viewport().width())
+        # Best rank last, so its outline and badge sit on top where hits overlap.
+        for h, path, first in sorted(shapes, key=lambda s: -s[0].rank):
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.setPen(QPen(color, 3.0 if h.rank == current else 2.0))
+            p.drawPath(path)
+            label = f"#{h.rank}  {format_score(h.score)}"
+            bw, bh = fm.horizontalAdvance(label) + 12, fm.height() + 2
+            x = min(width, first.right()) - bw - 4
+            badge = QRectF(max(2.0, x), first.top() + 1, bw, bh)
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(color)
+            p.drawRoundedRect(badge, bh / 2, bh / 2)
+            p.setPen(QColor("#ffffff") if not self.theme.dark else QColor("#1b1b1b"))
+            p.setFont(font)
+            p.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+
+    def _paint_answers(self, p: QPainter, vis: _Visible) -> None:
+        lo, hi = self._visible_range(vis)
+        u = self.umap
+        color = answer_color(self.theme)
+        fill = QColor(color)
+        fill.setAlphaF(0.38)
+        pen = QPen(color.darker(135) if not self.theme.dark else color, 1.6, Qt.PenStyle.DashLine)
+        for a, b in self.answer_spans:
+            if b <= lo or a >= hi:
+                continue
+            rects = self._rects(vis, u.to_utf16(a), u.to_utf16(b))
+            if not rects:
+                continue
+            path = QPainterPath()
+            for r in rects:
+                path.addRect(r.adjusted(-1, -1, 1, 1))
+            path = path.simplified()
+            p.fillPath(path, fill)
+            p.setPen(pen)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawPath(path)
+
+    def set_hits(self, hits: Sequence[HitMark]) -> None:
+        """Outline these retrieved chunks (best first); an empty sequence clears them."""
+        hits = tuple(hits)
+        if hits != self.hits:
+            self.hits = hits
+            self.current_hit = -1
+            self.viewport().update()
+
+    def set_answer_spans(self, spans: Sequence[tuple[int, int]], reveal: bool = True) -> None:
+        """Mark where a gold answer lies (and scroll to the first occurrence)."""
+        self.answer_spans = tuple((int(a), int(b)) for a, b in spans)
+        if reveal and self.answer_spans:
+            self.scroll_to_offset(self.answer_spans[0][0], context_lines=4)
+        self.viewport().update()
+
+    def goto_hit(self, i: int) -> HitMark | None:
+        """Scroll to hit `i` (0-based, wrapping) and emphasise its outline."""
+        if not self.hits:
+            return None
+        self.current_hit = i % len(self.hits)
+        h = self.hits[self.current_hit]
+        self.scroll_to_offset(h.start, context_lines=2)
+        self.viewport().update()
+        return h
+
+    def next_hit(self) -> HitMark | None:
+        return self.goto_hit(self.current_hit + 1)
+
+    def previous_hit(self) -> HitMark | None:
+        return self.goto_hit(self.current_hit - 1 if self.current_hit >= 0 else -1)
+
+    def contextMenuEvent(self, e) -> None:
+        menu = self.createStandardContextMenu(e.pos())
+        if self.context_actions:
+            menu.addSeparator()
+            for a in self.context_actions:
+                menu.addAction(a)
+        menu.exec(e.globalPos())
+        menu.deleteLater()
 
 
     # -- selection and navigation ------------------------------------------------------------

@@ -506,7 +506,6 @@ def test_eval_cli_names_a_bad_document(capsys, eval_cli):
 
 
 # Bugs in gold.py (owned elsewhere): the fix is proposed in the reliability report.
-GOLD_XFAIL = "gold.py: deeply nested JSON raises RecursionError (a traceback), not InputError"
 
 
 def _deep_gold(tmp_path: Path, kind: str) -> tuple[Path, int]:
@@ -521,7 +520,6 @@ def _deep_gold(tmp_path: Path, kind: str) -> tuple[Path, int]:
     return p, 2
 
 
-@pytest.mark.xfail(strict=True, reason=GOLD_XFAIL)
 @pytest.mark.parametrize("kind", ["jsonl", "chroma"])
 def test_deeply_nested_json_in_a_gold_file_is_an_input_error(tmp_path, kind):
     path, line = _deep_gold(tmp_path, kind)
@@ -530,34 +528,27 @@ def test_deeply_nested_json_in_a_gold_file_is_an_input_error(tmp_path, kind):
     assert info.value.line == line
 
 
-@pytest.mark.xfail(strict=True, reason=GOLD_XFAIL)
 def test_eval_cli_rejects_deeply_nested_gold_json_in_one_line(tmp_path, capsys, eval_cli):
     path, line = _deep_gold(tmp_path, "jsonl")
     rc, _out, err = run_cli(capsys, *_eval_args(path))
     assert_one_line_error(rc, err, f"{path}:{line}:")
 
 
-SURROGATE_XFAIL = ("gold.py: a lone surrogate (a broken \\ud800 escape) in a question loads, then "
-                   "printing the report fails with a message that names no file or line")
 
 
-@pytest.mark.xfail(strict=True, reason=SURROGATE_XFAIL)
 def test_lone_surrogate_in_a_gold_question_is_an_input_error():
     with pytest.raises(InputError) as info:
         _load_gold(GOLD / "lone_surrogate.jsonl")
     assert info.value.line == 2 and info.value.field == "question"
 
 
-@pytest.mark.xfail(strict=True, reason=SURROGATE_XFAIL)
 def test_eval_cli_rejects_a_lone_surrogate_naming_the_line(capsys, eval_cli):
     rc, _out, err = run_cli(capsys, *_eval_args(GOLD / "lone_surrogate.jsonl"))
     assert_one_line_error(rc, err, f"{GOLD / 'lone_surrogate.jsonl'}:2:")
 
 
-CONFIG_XFAIL = "cli_eval.py: _read_config lets RecursionError from deeply nested JSON escape as a traceback"
 
 
-@pytest.mark.xfail(strict=True, reason=CONFIG_XFAIL)
 def test_eval_cli_rejects_a_deeply_nested_config_in_one_line(tmp_path, capsys, eval_cli):
     config = tmp_path / "deep.json"
     config.write_text("[" * 50_000 + "]" * 50_000, encoding="utf-8")

@@ -1,0 +1,452 @@
+"""Background work for asking and measuring: a latest-wins job runner, the retrieval job, the
+embedding-model loader and the pooled-vector builder.
+
+`JobRunner` is `ChunkRunner`'s design made generic (napari's `_LayerSlicer`, superqt's worker): a
+`QRunnable` per request on a private single-thread pool, increasing request ids, stages of any
+request but the latest dropped on arrival, exceptions emitted as `errored`, a synchronous mode for
+tests. A job is `job(cancelled, progress) -> Iterator[stage]`; it runs inside
+`inspector.core.cancel.cancel_scope(cancelled)`, so long core loops (embedding batches, piece
+tables) stop as soon as a newer request supersedes it.
+
+`compute_retrieval` is the job behind the question bar and the gold panel. It answers with the
+best index it can make at once (exact if its embeddings are cached, else pooled piece vectors,
+else BM25 while the model loads) and, when asked for the exact figure, embeds the chunks with
+progress and answers again. Everything in it is a core call; the GUI only renders its stages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+
+from inspector.core.chunk import Chunk
+from inspector.core.document import Document
+from inspector.core.gold import GoldQuestion
+from inspector.qt import worker as _worker
+from inspector.qt.worker import describe_error
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]
+"""progress(done, total, label), called from the worker thread."""
+Job = Callable[[Callable[[], bool], Progress], Iterator[Any]]
+
+#: Modes a retrieval stage can be in.
+EXACT, POOLED, FALLBACK = "exact", "pooled", "fallback"
+
+
+# -- the runner ------------------------------------------------------------------------------------
+
+class _Relay(QObject):
+    """Lives on the GUI thread; the worker emits through it, so slots run on the GUI thread."""
+
+    stage = Signal(int, object)
+    progress = Signal(int, int, int, str)
+    failed = Signal(int, str)
+    finished = Signal(int)
+
+
+class _Task(QRunnable):
+    def __init__(self, rid: int, job: Job, relay: _Relay, is_current: Callable[[int], bool]) -> None:
+        super().__init__()
+        self.rid = rid
+        self.job = job
+        self.relay = relay
+        self.is_current = is_current
+
+    def run(self) -> None:
+        from inspector.core.cancel import Cancelled, cancel_scope
+
+        rid = self.rid
+
+        def cancelled() -> bool:
+            return not self.is_current(rid)
+
+        def progress(done: int, total: int, label: str = "") -> None:
+            if self.is_current(rid):
+                self.relay.progress.emit(rid, int(done), int(total), label)
+
+        try:
+            if self.is_current(rid):
+                with cancel_scope(cancelled):
+                    for stage in self.job(cancelled, progress):
+                        if not self.is_current(rid):
+                            break
+                        self.relay.stage.emit(rid, stage)
+        except (Cancelled, _worker.Cancelled):
+            pass
+        except Exception as exc:  # noqa: BLE001  (reported to the user, with a traceback in the log)
+            if not isinstance(exc, ValueError):
+                log.exception("background job failed")
+            self.relay.failed.emit(rid, describe_error(exc))
+        finally:
+            self.relay.finished.emit(rid)
+
+
+class JobRunner(QObject):
+    """Runs jobs one at a time off the GUI thread; only the latest request reports."""
+
+    stageReady = Signal(int, object)
+    """(request id, stage) of the latest request."""
+    progressed = Signal(int, int, int, str)
+    """(request id, done, total, label) of the latest request."""
+    errored = Signal(int, str)
+    busyChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None, *, synchronous: bool = False, name: str = "") -> None:
+        super().__init__(parent)
+        self.synchronous = synchronous
+        self.name = name
+        self._latest = 0
+        self._busy = False
+        self._closed = False
+        self._relay = _Relay(self)
+        self._relay.stage.connect(self._on_stage)
+        self._relay.progress.connect(self._on_progress)
+        self._relay.failed.connect(self._on_failed)
+        self._relay.finished.connect(self._on_finished)
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        # The test suite's leaked-thread check walks this set (it holds chunk runners too).
+        _worker.LIVE_RUNNERS.add(self)  # type: ignore[arg-type]
+
+    @property
+    def latest_id(self) -> int:
+        return self._latest
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def is_current(self, rid: int) -> bool:
+        return rid == self._latest and not self._closed  # an int read is atomic under the GIL
+
+    def submit(self, job: Job) -> int:
+        """Start `job`, superseding any earlier one; returns its request id."""
+        if self._closed:
+            raise RuntimeError("runner is shut down")
+        self._latest += 1
+        rid = self._latest
+        task = _Task(rid, job, self._relay, self.is_current)
+        self._set_busy(True)
+        if self.synchronous:
+            task.run()
+        else:
+            self._pool.start(task)
+        return rid
+
+    def cancel(self) -> None:
+        """Drop the current request: it stops at its next check and reports nothing."""
+        self._latest += 1
+        self._set_busy(False)
+
+    def shutdown(self, timeout_ms: int = 30_000) -> bool:
+        """Cancel and wait for the worker thread to go idle; True if it did in time."""
+        self.cancel()
+        self._closed = True
+        return bool(self._pool.waitForDone(timeout_ms))
+
+    def active_threads(self) -> int:
+        return self._pool.activeThreadCount()
+
+    @Slot(int, object)
+    def _on_stage(self, rid: int, stage: object) -> None:
+        if rid == self._latest and not self._closed:
+            self.stageReady.emit(rid, stage)
+
+    @Slot(int, int, int, str)
+    def _on_progress(self, rid: int, done: int, total: int, label: str) -> None:
+        if rid == self._latest and not self._closed:
+            self.progressed.emit(rid, done, total, label)
+
+    @Slot(int, str)
+    def _on_failed(self, rid: int, message: str) -> None:
+        if rid == self._latest and not self._closed:
+            self._set_busy(False)
+            self.errored.emit(rid, message)
+
+    @Slot(int)
+    def _on_finished(self, rid: int) -> None:
+        if rid == self._latest and self._busy:
+            self._set_busy(False)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self._busy:
+            self._busy = busy
+            self.busyChanged.emit(busy)
+
+
+# -- the retrieval job -----------------------------------------------------------------------------
+
+class IndexStore:
+    """The last few indexes, by what they were built from, so asking another question (or the gold
+    set again) after a re-chunk back to known settings costs a search, not an embedding pass.
+    Shared by worker jobs, so access is locked."""
+
+    def __init__(self, size: int = 6) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Any:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple, index: Any) -> None:
+        with self._lock:
+            self._items[key] = index
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+def chunks_fingerprint(chunks: tuple[Chunk, ...]) -> str:
+    """What decides an index's texts besides the document: spans, roles, parents, prefixes."""
+    h = hashlib.blake2b(digest_size=16)
+    for c in chunks:
+        h.update(f"{c.id}|{c.start}|{c.end}|{c.role}|{c.parent_id}|{c.prefix}\x00".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RetrievalRequest:
+    """Everything one question + gold-set evaluation depends on (plain data, built on the GUI thread)."""
+
+    document: Document
+    chunks: tuple[Chunk, ...]
+    """The chunks of the shown result (spans; parents included for parent_child)."""
+    chunk_request_id: int
+    """`ChunkResult.request_id` the chunks came from (stale results are told by it)."""
+    strategy: str
+    params: Mapping[str, Any]
+    with_prefix: bool
+    question: str
+    """"" when no question is asked (the gold set alone)."""
+    k: int
+    retriever: str
+    """The user's choice: "dense", "bm25" or "hybrid"."""
+    gold: tuple[GoldQuestion, ...] = ()
+    """Questions of the loaded gold set about this document (empty: none loaded)."""
+    exact: bool = False
+    """Embed the chunks with the model now if they are not cached (else answer with a preview)."""
+    preview: bool = True
+    """Answer with a preview first when exact vectors are not at hand (False when the preview for
+    these very chunks is already shown and only the exact stage is wanted)."""
+    embedder: Any = None
+    """The embedder once the model is ready; None while it loads (BM25 answers)."""
+    pooled: Any = None
+    """`PooledVectors` of the document once built; None before."""
+    cache: Any = None
+    """The `EmbeddingCache` chunk and question vectors go through."""
+    store: IndexStore | None = field(default=None, compare=False)
+    fallback_note: str = "the embedding model is loading"
+    """Why BM25 answers for a dense or hybrid request, when it does."""
+
+    @property
+    def dense(self) -> bool:
+        return self.retriever != "bm25"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RetrievalResult:
+    """One stage of a retrieval request: the question's hits and the gold set's report."""
+
+    request: RetrievalRequest
+    mode: str
+    """EXACT (the model's own vectors, or BM25 chosen by the user), POOLED (live preview from piece
+    vectors) or FALLBACK (BM25 standing in for dense/hybrid until vectors exist)."""
+    retriever: str
+    """The retriever that actually answered."""
+    hits: tuple[Any, ...]
+    """`retrieval.Hit`s of the question, best first (empty without a question)."""
+    report: Any
+    """`evaluate.Report` of the gold set, or None without one."""
+    config: Any
+    """The `EvalConfig` these figures stand for (what the CLI would be given)."""
+    index: Any
+    more_coming: bool
+    """True when this job will answer again (the exact stage follows)."""
+    exact_due: bool
+    """True when the figures are a preview and an exact computation is still owed."""
+    note: str = ""
+    """Why the figures are not exact, for people ("" when they are)."""
+    seconds: float = 0.0
+
+    @property
+    def document(self) -> Document:
+        return self.request.document
+
+
+def _texts(req: RetrievalRequest) -> list[str]:
+    doc = req.document
+    return [c.embedded_text(doc, with_prefix=req.with_prefix) for c in req.chunks if c.role != "parent"]
+
+
+def exact_cached(embedder: Any, texts: list[str], cache: Any) -> bool:
+    """True when every text's vector is in the cache (an exact index costs lookups only)."""
+    if cache is None or embedder is None:
+        return False
+    from inspector.core.cache import text_key
+    from inspector.core.embedding import cache_namespace
+
+    keys = list({text_key(t) for t in texts})
+    if not keys:
+        return True
+    return len(cache.get_many(cache_namespace(embedder), keys, int(embedder.dim))) == len(keys)
+
+
+def make_config(req: RetrievalRequest, retriever: str, mode: str) -> Any:
+    """The EvalConfig a stage stands for (None for strategies EvalConfig cannot validate)."""
+    from inspector.core.sweep import EvalConfig
+
+    try:
+        return EvalConfig(req.strategy, dict(req.params), req.k, retriever, req.with_prefix,
+                          "pooled" if mode == POOLED else "exact")
+    except ValueError:
+        return None
+
+
+def compute_retrieval(req: RetrievalRequest) -> Job:
+    """The job: stages of (hits, report), preview first, exact last."""
+
+    def job(cancelled: Callable[[], bool], progress: Progress) -> Iterator[RetrievalResult]:
+        from inspector.core import retrieval
+
+        t0 = time.perf_counter()
+        doc = req.document
+        chunks_by_doc = {doc.doc_id: req.chunks}
+        fp = chunks_fingerprint(req.chunks)
+        store = req.store or IndexStore(1)
+
+        def finish(index: Any, mode: str, retriever: str, *, more: bool, due: bool, note: str = "") -> RetrievalResult:
+            from inspector.core.evaluate import IndexSearch, evaluate
+
+            hits: tuple = ()
+            if req.question.strip():
+                hits = tuple(index.search(req.question, req.k, retriever))
+            report = None
+            if req.gold:
+                search = IndexSearch(index, retriever=retriever, multi_doc=False)
+                report = evaluate(req.gold, [doc], chunks_by_doc, search, req.k)
+            return RetrievalResult(req, mode, retriever, hits, report, make_config(req, retriever, mode), index,
+                                   more_coming=more, exact_due=due, note=note, seconds=time.perf_counter() - t0)
+
+        def bm25_index() -> Any:
+            key = ("bm25", doc.sha256, fp, req.with_prefix)
+            index = store.get(key)
+            if index is None:
+                index = retrieval.build_index([doc], chunks_by_doc, None, with_prefix=req.with_prefix)
+                store.put(key, index)
+            return index
+
+        if not req.dense:
+            yield finish(bm25_index(), EXACT, "bm25", more=False, due=False)
+            return
+        emb = req.embedder
+        if emb is None:
+            yield finish(bm25_index(), FALLBACK, "bm25", more=False, due=True,
+                         note=f"BM25 answers until dense vectors exist: {req.fallback_note}")
+            return
+        exact_key = ("exact", doc.sha256, fp, req.with_prefix, emb.model_id)
+        index = store.get(exact_key)
+        if index is None and exact_cached(emb, _texts(req), req.cache):
+            index = retrieval.build_index([doc], chunks_by_doc, emb, with_prefix=req.with_prefix, cache=req.cache)
+            store.put(exact_key, index)
+        if index is not None:
+            yield finish(index, EXACT, req.retriever, more=False, due=False)
+            return
+        # A preview now: pooled piece vectors when built, else BM25.
+        if not req.preview:
+            pass
+        elif req.pooled is not None:
+            from inspector.core.pooled import index_vectors
+
+            vecs = index_vectors(chunks_by_doc, {doc.doc_id: req.pooled}, with_prefix=req.with_prefix)
+            if cancelled():
+                return
+            preview = retrieval.build_index([doc], chunks_by_doc, emb, with_prefix=req.with_prefix,
+                                            cache=req.cache, vectors=vecs)
+            yield finish(preview, POOLED, req.retriever, more=req.exact, due=True,
+                         note="pooled preview: chunk vectors averaged from piece vectors")
+        else:
+            yield finish(bm25_index(), FALLBACK, "bm25", more=req.exact, due=True,
+                         note="BM25 answers until dense vectors exist: the live-preview vectors are "
+                              "being prepared")
+        if not req.exact or cancelled():
+            return
+        texts = _texts(req)
+        n = len(texts)
+
+        def embedded(done: int, total: int) -> None:
+            progress(done, total, f"Embedding {n:,} chunks")
+
+        index = retrieval.build_index([doc], chunks_by_doc, emb, with_prefix=req.with_prefix, cache=req.cache,
+                                      progress=embedded, cancel=cancelled)
+        store.put(exact_key, index)
+        progress(0, 0, "")
+        yield finish(index, EXACT, req.retriever, more=False, due=False)
+
+    return job
+
+
+# -- the model and the pooled piece vectors ---------------------------------------------------------
+
+def load_model_job(embedder: Any) -> Job:
+    def job(cancelled: Callable[[], bool], progress: Progress) -> Iterator[Any]:
+        load = getattr(embedder, "load", None)
+        if callable(load):
+            load()  # imports torch and reads the weights: seconds, on this worker thread only
+        yield embedder
+
+    return job
+
+
+def pooled_job(doc: Document, embedder: Any) -> Job:
+    def job(cancelled: Callable[[], bool], progress: Progress) -> Iterator[Any]:
+        from inspector.core.pooled import pooled_for
+
+        def pieces(done: int, total: int) -> None:
+            progress(done, total, "Preparing live preview")
+
+        yield doc, pooled_for(doc, embedder, progress=pieces, cancel=cancelled)
+
+    return job
+
+
+def sweep_job(gold: tuple[GoldQuestion, ...], doc: Document, configs: list, *, embedder: Any, cache: Any,
+              skipped: list, confirm: int) -> Job:
+    """The sweep dialog's job: `inspector.core.sweep.sweep` with progress and cancellation."""
+
+    def job(cancelled: Callable[[], bool], progress: Progress) -> Iterator[Any]:
+        from inspector.core.sweep import sweep
+
+        def step(done: int, total: int, label: str) -> None:
+            progress(done, total, label)
+
+        yield sweep(gold, [doc], configs, embedder=embedder, cache=cache, progress=step, cancel=cancelled,
+                    skipped=skipped, confirm=confirm)
+
+    return job
+
+
+__all__ = ["JobRunner", "RetrievalRequest", "RetrievalResult", "IndexStore", "compute_retrieval",
+           "load_model_job", "pooled_job", "sweep_job", "exact_cached", "chunks_fingerprint", "EXACT",
+           "POOLED", "FALLBACK"]
