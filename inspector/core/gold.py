@@ -24,7 +24,7 @@ import io
 import json
 import os
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
 
@@ -95,12 +95,17 @@ class NormalizedText:
     text: str
     origin: np.ndarray
     """origin[i] is the offset in the original text of normalized character i (int64)."""
+    _found: dict = field(default_factory=dict, compare=False, repr=False)
+    """Answers already located: every re-chunk evaluates the same answers again."""
 
     def find_all(self, needle: str) -> list[tuple[int, int]]:
         """Spans in the ORIGINAL text where the (already normalized) needle occurs, overlapping
         occurrences included."""
         if not needle:
             return []
+        hit = self._found.get(needle)
+        if hit is not None:
+            return list(hit)
         out: list[tuple[int, int]] = []
         hay = self.text
         origin = self.origin
@@ -109,6 +114,8 @@ class NormalizedText:
         while i != -1:
             out.append((int(origin[i]), int(origin[i + n - 1]) + 1))
             i = hay.find(needle, i + 1)
+        if len(self._found) < 10_000:
+            self._found[needle] = tuple(out)
         return out
 
 
