@@ -2,7 +2,8 @@
 
 Launch stays well under two seconds because nothing heavy is imported before the window shows:
 the document is opened from the event loop right after, chunked on the worker thread, and the
-embedding model is never loaded unless a strategy or panel asks for it.
+embedding model loads on another worker thread once the event loop runs (BM25 answers until then;
+the launch probe, CHUNK_INSPECTOR_SMOKE, skips it).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def create_app(argv0: str = "chunk-inspector"):
 def run_app(argv: Sequence[str]) -> int:
     """Open the window on the given files/folders, else the bundled handbook; run until closed."""
     app = create_app(sys.argv[0] if sys.argv else "chunk-inspector")
+    from PySide6.QtCore import QTimer
+
     from inspector.qt.main_window import MainWindow, open_later, sample_path
     from inspector.qt.settings import default_store
 
@@ -81,6 +84,10 @@ def run_app(argv: Sequence[str]) -> int:
     window.show()
     if os.environ.get("CHUNK_INSPECTOR_SMOKE"):
         _smoke(app, window)
+    else:
+        # The embedding model (torch, ~100 MB of weights) loads on a worker thread once the window
+        # is up and the document is on its way; BM25 answers questions until it is ready.
+        QTimer.singleShot(0, window.start_model)
     open_later(window, paths)
     return app.exec()
 

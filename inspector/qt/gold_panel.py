@@ -15,8 +15,8 @@ from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QFrame, QGridLayout, QHBoxLayout,
-                               QHeaderView, QLabel, QListWidget, QListWidgetItem, QPushButton, QSizePolicy,
-                               QSplitter, QTableView, QVBoxLayout, QWidget)
+                               QHeaderView, QLabel, QListWidget, QListWidgetItem, QPushButton, QScrollArea,
+                               QSizePolicy, QSplitter, QTableView, QVBoxLayout, QWidget)
 
 from inspector.core.document import Document
 from inspector.core.gold import GoldQuestion, normalize, normalized_text
@@ -229,7 +229,13 @@ class GoldPanel(QWidget):
         side.addWidget(self.changes, 1)
         side.addWidget(self.warnings)
         side.addStretch(0)
-        summary.setMinimumWidth(300)
+        summary_scroll = QScrollArea()
+        summary_scroll.setWidget(summary)
+        summary_scroll.setWidgetResizable(True)
+        summary_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        summary_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        summary_scroll.setMinimumWidth(250)
+        self.summary = summary
 
         # Question table.
         self.view = QTableView()
@@ -264,7 +270,7 @@ class GoldPanel(QWidget):
         tv.addWidget(self.view, 1)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(summary)
+        self.splitter.addWidget(summary_scroll)
         self.splitter.addWidget(table_box)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([320, 900])

@@ -2,8 +2,13 @@
 
 The window builds the widgets, hands each the one `InspectorState`, and persists what the user
 arranged. It holds no chunking logic: the controller re-chunks, the widgets repaint from signals.
-More panels (the gold set, retrieval) plug in through `add_panel`, and can mark chunks on the
-overview strip with `mark_chunks`.
+More panels plug in through `add_panel`, and can mark chunks on the overview strip with
+`mark_chunks`.
+
+Asking and measuring: the question bar sits above the text, the Reader and the gold set panel are
+docks, and `RetrievalController` (the retrieval half of the state) keeps their figures current on a
+worker thread. The embedding model loads in the background once the window is up
+(`start_model`); until then BM25 answers and the status bar says so.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Iterable, Sequence
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QMainWindow,
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMainWindow,
                                QMessageBox, QProgressBar, QVBoxLayout, QWidget)
 
 from inspector.core import settings_schema as keys
@@ -22,9 +27,15 @@ from inspector.core.document import Document
 from inspector.qt.chunk_table import ChunkTable
 from inspector.qt.controller import DEBOUNCE_MS, ChunkingController
 from inspector.qt.detail_pane import DetailPane
-from inspector.qt.document_view import DocumentView
+from inspector.qt.document_view import DocumentView, answer_color, hit_color
+from inspector.qt.export_actions import ExportActions
 from inspector.qt.find_bar import FindBar
+from inspector.qt.gold_panel import GoldFiles, GoldPanel, answer_spans, is_gold_path
 from inspector.qt.overview_strip import OverviewStrip
+from inspector.qt.question_bar import QuestionBar
+from inspector.qt.reader import Reader
+from inspector.qt.retrieval_controller import (ASK_K, ASK_RETRIEVER, MODEL_FAILED, MODEL_LOADING, MODEL_READY,
+                                               RETRIEVERS, SETTLE_MS, RetrievalController)
 from inspector.qt.settings import Settings
 from inspector.qt.state import InspectorState
 from inspector.qt.stats_panel import StatsPanel
@@ -47,7 +58,11 @@ class MainWindow(QMainWindow):
     """The Document now shown (after a successful open)."""
 
     def __init__(self, settings: QSettings, *, runner: ChunkRunner | None = None,
-                 debounce_ms: int = DEBOUNCE_MS, parent: QWidget | None = None) -> None:
+                 debounce_ms: int = DEBOUNCE_MS, embedder=None, embedding_cache=None,
+                 settle_ms: int = SETTLE_MS, synchronous_retrieval: bool = False,
+                 parent: QWidget | None = None) -> None:
+        """`embedder` (default: the bundled model) is only loaded by `start_model`; tests inject a
+        fast one. `embedding_cache` defaults to the user's cache once the bundled model is used."""
         super().__init__(parent)
         self.settings = Settings(settings)
         self.state = InspectorState(self)
@@ -62,11 +77,17 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
 
-        # Centre: text + overview strip, find bar below.
+        # Centre: question bar, text + overview strip, find bar below.
         self.view = DocumentView(self.state)
         self.strip = OverviewStrip()
         self.find_bar = FindBar(self.view)
         self.find_bar.hide()
+        # The retrieval state, before the chunking controller: on a document change it must have
+        # taken the new document before a (synchronous) chunk result for it arrives.
+        self.retrieval = RetrievalController(self.state, embedder=embedder, cache=embedding_cache,
+                                             synchronous=synchronous_retrieval, settle_ms=settle_ms, parent=self)
+        self.gold_files = GoldFiles(self.settings)
+        self.question_bar = QuestionBar(self.retrieval, self.view)
         centre = QWidget()
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
@@ -76,6 +97,7 @@ class MainWindow(QMainWindow):
         col = QVBoxLayout(centre)
         col.setContentsMargins(0, 0, 0, 0)
         col.setSpacing(0)
+        col.addWidget(self.question_bar)
         col.addLayout(row, 1)
         col.addWidget(self.find_bar)
         self.setCentralWidget(centre)
@@ -89,6 +111,15 @@ class MainWindow(QMainWindow):
         self.stats_dock = self.add_panel(self.stats_panel, "Statistics", Qt.DockWidgetArea.LeftDockWidgetArea)
         self.detail_dock = self.add_panel(self.detail, "Embedded text", Qt.DockWidgetArea.RightDockWidgetArea)
         self.table_dock = self.add_panel(self.table, "Chunks", Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.reader = Reader(self.retrieval, self.state)
+        self.gold_panel = GoldPanel(self.retrieval)
+        self.reader_dock = self.add_panel(self.reader, "Reader", Qt.DockWidgetArea.RightDockWidgetArea)
+        self.gold_dock = self.add_panel(self.gold_panel, "Gold set", Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.detail_dock, self.reader_dock)
+        self.tabifyDockWidget(self.table_dock, self.gold_dock)
+        self.detail_dock.raise_()
+        self.table_dock.raise_()
+        self.sweep_dialog = None
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
 
@@ -110,6 +141,7 @@ class MainWindow(QMainWindow):
         self.state.busyChanged.connect(self._on_busy)
         self.state.errorChanged.connect(self._on_error)
         self.table.onlyFlaggedChanged.connect(self._on_only_flagged)
+        self._connect_retrieval()
         self.restore_settings()
 
     # -- panels ----------------------------------------------------------------------------------
@@ -170,6 +202,22 @@ class MainWindow(QMainWindow):
         self.only_flagged_action = self._action("Only &Flagged Chunks", self.table.set_only_flagged, "Ctrl+Shift+F",
                                                 "Show only flagged chunks in the table", checkable=True)
         self.about_action = self._action("&About Chunk Inspector", self.about)
+        self.load_gold_action = self._action("Load &Gold Set…", self.gold_panel.load_dialog, "Ctrl+Shift+L",
+                                             "Load a gold set (JSONL, CSV or Chroma's CSV) for this document")
+        self.add_question_action = self._action("&Add to Gold Set…", lambda: self.add_question(), "Ctrl+Shift+G",
+                                                "Select the answer in the text, then add a question for it")
+        self.next_hit_action = self._action("Next &Hit", self.question_bar.next_hit, "F3",
+                                            "Scroll to the question's next retrieved chunk")
+        self.prev_hit_action = self._action("Previous H&it", self.question_bar.previous_hit, "Shift+F3",
+                                            "Scroll to the question's previous retrieved chunk")
+        self.ask_action = self._action("As&k a Question", self._focus_question, "Ctrl+K",
+                                       "Type a question and see which chunks come back")
+        self.pin_action = self._action("&Pin as Baseline", self.retrieval.pin_baseline, "Ctrl+B",
+                                       "Keep the current report to compare later settings against")
+        self.sweep_action = self._action("&Sweep Size and Overlap…", self.open_sweep, "Ctrl+Shift+W",
+                                         "Score a grid of chunk sizes and overlaps on the gold set")
+        self.exports = ExportActions(self, self.show_error, self.show_message)
+        self.view.context_actions = [self.add_question_action]
 
     def _build_menus(self) -> None:
         mb = self.menuBar()
@@ -178,7 +226,12 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_folder_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
+        file_menu.addAction(self.load_gold_action)
+        self.export_menu = self.exports.add_to(file_menu)
+        file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
+        edit_menu = mb.addMenu("&Edit")
+        edit_menu.addAction(self.add_question_action)
         view_menu = mb.addMenu("&View")
         view_menu.addAction(self.find_action)
         view_menu.addSeparator()
@@ -186,9 +239,17 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.prev_action)
         view_menu.addAction(self.only_flagged_action)
         view_menu.addSeparator()
+        view_menu.addAction(self.next_hit_action)
+        view_menu.addAction(self.prev_hit_action)
+        view_menu.addSeparator()
         self.panels_menu = view_menu.addMenu("&Panels")
-        for dock in (self.strategy_dock, self.stats_dock, self.table_dock, self.detail_dock):
+        for dock in (self.strategy_dock, self.stats_dock, self.table_dock, self.detail_dock, self.reader_dock,
+                     self.gold_dock):
             self.panels_menu.addAction(dock.toggleViewAction())
+        eval_menu = mb.addMenu("E&valuate")
+        eval_menu.addAction(self.ask_action)
+        eval_menu.addAction(self.pin_action)
+        eval_menu.addAction(self.sweep_action)
         help_menu = mb.addMenu("&Help")
         help_menu.addAction(self.about_action)
 
@@ -235,6 +296,15 @@ class MainWindow(QMainWindow):
         self.busy.setToolTip("Chunking…")
         self.busy.hide()
         self.info = QLabel()
+        self.embed_progress = QProgressBar()
+        self.embed_progress.setFixedSize(230, 14)
+        self.embed_progress.setTextVisible(True)
+        self.embed_progress.setToolTip("Chunks embedded by the model (a newer request cancels this one)")
+        self.embed_progress.hide()
+        self.model_label = QLabel()
+        self.model_label.setToolTip("The embedding model loads in the background; BM25 answers until it is ready")
+        sb.addPermanentWidget(self.embed_progress)
+        sb.addPermanentWidget(self.model_label)
         sb.addPermanentWidget(self.busy)
         sb.addPermanentWidget(self.info)
 
@@ -279,6 +349,7 @@ class MainWindow(QMainWindow):
             self.show_message(f"Opened {loaded.documents[0].name}" if len(loaded.documents) == 1
                               else f"Opened {len(loaded.documents)} documents")
         self.documentOpened.emit(self.state.document)
+        self._auto_gold()
         return True
 
     def add_recent(self, path: str) -> None:
@@ -313,7 +384,12 @@ class MainWindow(QMainWindow):
         paths = [u.toLocalFile() for u in e.mimeData().urls() if u.isLocalFile()]
         if paths:
             e.acceptProposedAction()
-            self.open_paths(paths)
+            gold = [p for p in paths if Path(p).is_file() and is_gold_path(p)]
+            docs = [p for p in paths if p not in gold]
+            if docs:
+                self.open_paths(docs)
+            if gold:
+                self.open_gold(gold[0])
 
     # -- state reactions ------------------------------------------------------------------------
     def _on_documents(self, docs: tuple[Document, ...]) -> None:
@@ -415,6 +491,10 @@ class MainWindow(QMainWindow):
         self.strategy_panel.rebuild()
         self.state.restore_prefix_choices(s.get(keys.WITH_PREFIX))
         self.table.set_only_flagged(s.get(keys.ONLY_FLAGGED))
+        self.retrieval.k = max(1, min(50, s.get(ASK_K)))
+        retriever = s.get(ASK_RETRIEVER)
+        self.retrieval.retriever = retriever if retriever in RETRIEVERS else "dense"
+        self.retrieval.settingsChanged.emit()
         self._rebuild_recent()
 
     def default_layout(self) -> None:
@@ -422,7 +502,7 @@ class MainWindow(QMainWindow):
         h, v = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
         self.resizeDocks([self.strategy_dock, self.detail_dock], [340, 380], h)
         self.resizeDocks([self.strategy_dock, self.stats_dock], [230, 520], v)
-        self.resizeDocks([self.table_dock], [220], v)
+        self.resizeDocks([self.table_dock], [250], v)
 
     def save_settings(self) -> None:
         s = self.settings
@@ -432,6 +512,8 @@ class MainWindow(QMainWindow):
         s.set(keys.PARAMS, self.state.all_params())
         s.set(keys.WITH_PREFIX, self.state.prefix_choices())
         s.set(keys.ONLY_FLAGGED, self.table.proxy.only_flagged)
+        s.set(ASK_K, self.retrieval.k)
+        s.set(ASK_RETRIEVER, self.retrieval.retriever)
         s.sync()
 
     def closeEvent(self, e) -> None:
@@ -442,7 +524,203 @@ class MainWindow(QMainWindow):
             # should not look like a frozen window.
             self.hide()
             self.controller.shutdown()
+            if self.sweep_dialog is not None:
+                self.sweep_dialog.close()
+                self.sweep_dialog.shutdown()
+            self.retrieval.shutdown()
         super().closeEvent(e)
+
+    # -- asking and measuring --------------------------------------------------------------------
+    def _connect_retrieval(self) -> None:
+        r = self.retrieval
+        r.resultReady.connect(self._on_retrieval)
+        r.cleared.connect(lambda: self.strip.set_marks("hits", ()))
+        r.progressChanged.connect(self._on_embed_progress)
+        r.modelStateChanged.connect(lambda _s: self._update_model_label())
+        r.pooledProgress.connect(lambda _d, _t: self._update_model_label())
+        r.pooledReady.connect(lambda _doc: self._update_model_label())
+        r.errored.connect(self.show_error)
+        self.question_bar.asked.connect(self._on_asked)
+        self.reader.saveRequested.connect(lambda q: self.append_gold_question(q))
+        self.gold_panel.questionSelected.connect(self._on_gold_question)
+        self.gold_panel.goldLoaded.connect(self._remember_gold)
+        self.gold_panel.loadFailed.connect(self.show_error)
+        self._pooled_progress = (0, 0)
+        r.pooledProgress.connect(self._on_pooled_progress)
+        self._update_model_label()
+
+    def start_model(self) -> None:
+        """Load the embedding model in the background (call once the window is up)."""
+        self.retrieval.start_model()
+
+    def _focus_question(self) -> None:
+        self.question_bar.field.setFocus()
+        self.question_bar.field.selectAll()
+
+    def _on_asked(self, question: str) -> None:
+        self.view.set_answer_spans((), reveal=False)
+        self.strip.set_marks("answer", ())
+        if question:
+            self.reader_dock.show()
+            self.reader_dock.raise_()
+
+    def _on_retrieval(self, result) -> None:
+        doc = self.state.document
+        if doc is None or not result.hits:
+            self.strip.set_marks("hits", ())
+            return
+        from inspector.qt.worker import _line_index
+
+        lines = _line_index(doc)
+        fractions = lines.fractions([h.chunk.start for h in result.hits]).tolist()
+        self.strip.set_marks("hits", fractions, hit_color(self.view.theme), 3.0, "Retrieved chunks")
+
+    def _on_embed_progress(self, done: int, total: int, label: str) -> None:
+        if total <= 0:
+            self.embed_progress.hide()
+            return
+        self.embed_progress.setRange(0, total)
+        self.embed_progress.setValue(done)
+        self.embed_progress.setFormat(f"{label or 'Embedding'}: %v/%m")
+        self.embed_progress.show()
+
+    def _on_pooled_progress(self, done: int, total: int) -> None:
+        self._pooled_progress = (done, total)
+        self._update_model_label()
+
+    def _update_model_label(self) -> None:
+        r = self.retrieval
+        done, total = getattr(self, "_pooled_progress", (0, 0))
+        if r.model_state == MODEL_LOADING:
+            text, color = "Loading embedding model… BM25 answers meanwhile", "#c76a00"
+        elif r.model_state == MODEL_FAILED:
+            text, color = "No embedding model: BM25 only", "#d03a3a"
+        elif r.model_state == MODEL_READY:
+            if total > 0:
+                text, color = f"Model ready · preparing live preview {done * 100 // max(1, total)} %", ""
+            else:
+                text, color = "Model ready", "#2e8b57"
+        else:
+            text, color = "", ""
+        self.model_label.setText(text + ("  " if text else ""))
+        self.model_label.setStyleSheet(f"color: {color};" if color else "")
+
+    def _on_gold_question(self, q) -> None:
+        doc = self.state.document
+        if doc is None:
+            return
+        spans = answer_spans(doc, q)
+        if self.retrieval.question != q.question:
+            self.question_bar.ask(q.question)
+        self.view.set_answer_spans(spans, reveal=bool(spans))
+        from inspector.qt.worker import _line_index
+
+        self.strip.set_marks("answer", _line_index(doc).fractions([a for a, _b in spans]).tolist(),
+                             answer_color(self.view.theme), 4.0, "Gold answer")
+
+    # -- gold files --------------------------------------------------------------------------------
+    def open_gold(self, path: str | os.PathLike[str]) -> bool:
+        """Load a gold file for the current documents (remembered for the document)."""
+        return self.gold_panel.open_gold(path)
+
+    def _remember_gold(self, path: str) -> None:
+        doc = self.state.document
+        if doc is not None:
+            self.gold_files.remember(doc, path)
+        self.gold_dock.show()
+
+    def _auto_gold(self) -> None:
+        """After opening: the gold file used with this document last time, else one beside it."""
+        doc = self.state.document
+        found = self.gold_files.for_document(doc) if doc is not None else None
+        if found is None:
+            if self.retrieval.gold is not None:
+                self.retrieval.set_gold(None)
+            return
+        from inspector.core.errors import InputError
+
+        try:
+            self.retrieval.load_gold(found)
+        except (InputError, OSError) as exc:
+            self.retrieval.set_gold(None)
+            msg = exc.one_line() if isinstance(exc, InputError) else str(exc)
+            self.show_error(f"gold set not loaded: {msg}")
+
+    def add_question(self, question: str | None = None, answer: str | None = None,
+                     path: str | os.PathLike[str] | None = None) -> bool:
+        """Add a question whose answer is the text selected in the document (Edit ▸ Add to Gold Set…).
+        Missing pieces are asked for in dialogs."""
+        from inspector.core.gold import GoldQuestion
+
+        doc = self.state.document
+        if doc is None:
+            self.show_error("open a document first")
+            return False
+        if answer is None:
+            cursor = self.view.textCursor()
+            answer = cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else ""
+        answer = " ".join(answer.split())
+        if not answer:
+            self.show_error("select the answer in the text first, then add a question for it")
+            return False
+        if question is None:
+            shown = answer if len(answer) <= 80 else answer[:79] + "…"
+            question, ok = QInputDialog.getText(self, "Add to gold set", f"Question whose answer is “{shown}”:")
+            if not ok:
+                return False
+        question = question.strip()
+        if not question:
+            self.show_error("a question cannot be empty")
+            return False
+        return self.append_gold_question(GoldQuestion(question, answers=(answer,), source=doc.doc_id), path)
+
+    def append_gold_question(self, q, path: str | os.PathLike[str] | None = None) -> bool:
+        """Append to the open gold file (a JSONL one), else to a file the user names; reload it."""
+        from inspector.core.errors import InputError
+        from inspector.core.gold import append_question
+
+        gold = self.retrieval.gold
+        if path is None and gold is not None and Path(gold.path).suffix.lower() in (".jsonl", ".ndjson"):
+            path = gold.path
+        if path is None:
+            doc = self.state.document
+            suggestion = Path(doc.path).with_name(Path(doc.path).stem + ".gold.jsonl") if doc is not None and doc.path \
+                else Path(self.settings.get(keys.LAST_DIR) or ".") / "gold.jsonl"
+            path, _ = QFileDialog.getSaveFileName(self, "Add to gold set", str(suggestion), "JSON Lines (*.jsonl)")
+            if not path:
+                return False
+        try:
+            append_question(path, q)
+        except InputError as exc:
+            self.show_error(exc.one_line())
+            return False
+        except OSError as exc:
+            self.show_error(f"could not write {path}: {exc.strerror or exc}")
+            return False
+        ok = self.open_gold(path)
+        if ok:
+            self.show_message(f"Added “{q.question}” to {Path(path).name}")
+        return ok
+
+    def apply_config(self, config) -> None:
+        """Put an EvalConfig's settings in the window (a sweep cell, a loaded configuration)."""
+        self.state.set_strategy(config.strategy)
+        self.state.set_params(dict(config.params))
+        if config.with_prefix is not None:
+            self.state.set_with_prefix(bool(config.with_prefix))
+        self.retrieval.set_retriever(config.retriever)
+        self.retrieval.set_k(config.k)
+
+    def open_sweep(self) -> None:
+        from inspector.qt.sweep_dialog import SweepDialog
+
+        if self.sweep_dialog is None:
+            self.sweep_dialog = SweepDialog(self.state, self.retrieval, self)
+            self.sweep_dialog.configChosen.connect(self.apply_config)
+        else:
+            self.sweep_dialog.reset_from_window()
+        self.sweep_dialog.show()
+        self.sweep_dialog.raise_()
 
 
 def open_later(window: MainWindow, paths: Sequence[str]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QToolButton, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QSpinBox, QToolButton, QWidget
 
 from inspector.qt.document_view import DocumentView, HitMark
 from inspector.qt.retrieval_controller import (EXACT, FALLBACK, MODEL_FAILED, MODEL_LOADING, POOLED,
@@ -76,9 +76,10 @@ class QuestionBar(QWidget):
         self.next_button = QToolButton(text="▼")
         self.next_button.setToolTip("Next hit (F3)")
         self.hit_label = QLabel()
-        self.hit_label.setMinimumWidth(60)
         self.mode = QLabel()
-        self.mode.setMinimumWidth(140)
+        self.field.setMinimumWidth(120)
+        # The bar never widens the window: in a narrow window it is squeezed, not the docks.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
         ask = QLabel("Ask")

@@ -18,6 +18,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.document import Document
+from inspector.core.settings_schema import Setting
 from inspector.qt.retrieval_worker import (EXACT, FALLBACK, POOLED, IndexStore, JobRunner, RetrievalRequest,
                                            RetrievalResult, compute_retrieval, load_model_job, pooled_job)
 from inspector.qt.state import InspectorState
@@ -30,6 +31,9 @@ RETRIEVERS = ("dense", "bm25", "hybrid")
 DISAGREEMENT = 0.01
 
 MODEL_IDLE, MODEL_LOADING, MODEL_READY, MODEL_FAILED = "idle", "loading", "ready", "failed"
+
+ASK_K = Setting("retrieval/k", int, 5, "How many chunks a question retrieves (k), and the k of the gold metrics.")
+ASK_RETRIEVER = Setting("retrieval/retriever", str, "dense", "Retriever chosen last: dense, bm25 or hybrid.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,5 +426,5 @@ class RetrievalController(QObject):
             r.shutdown(timeout_ms)
 
 
-__all__ = ["RetrievalController", "Baseline", "SETTLE_MS", "RETRIEVERS", "MODEL_IDLE", "MODEL_LOADING",
+__all__ = ["RetrievalController", "Baseline", "ASK_K", "ASK_RETRIEVER", "SETTLE_MS", "RETRIEVERS", "MODEL_IDLE", "MODEL_LOADING",
            "MODEL_READY", "MODEL_FAILED", "EXACT", "POOLED", "FALLBACK"]

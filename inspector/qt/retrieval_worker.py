@@ -53,6 +53,17 @@ class _Relay(QObject):
     finished = Signal(int)
 
 
+def _no_tqdm_monitor() -> None:
+    """bm25s and sentence-transformers build (disabled) tqdm bars; the first bar of a process starts
+    tqdm's monitor thread, which never ends. A desktop app has no use for it (it only watches
+    console bars for stalls), and a thread that outlives every job would hide real leaks."""
+    try:
+        import tqdm
+    except ImportError:
+        return
+    tqdm.tqdm.monitor_interval = 0
+
+
 class _Task(QRunnable):
     def __init__(self, rid: int, job: Job, relay: _Relay, is_current: Callable[[int], bool]) -> None:
         super().__init__()
@@ -65,6 +76,7 @@ class _Task(QRunnable):
         from inspector.core.cancel import Cancelled, cancel_scope
 
         rid = self.rid
+        _no_tqdm_monitor()
 
         def cancelled() -> bool:
             return not self.is_current(rid)

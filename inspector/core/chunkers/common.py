@@ -33,6 +33,9 @@ class SpanContext:
         self.text = doc.text
         self.structure: Structure = structure_of(doc)
         self.tokens: TokenIndex = token_index(doc)
+        #: Exact cl100k count of a span (the hottest call of every strategy: bound once).
+        self.count = self.tokens.count
+        self._prefixes: dict[tuple[str, ...], str] = {}
         self._heading_starts = [h.start for h in self.structure.headings]
         self._heading_ends = [h.end for h in self.structure.headings]
         tables = [b for b in self.structure.blocks if b.kind == "table"]
@@ -40,9 +43,6 @@ class SpanContext:
         self._tables = tables
 
     # -- facts about spans ---------------------------------------------------------------
-    def count(self, start: int, end: int) -> int:
-        return self.tokens.count(start, end)
-
     def path_for(self, start: int, end: int) -> tuple[str, ...]:
         """Heading path of the span's first content: leading heading lines are skipped, so a
         chunk that opens with "## Parental leave / ### Germany" is about Germany."""
@@ -133,7 +133,9 @@ class SpanContext:
                 flags.add("split_table")
             if budget is not None and tokens > budget:
                 flags.add("over_budget")
-            prefix = context_prefix(title, path)
+            prefix = self._prefixes.get(path)
+            if prefix is None:
+                prefix = self._prefixes[path] = context_prefix(title, path)
             if pextra is not None:
                 more = next(pextra)
                 if more:
