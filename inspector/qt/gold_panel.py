@@ -234,7 +234,7 @@ class GoldPanel(QWidget):
         summary_scroll.setWidgetResizable(True)
         summary_scroll.setFrameShape(QFrame.Shape.NoFrame)
         summary_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        summary_scroll.setMinimumWidth(250)
+        summary_scroll.setMinimumWidth(190)
         self.summary = summary
 
         # Question table.
@@ -258,6 +258,7 @@ class GoldPanel(QWidget):
         self.misses_only = QCheckBox("Misses only")
         self.misses_only.toggled.connect(self.proxy.set_misses_only)
         self.count_label = QLabel()
+        self.count_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         table_box = QWidget()
         tv = QVBoxLayout(table_box)
         tv.setContentsMargins(0, 0, 0, 0)

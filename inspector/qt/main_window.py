@@ -111,6 +111,8 @@ class MainWindow(QMainWindow):
         self.stats_dock = self.add_panel(self.stats_panel, "Statistics", Qt.DockWidgetArea.LeftDockWidgetArea)
         self.detail_dock = self.add_panel(self.detail, "Embedded text", Qt.DockWidgetArea.RightDockWidgetArea)
         self.table_dock = self.add_panel(self.table, "Chunks", Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.reader = Reader(self.retrieval, self.state)
         self.gold_panel = GoldPanel(self.retrieval)
         self.reader_dock = self.add_panel(self.reader, "Reader", Qt.DockWidgetArea.RightDockWidgetArea)
@@ -120,8 +122,6 @@ class MainWindow(QMainWindow):
         self.detail_dock.raise_()
         self.table_dock.raise_()
         self.sweep_dialog = None
-        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.BottomDockWidgetArea)
 
         # Created after the widgets, so that on a document change they have taken the new document
         # before any (synchronous) result for it arrives.

@@ -98,7 +98,8 @@ class QuestionBar(QWidget):
         self.retriever.currentIndexChanged.connect(lambda i: controller.set_retriever(self.retriever.itemData(i)))
         self.next_button.clicked.connect(self.next_hit)
         self.prev_button.clicked.connect(self.previous_hit)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.field, self.clear)
+        clear = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.field, self.clear)
+        clear.setContext(Qt.ShortcutContext.WidgetShortcut)  # the find bar has its own Escape
         controller.resultReady.connect(self._on_result)
         controller.cleared.connect(self._on_cleared)
         controller.questionChanged.connect(self._on_question)

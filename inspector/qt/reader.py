@@ -202,6 +202,7 @@ class Reader(QWidget):
             card.set_relevance(self._marks.get(self._mark_key(h)))
             card.relevanceChanged.connect(lambda value, hit=h: self._on_mark(hit, value))
             self.list_layout.insertWidget(self.list_layout.count() - 1, card)
+            card.show()
             self.cards.append(card)
         self._update_save()
 

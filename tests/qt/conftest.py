@@ -85,9 +85,10 @@ def make_window(qtbot, settings_store):
 
     made = []
 
-    def make(*, synchronous: bool = False, debounce_ms: int = 0, store=None, size=(1200, 800)):
+    def make(*, synchronous: bool = False, debounce_ms: int = 0, store=None, size=(1200, 800), **retrieval):
+        """`retrieval` goes to MainWindow: embedder, embedding_cache, settle_ms, synchronous_retrieval."""
         w = MainWindow(store if store is not None else settings_store,
-                       runner=ChunkRunner(synchronous=synchronous), debounce_ms=debounce_ms)
+                       runner=ChunkRunner(synchronous=synchronous), debounce_ms=debounce_ms, **retrieval)
         qtbot.addWidget(w)
         w.resize(*size)
         w.show()
@@ -116,6 +117,62 @@ def _wait_complete(qtbot, window, timeout: int = 20_000):
 def wait_complete(qtbot):
     """wait_complete(window): wait until the state holds complete chunks of the latest request."""
     return lambda window, timeout=20_000: _wait_complete(qtbot, window, timeout)
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The bundled all-MiniLM-L6-v2, loaded once per session (slow tests only)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from inspector.core.embedding import MiniLMEmbedder
+
+    emb = MiniLMEmbedder()
+    emb.load()
+    return emb
+
+
+@pytest.fixture
+def hash_window(make_window, tmp_path):
+    """hash_window(**kw): a window whose "model" is the deterministic HashEmbedder with a private
+    in-memory cache, loaded at once; settings rest after 50 ms. Fast, for GUI tests."""
+    from inspector.core.cache import EmbeddingCache
+    from inspector.core.embedding import HashEmbedder
+
+    def make(*, start: bool = True, **kw):
+        kw.setdefault("embedder", HashEmbedder())
+        kw.setdefault("embedding_cache", EmbeddingCache(tmp_path / "emb-cache", persist=False))
+        kw.setdefault("settle_ms", 50)
+        w = make_window(**kw)
+        if start:
+            w.start_model()
+        return w
+    return make
+
+
+def wait_retrieval(qtbot, window, *, mode: str | None = "exact", question: str | None = None,
+                   gold: bool | None = None, timeout: int = 20_000):
+    """Wait until the window shows a retrieval result for its current chunks (in `mode`)."""
+    def done() -> bool:
+        r = window.retrieval.result
+        chunks = window.state.result
+        if r is None or chunks is None or r.request.chunk_request_id != chunks.request_id:
+            return False
+        if window.controller.pending or window.runner.busy:
+            return False
+        if mode is not None and r.mode != mode:
+            return False
+        if question is not None and r.request.question != question:
+            return False
+        if gold is not None and (r.report is not None) != gold:
+            return False
+        return True
+    qtbot.waitUntil(done, timeout=timeout)
+    return window.retrieval.result
+
+
+@pytest.fixture
+def wait_result(qtbot):
+    """wait_result(window, mode="exact", question=None, gold=None): the settled retrieval result."""
+    return lambda window, **kw: wait_retrieval(qtbot, window, **kw)
 
 
 @pytest.fixture
