@@ -32,9 +32,19 @@ def encoding():
     return tiktoken.get_encoding(ENCODING_NAME)
 
 
+@lru_cache(maxsize=1)
+def _core_encode():
+    # tiktoken's public encode_ordinary wraps this call in a try block per call; span counting
+    # calls it twice per chunk, so the wrapper is skipped (and used only for what it handles).
+    return encoding()._core_bpe.encode_ordinary
+
+
 def count_text(text: str) -> int:
     """Exact cl100k count of a string (special-token text counted as ordinary text)."""
-    return len(encoding().encode_ordinary(text))
+    try:
+        return len(_core_encode()(text))
+    except UnicodeEncodeError:  # lone surrogates: tiktoken's own fallback
+        return len(encoding().encode_ordinary(text))
 
 
 @lru_cache(maxsize=1)
