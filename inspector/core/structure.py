@@ -215,6 +215,10 @@ def parse_text(text: str, name: str = "") -> Structure:
 
 
 _STRUCTURES: OrderedDict[tuple[str, str, str], Structure] = OrderedDict()
+_STRUCTURE_CHARS: dict[tuple[str, str, str], int] = {}
+#: Structures are kept for at most 32 documents and this many characters of them in all (a
+#: structure costs ~12 bytes a character: a count alone let 32 big documents take gigabytes).
+STRUCTURE_CACHE_CHARS = 16_000_000
 
 
 def structure_of(doc: Document) -> Structure:
@@ -229,8 +233,10 @@ def structure_of(doc: Document) -> Structure:
     else:
         s = parse_text(doc.text, doc.name)
     _STRUCTURES[key] = s
-    if len(_STRUCTURES) > 32:
-        _STRUCTURES.popitem(last=False)
+    _STRUCTURE_CHARS[key] = len(doc.text)
+    while len(_STRUCTURES) > 1 and (len(_STRUCTURES) > 32 or sum(
+            _STRUCTURE_CHARS.get(k, 0) for k in list(_STRUCTURES)) > STRUCTURE_CACHE_CHARS):
+        _STRUCTURE_CHARS.pop(_STRUCTURES.popitem(last=False)[0], None)
     return s
 
 

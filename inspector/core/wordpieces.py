@@ -107,6 +107,9 @@ class WordPieceIndex:
 
 
 _INDEXES: OrderedDict[str, WordPieceIndex] = OrderedDict()
+#: Word-piece indexes are kept for at most 8 documents and this many characters in all (an
+#: index costs ~22 bytes a character).
+CACHE_CHARS = 8_000_000
 
 
 def wordpiece_index(doc: Document) -> WordPieceIndex:
@@ -117,7 +120,8 @@ def wordpiece_index(doc: Document) -> WordPieceIndex:
         return hit
     idx = WordPieceIndex(doc.text)
     _INDEXES[key] = idx
-    if len(_INDEXES) > 8:
+    while len(_INDEXES) > 1 and (len(_INDEXES) > 8
+                                 or sum(len(i.text) for i in list(_INDEXES.values())) > CACHE_CHARS):
         _INDEXES.popitem(last=False)
     return idx
 

@@ -20,8 +20,8 @@ from inspector.core.chunk import FLAGS, Chunk
 from inspector.qt.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 
-COLUMNS = ("#", "Start–End", "Tokens", "Word pieces", "Chars", "Heading path", "Flags")
-COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS, COL_PATH, COL_FLAGS = range(len(COLUMNS))
+COLUMNS = ("#", "Start–End", "Tokens", "Word pieces", "Chars", "Heading path", "Flags", "Page")
+COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS, COL_PATH, COL_FLAGS, COL_PAGE = range(len(COLUMNS))
 SORT_ROLE = Qt.ItemDataRole.UserRole
 CHUNK_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -101,12 +101,14 @@ class ChunkTableModel(QAbstractTableModel):
                 return " › ".join(c.heading_path)
             if col == COL_FLAGS:
                 return ", ".join(_flag_label(f) for f in FLAG_ORDER if f in c.flags)
+            if col == COL_PAGE:
+                return page_label(c)
         elif role == SORT_ROLE:
             return _sort_key(c, col)
         elif role == CHUNK_ID_ROLE:
             return c.id
         elif role == Qt.ItemDataRole.TextAlignmentRole:
-            if col in (COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS):
+            if col in (COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS, COL_PAGE):
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         elif role == Qt.ItemDataRole.ForegroundRole and self._theme is not None:
             if col == COL_PIECES and c.embed_dropped:
@@ -116,7 +118,7 @@ class ChunkTableModel(QAbstractTableModel):
                 return QBrush(self._theme.flag(first)) if first else None
         elif role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_PATH:
-                return c.prefix or None
+                return _plain_tip(c.prefix) if c.prefix else None
             if col == COL_PIECES and c.embed_dropped:
                 return f"{c.embed_dropped} word pieces beyond the embedder's {self._limit} are dropped"
         return None
@@ -165,7 +167,25 @@ _HEADER_TIPS = (
     "Characters in the span",
     "Headings enclosing the chunk",
     "Problems that hurt retrieval",
+    "Page of the source PDF where the chunk starts (–end page, if it runs on)",
 )
+
+
+def page_label(c: Chunk) -> str:
+    """"3", or "3–4" for a chunk that runs onto the next page; "" without page metadata."""
+    page = c.meta.get("page") if c.meta else None
+    if page is None:
+        return ""
+    end = c.meta.get("page_end", page)
+    return f"{page}–{end}" if end != page else f"{page}"
+
+
+def _plain_tip(text: str) -> str:
+    """A tooltip showing `text` literally: headings may hold HTML (`<img src=...>`), which Qt
+    would otherwise render (and a rendered image is a fetched image)."""
+    import html
+
+    return "<p style='white-space:pre-wrap'>" + html.escape(text) + "</p>"
 
 
 def _flag_label(flag: str) -> str:
@@ -189,6 +209,8 @@ def _sort_key(c: Chunk, col: int) -> Any:
         return " › ".join(c.heading_path).lower()
     if col == COL_FLAGS:
         return (-len(c.flags), ",".join(sorted(c.flags)))
+    if col == COL_PAGE:
+        return (c.meta.get("page") or 0) if c.meta else 0
     return c.id
 
 
@@ -348,6 +370,8 @@ class ChunkTable(QWidget):
         except ImportError:
             pass
         self.model.set_chunks(chunks, limit)
+        # The page column only for converted PDFs (chunks carry meta["page"]).
+        self.view.setColumnHidden(COL_PAGE, not any(c.meta and "page" in c.meta for c in chunks))
         self._update_count()
         self.show_selection(self.state.selection)
 

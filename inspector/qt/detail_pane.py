@@ -68,6 +68,11 @@ class DetailPane(QWidget):
         facts = [f"<b>Chunk {c.id}</b>" + (f" ({c.role})" if c.role != "chunk" else ""),
                  f"{c.token_count} tokens", f"{c.end - c.start:,} characters",
                  f"offsets {c.start:,}–{c.end:,}"]
+        from inspector.qt.chunk_table import page_label
+
+        pages = page_label(c)  # converted PDFs: the source page(s)
+        if pages:
+            facts.append(("pages " if "–" in pages else "page ") + pages)
         if c.embed_tokens is not None:
             pieces = f"{c.embed_tokens} word pieces"
             if c.embed_dropped:

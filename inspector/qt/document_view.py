@@ -22,6 +22,7 @@ cuts it shows. Like the chunk overlays, only hits on screen are painted.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -34,6 +35,7 @@ from inspector.core.chunk import Chunk
 from inspector.core.document import Document
 from inspector.core.offsets import Utf16Map
 from inspector.core.segments import Segment
+from inspector.qt.page_marks import PageMarks
 from inspector.qt.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 from inspector.qt.worker import ChunkResult
@@ -53,6 +55,50 @@ class _VisibleBlock:
     """Viewport y of the block."""
     left: float
     layout: QTextLayout
+    first_line: int = 0
+    """First of the block's lines on screen (a 1 MB line is one block of thousands of lines)."""
+    last_line: int = 0
+    """Last of the block's lines on screen."""
+
+
+def _line_window(layout: QTextLayout, top: float, height: float) -> tuple[int, int]:
+    """Indexes of the first and last lines of a block's layout that intersect [0, height), one
+    line of margin either side, by bisection on y: a block's lines are in y order, and walking all
+    of them at every paint is what made a 1 MB single-line document take a minute per frame."""
+    n = layout.lineCount()
+    if n <= 8:
+        return 0, max(0, n - 1)
+    lo, hi = 0, n
+    while lo < hi:  # first line whose bottom is below the viewport's top
+        mid = (lo + hi) // 2
+        line = layout.lineAt(mid)
+        if top + line.y() + line.height() < 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    first = min(lo, n - 1)
+    lo, hi = first, n
+    while lo < hi:  # first line whose top is past the viewport's bottom
+        mid = (lo + hi) // 2
+        if top + layout.lineAt(mid).y() > height:
+            hi = mid
+        else:
+            lo = mid + 1
+    return max(0, first - 1), min(n - 1, max(first, lo - 1) + 1)
+
+
+#: A run of this many characters without whitespace switches the view to wrapping anywhere.
+LONG_WORD = 10_000
+_LONG_WORD_RE = re.compile(r"\S{%d}" % LONG_WORD)
+
+
+def wrap_mode_for(text: str) -> QTextOption.WrapMode:
+    """Wrap at word boundaries, unless the text holds a very long run without a break: Qt lays
+    such a "word" out in time quadratic in its length when it may break at word boundaries (a
+    1 MB run: over a minute, on the GUI thread), and linearly when it may break anywhere."""
+    if _LONG_WORD_RE.search(text):
+        return QTextOption.WrapMode.WrapAnywhere
+    return QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
 
 
 class _Visible(list):
@@ -140,6 +186,7 @@ class DocumentView(QPlainTextEdit):
         self.setMouseTracking(True)
         self.gutter = Gutter(self)
         self.flag_column = FlagColumn(self)
+        self.page_marks = PageMarks(self)
         self.updateRequest.connect(self._on_update_request)
         self._update_margins()
         state.documentChanged.connect(self.set_document)
@@ -153,6 +200,7 @@ class DocumentView(QPlainTextEdit):
         self._emphasized = None
         self.hits, self.current_hit, self.answer_spans = (), -1, ()
         self.umap = Utf16Map(doc.text if doc is not None else "")
+        self.setWordWrapMode(wrap_mode_for(doc.text if doc is not None else ""))
         self.setPlainText(doc.text if doc is not None else "")
         self._update_margins()
         if self.state.result is not None and self.state.result.document is doc:
@@ -208,16 +256,22 @@ class DocumentView(QPlainTextEdit):
             if geo.top() > height:
                 break
             if block.isVisible() and geo.bottom() >= 0:
+                layout = block.layout()
+                first, last = _line_window(layout, geo.top(), height)
                 out.append(_VisibleBlock(block.position(), block.length() - 1, geo.top(), geo.left(),
-                                         block.layout()))
+                                         layout, first, last))
             block = block.next()
         out.starts = [v.pos for v in out]
         return out
 
     def _visible_range(self, vis: _Visible) -> tuple[int, int]:
-        """Code-point range [lo, hi) of the visible blocks (separators included)."""
-        lo16 = vis[0].pos
-        hi16 = vis[-1].pos + vis[-1].length + 1
+        """Code-point range [lo, hi) of the visible lines (separators included)."""
+        first, last = vis[0], vis[-1]
+        lo16 = first.pos + (first.layout.lineAt(first.first_line).textStart() if first.first_line else 0)
+        hi16 = last.pos + last.length + 1
+        if last.last_line < last.layout.lineCount() - 1:
+            line = last.layout.lineAt(last.last_line)
+            hi16 = last.pos + line.textStart() + line.textLength()
         return self.umap.to_codepoint(lo16), min(self.umap.to_codepoint(min(hi16, self.umap.length16)) + 1,
                                                  self.umap.length)
 
@@ -236,12 +290,19 @@ class DocumentView(QPlainTextEdit):
                 break
             layout = v.layout
             n = layout.lineCount()
-            for li in range(n):
+            start = v.first_line
+            if a16 > v.pos + v.length or a16 <= v.pos:
+                pass
+            elif v.last_line > v.first_line + 8:  # a long block: jump to the range's first line
+                start = max(start, layout.lineForTextPosition(a16 - v.pos).lineNumber() - 1)
+            for li in range(start, min(n, v.last_line + 1)):
                 line = layout.lineAt(li)
                 ls = v.pos + line.textStart()
                 le = ls + line.textLength()
                 last = li == n - 1
-                if b16 <= ls or (a16 > le if last else a16 >= le):
+                if b16 <= ls:
+                    break  # lines are in text order: none further on is in the range
+                if a16 > le if last else a16 >= le:
                     continue
                 x0 = 0.0 if a16 <= ls else v.left + line.cursorToX(a16 - v.pos)[0]
                 x1 = width if b16 >= le else v.left + line.cursorToX(b16 - v.pos)[0]
@@ -326,6 +387,8 @@ class DocumentView(QPlainTextEdit):
                 self._paint_over(p, vis, self.last_paint.chunk_ids)
             finally:
                 p.end()
+        if self.document_ is not None and self.document_.meta.get("page_starts"):
+            self.page_marks.paint(vis or self._visible_blocks())  # PDF page breaks, on screen only
         self.painted.emit()
 
     def _paint_under(self, p: QPainter, vis: _Visible, segs: tuple[Segment, ...],
@@ -450,28 +513,15 @@ class DocumentView(QPlainTextEdit):
         return shapes
 
     def _outline_hits(self, p: QPainter, shapes: list[tuple[HitMark, QPainterPath, QRectF]]) -> None:
+        """Each visible hit outlined (its rank badge is in the flag column beside it, so no label
+        covers the text); the hit navigated to last is drawn thicker."""
         color = hit_color(self.theme)
         current = self.hits[self.current_hit].rank if 0 <= self.current_hit < len(self.hits) else -1
-        font = QFont(self.font())
-        font.setPointSizeF(max(7.5, font.pointSizeF() * 0.85))
-        font.setBold(True)
-        fm = QFontMetrics(font)
-        width = float(self.viewport().width())
-        # Best rank last, so its outline and badge sit on top where hits overlap.
-        for h, path, first in sorted(shapes, key=lambda s: -s[0].rank):
+        # Best rank last, so its outline sits on top where hits overlap.
+        for h, path, _first in sorted(shapes, key=lambda s: -s[0].rank):
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.setPen(QPen(color, 3.0 if h.rank == current else 2.0))
             p.drawPath(path)
-            label = f"#{h.rank}  {format_score(h.score)}"
-            bw, bh = fm.horizontalAdvance(label) + 12, fm.height() + 2
-            x = min(width, first.right()) - bw - 4
-            badge = QRectF(max(2.0, x), first.top() + 1, bw, bh)
-            p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(color)
-            p.drawRoundedRect(badge, bh / 2, bh / 2)
-            p.setPen(QColor("#ffffff") if not self.theme.dark else QColor("#1b1b1b"))
-            p.setFont(font)
-            p.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
 
     def _paint_answers(self, p: QPainter, vis: _Visible) -> None:
         lo, hi = self._visible_range(vis)
@@ -502,6 +552,7 @@ class DocumentView(QPlainTextEdit):
             self.hits = hits
             self.current_hit = -1
             self.viewport().update()
+            self.flag_column.update()
 
     def set_answer_spans(self, spans: Sequence[tuple[int, int]], reveal: bool = True) -> None:
         """Mark where a gold answer lies (and scroll to the first occurrence)."""
@@ -518,6 +569,7 @@ class DocumentView(QPlainTextEdit):
         h = self.hits[self.current_hit]
         self.scroll_to_offset(h.start, context_lines=2)
         self.viewport().update()
+        self.flag_column.update()
         return h
 
     def next_hit(self) -> HitMark | None:
@@ -606,6 +658,27 @@ class DocumentView(QPlainTextEdit):
                 line_in_block = line.lineNumber()
         sb = self.verticalScrollBar()
         sb.setValue(max(0, block.firstLineNumber() + line_in_block - context_lines))
+        # Line numbers of blocks the layout has not reached yet are estimates (one line each until
+        # laid out), so the first jump can land short; scrolling there lays the blocks out, and
+        # one or two corrections by the measured offset put the target where it belongs.
+        for _ in range(3):
+            top = self._y_of(self.umap.to_utf16(cp), top=True, fallback=-1.0)
+            line_h = max(1, self.fontMetrics().height())
+            if 0 <= top < self.viewport().height() - line_h:
+                break
+            step = int(top // line_h) - context_lines if top >= 0 else -context_lines - 1
+            before = sb.value()
+            sb.setValue(max(0, before + (step if top >= 0 else -max(1, self._lines_above(cp)))))
+            if sb.value() == before:
+                break
+
+    def _lines_above(self, cp: int) -> int:
+        """How far (in lines) the first visible line is below `cp`, when `cp` is above the view."""
+        first = self.firstVisibleBlock()
+        target = self.document().findBlock(self.umap.to_utf16(cp))
+        if not first.isValid() or not target.isValid():
+            return 1
+        return max(1, first.firstLineNumber() - target.firstLineNumber() + 3)
 
     def scroll_to_line_fraction(self, fraction: float) -> None:
         """Scroll so that the source line at `fraction` (0..1) of the document is in the middle."""
@@ -800,7 +873,8 @@ class Gutter(QWidget):
 
 class FlagColumn(QWidget):
     """Right of the text: each flagged chunk's flags as labels, stacked from its first line, on
-    the chunk's own tint so they read as part of it."""
+    the chunk's own tint so they read as part of it. A retrieved chunk's rank badge (#1 and its
+    score) comes first, so badges never cover the text."""
 
     def __init__(self, view: DocumentView) -> None:
         super().__init__(view)
@@ -830,6 +904,10 @@ class FlagColumn(QWidget):
         lo, hi = view._visible_range(vis)
         h = fm.height() + 2
         w = self.width()
+        badges = [(hit, *view.y_span(vis, hit.start, hit.end)) for hit in view.hits
+                  if hit.end > lo and hit.start < hi]
+        # Flags of a hit chunk start below its badge.
+        first_at = {(hit.start, hit.end): y0 + h + 4 for hit, y0, _y1 in badges}
         for cid in r.index.chunks_in(lo, hi):
             c = r.chunk(cid)
             if c is None:
@@ -839,7 +917,7 @@ class FlagColumn(QWidget):
             p.fillRect(QRectF(0, max(y0, -1.0), w, min(y1, self.height() + 1.0) - max(y0, -1.0)),
                        theme.fill(r.index.rank(cid)))
             flags = [f for f in FLAG_ORDER if f in c.flags]
-            y = y0 + 2
+            y = first_at.get((c.start, c.end), y0 + 2)
             for f in flags:
                 if y + h > y1 + 1 and y > y0 + 2:
                     break  # no room left beside this chunk: the tooltip and table list the rest
@@ -852,4 +930,35 @@ class FlagColumn(QWidget):
                 p.drawRoundedRect(rect, h / 2, h / 2)
                 p.drawText(rect, Qt.AlignmentFlag.AlignCenter, theme.flag_label(f, short=True))
                 y += h + 2
+        if badges:
+            self._paint_badges(p, badges, h)
         p.end()
+
+    def _paint_badges(self, p: QPainter, badges: list, h: float) -> None:
+        view = self.view
+        theme = view.theme
+        w = self.width()
+        # Dim the column beside everything but the hits, as the text is dimmed.
+        keep = QPainterPath()
+        for _hit, y0, y1 in badges:
+            keep.addRect(QRectF(0, y0, w, y1 - y0))
+        veil_path = QPainterPath()
+        veil_path.addRect(QRectF(self.rect()))
+        veil = QColor(theme.base)
+        veil.setAlphaF(0.6 if not theme.dark else 0.55)
+        p.fillPath(veil_path.subtracted(keep), veil)
+        color = hit_color(theme)
+        ink = QColor("#ffffff") if not theme.dark else QColor("#1b1b1b")
+        current = view.hits[view.current_hit].rank if 0 <= view.current_hit < len(view.hits) else -1
+        placed: list[float] = []
+        for hit, y0, _y1 in sorted(badges, key=lambda b: b[0].rank):
+            y = max(2.0, y0 + 2)
+            while any(abs(y - other) < h + 2 for other in placed):
+                y += h + 2  # two hits starting on one line: stack their badges
+            placed.append(y)
+            rect = QRectF(4, y, w - 8, h)
+            p.setPen(QPen(color.darker(130), 2.0) if hit.rank == current else Qt.PenStyle.NoPen)
+            p.setBrush(color)
+            p.drawRoundedRect(rect, h / 2, h / 2)
+            p.setPen(ink)
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"#{hit.rank}  {format_score(hit.score)}")

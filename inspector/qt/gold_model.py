@@ -113,7 +113,7 @@ class GoldTableModel(QAbstractTableModel):
         b = self._baseline[row] if self._baseline else None
         if role == Qt.ItemDataRole.DisplayRole:
             if col == COL_LINE:
-                return q.line or row + 1
+                return str(q.line or row + 1)
             if col == COL_QUESTION:
                 return q.question
             if col == COL_ANSWER:
@@ -123,7 +123,7 @@ class GoldTableModel(QAbstractTableModel):
             if col == COL_HIT:
                 return "hit" if r.hit else "miss"
             if col == COL_RANK:
-                return r.rank if r.rank else "–"
+                return str(r.rank) if r.rank else "–"
             if col == COL_DIAGNOSIS:
                 return r.diagnosis.message if r.diagnosis is not None else ""
             if col == COL_BASELINE:

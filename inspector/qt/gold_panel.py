@@ -199,9 +199,7 @@ class GoldPanel(QWidget):
         self.warnings.hide()
 
         head = QHBoxLayout()
-        title = QLabel("Gold set")
-        title.setStyleSheet("font-weight: 600;")
-        head.addWidget(title)
+        self.file_label.setStyleSheet("font-weight: 600;")
         head.addWidget(self.file_label, 1)
         head.addWidget(self.load_button)
         mode_row = QHBoxLayout()
@@ -235,6 +233,7 @@ class GoldPanel(QWidget):
         summary_scroll.setFrameShape(QFrame.Shape.NoFrame)
         summary_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         summary_scroll.setMinimumWidth(190)
+        self.changes.setMinimumHeight(80)
         self.summary = summary
 
         # Question table.
@@ -251,10 +250,12 @@ class GoldPanel(QWidget):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        for col, width in ((COL_LINE, 40), (COL_QUESTION, 330), (COL_ANSWER, 170), (COL_HIT, 48),
-                           (COL_RANK, 44), (COL_DIAGNOSIS, 330), (COL_BASELINE, 66)):
+        for col, width in ((COL_LINE, 36), (COL_ANSWER, 150), (COL_HIT, 44), (COL_RANK, 44), (COL_BASELINE, 62)):
             self.view.setColumnWidth(col, width)
+        # Question and diagnosis share what is left; the short columns keep their widths.
+        header.setSectionResizeMode(COL_QUESTION, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(COL_DIAGNOSIS, QHeaderView.ResizeMode.Stretch)
+        self.view.setColumnHidden(COL_BASELINE, True)
         self.misses_only = QCheckBox("Misses only")
         self.misses_only.toggled.connect(self.proxy.set_misses_only)
         self.count_label = QLabel()
@@ -274,7 +275,7 @@ class GoldPanel(QWidget):
         self.splitter.addWidget(summary_scroll)
         self.splitter.addWidget(table_box)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([320, 900])
+        self.splitter.setSizes([380, 900])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.splitter)
@@ -325,16 +326,17 @@ class GoldPanel(QWidget):
         if questions != self.model.questions:
             self.model.set_questions(questions)
         if gold is None:
-            self.file_label.setText("No gold set: load one, or select an answer in the text and add a question")
-            self.file_label.setToolTip("")
+            self.file_label.setText("No gold set")
+            self.file_label.setToolTip("Load one, or select an answer in the text and add a question for it "
+                                       "(Edit ▸ Add to Gold Set…)")
             self.warnings.hide()
         else:
             name = Path(gold.path).name
             fmt = {"jsonl": "JSONL", "csv": "CSV", "chroma": "Chroma CSV"}.get(gold.format, gold.format)
             others = len(gold.questions) - len(questions)
             more = f", {others} about other documents" if others else ""
-            self.file_label.setText(f"{name} · {len(questions)} questions ({fmt}{more})")
-            self.file_label.setToolTip(gold.path)
+            self.file_label.setText(f"{name} · {len(questions)} questions{more}")
+            self.file_label.setToolTip(f"{gold.path} ({fmt})")
             if gold.warnings:
                 self.warnings.setText(f"⚠ {len(gold.warnings)} warning(s) in the gold file (hover)")
                 self.warnings.setToolTip("\n".join(w.one_line() for w in gold.warnings[:30]))
@@ -364,6 +366,7 @@ class GoldPanel(QWidget):
 
     def _on_baseline(self, baseline: Baseline | None) -> None:
         self.clear_button.setEnabled(baseline is not None)
+        self.view.setColumnHidden(COL_BASELINE, baseline is None)
         if baseline is None:
             self.baseline_label.setText("No baseline pinned: pin one, change the settings, and see what they fix "
                                         "and break.")

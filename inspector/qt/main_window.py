@@ -20,18 +20,21 @@ from typing import Iterable, Sequence
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMainWindow,
-                               QMessageBox, QProgressBar, QVBoxLayout, QWidget)
+                               QMessageBox, QProgressBar, QTabBar, QVBoxLayout, QWidget)
 
 from inspector.core import settings_schema as keys
 from inspector.core.document import Document
 from inspector.qt.chunk_table import ChunkTable
 from inspector.qt.controller import DEBOUNCE_MS, ChunkingController
+from inspector.qt.corpus_panel import CorpusPanel, document_warnings, load_corpus
 from inspector.qt.detail_pane import DetailPane
 from inspector.qt.document_view import DocumentView, answer_color, hit_color
 from inspector.qt.export_actions import ExportActions
 from inspector.qt.find_bar import FindBar
 from inspector.qt.gold_panel import GoldFiles, GoldPanel, answer_spans, is_gold_path
+from inspector.qt.messages import MessageCenter
 from inspector.qt.overview_strip import OverviewStrip
+from inspector.qt.plugin_actions import PluginActions
 from inspector.qt.question_bar import QuestionBar
 from inspector.qt.reader import Reader
 from inspector.qt.retrieval_controller import (ASK_K, ASK_RETRIEVER, MODEL_FAILED, MODEL_LOADING, MODEL_READY,
@@ -122,11 +125,18 @@ class MainWindow(QMainWindow):
         self.detail_dock.raise_()
         self.table_dock.raise_()
         self.sweep_dialog = None
+        # The document list of a corpus (shown when more than one document, or a bad file, is open).
+        self.corpus_panel = CorpusPanel(self.state)
+        self.corpus_dock = self.add_panel(self.corpus_panel, "Documents", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.tabifyDockWidget(self.stats_dock, self.corpus_dock)
+        self.corpus_dock.hide()
+        self.corpus_panel.wantsVisible.connect(self._show_corpus_dock)
 
         # Created after the widgets, so that on a document change they have taken the new document
         # before any (synchronous) result for it arrives.
         self.controller = ChunkingController(self.state, self.runner, debounce_ms=debounce_ms, parent=self)
 
+        self.plugins = PluginActions(self)
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
@@ -142,6 +152,7 @@ class MainWindow(QMainWindow):
         self.state.errorChanged.connect(self._on_error)
         self.table.onlyFlaggedChanged.connect(self._on_only_flagged)
         self._connect_retrieval()
+        self.plugins.load_installed()  # before restoring: the saved strategy may be a plug-in's
         self.restore_settings()
 
     # -- panels ----------------------------------------------------------------------------------
@@ -227,6 +238,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
         file_menu.addAction(self.load_gold_action)
+        self.plugins.add_to(file_menu)
         self.export_menu = self.exports.add_to(file_menu)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
@@ -244,7 +256,7 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         self.panels_menu = view_menu.addMenu("&Panels")
         for dock in (self.strategy_dock, self.stats_dock, self.table_dock, self.detail_dock, self.reader_dock,
-                     self.gold_dock):
+                     self.gold_dock, self.corpus_dock):
             self.panels_menu.addAction(dock.toggleViewAction())
         eval_menu = mb.addMenu("E&valuate")
         eval_menu.addAction(self.ask_action)
@@ -307,6 +319,7 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.model_label)
         sb.addPermanentWidget(self.busy)
         sb.addPermanentWidget(self.info)
+        self.messages = MessageCenter(self.message, sb, self)
 
     # -- opening -------------------------------------------------------------------------------
     def open_dialog(self) -> None:
@@ -320,31 +333,35 @@ class MainWindow(QMainWindow):
             self.open_paths([path])
 
     def open_paths(self, paths: Sequence[str | os.PathLike[str]]) -> bool:
-        """Load files and folders (a corpus); problems go to the status bar, never a modal box."""
-        from inspector.core.document import load_paths
-        from inspector.core.errors import InputError
-
+        """Load files and folders (a corpus). A file that cannot be opened is reported with the
+        line the CLI prints, in the status bar and a non-modal box, and whatever was open (the
+        document, its gold set) stays open. Among several paths the good ones open, and each bad
+        file is listed once in the Documents panel."""
         paths = [str(p) for p in paths]
-        try:
-            loaded = load_paths(paths)
-        except InputError as exc:
-            self.state.set_error(exc.one_line())
-            return False
-        except OSError as exc:
-            self.state.set_error(str(exc))
-            return False
-        problems = [p.one_line() for p in loaded.problems]
+        loaded = load_corpus(paths)
+        problems = list(loaded.problems)
         if not loaded.documents:
-            self.state.set_error(problems[0] if problems else "nothing to open")
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            details = "\n".join(problems + ([loaded.details] if loaded.details else []))
+            first = problems[0] if problems else "nothing to open"
+            self.state.set_error(first)  # listeners of the state hear it too (the launch smoke test)
+            self.messages.error(first + more, details, popup=True)
             return False
         self.state.set_error("")
-        self.state.set_documents(loaded.documents)
-        for p in paths:
+        self.state.set_documents(loaded.documents, problems=problems)
+        for p in loaded.opened:
             self.add_recent(p)
         self.settings.set(keys.LAST_DIR, str(Path(paths[0]).parent if Path(paths[0]).is_file() else Path(paths[0])))
+        notes = [w for d in loaded.documents for w in document_warnings(d)]
+        notes += [f"{d.doc_id}: no text to chunk (the file is empty or only whitespace)"
+                  for d in loaded.documents if not d.text.strip()]
+        details = "\n".join(problems + notes + ([loaded.details] if loaded.details else []))
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            self.show_error(f"skipped {problems[0]}{more}", details="\n".join(problems))
+            self.show_error(f"skipped {problems[0]}{more}", details=details)
+        elif notes:
+            more = f" (+{len(notes) - 1} more)" if len(notes) > 1 else ""
+            self.messages.warning(f"{notes[0]}{more}", details)
         else:
             self.show_message(f"Opened {loaded.documents[0].name}" if len(loaded.documents) == 1
                               else f"Opened {len(loaded.documents)} documents")
@@ -445,7 +462,8 @@ class MainWindow(QMainWindow):
 
     def _on_error(self, message: str) -> None:
         if message:
-            self.show_error(message)
+            # A strategy that raised: its traceback behind Details…; a bad parameter: the line only.
+            self.show_error(message, getattr(self.runner, "last_error_details", ""))
         else:
             self.show_message("")
 
@@ -454,15 +472,17 @@ class MainWindow(QMainWindow):
             self.only_flagged_action.setChecked(on)
 
     def show_message(self, text: str) -> None:
-        self.message.setStyleSheet("")
-        self.message.setToolTip("")
-        self.message.setText(text)
+        self.messages.info(text)
 
     def show_error(self, text: str, details: str = "") -> None:
-        """A problem, in red in the status bar (hover for details)."""
-        self.message.setStyleSheet("color: #d03a3a;")
-        self.message.setText(text)
-        self.message.setToolTip(details or text)
+        """A problem, in red in the status bar (hover, or Details…, for the details); also
+        `messages.last_error`."""
+        self.messages.error(text, details)
+
+    def _show_corpus_dock(self, show: bool) -> None:
+        self.corpus_dock.setVisible(show)
+        if show:
+            self.corpus_dock.raise_()
 
     def about(self) -> None:
         QMessageBox.about(self, "About Chunk Inspector",
@@ -503,6 +523,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.strategy_dock, self.detail_dock], [340, 380], h)
         self.resizeDocks([self.strategy_dock, self.stats_dock], [230, 520], v)
         self.resizeDocks([self.table_dock], [250], v)
+        QTimer.singleShot(0, self, self._hide_stray_tab_bars)
 
     def save_settings(self) -> None:
         s = self.settings
@@ -516,6 +537,25 @@ class MainWindow(QMainWindow):
         s.set(ASK_RETRIEVER, self.retrieval.retriever)
         s.sync()
 
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        QTimer.singleShot(0, self, self._hide_stray_tab_bars)
+
+    def _hide_stray_tab_bars(self) -> None:
+        """Qt 6.11 leaves a stale copy of a dock group's tab bar, visible, when a second group is
+        tabified before the window is first laid out (two groups here: Embedded text/Reader and
+        Chunks/Gold set). A live tab bar spans its group's dock horizontally; a stale one kept the
+        geometry of a layout that no longer exists."""
+        docks = [d for d in self.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
+        for bar in self.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            if not bar.isVisible():
+                continue
+            titles = {bar.tabText(i) for i in range(bar.count())}
+            g = bar.geometry()
+            if not any(d.windowTitle() in titles and d.geometry().left() == g.left()
+                       and d.geometry().width() == g.width() for d in docks):
+                bar.hide()
+
     def closeEvent(self, e) -> None:
         if not self._closing:
             self._closing = True
@@ -524,6 +564,7 @@ class MainWindow(QMainWindow):
             # should not look like a frozen window.
             self.hide()
             self.controller.shutdown()
+            self.corpus_panel.shutdown()
             if self.sweep_dialog is not None:
                 self.sweep_dialog.close()
                 self.sweep_dialog.shutdown()
@@ -611,7 +652,7 @@ class MainWindow(QMainWindow):
             return
         spans = answer_spans(doc, q)
         if self.retrieval.question != q.question:
-            self.question_bar.ask(q.question)
+            self.question_bar.ask(q.question, reveal=not spans)  # the answer is what to look at
         self.view.set_answer_spans(spans, reveal=bool(spans))
         from inspector.qt.worker import _line_index
 

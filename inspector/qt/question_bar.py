@@ -110,17 +110,20 @@ class QuestionBar(QWidget):
         self._update_nav()
 
     # -- actions -------------------------------------------------------------------------------
-    def submit(self) -> int:
-        """Ask what the field holds (empty: clear the question)."""
+    def submit(self, reveal: bool = True) -> int:
+        """Ask what the field holds (empty: clear the question). `reveal` scrolls to hit #1 when the
+        hits arrive (not on later re-chunks)."""
         text = self.field.text().strip()
-        self._reveal = bool(text)  # scroll to #1 when this question's hits arrive (not on re-chunks)
+        self._reveal = reveal and bool(text)
         self.asked.emit(text)
         return self.controller.ask(text)
 
-    def ask(self, question: str) -> int:
-        """Put a question in the field and ask it (the gold panel runs its questions this way)."""
+    def ask(self, question: str, reveal: bool = True) -> int:
+        """Put a question in the field and ask it (the gold panel runs its questions this way,
+        without scrolling away from the answer it shows)."""
         self.field.setText(question)
-        return self.submit()
+        self.field.setCursorPosition(0)  # show the question's beginning
+        return self.submit(reveal)
 
     def clear(self) -> None:
         self.field.clear()

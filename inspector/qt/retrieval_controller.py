@@ -170,7 +170,8 @@ class RetrievalController(QObject):
         if question != self.question:
             self.question = question
             self.questionChanged.emit(question)
-        return self.refresh(exact=True)
+        # A new question leaves the gold figures as they are: they are not marked stale.
+        return self.refresh(exact=True, mark_stale=False)
 
     # -- the model -----------------------------------------------------------------------------
     def start_model(self) -> None:
@@ -325,7 +326,7 @@ class RetrievalController(QObject):
             embedder=self.embedder, pooled=pooled, cache=self.cache, store=self.store,
             fallback_note=self._fallback_note())
 
-    def refresh(self, exact: bool = False, preview: bool = True) -> int:
+    def refresh(self, exact: bool = False, preview: bool = True, mark_stale: bool = True) -> int:
         """Recompute hits and report for the current chunks; returns the request id (0: nothing to do).
         `exact`: embed the chunks now if their vectors are not cached; `preview`: answer with the
         cheapest index first (False when only the exact stage is wanted: the preview of these very
@@ -342,7 +343,7 @@ class RetrievalController(QObject):
             self._set_stale(False)
             return 0
         self._submitted = req
-        if req.gold and preview:
+        if req.gold and preview and mark_stale:
             self._set_stale(True)
         return self.runner.submit(compute_retrieval(req))
 

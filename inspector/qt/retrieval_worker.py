@@ -209,7 +209,19 @@ class IndexStore:
     def __init__(self, size: int = 6) -> None:
         self.size = size
         self._items: OrderedDict[tuple, Any] = OrderedDict()
+        self._reports: OrderedDict[tuple, Any] = OrderedDict()
         self._lock = threading.Lock()
+
+    def report(self, key: tuple) -> Any:
+        """A gold-set report made earlier on a stored index (asking a question needs no new one)."""
+        with self._lock:
+            return self._reports.get(key)
+
+    def put_report(self, key: tuple, report: Any) -> None:
+        with self._lock:
+            self._reports[key] = report
+            while len(self._reports) > 4 * self.size:
+                self._reports.popitem(last=False)
 
     def get(self, key: tuple) -> Any:
         with self._lock:
@@ -228,6 +240,7 @@ class IndexStore:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._reports.clear()
 
 
 def chunks_fingerprint(chunks: tuple[Chunk, ...]) -> str:
@@ -348,7 +361,8 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
         fp = chunks_fingerprint(req.chunks)
         store = req.store or IndexStore(1)
 
-        def finish(index: Any, mode: str, retriever: str, *, more: bool, due: bool, note: str = "") -> RetrievalResult:
+        def finish(index: Any, mode: str, retriever: str, *, more: bool, due: bool, note: str = "",
+                   key: tuple | None = None) -> RetrievalResult:
             from inspector.core.evaluate import IndexSearch, evaluate
 
             hits: tuple = ()
@@ -356,26 +370,34 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
                 hits = tuple(index.search(req.question, req.k, retriever))
             report = None
             if req.gold:
-                search = IndexSearch(index, retriever=retriever, multi_doc=False)
-                report = evaluate(req.gold, [doc], chunks_by_doc, search, req.k)
+                # A stored index scored on the same questions before (only the question changed):
+                # the report is the same, so it is not computed again.
+                rkey = (key, retriever, req.k, len(req.gold), hash(req.gold)) if key is not None else None
+                report = store.report(rkey) if rkey is not None else None
+                if report is None:
+                    search = IndexSearch(index, retriever=retriever, multi_doc=False)
+                    report = evaluate(req.gold, [doc], chunks_by_doc, search, req.k)
+                    if rkey is not None:
+                        store.put_report(rkey, report)
             return RetrievalResult(req, mode, retriever, hits, report, make_config(req, retriever, mode), index,
                                    more_coming=more, exact_due=due, note=note, seconds=time.perf_counter() - t0)
 
         def bm25_index() -> Any:
-            key = ("bm25", doc.sha256, fp, req.with_prefix)
+            key = bm25_key
             index = store.get(key)
             if index is None:
                 index = retrieval.build_index([doc], chunks_by_doc, None, with_prefix=req.with_prefix)
                 store.put(key, index)
             return index
 
+        bm25_key = ("bm25", doc.sha256, fp, req.with_prefix)
         if not req.dense:
-            yield finish(bm25_index(), EXACT, "bm25", more=False, due=False)
+            yield finish(bm25_index(), EXACT, "bm25", more=False, due=False, key=bm25_key)
             return
         emb = req.embedder
         if emb is None:
             yield finish(bm25_index(), FALLBACK, "bm25", more=False, due=True,
-                         note=f"BM25 answers until dense vectors exist: {req.fallback_note}")
+                         note=f"BM25 answers until dense vectors exist: {req.fallback_note}", key=bm25_key)
             return
         exact_key = ("exact", doc.sha256, fp, req.with_prefix, emb.model_id)
         index = store.get(exact_key)
@@ -383,12 +405,11 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
             index = retrieval.build_index([doc], chunks_by_doc, emb, with_prefix=req.with_prefix, cache=req.cache)
             store.put(exact_key, index)
         if index is not None:
-            yield finish(index, EXACT, req.retriever, more=False, due=False)
+            yield finish(index, EXACT, req.retriever, more=False, due=False, key=exact_key)
             return
-        # A preview now: pooled piece vectors when built, else BM25.
-        if not req.preview:
-            pass
-        elif req.pooled is not None:
+        # A preview now (unless the preview of these chunks is on screen already): pooled piece
+        # vectors when built, else BM25.
+        if req.preview and req.pooled is not None:
             from inspector.core.pooled import index_vectors
 
             vecs = index_vectors(chunks_by_doc, {doc.doc_id: req.pooled}, with_prefix=req.with_prefix)
@@ -398,10 +419,10 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
                                             cache=req.cache, vectors=vecs)
             yield finish(preview, POOLED, req.retriever, more=req.exact, due=True,
                          note="pooled preview: chunk vectors averaged from piece vectors")
-        else:
+        elif req.preview:
             yield finish(bm25_index(), FALLBACK, "bm25", more=req.exact, due=True,
                          note="BM25 answers until dense vectors exist: the live-preview vectors are "
-                              "being prepared")
+                              "being prepared", key=bm25_key)
         if not req.exact or cancelled():
             return
         texts = _texts(req)
@@ -414,7 +435,7 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
                                       progress=embedded, cancel=cancelled)
         store.put(exact_key, index)
         progress(0, 0, "")
-        yield finish(index, EXACT, req.retriever, more=False, due=False)
+        yield finish(index, EXACT, req.retriever, more=False, due=False, key=exact_key)
 
     return job
 

@@ -2,7 +2,10 @@
 
 window.png          the sample handbook, `markdown` strategy, a chunk selected
 window-overlap.png  the same document with `fixed_chars` 500/50, showing overlap regions
-Pass --dark for dark-palette versions (window-dark.png, window-overlap-dark.png).
+ask.png             a question with its top-5 chunks outlined and the Reader (real model, exact)
+gold.png            the gold set panel, `markdown` pinned as baseline, `fixed_chars` 500/0 against it
+Pass --dark for dark-palette versions (window-dark.png, ...). ask.png and gold.png load the bundled
+embedding model (the first run embeds the handbook: a minute or so on a laptop CPU).
 """
 
 from __future__ import annotations
@@ -14,13 +17,20 @@ import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 SIZE = (1400, 900)
+RETRIEVAL_SIZE = (1600, 1000)
+"""ask.png and gold.png: wider, so the Reader and the gold table have room beside the text."""
 
 
 def _settle(app, rounds: int = 5) -> None:
+    import time
+
     for _ in range(rounds):
         app.processEvents()
+        time.sleep(0.01)
 
 
 def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
@@ -78,6 +88,75 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
     return written
 
 
+ASK_QUESTION = "How long is parental allowance paid in Germany?"
+
+
+def render_retrieval(out_dir: Path, *, dark: bool = False) -> list[Path]:
+    """ask.png and gold.png, with the real model and exact embeddings (everything synchronous)."""
+    from PySide6.QtCore import Qt
+
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.main_window import MainWindow, sample_path
+    from inspector.qt.settings import ini_store
+    from inspector.qt.worker import ChunkRunner
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                            debounce_ms=0, synchronous_retrieval=True)
+        window.resize(*RETRIEVAL_SIZE)
+        window.show()
+        _settle(app)
+        window.default_layout()
+        window.resizeDocks([window.reader_dock], [470], Qt.Orientation.Horizontal)
+        window.state.set_strategy("markdown")
+        window.open_paths([str(sample_path())])
+        _settle(app)
+        window.start_model()
+        window.retrieval.set_settle_ms(0)
+
+        # ask.png: the question, its hits outlined (#1 in view), the Reader beside.
+        window.question_bar.ask(ASK_QUESTION)
+        _settle(app, 20)
+        window.reader_dock.raise_()
+        window.view.goto_hit(0)
+        _settle(app)
+        path = out_dir / f"ask{suffix}.png"
+        window.grab().save(str(path))
+        written.append(path)
+
+        # gold.png: markdown pinned, fixed_chars 500/0 against it; the panel taller, a broken
+        # question selected so its answer is marked in the text.
+        window.retrieval.pin_baseline()
+        window.state.set_strategy("fixed_chars")
+        window.strategy_panel.set_value("size", 500)
+        window.strategy_panel.set_value("overlap", 0)
+        window.controller.submit_now()
+        window.retrieval.refresh(exact=True)
+        _settle(app, 20)
+        window.gold_dock.raise_()
+        window.resizeDocks([window.gold_dock], [390], Qt.Orientation.Vertical)
+        _settle(app)
+        broke = window.retrieval.comparison.broke if window.retrieval.comparison is not None else ()
+        target = next((c.question for c in broke if c.question.question == ASK_QUESTION),
+                      broke[0].question if broke else None)
+        if target is not None:
+            window.gold_panel.select_question(target)
+            window.retrieval.refresh(exact=True)
+            _settle(app, 20)
+        path = out_dir / f"gold{suffix}.png"
+        window.grab().save(str(path))
+        written.append(path)
+        window.close()
+        _settle(app)
+    return written
+
+
 def _chunk_at(window, offset: int) -> int:
     ids = window.view.chunk_ids_at(offset)
     if ids:
@@ -90,9 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", nargs="?", default="docs")
     parser.add_argument("--dark", action="store_true", help="render with the dark palette")
+    parser.add_argument("--no-model", action="store_true", help="skip ask.png and gold.png (they load the model)")
     args = parser.parse_args(argv)
     for path in render(Path(args.out_dir), dark=args.dark):
         print(path)
+    if not args.no_model:
+        for path in render_retrieval(Path(args.out_dir), dark=args.dark):
+            print(path)
     return 0
 
 

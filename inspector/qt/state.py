@@ -19,7 +19,10 @@ class InspectorState(QObject):
     """Current documents, strategy, parameters, chunks and selection."""
 
     documentsChanged = Signal(object)
-    """tuple[Document, ...]: the opened corpus (one file, or the files of a folder)."""
+    """tuple[Document, ...]: the opened corpus (one file, or the files of a folder). This is the
+    corpus signal: `documents` holds every document opened together (what retrieval searches
+    across), `load_problems` the files that could not be opened with them; both are set before
+    it is emitted, and `documentChanged` (the shown one) follows."""
     documentChanged = Signal(object)
     """Document | None: the document shown."""
     strategyChanged = Signal(str)
@@ -37,6 +40,9 @@ class InspectorState(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.documents: tuple[Document, ...] = ()
+        """The corpus: every document opened together, in the order they were found."""
+        self.load_problems: tuple[str, ...] = ()
+        """One line per file of the corpus that could not be opened (as the CLI prints it)."""
         self.document: Document | None = None
         self.strategy: str = "markdown"
         self._params: dict[str, dict[str, Any]] = {}
@@ -47,8 +53,10 @@ class InspectorState(QObject):
         self.error: str = ""
 
     # -- documents -------------------------------------------------------------------------
-    def set_documents(self, documents: tuple[Document, ...] | list[Document], current: int = 0) -> None:
+    def set_documents(self, documents: tuple[Document, ...] | list[Document], current: int = 0,
+                      problems: tuple[str, ...] | list[str] = ()) -> None:
         self.documents = tuple(documents)
+        self.load_problems = tuple(problems)
         self.documentsChanged.emit(self.documents)
         self.set_document(self.documents[current] if self.documents else None)
 

@@ -232,9 +232,7 @@ class StrategyPanel(QWidget):
         self._building = False
 
         self.combo = QComboBox()
-        for name, s in self._strategies.items():
-            self.combo.addItem(name)
-            self.combo.setItemData(self.combo.count() - 1, s.description, Qt.ItemDataRole.ToolTipRole)
+        self._fill_combo()
         self.description = QLabel()
         self.description.setWordWrap(True)
         self.description.setEnabled(False)
@@ -294,6 +292,29 @@ class StrategyPanel(QWidget):
         """Rebuild the controls for the state's strategy and parameters."""
         self._on_strategy(self.state.strategy)
 
+    def refresh_strategies(self) -> None:
+        """Re-read the strategy registry (strategies registered or re-registered at run time: a
+        strategy file, imported chunks, plug-ins) and rebuild the selector and the controls."""
+        from inspector.core.chunk import strategies
+
+        self._strategies = strategies()
+        self._building = True
+        try:
+            self._fill_combo()
+        finally:
+            self._building = False
+        self.rebuild()
+
+    def _fill_combo(self) -> None:
+        self.combo.blockSignals(True)
+        try:
+            self.combo.clear()
+            for name, s in self._strategies.items():
+                self.combo.addItem(name)
+                self.combo.setItemData(self.combo.count() - 1, s.description, Qt.ItemDataRole.ToolTipRole)
+        finally:
+            self.combo.blockSignals(False)
+
     def reset_defaults(self) -> None:
         self._load_values(self.strategy.defaults())
         self._send()
@@ -304,6 +325,11 @@ class StrategyPanel(QWidget):
             self.state.set_strategy(name)
 
     def _on_strategy(self, name: str) -> None:
+        from inspector.core.chunk import strategies
+
+        if self._strategies.get(name) is not strategies().get(name):
+            self.refresh_strategies()  # registered (or replaced) since the selector was filled
+            return
         self._building = True
         try:
             self.combo.setCurrentText(name)
@@ -361,7 +387,9 @@ class StrategyPanel(QWidget):
         for lesser, greater, strict, mode in self._pairs():
             lo: NumberControl = self.controls[lesser]  # type: ignore[assignment]
             hi: NumberControl = self.controls[greater]  # type: ignore[assignment]
-            gap = lo.param.step if strict else 0
+            # Strictly less means one unit less, not one slider step: overlap 9 with size 10 is
+            # valid (and a pathological case users test), though the overlap slider steps by 10.
+            gap = (lo.param.step if lo.is_float else 1) if strict else 0
             if mode == "limit":
                 lo.set_maximum(max(lo.param.minimum, hi.value() - (gap if strict else 0)))
                 if strict and lo.value() >= hi.value():

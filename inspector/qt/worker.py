@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+import traceback
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
@@ -185,8 +186,16 @@ class _Relay(QObject):
     """Lives on the GUI thread; the worker emits through it, so slots run on the GUI thread."""
 
     stage = Signal(int, object)
-    failed = Signal(int, str)
+    failed = Signal(int, str, str)
+    """(request id, one line, details: the traceback of an unexpected exception, else '')."""
     finished = Signal(int)
+
+
+def error_details(exc: BaseException) -> str:
+    """The traceback behind an error, for the user's Details… (none for a plain bad parameter)."""
+    if isinstance(exc, ValueError) and exc.__cause__ is None:
+        return ""
+    return "".join(traceback.format_exception(exc))
 
 
 class _Job(QRunnable):
@@ -214,7 +223,7 @@ class _Job(QRunnable):
                 return
             if not isinstance(exc, ValueError):
                 log.exception("chunking failed")
-            self.relay.failed.emit(rid, describe_error(exc))
+            self.relay.failed.emit(rid, describe_error(exc), error_details(exc))
         finally:
             self.relay.finished.emit(rid)
 
@@ -237,6 +246,8 @@ class ChunkRunner(QObject):
         self._running = 0  # jobs started and not yet finished (GUI-thread bookkeeping)
         self._busy = False
         self._closed = False
+        self.last_error_details = ""
+        """Details (a traceback) of the latest request's failure, '' when there are none."""
         self._relay = _Relay(self)
         self._relay.stage.connect(self._on_stage)
         self._relay.failed.connect(self._on_failed)
@@ -297,10 +308,11 @@ class ChunkRunner(QObject):
             self._set_busy(False)
         self.resultReady.emit(result)
 
-    @Slot(int, str)
-    def _on_failed(self, rid: int, message: str) -> None:
+    @Slot(int, str, str)
+    def _on_failed(self, rid: int, message: str, details: str = "") -> None:
         if rid != self._latest or self._closed:
             return
+        self.last_error_details = details
         self._set_busy(False)
         self.errored.emit(rid, message)
 

@@ -17,6 +17,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
+try:  # bm25s builds (disabled) tqdm bars; the first one would start tqdm's never-ending monitor
+    import tqdm  # noqa: E402  thread in a test, which the leak check below reports. The window's
+
+    tqdm.tqdm.monitor_interval = 0  # workers switch it off the same way (retrieval_worker).
+except ImportError:  # pragma: no cover
+    pass
+
 ROOT = Path(__file__).resolve().parents[2]
 HANDBOOK = ROOT / "sample_docs" / "handbook.md"
 
@@ -156,7 +163,7 @@ def wait_retrieval(qtbot, window, *, mode: str | None = "exact", question: str |
         chunks = window.state.result
         if r is None or chunks is None or r.request.chunk_request_id != chunks.request_id:
             return False
-        if window.controller.pending or window.runner.busy:
+        if window.controller.pending or window.runner.busy or window.retrieval.runner.busy:
             return False
         if mode is not None and r.mode != mode:
             return False

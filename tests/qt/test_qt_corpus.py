@@ -1,0 +1,242 @@
+"""Beyond one file: the document list of a corpus, the corpus on the state, PDF pages in the view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtGui import QTextCursor
+
+from inspector.core.chunk import chunk_document
+from inspector.core.document import load_document
+from inspector.qt.chunk_table import COL_PAGE
+from inspector.qt.corpus_panel import COL_CHUNKS, COL_NAME, COL_PROBLEMS, load_corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+BAD = ROOT / "tests" / "data" / "bad"
+
+
+def make_pdf(pages: list[list[str]]) -> bytes:
+    """A minimal valid PDF (as tests/core/test_formats.py builds it): one Helvetica text line per
+    entry, one content stream per page, a correct cross-reference table."""
+    n = len(pages)
+    pages_num = 2 + 2 * n
+    objs: list[bytes] = [b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    for i, lines in enumerate(pages):
+        ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
+        for ln in lines:
+            esc = ln.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            ops.append(f"({esc}) Tj T*")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        objs.append(b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+                    b"/Resources << /Font << /F1 1 0 R >> >> >>" % (pages_num, 2 + 2 * i))
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n)).encode()
+    objs.append(b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % n)
+    objs.append(b"<< /Type /Catalog /Pages %d 0 R >>" % pages_num)
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objs, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, len(objs), xref)
+    return bytes(out)
+
+
+PDF_PAGES = [
+    ["Parental leave policy", "Employees in Germany get fourteen weeks.", "The rest follows below."],
+    ["Refunds are issued within 14 days.", "Receipts are required for every refund."],
+    ["Travel is booked through the portal.", "Economy class is the default."],
+]
+
+
+def _corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Alpha\n\nFirst document. It has two sentences.\n\n## More\n\nAnother part.\n",
+                                 encoding="utf-8")
+    (folder / "b.txt").write_text("Second document, plain text.\n\nAnother paragraph here.\n" * 30,
+                                  encoding="utf-8")
+    (folder / "broken.md").write_bytes((BAD / "nul_bytes.md").read_bytes())
+    return folder
+
+
+def _count(doc, w) -> int:
+    return sum(1 for c in chunk_document(doc, w.state.strategy, w.state.params) if c.role != "parent")
+
+
+def test_folder_lists_documents_and_problems_and_selecting_switches(qtbot, make_window, wait_complete, tmp_path):
+    folder = _corpus(tmp_path)
+    w = make_window()
+    assert not w.corpus_dock.isVisible()
+    with qtbot.waitSignal(w.state.documentsChanged) as corpus:
+        assert w.open_paths([str(folder)])
+    docs = corpus.args[0]
+    assert [d.doc_id for d in docs] == ["a.md", "b.txt"] and w.state.documents == docs  # the corpus
+    wait_complete(w)
+    panel = w.corpus_panel
+    model = panel.model
+    assert w.corpus_dock.isVisible()
+    assert [model.index(i, COL_NAME).data() for i in range(model.rowCount())] == ["a.md", "b.txt", "broken.md"]
+    assert panel.documents() == list(docs)
+    [bad] = panel.problem_rows()
+    assert bad.problems == (f"{folder / 'broken.md'}: binary file (contains NUL bytes), not text",)
+    assert model.index(2, COL_PROBLEMS).data() == "binary file (contains NUL bytes), not text"
+    assert panel.summary.text() == "2 documents · 1 could not be opened"
+    # Chunk counts: the shown document's from its result, the other's from the background.
+    qtbot.waitUntil(lambda: all(r.chunks is not None for r in model.rows if r.document is not None),
+                    timeout=20_000)
+    for i, doc in enumerate(docs):
+        assert model.rows[i].chunks == _count(doc, w)
+        assert model.index(i, COL_CHUNKS).data() == f"{_count(doc, w):,}"
+    # Selecting a row shows that document.
+    assert w.state.document is docs[0]
+    panel.view.selectRow(1)
+    r = wait_complete(w)
+    assert w.state.document is docs[1] and r.document is docs[1]
+    assert w.view.toPlainText() == docs[1].text and w.doc_combo.currentIndex() == 1
+    # A problem row cannot be selected: the document stays.
+    panel.view.selectRow(2)
+    assert w.state.document is docs[1]
+    # The toolbar combo and the list stay in step.
+    w.doc_combo.setCurrentIndex(0)
+    wait_complete(w)
+    assert [ix.row() for ix in panel.view.selectionModel().selectedRows()] == [0]
+
+
+def test_counts_follow_the_strategy(qtbot, make_window, wait_complete, tmp_path):
+    w = make_window()
+    assert w.open_paths([str(_corpus(tmp_path))])
+    wait_complete(w)
+    rows = w.corpus_panel.model.rows
+    qtbot.waitUntil(lambda: rows[1].chunks is not None, timeout=20_000)
+    w.strategy_panel.set_strategy("fixed_chars")
+    w.strategy_panel.set_value("size", 40)
+    wait_complete(w)
+    rows = w.corpus_panel.model.rows
+    qtbot.waitUntil(lambda: all(r.chunks is not None for r in w.corpus_panel.model.rows if r.document),
+                    timeout=20_000)
+    for r in w.corpus_panel.model.rows[:2]:
+        assert r.chunks == _count(r.document, w)
+
+
+def test_one_document_hides_the_list(qtbot, make_window, open_doc, tmp_path):
+    w = make_window()
+    assert w.open_paths([str(_corpus(tmp_path))])
+    assert w.corpus_dock.isVisible()
+    open_doc(w)
+    assert not w.corpus_dock.isVisible() and len(w.state.documents) == 1 and w.state.load_problems == ()
+
+
+def test_load_corpus_never_raises(tmp_path):
+    good = tmp_path / "good.md"
+    good.write_text("# Good\n\ntext\n", encoding="utf-8")
+    loaded = load_corpus([str(tmp_path / "missing.md"), str(good), str(BAD / "image.png")])
+    assert [d.doc_id for d in loaded.documents] == ["good.md"]
+    assert loaded.problems == (f"{tmp_path / 'missing.md'}: no such file",
+                               f"{BAD / 'image.png'}: binary file (a PNG image), not text")
+    assert loaded.opened == (str(good),)
+
+
+def _pdf(tmp_path: Path, pages: list[list[str]], name: str = "policy.pdf") -> Path:
+    path = tmp_path / name
+    path.write_bytes(make_pdf(pages))
+    return path
+
+
+def _line_top(view, cp: int) -> float:
+    cursor = QTextCursor(view.document())
+    cursor.setPosition(view.umap.to_utf16(cp))
+    return view.cursorRect(cursor).top()
+
+
+def test_pdf_page_breaks_are_painted_where_the_pages_start(qtbot, make_window, wait_complete, tmp_path):
+    w = make_window()
+    w.strategy_panel.set_strategy("sentences")
+    w.strategy_panel.set_value("size", 8)  # about a sentence each: chunks on every page
+    path = _pdf(tmp_path, PDF_PAGES)
+    assert w.open_paths([str(path)])
+    r = wait_complete(w)
+    doc = r.document
+    starts = doc.meta["page_starts"]
+    assert starts == load_document(path).meta["page_starts"] and len(starts) == 3
+    w.view.viewport().repaint()
+    marks = w.view.page_marks.last
+    assert [(m.page, m.offset) for m in marks] == [(1, starts[0]), (2, starts[1]), (3, starts[2])]
+    for m in marks:
+        assert abs(m.y - _line_top(w.view, m.offset)) <= 1.0
+    # Each chunk's page in the table and the detail pane.
+    table = w.table
+    assert not table.view.isColumnHidden(COL_PAGE)
+    for c in r.chunks:
+        row = table.model.row_of(c.id)
+        page = table.model.index(row, COL_PAGE).data()
+        assert c.meta["page"] >= 1 and page == (f"{c.meta['page']}" if c.meta["page_end"] == c.meta["page"]
+                                                 else f"{c.meta['page']}–{c.meta['page_end']}")
+    on_two = next(c for c in r.chunks if c.meta["page"] == 2)
+    w.state.select(on_two.id)
+    assert "page 2" in w.detail.header.text()
+
+
+def test_pdf_page_marks_are_painted_for_the_visible_range_only(qtbot, make_window, wait_complete, tmp_path):
+    pages = [[f"Page {p} line {k} of the long policy." for k in range(10)] for p in range(1, 41)]
+    w = make_window()
+    w.strategy_panel.set_strategy("sentences")
+    assert w.open_paths([str(_pdf(tmp_path, pages, "long.pdf"))])
+    r = wait_complete(w)
+    starts = r.document.meta["page_starts"]
+    assert len(starts) == 40
+    sb = w.view.verticalScrollBar()
+    seen: set[int] = set()
+    for fraction in (0.0, 0.5, 1.0):
+        sb.setValue(int(sb.maximum() * fraction))
+        w.view.viewport().repaint()
+        rec, marks = w.view.last_paint, w.view.page_marks.last
+        on_screen = [k + 1 for k, s in enumerate(starts) if rec.lo <= s < rec.hi]
+        assert [m.page for m in marks] == on_screen and 0 < len(on_screen) < 10
+        for m in marks:
+            assert 0 <= m.y <= w.view.viewport().height()
+        seen.update(on_screen)
+    assert {1, 40} <= seen
+
+
+def test_no_page_column_or_marks_without_pages(qtbot, make_window, open_doc):
+    w = make_window()
+    open_doc(w)
+    w.view.viewport().repaint()
+    assert w.table.view.isColumnHidden(COL_PAGE) and w.view.page_marks.last == ()
+    assert "page" not in w.detail.header.text().lower() or w.state.selection == -1
+
+
+def test_imported_chunks_are_counted_and_reported_for_every_document(qtbot, make_window, wait_complete, tmp_path):
+    """The background counts run the imported strategy on the documents not shown, and what could
+    not be placed on each is listed beside it."""
+    import json
+
+    from inspector.core.external import remove_external
+    from inspector.qt.plugin_actions import IMPORTED
+
+    folder = _corpus(tmp_path)
+    w = make_window()
+    assert w.open_paths([str(folder)])
+    wait_complete(w)
+    a = w.state.documents[0]
+    jsonl = tmp_path / "a_chunks.jsonl"
+    jsonl.write_text("".join(json.dumps({"text": t}) + "\n" for t in ("# Alpha", "First document.", "Another part.")),
+                     encoding="utf-8")
+    try:
+        assert w.plugins.import_chunks(jsonl)
+        assert wait_complete(w).request.strategy == IMPORTED
+        rows = w.corpus_panel.model.rows
+        qtbot.waitUntil(lambda: all(r.chunks is not None for r in w.corpus_panel.model.rows if r.document),
+                        timeout=20_000)
+        rows = w.corpus_panel.model.rows
+        assert rows[0].document is a and rows[0].chunks == 3 and rows[0].problems == ()
+        assert rows[1].chunks == 0 and len(rows[1].problems) == 3
+        assert all("b.txt: line" in p and "not aligned" in p for p in rows[1].problems)
+    finally:
+        remove_external(IMPORTED)

@@ -1,0 +1,151 @@
+"""The sweep dialog: a tiny grid scored in the background equals the core's sweep, is drawn as a
+heatmap, and a cell click applies its configuration to the strategy panel; cancel stops it."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import Qt
+
+from inspector.core.embedding import HashEmbedder
+from inspector.core.sweep import grid, sweep
+from inspector.qt.heatmap import Cell, Heatmap
+from inspector.qt.sweep_dialog import build_cells, parse_ints, suggest_grid
+
+
+def _dialog(w):
+    w.open_sweep()
+    d = w.sweep_dialog
+    d.runner.synchronous = False
+    return d
+
+
+def test_parse_and_suggest():
+    assert parse_ints("400, 200 200,800") == [200, 400, 800]
+    assert suggest_grid("fixed_chars", {"size": 500, "overlap": 0}) == ([250, 500, 750, 1000], [0, 25, 50])
+    sizes, overlaps = suggest_grid("sentences", {"size": 256})
+    assert overlaps == [0, 1, 2]  # overlap in sentences, size in tokens
+    assert suggest_grid("paragraph", {}) == ([], [0])
+    cells, configs, skipped = build_cells(["fixed_chars"], [100, 200], [0, 150], k=5, retriever="bm25",
+                                          embedding="exact")
+    assert len(cells) == 4 and len(configs) == 3 and len(skipped) == 1  # overlap 150 >= size 100
+    assert cells[("fixed_chars", 100, 150)].config is None and "overlap" in cells[("fixed_chars", 100, 150)].reason
+
+
+def test_tiny_grid_matches_the_core_and_a_click_applies_it(qtbot, hash_window, open_doc, wait_result):
+    w = hash_window()
+    open_doc(w)
+    qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=20_000)
+    d = _dialog(w)
+    assert d.strategies() == ["markdown"]  # starts from the window's strategy
+    d.set_strategies(["fixed_chars", "markdown"])
+    d.sizes.setText("300, 600")
+    d.overlaps.setText("0, 50")
+    d.confirm.setValue(1)
+    with qtbot.waitSignal(d.finished_sweep, timeout=60_000) as blocker:
+        assert d.run()
+    result = blocker.args[0]
+    # The core's sweep of the same grid, with the same embedder, gives the same figures.
+    configs, _skipped = grid(["fixed_chars", "markdown"], [300, 600], [0, 50], [5], retriever="dense",
+                             embedding="pooled")
+    core = sweep(w.retrieval.gold_questions, [w.state.document], configs, embedder=HashEmbedder(), confirm=1)
+    assert {r.config: round(r.report.hit_rate, 9) for r in result.rows} == \
+        {r.config: round(r.report.hit_rate, 9) for r in core.rows}
+    assert result.rows[0].exact is not None and result.rows[0].exact.hit_rate == core.rows[0].exact.hit_rate
+    # 2 strategies x 2 sizes x 2 overlaps, but markdown has no overlap: its overlap-50 points are skipped.
+    assert sum(1 for c in d.cells.values() if c.row is not None) == 6
+    assert "no overlap parameter" in d.cells[("markdown", 300, 50)].reason
+    d.show()
+    qtbot.waitExposed(d)
+    d.heatmap.repaint()
+    assert len(d.heatmap.cell_rects()) == 6
+    rect, cell = next((r, c) for r, c in d.heatmap.cell_rects() if c.strategy == "fixed_chars" and c.size == 600
+                      and c.overlap == 50)
+    qtbot.mouseClick(d.heatmap, Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+    assert w.state.strategy == "fixed_chars"
+    assert w.state.params == {"size": 600, "overlap": 50}
+    assert w.strategy_panel.values() == {"size": 600, "overlap": 50}
+    assert w.state.with_prefix == cell.config.with_prefix is False
+    r = wait_result(w, gold=True)
+    assert r.request.params == {"size": 600, "overlap": 50}
+    d.close()
+
+
+def test_bm25_sweep_needs_no_model(qtbot, hash_window, open_doc):
+    w = hash_window(start=False)
+    open_doc(w)
+    d = _dialog(w)
+    d.retriever.setCurrentIndex(d.retriever.findData("dense"))
+    assert d.run() == 0 and "not ready" in d.status.text()
+    d.retriever.setCurrentIndex(d.retriever.findData("bm25"))
+    d.sizes.setText("128 256")
+    d.overlaps.setText("")
+    with qtbot.waitSignal(d.finished_sweep, timeout=60_000) as blocker:
+        assert d.run()
+    assert len(blocker.args[0].rows) == 2 and all(r.exact is None for r in blocker.args[0].rows)
+    assert "Best:" in d.status.text()
+
+
+class SlowHash(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch_size = 4
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def encode(self, texts):
+        time.sleep(0.02)
+        with self.lock:
+            self.calls += 1
+        return super().encode(texts)
+
+
+def test_cancel_stops_the_sweep(qtbot, hash_window, open_doc, monkeypatch):
+    from inspector.qt.retrieval_controller import RetrievalController
+
+    monkeypatch.setattr(RetrievalController, "_build_pooled", lambda self: None)
+    emb = SlowHash()
+    w = hash_window(embedder=emb, settle_ms=60_000)
+    open_doc(w)
+    qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
+    d = _dialog(w)
+    d.vectors.setCurrentIndex(d.vectors.findData("exact"))
+    d.sizes.setText("100 150 200 250")
+    d.overlaps.setText("0")
+    got = []
+    d.finished_sweep.connect(got.append)
+    assert d.run()
+    qtbot.waitUntil(lambda: emb.calls > 2, timeout=10_000)
+    assert d.cancel_button.isEnabled()
+    d.cancel_button.click()
+    assert d.status.text() == "Cancelled." and not d.progress.isVisible()
+    qtbot.waitUntil(lambda: d.runner.active_threads() == 0, timeout=10_000)
+    calls = emb.calls
+    time.sleep(0.1)
+    assert emb.calls == calls and got == []
+    assert d.run_button.isEnabled()
+
+
+def test_heatmap_paints_cells(qtbot):
+    from inspector.core.evaluate import IndexCost, Report
+    from inspector.core.sweep import EvalConfig, SweepRow
+
+    def row(size, rate):
+        cfg = EvalConfig("fixed_chars", {"size": size, "overlap": 0}, 5, "bm25")
+        return cfg, SweepRow(cfg, Report(5, rate, rate, None, None, None, (), IndexCost(10, 100, 100)))
+
+    cells = {}
+    for size, rate in ((100, 0.5), (200, 0.9)):
+        cfg, r = row(size, rate)
+        cells[("fixed_chars", size, 0)] = Cell("fixed_chars", size, 0, cfg, r)
+    h = Heatmap()
+    qtbot.addWidget(h)
+    h.resize(400, 220)
+    h.set_grid(["fixed_chars"], [100, 200], [0], cells)
+    img = h.grab().toImage()
+    assert len(h.cell_rects()) == 2 and h.rate_range() == (0.5, 0.9)
+    assert h.best == cells[("fixed_chars", 200, 0)].config
+    (r1, _c1), (r2, _c2) = h.cell_rects()
+    assert img.pixelColor(int(r1.left()) + 3, int(r1.top()) + 3) != img.pixelColor(int(r2.left()) + 3,
+                                                                                   int(r2.top()) + 3)
