@@ -184,6 +184,6 @@ def token_index(doc: Document) -> TokenIndex:
     idx = TokenIndex(doc.text)
     _INDEXES[key] = idx
     while len(_INDEXES) > 1 and (len(_INDEXES) > 16
-                                 or sum(len(i.text) for i in _INDEXES.values()) > CACHE_CHARS):
+                                 or sum(len(i.text) for i in list(_INDEXES.values())) > CACHE_CHARS):
         _INDEXES.popitem(last=False)
     return idx

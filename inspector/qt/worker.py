@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 LIVE_RUNNERS: "weakref.WeakSet[ChunkRunner]" = weakref.WeakSet()
 
 #: Word pieces are measured in batches of this many chunks, checking for cancellation in between.
-ANNOTATE_BATCH = 400
+ANNOTATE_BATCH = 100
 
 
 class Cancelled(Exception):
