@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
 from inspector.core.document import Document
+from inspector.core.lru import SizedLRU
 
 BLOCK_KINDS = ("heading", "paragraph", "list", "list_item", "table", "table_row", "code",
                "blockquote", "front_matter", "html", "hr")
@@ -214,30 +214,18 @@ def parse_text(text: str, name: str = "") -> Structure:
     return Structure(blocks, (), name, ())
 
 
-_STRUCTURES: OrderedDict[tuple[str, str, str], Structure] = OrderedDict()
-_STRUCTURE_CHARS: dict[tuple[str, str, str], int] = {}
-#: Structures are kept for at most 32 documents and this many characters of them in all (a
-#: structure costs ~12 bytes a character: a count alone let 32 big documents take gigabytes).
-STRUCTURE_CACHE_CHARS = 16_000_000
+#: Parsed structures: at most 32 documents and 16 M characters (~12 bytes a character).
+_STRUCTURES: SizedLRU[Structure] = SizedLRU(32, 16_000_000)
 
 
 def structure_of(doc: Document) -> Structure:
-    """The document's structure, parsed once per content hash (small LRU)."""
-    key = (doc.sha256, doc.kind, doc.name)
-    hit = _STRUCTURES.get(key)
-    if hit is not None:
-        _STRUCTURES.move_to_end(key)
-        return hit
-    if doc.kind == "markdown":
-        s = parse_markdown(doc.text, doc.name)
-    else:
-        s = parse_text(doc.text, doc.name)
-    _STRUCTURES[key] = s
-    _STRUCTURE_CHARS[key] = len(doc.text)
-    while len(_STRUCTURES) > 1 and (len(_STRUCTURES) > 32 or sum(
-            _STRUCTURE_CHARS.get(k, 0) for k in list(_STRUCTURES)) > STRUCTURE_CACHE_CHARS):
-        _STRUCTURE_CHARS.pop(_STRUCTURES.popitem(last=False)[0], None)
-    return s
+    """The document's structure, parsed once per content hash (LRU bounded by total size)."""
+    def parse() -> Structure:
+        if doc.kind == "markdown":
+            return parse_markdown(doc.text, doc.name)
+        return parse_text(doc.text, doc.name)
+
+    return _STRUCTURES.get_or_make((doc.sha256, doc.kind, doc.name), parse, len(doc.text))
 
 
 # ----------------------------------------------------------------------------- plain text units

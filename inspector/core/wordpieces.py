@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections import OrderedDict
 from dataclasses import replace
 from functools import lru_cache
 from typing import Iterable
@@ -23,6 +22,7 @@ import numpy as np
 
 from inspector.core.chunk import Chunk
 from inspector.core.document import Document
+from inspector.core.lru import SizedLRU
 
 MAX_WORD_PIECES = 256
 """all-MiniLM-L6-v2's max_seq_length, [CLS] and [SEP] included."""
@@ -106,24 +106,12 @@ class WordPieceIndex:
         return count_text(self.text[start:a]) + inner + count_text(self.text[b:end])
 
 
-_INDEXES: OrderedDict[str, WordPieceIndex] = OrderedDict()
-#: Word-piece indexes are kept for at most 8 documents and this many characters in all (an
-#: index costs ~22 bytes a character).
-CACHE_CHARS = 8_000_000
+#: Word-piece indexes: at most 8 documents and 8 M characters (~22 bytes a character).
+_INDEXES: SizedLRU[WordPieceIndex] = SizedLRU(8, 8_000_000)
 
 
 def wordpiece_index(doc: Document) -> WordPieceIndex:
-    key = doc.sha256
-    hit = _INDEXES.get(key)
-    if hit is not None:
-        _INDEXES.move_to_end(key)
-        return hit
-    idx = WordPieceIndex(doc.text)
-    _INDEXES[key] = idx
-    while len(_INDEXES) > 1 and (len(_INDEXES) > 8
-                                 or sum(len(i.text) for i in list(_INDEXES.values())) > CACHE_CHARS):
-        _INDEXES.popitem(last=False)
-    return idx
+    return _INDEXES.get_or_make(doc.sha256, lambda: WordPieceIndex(doc.text), len(doc.text))
 
 
 def _truncation_offset(doc: Document, c: Chunk, keep: int) -> int:

@@ -468,9 +468,9 @@ def test_a_long_session_keeps_neither_old_documents_nor_unbounded_caches(qtbot, 
     from inspector.core.document import Document
 
     budget = 150_000
-    for module, name in ((document, "HASH_CACHE_CHARS"), (structure, "STRUCTURE_CACHE_CHARS"),
-                         (tokens, "CACHE_CHARS"), (wordpieces, "CACHE_CHARS")):
-        monkeypatch.setattr(module, name, budget)
+    monkeypatch.setattr(document, "HASH_CACHE_CHARS", budget)
+    for cache in (structure._STRUCTURES, tokens._INDEXES, wordpieces._INDEXES):
+        monkeypatch.setattr(cache, "max_size", budget)
     body = HANDBOOK.read_text(encoding="utf-8")
     w = make_window()
     for k in range(8):
@@ -483,6 +483,5 @@ def test_a_long_session_keeps_neither_old_documents_nor_unbounded_caches(qtbot, 
     alive = {o.doc_id for o in gc.get_objects() if isinstance(o, Document) and o.doc_id.startswith("session")}
     assert alive == {"session7.md"}
     assert sum(len(t) for t, _d in document._HASHES.values()) <= budget
-    assert sum(len(i.text) for i in tokens._INDEXES.values()) <= budget
-    assert sum(len(i.text) for i in wordpieces._INDEXES.values()) <= budget
-    assert sum(structure._STRUCTURE_CHARS.get(k, 0) for k in structure._STRUCTURES) <= budget
+    for cache in (structure._STRUCTURES, tokens._INDEXES, wordpieces._INDEXES):
+        assert cache.total_size() <= budget

@@ -1,0 +1,46 @@
+"""One size-bounded LRU cache for the per-document indexes (tokens, word pieces, structure)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Callable, Generic, Hashable, TypeVar
+
+V = TypeVar("V")
+
+
+class SizedLRU(OrderedDict, Generic[V]):
+    """An OrderedDict that keeps at most `max_items` entries and `max_size` in total (sizes as
+    given when made: characters of the document). The most recent entry is always kept, however
+    big. Safe to use from the GUI thread and workers at once."""
+
+    def __init__(self, max_items: int, max_size: int) -> None:
+        super().__init__()
+        self.max_items = max_items
+        self.max_size = max_size
+        self._sizes: dict[Hashable, int] = {}
+        self._lock = threading.RLock()
+
+    def get_or_make(self, key: Hashable, make: Callable[[], V], size: int) -> V:
+        with self._lock:
+            hit = self.get(key)
+            if hit is not None:
+                self.move_to_end(key)
+                return hit
+        value = make()  # outside the lock: building an index can take a while
+        with self._lock:
+            self[key] = value
+            self._sizes[key] = size
+            while len(self) > 1 and (len(self) > self.max_items or self.total_size() > self.max_size):
+                old, _ = self.popitem(last=False)
+                self._sizes.pop(old, None)
+        return value
+
+    def total_size(self) -> int:
+        with self._lock:
+            return sum(self._sizes.get(k, 0) for k in list(self))
+
+    def clear(self) -> None:
+        with self._lock:
+            super().clear()
+            self._sizes.clear()
