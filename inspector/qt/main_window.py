@@ -613,7 +613,7 @@ class MainWindow(QMainWindow):
         from inspector.qt.worker import _line_index
 
         lines = _line_index(doc)
-        fractions = lines.fractions([h.chunk.start for h in result.hits]).tolist()
+        fractions = lines.fractions([h.chunk.start for h in result.hits if h.chunk.doc_id == doc.doc_id]).tolist()
         self.strip.set_marks("hits", fractions, hit_color(self.view.theme), 3.0, "Retrieved chunks")
 
     def _on_embed_progress(self, done: int, total: int, label: str) -> None:

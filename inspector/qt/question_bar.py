@@ -21,9 +21,11 @@ MAX_K = 50
 
 
 def hit_marks(result: RetrievalResult) -> tuple[HitMark, ...]:
-    """The result's hits as the view outlines them (the returned chunk's span, its rank and score)."""
+    """The result's hits as the view outlines them (the returned chunk's span, its rank and score);
+    over a corpus, only the hits in the shown document."""
+    doc_id = result.document.doc_id
     return tuple(HitMark(h.rank, h.chunk.start, h.chunk.end, h.score, h.chunk.id, h.chunk.role)
-                 for h in result.hits)
+                 for h in result.hits if h.chunk.doc_id == doc_id)
 
 
 def mode_text(result: RetrievalResult | None, controller: RetrievalController) -> tuple[str, str]:

@@ -289,6 +289,7 @@ class Reader(QWidget):
         self.header.setText(f"<b>Top {len(result.hits)}</b> for “{q}” · {result.retriever} · {label}")
         annotated = self.state.result
         self._set_cards(len(result.hits))
+        corpus = len(req.documents) > 1
         for card, h in zip(self.cards, result.hits):
             c = h.chunk
             prefix = c.prefix if req.with_prefix and c.prefix else ""
@@ -296,10 +297,14 @@ class Reader(QWidget):
                      f"score {format_score(h.score)}", f"{c.token_count} tokens"]
             if h.matched is not c:
                 facts.append(f"matched child {h.matched.id}")
-            full = annotated.chunk(c.id) if annotated is not None and annotated.document is doc else None
+            full = annotated.chunk(c.id) if annotated is not None and annotated.document is doc \
+                and c.doc_id == doc.doc_id else None
             if full is not None and (full.start, full.end) == (c.start, c.end) and full.embed_dropped:
                 facts.append(f"{full.embed_dropped} word pieces past the model's limit")
-            card.set_content(h, prefix, doc.text[c.start:c.end], " · ".join(facts), theme,
+            if corpus:
+                facts.insert(0, c.doc_id)
+            text = doc.text[c.start:c.end] if c.doc_id == doc.doc_id else result.index.text(c)
+            card.set_content(h, prefix, text, " · ".join(facts), theme,
                              self._marks.get(self._mark_key(h)))
         self._update_save()
 
@@ -357,11 +362,16 @@ class Reader(QWidget):
         doc = r.document
         selected = " ".join(self.selected_text().split())
         if selected:
-            return GoldQuestion(r.request.question, answers=(selected,), source=doc.doc_id)
-        spans = sorted({(c.hit.chunk.start, c.hit.chunk.end) for c in self.cards if c.relevance() is True})
+            card = next((c for c in self.cards if c.selected_text().strip()), None)
+            source = card.hit.chunk.doc_id if card is not None and card.hit.chunk.doc_id else doc.doc_id
+            return GoldQuestion(r.request.question, answers=(selected,), source=source)
+        relevant = [c.hit.chunk for c in self.cards if c.relevance() is True]
+        # Reference spans are offsets into one document: the first relevant chunk's.
+        source = relevant[0].doc_id or doc.doc_id if relevant else doc.doc_id
+        spans = sorted({(c.start, c.end) for c in relevant if (c.doc_id or doc.doc_id) == source})
         if not spans:
             return None
-        return GoldQuestion(r.request.question, source=doc.doc_id, references=tuple(spans))
+        return GoldQuestion(r.request.question, source=source, references=tuple(spans))
 
     def _mark_key(self, hit: Any) -> tuple:
         q = self.result.request.question if self.result is not None else ""

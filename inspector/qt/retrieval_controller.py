@@ -126,6 +126,7 @@ class RetrievalController(QObject):
         self.pooled_runner.errored.connect(self._on_pooled_error)
         state.chunksChanged.connect(self._on_chunks)
         state.documentChanged.connect(self._on_document)
+        state.documentsChanged.connect(lambda _docs: self._filter_gold())
 
     # -- settings ------------------------------------------------------------------------------
     @property
@@ -275,7 +276,14 @@ class RetrievalController(QObject):
         if self.gold is None or doc is None:
             self.gold_questions = ()
         else:
-            self.gold_questions = tuple(q for q in self.gold.questions if q.source in (None, doc.doc_id))
+            ids = {d.doc_id for d in self.corpus()} or {doc.doc_id}
+            self.gold_questions = tuple(q for q in self.gold.questions if q.source is None or q.source in ids)
+
+    def corpus(self) -> tuple[Document, ...]:
+        """The documents retrieval covers: every open one when the shown document is among several
+        (empty for a single document)."""
+        docs, doc = self.state.documents, self.state.document
+        return docs if len(docs) > 1 and doc is not None and any(d is doc for d in docs) else ()
 
     # -- baseline ------------------------------------------------------------------------------
     def pin_baseline(self) -> Baseline | None:
@@ -324,7 +332,8 @@ class RetrievalController(QObject):
             params=dict(r.request.params), with_prefix=r.request.with_prefix, question=self.question,
             k=self.k, retriever=self.retriever, gold=self.gold_questions, exact=exact, preview=preview,
             embedder=self.embedder, pooled=pooled, cache=self.cache, store=self.store,
-            fallback_note=self._fallback_note())
+            fallback_note=self._fallback_note(), documents=self.corpus(),
+            pooled_by_sha=dict(self.pooled) if self.embedder is not None else None)
 
     def refresh(self, exact: bool = False, preview: bool = True, mark_stale: bool = True) -> int:
         """Recompute hits and report for the current chunks; returns the request id (0: nothing to do).

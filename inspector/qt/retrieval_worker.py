@@ -284,6 +284,11 @@ class RetrievalRequest:
     store: IndexStore | None = field(default=None, compare=False)
     fallback_note: str = "the embedding model is loading"
     """Why BM25 answers for a dense or hybrid request, when it does."""
+    documents: tuple[Document, ...] = ()
+    """Every document of the open corpus (the shown one among them); retrieval and the gold set
+    cover them all when there are several (the others chunked with the same strategy and params)."""
+    pooled_by_sha: Mapping[str, Any] | None = None
+    """`PooledVectors` by document sha256 already built (the others are built in the job)."""
 
     @property
     def dense(self) -> bool:
@@ -320,9 +325,13 @@ class RetrievalResult:
         return self.request.document
 
 
-def _texts(req: RetrievalRequest) -> list[str]:
-    doc = req.document
-    return [c.embedded_text(doc, with_prefix=req.with_prefix) for c in req.chunks if c.role != "parent"]
+def _texts(req: RetrievalRequest, chunks_by_doc: Mapping[str, Any] | None = None,
+           docs: list[Document] | None = None) -> list[str]:
+    if chunks_by_doc is None or docs is None:
+        doc = req.document
+        return [c.embedded_text(doc, with_prefix=req.with_prefix) for c in req.chunks if c.role != "parent"]
+    return [c.embedded_text(d, with_prefix=req.with_prefix) for d in docs for c in chunks_by_doc[d.doc_id]
+            if c.role != "parent"]
 
 
 def exact_cached(embedder: Any, texts: list[str], cache: Any) -> bool:
@@ -360,6 +369,23 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
         chunks_by_doc = {doc.doc_id: req.chunks}
         fp = chunks_fingerprint(req.chunks)
         store = req.store or IndexStore(1)
+        others = [d for d in req.documents if d.doc_id != doc.doc_id] if len(req.documents) > 1 else []
+        docs = [doc, *others]
+        if others:  # a corpus: the other documents chunked the same way, in the same index
+            from inspector.core.chunk import chunk_document
+
+            for d in list(others):
+                try:
+                    chunks_by_doc[d.doc_id] = chunk_document(d, req.strategy, req.params) if d.text.strip() else ()
+                except Exception:  # noqa: BLE001  (a document this strategy cannot chunk is left out)
+                    log.warning("retrieval: %s left out: it could not be chunked", d.doc_id, exc_info=True)
+                    chunks_by_doc[d.doc_id] = ()
+                if not chunks_by_doc[d.doc_id]:
+                    del chunks_by_doc[d.doc_id]
+                    others.remove(d)
+            docs = [doc, *others]
+            fp += "|" + "|".join(f"{d.doc_id}:{d.sha256}:{chunks_fingerprint(chunks_by_doc[d.doc_id])}"
+                                 for d in others)
 
         def finish(index: Any, mode: str, retriever: str, *, more: bool, due: bool, note: str = "",
                    key: tuple | None = None) -> RetrievalResult:
@@ -369,14 +395,15 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
             if req.question.strip():
                 hits = tuple(index.search(req.question, req.k, retriever))
             report = None
-            if req.gold:
+            gold = req.gold if not others else tuple(q for q in req.gold if q.source in (None, *chunks_by_doc))
+            if gold:
                 # A stored index scored on the same questions before (only the question changed):
                 # the report is the same, so it is not computed again.
-                rkey = (key, retriever, req.k, len(req.gold), hash(req.gold)) if key is not None else None
+                rkey = (key, retriever, req.k, len(gold), hash(gold)) if key is not None else None
                 report = store.report(rkey) if rkey is not None else None
                 if report is None:
-                    search = IndexSearch(index, retriever=retriever, multi_doc=False)
-                    report = evaluate(req.gold, [doc], chunks_by_doc, search, req.k)
+                    search = IndexSearch(index, retriever=retriever, multi_doc=len(docs) > 1)
+                    report = evaluate(gold, docs, chunks_by_doc, search, req.k)
                     if rkey is not None:
                         store.put_report(rkey, report)
             return RetrievalResult(req, mode, retriever, hits, report, make_config(req, retriever, mode), index,
@@ -386,7 +413,7 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
             key = bm25_key
             index = store.get(key)
             if index is None:
-                index = retrieval.build_index([doc], chunks_by_doc, None, with_prefix=req.with_prefix)
+                index = retrieval.build_index(docs, chunks_by_doc, None, with_prefix=req.with_prefix)
                 store.put(key, index)
             return index
 
@@ -401,8 +428,8 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
             return
         exact_key = ("exact", doc.sha256, fp, req.with_prefix, emb.model_id)
         index = store.get(exact_key)
-        if index is None and exact_cached(emb, _texts(req), req.cache):
-            index = retrieval.build_index([doc], chunks_by_doc, emb, with_prefix=req.with_prefix, cache=req.cache)
+        if index is None and exact_cached(emb, _texts(req, chunks_by_doc, docs), req.cache):
+            index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix, cache=req.cache)
             store.put(exact_key, index)
         if index is not None:
             yield finish(index, EXACT, req.retriever, more=False, due=False, key=exact_key)
@@ -412,10 +439,18 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
         if req.preview and req.pooled is not None:
             from inspector.core.pooled import index_vectors
 
-            vecs = index_vectors(chunks_by_doc, {doc.doc_id: req.pooled}, with_prefix=req.with_prefix)
+            pvs = {doc.doc_id: req.pooled}
+            if others:
+                from inspector.core.pooled import pooled_for
+
+                known = req.pooled_by_sha or {}
+                for d in others:
+                    pv = known.get(d.sha256)
+                    pvs[d.doc_id] = pv if pv is not None else pooled_for(d, emb, cancel=cancelled)
+            vecs = index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix)
             if cancelled():
                 return
-            preview = retrieval.build_index([doc], chunks_by_doc, emb, with_prefix=req.with_prefix,
+            preview = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix,
                                             cache=req.cache, vectors=vecs)
             yield finish(preview, POOLED, req.retriever, more=req.exact, due=True,
                          note="pooled preview: chunk vectors averaged from piece vectors")
@@ -425,13 +460,13 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
                               "being prepared", key=bm25_key)
         if not req.exact or cancelled():
             return
-        texts = _texts(req)
+        texts = _texts(req, chunks_by_doc, docs)
         n = len(texts)
 
         def embedded(done: int, total: int) -> None:
             progress(done, total, f"Embedding {n:,} chunks")
 
-        index = retrieval.build_index([doc], chunks_by_doc, emb, with_prefix=req.with_prefix, cache=req.cache,
+        index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix, cache=req.cache,
                                       progress=embedded, cancel=cancelled)
         store.put(exact_key, index)
         progress(0, 0, "")

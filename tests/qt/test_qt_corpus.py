@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from PySide6.QtGui import QTextCursor
@@ -240,3 +241,39 @@ def test_imported_chunks_are_counted_and_reported_for_every_document(qtbot, make
         assert all("b.txt: line" in p and "not aligned" in p for p in rows[1].problems)
     finally:
         remove_external(IMPORTED)
+
+
+def test_retrieval_and_gold_cover_every_document_of_the_corpus(qtbot, hash_window, wait_complete, wait_result,
+                                                               tmp_path):
+    folder = tmp_path / "two"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Refunds\n\nRefunds are issued within 14 days of the request.\n\n"
+                                 "## Receipts\n\nReceipts are required for every refund.\n", encoding="utf-8")
+    (folder / "b.md").write_text("# Wildlife\n\nZebras migrate across the savanna every spring.\n\n"
+                                 "## Lions\n\nLions hunt at night in small prides.\n", encoding="utf-8")
+    w = hash_window(start=False)
+    w.retrieval.set_retriever("bm25")
+    assert w.open_paths([str(folder)])
+    wait_complete(w)
+    assert w.state.document.doc_id == "a.md" and len(w.state.documents) == 2
+    question = "When do zebras migrate across the savanna?"
+    w.question_bar.ask(question)
+    r = wait_result(w, question=question)
+    assert r.hits[0].chunk.doc_id == "b.md"  # the best hit is in the document not shown
+    qtbot.waitUntil(lambda: bool(w.reader.cards), timeout=5000)
+    top = w.reader.cards[0]
+    assert top.facts.text().startswith("b.md") and "Zebras migrate" in top.shown_text()
+    assert {c.hit.chunk.doc_id for c in w.reader.cards} == {"a.md", "b.md"}  # both documents listed
+    shown = {h.chunk.id for h in r.hits if h.chunk.doc_id == "a.md"}
+    assert {m.chunk_id for m in w.view.hits} == shown  # only the shown document's hits are outlined
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join(json.dumps(q) for q in (
+        {"question": "Do zebras migrate in spring?", "answer": "every spring", "source": "b.md"},
+        {"question": "How fast are refunds issued?", "answer": "within 14 days", "source": "a.md"},
+    )) + "\n", encoding="utf-8")
+    assert w.gold_panel.open_gold(gold), w.message.text()
+    assert [q.source for q in w.gold_panel.model.questions] == ["b.md", "a.md"]  # not hidden
+    r = wait_result(w, gold=True)
+    assert [q.question.source for q in r.report.questions] == ["b.md", "a.md"]
+    assert all(q.hit for q in r.report.questions)
+    assert r.report.questions[0].retrieved[0].startswith("b.md#")

@@ -232,16 +232,17 @@ def test_csv_and_chroma_gold_sets_and_a_corpus(qtbot, bm25_window, wait_result, 
     for name, fmt in (("simple.csv", "csv"), ("chroma.csv", "chroma"), ("good.gold.jsonl", "jsonl")):
         assert w.gold_panel.open_gold(DATA / name), w.message.text()
         assert w.retrieval.gold.format == fmt
-        doc = w.state.document
-        wanted = [q for q in w.retrieval.gold.questions if q.source in (None, doc.doc_id)]
+        ids = {d.doc_id for d in w.state.documents}  # a corpus: questions about any of its documents
+        wanted = [q for q in w.retrieval.gold.questions if q.source is None or q.source in ids]
         assert w.gold_panel.model.questions == tuple(wanted)
         r = wait_result(w, gold=bool(wanted))
         if wanted:
             assert len(r.report.questions) == len(wanted)
-    # Another document of the corpus: its own questions.
+    # Another document of the corpus shown: the same questions, over the whole corpus.
     w.doc_combo.setCurrentIndex(1)
     r = wait_result(w, gold=True)
-    assert all(q.question.source in (None, w.state.document.doc_id) for q in r.report.questions)
+    assert all(q.question.source is None or q.question.source in ids for q in r.report.questions)
+    assert len(r.report.questions) == len(wanted)
 
 
 def test_a_broken_gold_file_is_reported_and_the_old_set_stays(qtbot, bm25_window, open_doc, tmp_path):
