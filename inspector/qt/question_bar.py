@@ -79,6 +79,17 @@ class QuestionBar(QWidget):
         self.next_button.setToolTip("Next hit (F3)")
         self.hit_label = QLabel()
         self.mode = QLabel()
+        # Metadata filters: a heading-path prefix, and (for a corpus) the documents to search.
+        self.heading_filter = QLineEdit()
+        self.heading_filter.setPlaceholderText("under heading…")
+        self.heading_filter.setClearButtonEnabled(True)
+        self.heading_filter.setToolTip("Only chunks under this heading path, e.g. 'Parental leave > Germany' "
+                                       "(the title may be left out)")
+        self.heading_filter.setMaximumWidth(200)
+        self.doc_filter = QComboBox()
+        self.doc_filter.setToolTip("Search every document of the corpus, or one")
+        self.doc_filter.addItem("All documents", None)
+        self.doc_filter.setVisible(False)
         self.field.setMinimumWidth(120)
         # The bar never widens the window: in a narrow window it is squeezed, not the docks.
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
@@ -90,6 +101,8 @@ class QuestionBar(QWidget):
         lay.addWidget(self.field, 1)
         lay.addWidget(self.k_spin)
         lay.addWidget(self.retriever)
+        lay.addWidget(self.heading_filter)
+        lay.addWidget(self.doc_filter)
         lay.addWidget(self.prev_button)
         lay.addWidget(self.next_button)
         lay.addWidget(self.hit_label)
@@ -98,6 +111,12 @@ class QuestionBar(QWidget):
         self.field.returnPressed.connect(self.submit)
         self.k_spin.valueChanged.connect(controller.set_k)
         self.retriever.currentIndexChanged.connect(lambda i: controller.set_retriever(self.retriever.itemData(i)))
+        self.heading_filter.editingFinished.connect(self._apply_filters)
+        self.heading_filter.textChanged.connect(lambda t: t or self._apply_filters())
+        self.doc_filter.currentIndexChanged.connect(lambda _i: self._apply_filters())
+        state = getattr(controller, "state", None)
+        if state is not None and hasattr(state, "documentsChanged"):
+            state.documentsChanged.connect(lambda *_a: self._fill_documents())
         self.next_button.clicked.connect(self.next_hit)
         self.prev_button.clicked.connect(self.previous_hit)
         clear = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.field, self.clear)
@@ -110,6 +129,48 @@ class QuestionBar(QWidget):
         self._reveal = False
         self._show_mode(None)
         self._update_nav()
+
+    # -- filters -------------------------------------------------------------------------------
+    def set_filters(self, heading: str = "", doc_id: str | None = None) -> None:
+        """Set the filter widgets (tests and the menu use this) and apply them."""
+        self.heading_filter.setText(heading)
+        i = self.doc_filter.findData(doc_id)
+        self.doc_filter.setCurrentIndex(max(i, 0))
+        self._apply_filters()
+
+    def _apply_filters(self) -> None:
+        parts = [p.strip() for p in self.heading_filter.text().split(">") if p.strip()]
+        heading = self._with_title(parts) if parts else None
+        doc_id = self.doc_filter.currentData()
+        self.controller.set_filters((doc_id,) if doc_id else None, heading)
+
+    def _with_title(self, parts: list[str]) -> tuple[str, ...]:
+        """Heading paths start at the top-level heading; let users leave out a title-like first
+        heading they do not see in the prefix (e.g. "Employee Handbook")."""
+        doc = getattr(getattr(self.controller, "state", None), "document", None)
+        if doc is None:
+            return tuple(parts)
+        from inspector.core.structure import structure_of
+
+        tops = {h.path[0] for h in structure_of(doc).headings if h.path}
+        if parts[0] not in tops and len(tops) == 1:
+            return (next(iter(tops)), *parts)
+        return tuple(parts)
+
+    def _fill_documents(self) -> None:
+        state = self.controller.state
+        docs = list(getattr(state, "documents", ()) or ())
+        current = self.doc_filter.currentData()
+        self.doc_filter.blockSignals(True)
+        self.doc_filter.clear()
+        self.doc_filter.addItem("All documents", None)
+        for d in docs:
+            self.doc_filter.addItem(d.doc_id, d.doc_id)
+        self.doc_filter.setCurrentIndex(max(self.doc_filter.findData(current), 0))
+        self.doc_filter.blockSignals(False)
+        self.doc_filter.setVisible(len(docs) > 1)
+        if current is not None and self.doc_filter.currentData() != current:
+            self._apply_filters()
 
     # -- actions -------------------------------------------------------------------------------
     def submit(self, reveal: bool = True) -> int:

@@ -93,6 +93,10 @@ class RetrievalController(QObject):
         self.question = ""
         self.k = 5
         self.retriever = "dense"
+        self.filter_docs: tuple[str, ...] | None = None
+        """Metadata filter of the question bar: document ids to search (None: every document)."""
+        self.heading_prefix: tuple[str, ...] | None = None
+        """Metadata filter of the question bar: a heading path the hits must lie under."""
         self.gold = None
         self.gold_questions: tuple = ()
         """Questions of the gold set about the current document."""
@@ -162,6 +166,16 @@ class RetrievalController(QObject):
             raise ValueError(f"unknown retriever {name!r}")
         if name != self.retriever:
             self.retriever = name
+            self.settingsChanged.emit()
+            self.refresh(exact=True)
+
+    def set_filters(self, docs: tuple[str, ...] | None, heading_prefix: tuple[str, ...] | None) -> None:
+        """Restrict the question's hits to some documents and/or a heading-path prefix (the gold
+        set is always scored unfiltered, so its figures stay comparable)."""
+        docs = tuple(docs) if docs else None
+        heading_prefix = tuple(h for h in heading_prefix if h) if heading_prefix else None
+        if (docs, heading_prefix or None) != (self.filter_docs, self.heading_prefix):
+            self.filter_docs, self.heading_prefix = docs, heading_prefix or None
             self.settingsChanged.emit()
             self.refresh(exact=True)
 
@@ -333,7 +347,8 @@ class RetrievalController(QObject):
             k=self.k, retriever=self.retriever, gold=self.gold_questions, exact=exact, preview=preview,
             embedder=self.embedder, pooled=pooled, cache=self.cache, store=self.store,
             fallback_note=self._fallback_note(), documents=self.corpus(),
-            pooled_by_sha=dict(self.pooled) if self.embedder is not None else None)
+            pooled_by_sha=dict(self.pooled) if self.embedder is not None else None,
+            filter_docs=self.filter_docs, heading_prefix=self.heading_prefix)
 
     def refresh(self, exact: bool = False, preview: bool = True, mark_stale: bool = True) -> int:
         """Recompute hits and report for the current chunks; returns the request id (0: nothing to do).

@@ -289,6 +289,10 @@ class RetrievalRequest:
     cover them all when there are several (the others chunked with the same strategy and params)."""
     pooled_by_sha: Mapping[str, Any] | None = None
     """`PooledVectors` by document sha256 already built (the others are built in the job)."""
+    filter_docs: tuple[str, ...] | None = None
+    """Metadata filter for the question: only these document ids (None: all)."""
+    heading_prefix: tuple[str, ...] | None = None
+    """Metadata filter for the question: only chunks under this heading path (None: anywhere)."""
 
     @property
     def dense(self) -> bool:
@@ -393,7 +397,8 @@ def compute_retrieval(req: RetrievalRequest) -> Job:
 
             hits: tuple = ()
             if req.question.strip():
-                hits = tuple(index.search(req.question, req.k, retriever))
+                hits = tuple(index.search(req.question, req.k, retriever, docs=req.filter_docs,
+                                          heading_prefix=req.heading_prefix))
             report = None
             gold = req.gold if not others else tuple(q for q in req.gold if q.source in (None, *chunks_by_doc))
             if gold:

@@ -266,6 +266,15 @@ def test_retrieval_and_gold_cover_every_document_of_the_corpus(qtbot, hash_windo
     assert {c.hit.chunk.doc_id for c in w.reader.cards} == {"a.md", "b.md"}  # both documents listed
     shown = {h.chunk.id for h in r.hits if h.chunk.doc_id == "a.md"}
     assert {m.chunk_id for m in w.view.hits} == shown  # only the shown document's hits are outlined
+    # The document filter of the question bar changes the hits: only a.md is searched.
+    assert w.question_bar.doc_filter.isVisibleTo(w) and w.question_bar.doc_filter.count() == 3
+    w.question_bar.set_filters(doc_id="a.md")
+    r = wait_result(w, question=question)
+    assert r.request.filter_docs == ("a.md",) and r.hits
+    assert {h.chunk.doc_id for h in r.hits} == {"a.md"}
+    w.question_bar.set_filters(doc_id=None)
+    r = wait_result(w, question=question)
+    assert r.hits[0].chunk.doc_id == "b.md"
     gold = tmp_path / "gold.jsonl"
     gold.write_text("\n".join(json.dumps(q) for q in (
         {"question": "Do zebras migrate in spring?", "answer": "every spring", "source": "b.md"},

@@ -180,3 +180,27 @@ def test_embedding_shows_progress_and_a_newer_request_cancels_it(qtbot, hash_win
     qtbot.waitUntil(lambda: not w.embed_progress.isVisible(), timeout=5000)
     r = wait_result(w, mode="fallback", question=GERMANY)
     assert r.request.params["size"] == 300
+
+
+def test_heading_filter_restricts_the_hits_like_the_core(qtbot, hash_window, open_doc, wait_result):
+    w = hash_window()
+    open_doc(w)
+    qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
+    w.question_bar.ask(GERMANY)
+    unfiltered = wait_result(w, mode="exact", question=GERMANY)
+    assert any(h.chunk.heading_path[-1:] != ("Germany",) for h in unfiltered.hits)
+    # The title may be left out: "Parental leave > France" means "Employee Handbook > ... > France".
+    w.question_bar.set_filters("Parental leave > France")
+    r = wait_result(w, mode="exact", question=GERMANY)
+    assert r.request.heading_prefix == ("Employee Handbook", "Parental leave", "France")
+    assert r.hits and all(h.matched.heading_path[:3] == r.request.heading_prefix for h in r.hits)
+    doc = w.state.document
+    index = build_index([doc], {doc.doc_id: w.state.result.chunks}, HashEmbedder(),
+                        with_prefix=w.state.with_prefix)
+    expected = index.search(GERMANY, 5, "dense", heading_prefix=r.request.heading_prefix)
+    assert _marks(r.hits) == _marks(expected)
+    assert _view_marks(w.view) == _marks(expected)
+    # Clearing the filter brings every hit back; the gold set is never filtered.
+    w.question_bar.set_filters("")
+    r = wait_result(w, mode="exact", question=GERMANY)
+    assert r.request.heading_prefix is None and _marks(r.hits) == _marks(unfiltered.hits)
