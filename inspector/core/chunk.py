@@ -65,6 +65,24 @@ class Chunk:
         return replace(self, flags=self.flags | frozenset(add))
 
 
+_CHUNK_FIELDS = tuple(f for f in Chunk.__dataclass_fields__)
+_CHUNK_SETTERS = tuple(Chunk.__dict__[name].__set__ for name in _CHUNK_FIELDS)
+_new = object.__new__
+
+
+def new_chunk(id: int, start: int, end: int, token_count: int, heading_path: tuple[str, ...],
+              prefix: str, parent_id: int | None, flags: frozenset[str], role: str, doc_id: str,
+              meta: Mapping[str, Any]) -> Chunk:
+    """The same object `Chunk(...)` makes, in half the time: a frozen dataclass's generated
+    `__init__` goes through `object.__setattr__` per field, which dominates building thousands of
+    chunks on every slider move. This fills the slots directly (a test checks equality)."""
+    c = _new(Chunk)
+    for setter, value in zip(_CHUNK_SETTERS, (id, start, end, token_count, heading_path, prefix,
+                                              parent_id, flags, role, doc_id, None, 0, None, meta)):
+        setter(c, value)
+    return c
+
+
 @dataclass(frozen=True, slots=True)
 class Param:
     """A declared strategy parameter; the GUI builds its control from this."""

@@ -151,3 +151,19 @@ def test_tiny_windows_with_huge_overlap_finish_and_stay_bounded():
     assert 1000 <= len(chunks) <= 2 * len(doc.text)
     chunks = chunk_document(doc, "fixed_chars", {"size": 2, "overlap": 1})
     assert len(chunks) <= len(doc.text)
+
+
+def test_fast_chunk_constructor_makes_the_same_object():
+    from inspector.core.chunk import Chunk, new_chunk
+
+    args = dict(id=3, start=5, end=9, token_count=2, heading_path=("A", "B"), prefix="T > A > B",
+                parent_id=1, flags=frozenset({"no_heading"}), role="child", doc_id="d.md", meta={"page": 2})
+    fast = new_chunk(**args)
+    assert fast == Chunk(**args) and repr(fast) == repr(Chunk(**args)) and hash(fast) == hash(Chunk(**args))
+    assert fast.embed_tokens is None and fast.embed_dropped == 0 and fast.truncated_at is None
+    try:
+        fast.start = 0  # still frozen
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("a chunk must stay immutable")

@@ -6,7 +6,7 @@ import bisect
 from typing import Iterable
 
 from inspector.core.cancel import check_cancelled
-from inspector.core.chunk import PREFIX_SEPARATOR, Chunk
+from inspector.core.chunk import PREFIX_SEPARATOR, Chunk, new_chunk
 from inspector.core.document import Document
 from inspector.core.structure import Structure, structure_of
 from inspector.core.tokens import TokenIndex, token_index
@@ -145,9 +145,9 @@ class SpanContext:
                 # Link back to the source's pages (1-based) for converted PDFs.
                 meta = {"page": bisect.bisect_right(page_starts, a),
                         "page_end": bisect.bisect_right(page_starts, max(a, b - 1))}
-            out.append(Chunk(id=first_id + k, start=a, end=b, token_count=tokens, heading_path=path,
-                             prefix=prefix, parent_id=next(parents) if parents is not None else None,
-                             flags=frozenset(flags), role=role, doc_id=doc_id, meta=meta))
+            out.append(new_chunk(first_id + k, a, b, tokens, path, prefix,
+                                 next(parents) if parents is not None else None, frozenset(flags), role,
+                                 doc_id, meta))
         return out
 
 
