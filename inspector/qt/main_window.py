@@ -320,25 +320,51 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.busy)
         sb.addPermanentWidget(self.info)
         self.messages = MessageCenter(self.message, sb, self)
+        self.loader = None
+        """JobRunner for inputs loaded off the GUI thread (created on first use)."""
 
     # -- opening -------------------------------------------------------------------------------
     def open_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open documents", self.settings.get(keys.LAST_DIR), FILE_FILTER)
         if paths:
-            self.open_paths(paths)
+            self.open_user_paths(paths)
 
     def open_folder_dialog(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open folder", self.settings.get(keys.LAST_DIR))
         if path:
-            self.open_paths([path])
+            self.open_user_paths([path])
+
+    def open_user_paths(self, paths: Sequence[str | os.PathLike[str]]) -> bool | int:
+        """What the menus, drag-and-drop, recent files and the command line call. Small plain
+        files open at once; big inputs (over BACKGROUND_LOAD_BYTES in all, or PDF/DOCX/HTML, which
+        need converting) load on a worker thread so the window never freezes: the latest request
+        wins, and the result is applied like `open_paths`. Returns open_paths' result, or the
+        background request id."""
+        paths = [str(p) for p in paths]
+        if not needs_background_load(paths):
+            return self.open_paths(paths)
+        if self.loader is None:
+            from inspector.qt.retrieval_worker import JobRunner
+
+            self.loader = JobRunner(self, name="loader")
+            self.loader.stageReady.connect(lambda _rid, stage: self._finish_open(*stage))
+            self.loader.errored.connect(lambda _rid, msg: self.messages.error(msg, "", popup=True))
+
+        def job(cancelled, progress):
+            yield (paths, load_corpus(paths))
+
+        self.show_message(f"Loading {Path(paths[0]).name}{' …' if len(paths) == 1 else f' and {len(paths) - 1} more …'}")
+        return self.loader.submit(job)
 
     def open_paths(self, paths: Sequence[str | os.PathLike[str]]) -> bool:
-        """Load files and folders (a corpus). A file that cannot be opened is reported with the
-        line the CLI prints, in the status bar and a non-modal box, and whatever was open (the
-        document, its gold set) stays open. Among several paths the good ones open, and each bad
-        file is listed once in the Documents panel."""
+        """Load files and folders (a corpus), on the calling thread. A file that cannot be opened
+        is reported with the line the CLI prints, in the status bar and a non-modal box, and
+        whatever was open (the document, its gold set) stays open. Among several paths the good
+        ones open, and each bad file is listed once in the Documents panel."""
         paths = [str(p) for p in paths]
-        loaded = load_corpus(paths)
+        return self._finish_open(paths, load_corpus(paths))
+
+    def _finish_open(self, paths: list[str], loaded) -> bool:
         problems = list(loaded.problems)
         if not loaded.documents:
             more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -382,7 +408,7 @@ class MainWindow(QMainWindow):
         recent = self.recent_files()
         for i, path in enumerate(recent):
             a = self.recent_menu.addAction(f"&{i + 1}  {path}" if i < 9 else path)
-            a.triggered.connect(lambda _checked=False, p=path: self.open_paths([p]))
+            a.triggered.connect(lambda _checked=False, p=path: self.open_user_paths([p]))
         if recent:
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear List", self._clear_recent)
@@ -404,7 +430,7 @@ class MainWindow(QMainWindow):
             gold = [p for p in paths if Path(p).is_file() and is_gold_path(p)]
             docs = [p for p in paths if p not in gold]
             if docs:
-                self.open_paths(docs)
+                self.open_user_paths(docs)
             if gold:
                 self.open_gold(gold[0])
 
@@ -569,6 +595,8 @@ class MainWindow(QMainWindow):
                 self.sweep_dialog.close()
                 self.sweep_dialog.shutdown()
             self.retrieval.shutdown()
+            if self.loader is not None:
+                self.loader.shutdown()
         super().closeEvent(e)
 
     # -- asking and measuring --------------------------------------------------------------------
@@ -764,6 +792,35 @@ class MainWindow(QMainWindow):
         self.sweep_dialog.raise_()
 
 
+#: Inputs larger than this in all (or needing conversion) load off the GUI thread.
+BACKGROUND_LOAD_BYTES = 4_000_000
+_CONVERTED = (".pdf", ".docx", ".html", ".htm")
+
+
+def needs_background_load(paths: Sequence[str]) -> bool:
+    """True for PDF/DOCX/HTML or more than BACKGROUND_LOAD_BYTES of files (folders walked, with
+    a cap on how much of the walk this quick check itself may take)."""
+    total = 0
+    seen = 0
+    for raw in paths:
+        p = Path(raw)
+        todo = [p] if not p.is_dir() else [q for q in p.rglob("*") if not any(part.startswith(".") for part in q.parts)]
+        for q in todo:
+            seen += 1
+            if seen > 5000:
+                return True
+            if q.suffix.lower() in _CONVERTED:
+                return True
+            try:
+                if q.is_file():
+                    total += q.stat().st_size
+            except OSError:
+                continue
+            if total > BACKGROUND_LOAD_BYTES:
+                return True
+    return False
+
+
 def open_later(window: MainWindow, paths: Sequence[str]) -> None:
     """Open after the event loop has shown the window (keeps launch-to-visible short)."""
-    QTimer.singleShot(0, lambda: window.open_paths(paths))
+    QTimer.singleShot(0, lambda: window.open_user_paths(paths))

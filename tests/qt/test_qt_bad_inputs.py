@@ -485,3 +485,30 @@ def test_a_long_session_keeps_neither_old_documents_nor_unbounded_caches(qtbot, 
     assert sum(len(t) for t, _d in document._HASHES.values()) <= budget
     for cache in (structure._STRUCTURES, tokens._INDEXES, wordpieces._INDEXES):
         assert cache.total_size() <= budget
+
+
+def test_big_or_converted_inputs_load_off_the_gui_thread(qtbot, make_window, wait_complete, tmp_path,
+                                                        monkeypatch):
+    """Menus, drag-and-drop and recent files open big inputs on a worker thread (the window stays
+    responsive); small plain files still open at once; bad ones report the same line."""
+    from inspector.qt import main_window as mw
+
+    small = tmp_path / "small.md"
+    small.write_text("# Small\n\nA short document.\n", encoding="utf-8")
+    big = tmp_path / "big.md"
+    big.write_text("# Big\n\n" + "Some words in a sentence. " * 400, encoding="utf-8")
+    monkeypatch.setattr(mw, "BACKGROUND_LOAD_BYTES", 5_000)
+    assert not mw.needs_background_load([str(small)]) and mw.needs_background_load([str(big)])
+    assert mw.needs_background_load([str(tmp_path / "report.pdf")])
+    w = make_window()
+    assert w.open_user_paths([str(small)]) is True  # synchronous
+    assert w.state.document.name == "small.md"
+    rid = w.open_user_paths([str(big)])
+    assert rid is not True and isinstance(rid, int)
+    qtbot.waitUntil(lambda: w.state.document is not None and w.state.document.name == "big.md", timeout=10_000)
+    wait_complete(w)
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7 truncated")
+    w.open_user_paths([str(broken)])
+    qtbot.waitUntil(lambda: "broken.pdf" in w.messages.last_error, timeout=10_000)
+    assert w.state.document.name == "big.md"  # what was open stays open
