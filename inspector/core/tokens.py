@@ -103,7 +103,7 @@ class TokenIndex:
         self._piece_tokens: list[int] = np.searchsorted(
             byte_starts, char_bytes[np.asarray(bounds, dtype=np.int64)], "left").tolist()
         self._char_starts_list: list[int] = char_starts.tolist()
-        self._memo: dict[tuple[int, int], int] = {}
+        self._memo: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -113,7 +113,9 @@ class TokenIndex:
         """Exactly `len(encode_ordinary(text[start:end]))`, memoized per span."""
         if end <= start:
             return 0
-        key = (start, end)
+        # One int per span, not a tuple: the memo grows to hundreds of thousands of entries, and
+        # ints (unlike tuples) are invisible to the cyclic garbage collector's full passes.
+        key = (start << 32) | end
         hit = self._memo.get(key)
         if hit is not None:
             return hit
