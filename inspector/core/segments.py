@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """A maximal run of text covered by the same set of chunks."""
+class Segment(NamedTuple):
+    """A maximal run of text covered by the same set of chunks. (A named tuple rather than a
+    frozen dataclass: thousands are made on every slider move, and a tuple is built in C.)"""
 
     start: int
     """Code-point offset where the run starts."""
@@ -28,6 +27,9 @@ class Segment:
     @property
     def is_overlap(self) -> bool:
         return len(self.chunk_ids) > 1
+
+
+_seg = tuple.__new__  # builds a Segment in C (its generated __new__ is a Python function)
 
 
 def segments(spans: Sequence[tuple[int, int]], ids: Sequence[int] | None = None) -> tuple[Segment, ...]:
@@ -49,7 +51,7 @@ def segments(spans: Sequence[tuple[int, int]], ids: Sequence[int] | None = None)
         if a < b:
             prev_end = b
     if ordered:
-        return tuple(Segment(a, b, (k,)) for (a, b), k in zip(spans, labels) if a < b)
+        return tuple(_seg(Segment, (a, b, (k,))) for (a, b), k in zip(spans, labels) if a < b)
     # Sweep: at equal positions ends come before starts, so touching spans do not overlap.
     events: list[tuple[int, int, int]] = []
     for (a, b), k in zip(spans, labels):
@@ -66,7 +68,7 @@ def segments(spans: Sequence[tuple[int, int]], ids: Sequence[int] | None = None)
     while i < n:
         p = events[i][0]
         if labels_now and p > pos:
-            out.append(Segment(pos, p, labels_now))
+            out.append(_seg(Segment, (pos, p, labels_now)))
         while i < n and events[i][0] == p:
             _, is_start, k = events[i]
             if is_start:
