@@ -208,6 +208,14 @@ class RetrievalController(QObject):
 
     def _on_model(self, _rid: int, embedder: Any) -> None:
         self.embedder = embedder
+        # torch and the model leave ~400,000 long-lived objects behind; a full garbage collection
+        # walks them all (~150 ms, more with the window's own objects), and slider moves allocate
+        # enough to trigger one now and then: a visible stall. Move them out of the collector's
+        # reach for good (they live as long as the process anyway; freezing is a list splice, no
+        # collection first, which would itself be the stall).
+        import gc
+
+        gc.freeze()
         self._set_model_state(MODEL_READY)
         self._build_pooled()
         if self.result is None or self.result.mode != EXACT:
