@@ -218,7 +218,7 @@ def count_job(docs: Sequence[tuple[int, Document]], strategy: str, params: dict)
     from inspector.core.cancel import Cancelled, check_cancelled
     from inspector.core.chunk import get_strategy
     from inspector.core.external import is_external, last_alignment_report
-    from inspector.qt.worker import describe_error
+    from inspector.qt.runner import describe_error
 
     def job(cancelled, _progress):
         strat = get_strategy(strategy)

@@ -348,7 +348,7 @@ class MainWindow(QMainWindow):
 
             self.loader = JobRunner(self, name="loader")
             self.loader.stageReady.connect(lambda _rid, stage: self._finish_open(*stage))
-            self.loader.errored.connect(lambda _rid, msg: self.messages.error(msg, "", popup=True))
+            self.loader.errored.connect(lambda _rid, msg: self.messages.error(msg, self.loader.last_error_details, popup=True))
 
         def job(cancelled, progress):
             yield (paths, load_corpus(paths))

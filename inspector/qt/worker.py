@@ -1,42 +1,33 @@
-"""One background runner for chunking; the latest request wins.
+"""Chunking in the background: the job (`compute_chunks`) and its runner (`ChunkRunner`).
 
-Shaped after napari's `_LayerSlicer`: a single worker thread, increasing request ids, results of
-any request but the latest dropped on arrival, and a synchronous mode for tests. Work is split into
-stages (chunks, then the embedder's word pieces) and checks between stages whether it has been
-superseded, so a slider dragged across its range never queues up stale work. Exceptions are
-emitted as `errored`, never swallowed; widgets are touched only on the GUI thread, because the
-worker only emits signals of a relay object that lives there.
+The job is split into stages (chunks, then the embedder's word pieces) and checks between stages
+whether it has been superseded, so a slider dragged across its range never queues up stale work.
+It runs on the shared latest-wins runner (`inspector.qt.runner`), which drops stale results,
+reports exceptions and keeps widgets on the GUI thread.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-import traceback
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
+from inspector.core.cancel import Cancelled  # a superseded job stops with the core's own exception
 from inspector.core.chunk import Chunk
 from inspector.core.document import Document
 from inspector.core.offsets import LineIndex
 from inspector.core.segments import SpanIndex
 from inspector.core.stats import ChunkStats
+from inspector.qt.runner import JobRunner
 
 log = logging.getLogger(__name__)
 
-#: Runners alive in this process (the test suite checks that none leaves a thread running).
-LIVE_RUNNERS: "weakref.WeakSet[ChunkRunner]" = weakref.WeakSet()
 
 #: Word pieces are measured in batches of this many chunks, checking for cancellation in between.
 ANNOTATE_BATCH = 100
-
-
-class Cancelled(Exception):
-    """Raised inside a job when a newer request has superseded it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +94,7 @@ def compute_chunks(request_id: int, request: ChunkRequest,
     t0 = time.perf_counter()
     doc = request.document
     strategy = get_strategy(request.strategy)
-    with _cancel_scope(cancelled):
-        chunks = strategy(doc, request.params)
+    chunks = strategy(doc, request.params)  # inside the runner's cancel_scope
     if cancelled():
         raise Cancelled
     painted = [c for c in chunks if c.role != "parent"]
@@ -134,24 +124,6 @@ def compute_chunks(request_id: int, request: ChunkRequest,
                             time.perf_counter() - t0)
 
 
-def _cancel_scope(cancelled: Callable[[], bool]):
-    """Lets long core work inside a strategy (the semantic strategy's embedding) stop early, where
-    the core offers a cancellation scope; otherwise the strategy runs to the end of its stage."""
-    try:
-        from inspector.core.embedding import cancel_scope  # type: ignore[attr-defined]
-    except ImportError:
-        return contextlib.nullcontext()
-    return cancel_scope(cancelled)
-
-
-def _is_core_cancel(exc: BaseException) -> bool:
-    try:
-        from inspector.core.embedding import Cancelled as CoreCancelled
-    except ImportError:
-        return False
-    return isinstance(exc, CoreCancelled)
-
-
 def _replace_complete(first: ChunkResult, chunks: tuple[Chunk, ...], stats: ChunkStats,
                       seconds: float) -> ChunkResult:
     return ChunkResult(first.request_id, first.request, chunks, first.index, first.parents, stats,
@@ -172,157 +144,29 @@ def _line_index(doc: Document) -> LineIndex:
     return hit
 
 
-def describe_error(exc: BaseException) -> str:
-    """One line for the status bar."""
-    one_line = getattr(exc, "one_line", None)
-    if callable(one_line):
-        return str(one_line())
-    if isinstance(exc, ValueError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
-
-
-class _Relay(QObject):
-    """Lives on the GUI thread; the worker emits through it, so slots run on the GUI thread."""
-
-    stage = Signal(int, object)
-    failed = Signal(int, str, str)
-    """(request id, one line, details: the traceback of an unexpected exception, else '')."""
-    finished = Signal(int)
-
-
-def error_details(exc: BaseException) -> str:
-    """The traceback behind an error, for the user's Details… (none for a plain bad parameter)."""
-    if isinstance(exc, ValueError) and exc.__cause__ is None:
-        return ""
-    return "".join(traceback.format_exception(exc))
-
-
-class _Job(QRunnable):
-    def __init__(self, request_id: int, request: ChunkRequest, job: Callable, relay: _Relay,
-                 is_current: Callable[[int], bool]) -> None:
-        super().__init__()
-        self.request_id = request_id
-        self.request = request
-        self.job = job
-        self.relay = relay
-        self.is_current = is_current
-
-    def run(self) -> None:
-        rid = self.request_id
-        try:
-            if self.is_current(rid):
-                for result in self.job(rid, self.request, lambda: not self.is_current(rid)):
-                    if not self.is_current(rid):
-                        break
-                    self.relay.stage.emit(rid, result)
-        except Cancelled:
-            pass
-        except Exception as exc:  # noqa: BLE001  (reported to the user, with a traceback in the log)
-            if _is_core_cancel(exc):
-                return
-            if not isinstance(exc, ValueError):
-                log.exception("chunking failed")
-            self.relay.failed.emit(rid, describe_error(exc), error_details(exc))
-        finally:
-            self.relay.finished.emit(rid)
-
-
-class ChunkRunner(QObject):
-    """Runs chunking requests one at a time off the GUI thread; only the latest one reports."""
+class ChunkRunner(JobRunner):
+    """Runs chunking requests (`compute_chunks`) on the shared latest-wins runner; stages of the
+    latest request arrive as `resultReady`, and the runner is idle once the complete stage is in."""
 
     resultReady = Signal(object)
     """A `ChunkResult` stage of the latest request."""
-    errored = Signal(int, str)
-    """(request id, one-line message) when the latest request failed."""
-    busyChanged = Signal(bool)
 
     def __init__(self, parent: QObject | None = None, *, synchronous: bool = False,
                  job: Callable[[int, ChunkRequest, Callable[[], bool]], Iterator[ChunkResult]] = compute_chunks) -> None:
-        super().__init__(parent)
-        self.synchronous = synchronous
-        self._job = job
-        self._latest = 0
-        self._running = 0  # jobs started and not yet finished (GUI-thread bookkeeping)
-        self._busy = False
-        self._closed = False
-        self.last_error_details = ""
-        """Details (a traceback) of the latest request's failure, '' when there are none."""
-        self._relay = _Relay(self)
-        self._relay.stage.connect(self._on_stage)
-        self._relay.failed.connect(self._on_failed)
-        self._relay.finished.connect(self._on_finished)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        LIVE_RUNNERS.add(self)
+        super().__init__(parent, synchronous=synchronous, name="chunks")
+        self._chunk_job = job
+        self.stageReady.connect(self._on_chunk_stage)
 
-    # -- requests --------------------------------------------------------------------------
-    @property
-    def latest_id(self) -> int:
-        return self._latest
-
-    @property
-    def busy(self) -> bool:
-        return self._busy
-
-    def is_current(self, request_id: int) -> bool:
-        # Read from the worker thread; an int read is atomic under the GIL.
-        return request_id == self._latest and not self._closed
-
-    def submit(self, request: ChunkRequest) -> int:
+    def submit(self, request: ChunkRequest) -> int:  # type: ignore[override]
         """Start `request`, superseding any earlier one; returns its id."""
-        if self._closed:
-            raise RuntimeError("runner is shut down")
-        self._latest += 1
-        rid = self._latest
-        job = _Job(rid, request, self._job, self._relay, self.is_current)
-        self._running += 1
-        self._set_busy(True)
-        if self.synchronous:
-            job.run()
-        else:
-            self._pool.start(job)
-        return rid
-
-    def cancel(self) -> None:
-        """Drop the current request: it stops at its next stage and reports nothing."""
-        self._latest += 1
-        self._set_busy(False)
+        rid = self.latest_id + 1  # the id JobRunner.submit is about to give it
+        return super().submit(lambda cancelled, _progress: self._chunk_job(rid, request, cancelled))
 
     def shutdown(self, timeout_ms: int = 10_000) -> bool:
-        """Cancel and wait for the worker thread to go idle; True if it did in time."""
-        self.cancel()
-        self._closed = True
-        ok = self._pool.waitForDone(timeout_ms)
-        return bool(ok)
+        return super().shutdown(timeout_ms)
 
-    def active_threads(self) -> int:
-        return self._pool.activeThreadCount()
-
-    # -- results (GUI thread) ------------------------------------------------------------
     @Slot(int, object)
-    def _on_stage(self, rid: int, result: ChunkResult) -> None:
-        if rid != self._latest or self._closed:
-            return  # stale: a newer request is on its way
+    def _on_chunk_stage(self, _rid: int, result: ChunkResult) -> None:
         if result.complete:
             self._set_busy(False)
         self.resultReady.emit(result)
-
-    @Slot(int, str, str)
-    def _on_failed(self, rid: int, message: str, details: str = "") -> None:
-        if rid != self._latest or self._closed:
-            return
-        self.last_error_details = details
-        self._set_busy(False)
-        self.errored.emit(rid, message)
-
-    @Slot(int)
-    def _on_finished(self, rid: int) -> None:
-        self._running = max(0, self._running - 1)
-        if rid == self._latest and self._busy:
-            self._set_busy(False)
-
-    def _set_busy(self, busy: bool) -> None:
-        if busy != self._busy:
-            self._busy = busy
-            self.busyChanged.emit(busy)

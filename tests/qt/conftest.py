@@ -20,7 +20,7 @@ import pytest  # noqa: E402
 try:  # bm25s builds (disabled) tqdm bars; the first one would start tqdm's never-ending monitor
     import tqdm  # noqa: E402  thread in a test, which the leak check below reports. The window's
 
-    tqdm.tqdm.monitor_interval = 0  # workers switch it off the same way (retrieval_worker).
+    tqdm.tqdm.monitor_interval = 0  # workers switch it off the same way (inspector.qt.runner).
 except ImportError:  # pragma: no cover
     pass
 
@@ -32,7 +32,7 @@ HANDBOOK = ROOT / "sample_docs" / "handbook.md"
 def _no_dangling_threads(monkeypatch, qtbot):
     from PySide6.QtCore import QThread, QThreadPool
 
-    from inspector.qt import worker
+    from inspector.qt import runner as runner_module
 
     started: "weakref.WeakKeyDictionary[QThread, str]" = weakref.WeakKeyDictionary()
     base_start = QThread.start
@@ -54,7 +54,7 @@ def _no_dangling_threads(monkeypatch, qtbot):
             problems.append(f"QThread still running, started at:\n{where}")
             thread.quit()
             thread.wait(2000)
-    for runner in list(worker.LIVE_RUNNERS):
+    for runner in list(runner_module.LIVE_RUNNERS):
         try:
             active = runner.active_threads()
         except RuntimeError:
