@@ -33,6 +33,18 @@ def _settle(app, rounds: int = 5) -> None:
         time.sleep(0.01)
 
 
+def _grab_at(app, window, heading: str, fallback: float, path: Path) -> Path:
+    """Select the chunk at `heading` (else at that fraction of the text), scroll it into view with
+    a little context above, and save the window to `path`."""
+    text = window.state.document.text
+    target = text.find(heading)
+    window.state.select(_chunk_at(window, target if target >= 0 else int(len(text) * fallback)))
+    window.view.scroll_to_offset(window.state.selected_chunk().start, context_lines=2)
+    _settle(app)
+    window.grab().save(str(path))
+    return path
+
+
 def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
     from inspector.qt.app import apply_palette, create_app
 
@@ -57,32 +69,19 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
         window.state.set_strategy("markdown")
         window.controller.submit_now()
         _settle(app)
-        doc = window.state.document
         # Select the refund-tier chunk (a trap in the sample set): the table fits, but the caveat
         # after it runs past the embedder's 256 word pieces, so its end is shaded in the text and
         # struck through in the detail pane. Put it in view with a little context above.
-        target = doc.text.find("### Refund eligibility by tier")
-        chunk = _chunk_at(window, target if target >= 0 else len(doc.text) // 3)
-        window.state.select(chunk)
-        window.view.scroll_to_offset(window.state.selected_chunk().start, context_lines=2)
-        _settle(app)
-        path = out_dir / f"window{suffix}.png"
-        window.grab().save(str(path))
-        written.append(path)
+        written.append(_grab_at(app, window, "### Refund eligibility by tier", 1 / 3,
+                                out_dir / f"window{suffix}.png"))
 
         window.state.set_strategy("fixed_chars")
         window.strategy_panel.set_value("size", 500)
         window.strategy_panel.set_value("overlap", 50)
         window.controller.submit_now()
         _settle(app)
-        target = doc.text.find("#### Laptop replacement cycle")
-        chunk = _chunk_at(window, target if target >= 0 else len(doc.text) // 2)
-        window.state.select(chunk)
-        window.view.scroll_to_offset(window.state.selected_chunk().start, context_lines=2)
-        _settle(app)
-        path = out_dir / f"window-overlap{suffix}.png"
-        window.grab().save(str(path))
-        written.append(path)
+        written.append(_grab_at(app, window, "#### Laptop replacement cycle", 1 / 2,
+                                out_dir / f"window-overlap{suffix}.png"))
         window.close()
         _settle(app)
     return written
