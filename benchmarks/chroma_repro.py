@@ -2,7 +2,7 @@
 
 Protocol of the report (Smith & Troynikov, 2024): the five corpora in one index, all-MiniLM-L6-v2,
 the raw chunk text embedded (no context prefix), k=5, recall / precision / IoU at character level
-as chunking_evaluation computes them (`inspector.core.evaluate.span_scores`). TokenText is our
+as chunking_evaluation computes them (`inspector.core.evaluation.metrics.span_scores`). TokenText is our
 `fixed_tokens`; Recursive is our recursive splitter run with the report's separators
 ["\\n\\n", "\\n", ".", "?", "!", " ", ""] and a cl100k length. Chunks are exact spans, where the
 report located chunk texts in the corpus by fuzzy search.
@@ -26,15 +26,20 @@ from pathlib import Path
 import numpy as np
 from _common import ROOT  # noqa: F401  (puts the project on sys.path)
 
-from inspector.core.cache import default_cache, default_cache_dir
-from inspector.core.chunk import chunk_document
-from inspector.core.chunkers.common import SpanContext
-from inspector.core.chunkers.recursive import recursive_spans
-from inspector.core.document import Document
-from inspector.core.embedding import MiniLMEmbedder, embed_texts
-from inspector.core.evaluate import span_scores
-from inspector.core.pooled import MiniLMPieceEncoder, PooledVectors, build_piece_table, index_vectors
-from inspector.core.retrieval import build_index
+from inspector.core.chunking.common import SpanContext
+from inspector.core.chunking.recursive import recursive_spans
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import Document
+from inspector.core.embedding.cache import default_cache, default_cache_dir
+from inspector.core.embedding.embedder import MiniLMEmbedder, embed_texts
+from inspector.core.evaluation.metrics import span_scores
+from inspector.core.retrieval.index import build_index
+from inspector.core.retrieval.pooled import (
+    MiniLMPieceEncoder,
+    PooledVectors,
+    build_piece_table,
+    index_vectors,
+)
 
 DATA = Path(__file__).resolve().parent / "data" / "chroma"
 CHROMA_SEPARATORS = [re.escape(s) for s in ["\n\n", "\n", ".", "?", "!", " ", ""]]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from _common import big_markdown, p50, p95, timeit
 
-from inspector.core import structure, tokens
-from inspector.core.chunk import get_strategy
-from inspector.core.chunkers import sentences as sentences_mod
-from inspector.core.document import from_text
+from inspector.core.chunking import sentences as sentences_mod
+from inspector.core.chunking.registry import get_strategy
+from inspector.core.documents.document import from_text
+from inspector.core.text import structure, tokens
 
 #: A slider drag: every step a size not seen before, so no span count is reused from a memo.
 STEPS = range(200, 200 + 8 * 16, 8)

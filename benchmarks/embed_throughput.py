@@ -23,10 +23,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from inspector.core.cache import EmbeddingCache  # noqa: E402
-from inspector.core.chunk import chunk_document  # noqa: E402
-from inspector.core.document import Document, from_text  # noqa: E402
-from inspector.core.embedding import MiniLMEmbedder, embed_texts  # noqa: E402
+from inspector.core.chunking.registry import chunk_document  # noqa: E402
+from inspector.core.documents.document import Document, from_text  # noqa: E402
+from inspector.core.embedding.cache import EmbeddingCache  # noqa: E402
+from inspector.core.embedding.embedder import MiniLMEmbedder, embed_texts  # noqa: E402
 
 
 def load_doc() -> Document:

@@ -86,7 +86,7 @@ def questions_100(extra_from: list[str]) -> list[str]:
 # -- 1. question -> hits ------------------------------------------------------------------------------
 
 def ask_latency(app, w, repeats: int) -> None:
-    from inspector.core.gold import load_gold
+    from inspector.core.evaluation.gold import load_gold
 
     w.state.set_strategy("markdown")
     w.open_paths([str(HANDBOOK)])
@@ -155,8 +155,8 @@ def panel_refresh(app, w, repeats: int, *, mode: str, sizes: list[int], label: s
 def gold_100(tmp: Path, doc_name: str) -> Path:
     import json
 
-    from inspector.core.gold import load_gold
-    from inspector.core.document import load_document
+    from inspector.core.documents.document import load_document
+    from inspector.core.evaluation.gold import load_gold
 
     base = load_gold(GOLD, [load_document(HANDBOOK)])
     texts = questions_100([q.question for q in base.questions])
@@ -245,7 +245,7 @@ w.close()
 def heartbeat(app, tmp: Path, embedder) -> None:
     from PySide6.QtCore import QTimer
 
-    from inspector.core.cache import EmbeddingCache
+    from inspector.core.embedding.cache import EmbeddingCache
 
     cache = EmbeddingCache(tmp / "fresh-cache", persist=False)  # nothing cached: the model embeds
     app, w = make_window(tmp, embedder, cache=cache, settle_ms=0)
@@ -289,7 +289,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--skip-big", action="store_true", help="skip the 1 MB pooled measurement")
     args = parser.parse_args()
-    from inspector.core.embedding import default_embedder
+    from inspector.core.embedding.embedder import default_embedder
 
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']}")
     emb = default_embedder()

@@ -51,14 +51,14 @@ def vm_hwm_mb() -> float:
 
 
 def documents_alive() -> int:
-    from inspector.core.document import Document
+    from inspector.core.documents.document import Document
 
     return sum(1 for o in gc.get_objects() if isinstance(o, Document))
 
 
 def cache_sizes() -> str:
-    from inspector.core import structure, tokens, wordpieces
-    from inspector.core.chunkers import sentences
+    from inspector.core.chunking import sentences
+    from inspector.core.text import structure, tokens, wordpieces
 
     return (f"token indexes {len(tokens._INDEXES)}, structures {len(structure._STRUCTURES)}, "
             f"sentence units {len(sentences._UNITS)}, word pieces {len(wordpieces._INDEXES)}")

@@ -25,10 +25,9 @@ from pathlib import Path
 
 from _common import big_markdown  # noqa: E402  (puts the repository on sys.path)
 
-from inspector.core import structure, tokens, wordpieces
-from inspector.core.chunk import chunk_document, strategies
-from inspector.core.chunkers import sentences
-from inspector.core.document import load_document
+from inspector.core.chunking.registry import chunk_document, sentences, strategies
+from inspector.core.documents.document import load_document
+from inspector.core.text import structure, tokens, wordpieces
 
 
 def rss_mb() -> float:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from _common import big_markdown, p50, timeit
 
-from inspector.core import structure, tokens
-from inspector.core.chunk import get_strategy
-from inspector.core.document import from_text
-from inspector.core.tokens import ENCODING_NAME, encoding
+from inspector.core.chunking.registry import get_strategy
+from inspector.core.documents.document import from_text
+from inspector.core.text import structure, tokens
+from inspector.core.text.tokens import ENCODING_NAME, encoding
 
 SIZE, OVERLAP = 256, 32
 
@@ -36,7 +36,10 @@ def _peers(kind: str, text: str) -> dict:
     enc = encoding()
     out = {}
     try:
-        from langchain_text_splitters import RecursiveCharacterTextSplitter, TokenTextSplitter
+        from langchain_text_splitters import (
+            RecursiveCharacterTextSplitter,
+            TokenTextSplitter,
+        )
 
         if kind == "fixed_tokens":
             lc = TokenTextSplitter(encoding_name=ENCODING_NAME, chunk_size=SIZE, chunk_overlap=OVERLAP)

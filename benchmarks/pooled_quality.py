@@ -16,14 +16,20 @@ import time
 
 from _common import HANDBOOK, ROOT, big_markdown, p50, p95
 
-from inspector.core.cache import default_cache
-from inspector.core.document import from_text, load_document
-from inspector.core.embedding import MiniLMEmbedder, embed_texts
-from inspector.core.evaluate import IndexSearch, evaluate
-from inspector.core.gold import GoldQuestion, load_gold
-from inspector.core.pooled import MiniLMPieceEncoder, PooledVectors, build_piece_table, index_vectors
-from inspector.core.retrieval import build_index
-from inspector.core.sweep import EvalConfig, chunk_corpus, run_config
+from inspector.core.documents.document import from_text, load_document
+from inspector.core.embedding.cache import default_cache
+from inspector.core.embedding.embedder import MiniLMEmbedder, embed_texts
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.gold import GoldQuestion, load_gold
+from inspector.core.evaluation.metrics import IndexSearch, evaluate
+from inspector.core.retrieval.index import build_index
+from inspector.core.retrieval.pooled import (
+    MiniLMPieceEncoder,
+    PooledVectors,
+    build_piece_table,
+    index_vectors,
+)
+from inspector.core.workbench import chunk_corpus, run_config
 
 
 def quality(emb, cache) -> None:

@@ -26,10 +26,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 
-from inspector.core.chunk import Chunk  # noqa: E402
-from inspector.core.document import from_text  # noqa: E402
-from inspector.core.embedding import MiniLMEmbedder  # noqa: E402
-from inspector.core.retrieval import build_index  # noqa: E402
+from inspector.core.chunking.chunk import Chunk  # noqa: E402
+from inspector.core.documents.document import from_text  # noqa: E402
+from inspector.core.embedding.embedder import MiniLMEmbedder  # noqa: E402
+from inspector.core.retrieval.index import build_index  # noqa: E402
 
 WORDS = ("leave parental germany france weeks months refund expense receipt travel manager approval "
          "remote office laptop security holiday salary contract notice benefit insurance pension "

@@ -20,7 +20,7 @@ settings.load_profile("ci")
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache_dir(tmp_path_factory):
     """Nothing a test embeds lands in the user's cache folder."""
-    from inspector.core import cache
+    from inspector.core.embedding import cache
 
     old = os.environ.get(cache.ENV_VAR)
     os.environ[cache.ENV_VAR] = str(tmp_path_factory.mktemp("chunk-inspector-cache"))

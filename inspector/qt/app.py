@@ -73,9 +73,7 @@ def run_app(argv: Sequence[str]) -> int:
     from PySide6.QtCore import QTimer
 
     from inspector.qt.main_window import MainWindow, open_later, sample_path
-    from inspector.qt.settings import default_store
-
-    from inspector.qt.settings import ini_store
+    from inspector.qt.settings import default_store, ini_store
 
     paths = [a for a in argv if not a.startswith("-")] or [str(sample_path())]
     # CHUNK_INSPECTOR_SETTINGS points at an INI file to use instead of the user's settings.

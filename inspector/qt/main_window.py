@@ -19,31 +19,56 @@ from typing import Iterable, Sequence
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMainWindow,
-                               QMessageBox, QProgressBar, QTabBar, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QTabBar,
+    QVBoxLayout,
+    QWidget,
+)
 
-from inspector.core import settings_schema as keys
-from inspector.core.document import Document
-from inspector.qt.chunk_table import ChunkTable
-from inspector.qt.controller import DEBOUNCE_MS, ChunkingController
-from inspector.qt.corpus_panel import CorpusPanel, document_warnings, load_corpus
-from inspector.qt.detail_pane import DetailPane
-from inspector.qt.document_view import DocumentView, answer_color, hit_color
-from inspector.qt.export_actions import ExportActions
-from inspector.qt.find_bar import FindBar
-from inspector.qt.gold_panel import GoldFiles, GoldPanel, answer_spans, is_gold_path
+from inspector.core.display import settings_schema as keys
+from inspector.core.documents.document import Document
+from inspector.qt.actions.export_actions import ExportActions
+from inspector.qt.actions.plugin_actions import PluginActions
+from inspector.qt.controllers.chunk_jobs import ChunkResult, ChunkRunner
+from inspector.qt.controllers.chunking import DEBOUNCE_MS, ChunkingController
+from inspector.qt.controllers.retrieval import (
+    ASK_K,
+    ASK_RETRIEVER,
+    MODEL_FAILED,
+    MODEL_LOADING,
+    MODEL_READY,
+    RETRIEVERS,
+    SETTLE_MS,
+    RetrievalController,
+)
+from inspector.qt.controllers.state import InspectorState
+from inspector.qt.document.find_bar import FindBar
+from inspector.qt.document.overview_strip import OverviewStrip
+from inspector.qt.document.view import DocumentView, answer_color, hit_color
 from inspector.qt.messages import MessageCenter
-from inspector.qt.overview_strip import OverviewStrip
-from inspector.qt.plugin_actions import PluginActions
-from inspector.qt.question_bar import QuestionBar
-from inspector.qt.reader import Reader
-from inspector.qt.retrieval_controller import (ASK_K, ASK_RETRIEVER, MODEL_FAILED, MODEL_LOADING, MODEL_READY,
-                                               RETRIEVERS, SETTLE_MS, RetrievalController)
+from inspector.qt.panels.chunk_table import ChunkTable
+from inspector.qt.panels.corpus_panel import CorpusPanel, document_warnings, load_corpus
+from inspector.qt.panels.detail_pane import DetailPane
+from inspector.qt.panels.gold_panel import (
+    GoldFiles,
+    GoldPanel,
+    answer_spans,
+    is_gold_path,
+)
+from inspector.qt.panels.question_bar import QuestionBar
+from inspector.qt.panels.reader import Reader
+from inspector.qt.panels.stats_panel import StatsPanel
+from inspector.qt.panels.strategy_panel import StrategyPanel
 from inspector.qt.settings import Settings
-from inspector.qt.state import InspectorState
-from inspector.qt.stats_panel import StatsPanel
-from inspector.qt.strategy_panel import StrategyPanel
-from inspector.qt.worker import ChunkResult, ChunkRunner
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 FILE_FILTER = "Documents (*.md *.markdown *.mdown *.mkd *.txt *.text);;All files (*)"
@@ -344,7 +369,7 @@ class MainWindow(QMainWindow):
         if not needs_background_load(paths):
             return self.open_paths(paths)
         if self.loader is None:
-            from inspector.qt.retrieval_worker import JobRunner
+            from inspector.qt.controllers.retrieval_jobs import JobRunner
 
             self.loader = JobRunner(self, name="loader")
             self.loader.stageReady.connect(lambda _rid, stage: self._finish_open(*stage))
@@ -638,7 +663,7 @@ class MainWindow(QMainWindow):
         if doc is None or not result.hits:
             self.strip.set_marks("hits", ())
             return
-        from inspector.qt.worker import _line_index
+        from inspector.qt.controllers.chunk_jobs import _line_index
 
         lines = _line_index(doc)
         fractions = lines.fractions([h.chunk.start for h in result.hits if h.chunk.doc_id == doc.doc_id]).tolist()
@@ -682,7 +707,7 @@ class MainWindow(QMainWindow):
         if self.retrieval.question != q.question:
             self.question_bar.ask(q.question, reveal=not spans)  # the answer is what to look at
         self.view.set_answer_spans(spans, reveal=bool(spans))
-        from inspector.qt.worker import _line_index
+        from inspector.qt.controllers.chunk_jobs import _line_index
 
         self.strip.set_marks("answer", _line_index(doc).fractions([a for a, _b in spans]).tolist(),
                              answer_color(self.view.theme), 4.0, "Gold answer")
@@ -719,7 +744,7 @@ class MainWindow(QMainWindow):
                      path: str | os.PathLike[str] | None = None) -> bool:
         """Add a question whose answer is the text selected in the document (Edit ▸ Add to Gold Set…).
         Missing pieces are asked for in dialogs."""
-        from inspector.core.gold import GoldQuestion
+        from inspector.core.evaluation.gold import GoldQuestion
 
         doc = self.state.document
         if doc is None:
@@ -746,7 +771,7 @@ class MainWindow(QMainWindow):
     def append_gold_question(self, q, path: str | os.PathLike[str] | None = None) -> bool:
         """Append to the open gold file (a JSONL one), else to a file the user names; reload it."""
         from inspector.core.errors import InputError
-        from inspector.core.gold import append_question
+        from inspector.core.evaluation.gold import append_question
 
         gold = self.retrieval.gold
         if path is None and gold is not None and Path(gold.path).suffix.lower() in (".jsonl", ".ndjson"):
@@ -781,7 +806,7 @@ class MainWindow(QMainWindow):
         self.retrieval.set_k(config.k)
 
     def open_sweep(self) -> None:
-        from inspector.qt.sweep_dialog import SweepDialog
+        from inspector.qt.dialogs.sweep_dialog import SweepDialog
 
         if self.sweep_dialog is None:
             self.sweep_dialog = SweepDialog(self.state, self.retrieval, self)

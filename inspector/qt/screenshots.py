@@ -50,9 +50,9 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
 
     app = create_app()
     apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
     from inspector.qt.main_window import MainWindow, sample_path
     from inspector.qt.settings import ini_store
-    from inspector.qt.worker import ChunkRunner
 
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-dark" if dark else ""
@@ -98,9 +98,9 @@ def render_retrieval(out_dir: Path, *, dark: bool = False) -> list[Path]:
 
     app = create_app()
     apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
     from inspector.qt.main_window import MainWindow, sample_path
     from inspector.qt.settings import ini_store
-    from inspector.qt.worker import ChunkRunner
 
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-dark" if dark else ""

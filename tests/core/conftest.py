@@ -11,7 +11,7 @@ import pytest
 def minilm():
     """The bundled all-MiniLM-L6-v2, loaded once per session (slow tests only)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from inspector.core.embedding import MiniLMEmbedder
+    from inspector.core.embedding.embedder import MiniLMEmbedder
 
     emb = MiniLMEmbedder()
     emb.load()

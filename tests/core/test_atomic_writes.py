@@ -1,6 +1,6 @@
 """Nothing lost: a writer killed mid-write leaves the previous file intact.
 
-Every file the app writes goes through `inspector.core.export.atomic_write_bytes/text` (temporary
+Every file the app writes goes through `inspector.core.atomic.atomic_write_bytes/text` (temporary
 file in the same folder, fsync, rename). These tests SIGKILL a real process while it writes (in
 the middle of the data, and between fsync and rename) and find the old file whole; they do the
 same to the embedding cache mid-flush and check the next run loads what is intact and recomputes
@@ -21,9 +21,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.cache import SEGMENT_SUFFIX, EmbeddingCache, decode_segment, encode_segment, text_key
-from inspector.core.embedding import HashEmbedder, cache_namespace, embed_texts
-from inspector.core.export import atomic_write_bytes, atomic_write_text
+from inspector.core.atomic import atomic_write_bytes, atomic_write_text
+from inspector.core.embedding.cache import (
+    SEGMENT_SUFFIX,
+    EmbeddingCache,
+    decode_segment,
+    encode_segment,
+    text_key,
+)
+from inspector.core.embedding.embedder import HashEmbedder, cache_namespace, embed_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD_PRELUDE = textwrap.dedent("""
     import os, sys, time
     sys.path.insert(0, {root!r})
-    from inspector.core import export
+    from inspector.core import atomic as export
 
     MID_WRITE, BEFORE_RENAME = {mid!r}, {before!r}
     real_fdopen, real_replace = os.fdopen, os.replace
@@ -136,7 +142,7 @@ def test_unslowed_huge_write_killed_at_any_moment_is_old_or_new_never_half(tmp_p
     target.write_bytes(OLD)
     new = 64 * 1024 * 1024
     script = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-              "from inspector.core.export import atomic_write_bytes\n"
+              "from inspector.core.atomic import atomic_write_bytes\n"
               f"atomic_write_bytes({str(target)!r}, b'N' * {new})\n")
     proc = subprocess.Popen([sys.executable, "-c", script])
     # Kill as soon as the temporary file exists: wherever the write is then, the target is whole.
@@ -196,8 +202,8 @@ class Counting:
 def test_cache_killed_mid_flush_loads_what_is_whole_and_recomputes_the_rest(tmp_path, mid_write):
     root = tmp_path / "cache"
     proc, marker = _start(tmp_path, f"""
-        from inspector.core.cache import EmbeddingCache
-        from inspector.core.embedding import HashEmbedder, embed_texts
+        from inspector.core.embedding.cache import EmbeddingCache
+        from inspector.core.embedding.embedder import HashEmbedder, embed_texts
         first = {MAKE_FIRST}
         second = {MAKE_SECOND}
         cache = EmbeddingCache({str(root)!r})
@@ -291,7 +297,7 @@ def test_corrupt_cache_entries_are_recomputed_never_trusted_never_fatal(tmp_path
 
 #: Modules allowed to write files directly, with the reason.
 DIRECT_WRITERS = {
-    "inspector/core/export.py": "the atomic writer itself",
+    "inspector/core/atomic.py": "the atomic writer itself",
     "inspector/qt/screenshots.py": "developer tool: README screenshots (QPixmap.save), not user data",
 }
 WRITE_MODES = set("wax+")
@@ -385,4 +391,4 @@ def test_every_file_the_app_writes_goes_through_the_atomic_writer():
             continue
         for line, what in direct_writes(path.read_text(encoding="utf-8")):
             offenders.append(f"{rel}:{line}: {what}")
-    assert offenders == [], "write through inspector.core.export.atomic_write_bytes/text instead"
+    assert offenders == [], "write through inspector.core.atomic.atomic_write_bytes/text instead"

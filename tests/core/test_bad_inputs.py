@@ -20,10 +20,11 @@ import numpy as np
 import pytest
 
 from inspector.cli import main
-from inspector.core.chunk import Chunk, chunk_document, strategies
-from inspector.core.document import Document, load_document, load_paths
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.registry import BUILTINS, chunk_document, strategies
+from inspector.core.documents.document import Document, load_document, load_paths
 from inspector.core.errors import InputError
-from inspector.core.tokens import count_text
+from inspector.core.text.tokens import count_text
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
@@ -38,7 +39,7 @@ def chunkers() -> list[str]:
     splitters, registered when the CLI loads them, keep those splitters' own rules, e.g. LangChain's
     header splitter drops the header lines, and would make the list depend on test order.)"""
     return sorted(name for name, s in strategies().items()
-                  if not s.needs_embedder and s.func.__module__.startswith("inspector.core.chunkers."))
+                  if not s.needs_embedder and s in BUILTINS)
 
 
 def _non_space_mask(text: str) -> np.ndarray:
@@ -180,7 +181,7 @@ def test_empty_and_blank_files_report_zero_chunks(capsys):
 
 def test_unclosed_fence_runs_to_the_end_and_hides_no_heading():
     doc = load_document(BAD / "unclosed_fence.md")
-    from inspector.core.structure import structure_of
+    from inspector.core.text.structure import structure_of
 
     s = structure_of(doc)
     code = [b for b in s.blocks if b.kind == "code"]
@@ -190,7 +191,7 @@ def test_unclosed_fence_runs_to_the_end_and_hides_no_heading():
 
 def test_front_matter_only_gives_its_title_and_one_chunk():
     doc = load_document(BAD / "front_matter_only.md")
-    from inspector.core.structure import structure_of
+    from inspector.core.text.structure import structure_of
 
     assert structure_of(doc).title == "Only Front Matter"
     [c] = chunk_document(doc, "markdown")
@@ -456,7 +457,7 @@ OK_GOLD = ("ok_crlf.jsonl", "ok_utf16.jsonl", "ok_bom.csv")
 
 
 def _load_gold(path: Path):
-    from inspector.core.gold import load_gold
+    from inspector.core.evaluation.gold import load_gold
 
     return load_gold(path, [load_document(GOLD_DOC)])
 
@@ -467,7 +468,7 @@ def _eval_args(gold: Path) -> list:
 
 @pytest.fixture
 def eval_cli():
-    pytest.importorskip("inspector.cli_eval")
+    pytest.importorskip("inspector.cli.evaluate")
 
 
 @pytest.mark.parametrize("name", sorted(BAD_GOLD))

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from inspector.core import tokens
-from inspector.core.chunk import Strategy, chunk_document, get_strategy
-from inspector.core.document import from_text
+from inspector.core.chunking.params import Strategy
+from inspector.core.chunking.registry import chunk_document, get_strategy
+from inspector.core.documents.document import from_text
+from inspector.core.text import tokens
 from tests.core.strategies_for_tests import markdown_text
 from tests.core.test_bad_inputs import check_spans, chunkers
 from tests.core.test_fuzz import unicode_text
@@ -191,8 +192,9 @@ def test_nesting_and_unclosed_markdown_chunk_in_bounded_work(case):
 # -- caches ----------------------------------------------------------------------------------------
 
 def test_per_document_caches_stay_bounded():
-    from inspector.core import document, structure
-    from inspector.core.chunkers import sentences
+    from inspector.core.chunking import sentences
+    from inspector.core.documents import document
+    from inspector.core.text import structure
 
     for k in range(60):
         doc = from_text(f"# Doc {k}\n\nSentence one of {k}. Sentence two.\n", f"d{k}.md")
@@ -205,9 +207,10 @@ def test_per_document_caches_stay_bounded():
 
 
 def test_word_piece_indexes_stay_bounded():
-    from inspector.core import wordpieces
+    from inspector.core.chunking.annotate import annotate
+    from inspector.core.text import wordpieces
 
     for k in range(20):
         doc = from_text(f"# Doc {k}\n\nParental leave number {k}.\n", f"w{k}.md")
-        wordpieces.annotate(doc, chunk_document(doc, "markdown"))
+        annotate(doc, chunk_document(doc, "markdown"))
     assert 0 < len(wordpieces._INDEXES) <= 8

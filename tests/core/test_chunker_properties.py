@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.chunk import chunk_document, get_strategy
-from inspector.core.document import from_text
-from inspector.core.tokens import count_text, token_index
+from inspector.core.chunking.registry import chunk_document, get_strategy
+from inspector.core.documents.document import from_text
+from inspector.core.text.tokens import count_text, token_index
 from tests.core.strategies_for_tests import any_text
 
 STRATEGY_PARAMS = {
@@ -154,7 +154,7 @@ def test_tiny_windows_with_huge_overlap_finish_and_stay_bounded():
 
 
 def test_fast_chunk_constructor_makes_the_same_object():
-    from inspector.core.chunk import Chunk, new_chunk
+    from inspector.core.chunking.chunk import Chunk, new_chunk
 
     args = dict(id=3, start=5, end=9, token_count=2, heading_path=("A", "B"), prefix="T > A > B",
                 parent_id=1, flags=frozenset({"no_heading"}), role="child", doc_id="d.md", meta={"page": 2})

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from inspector.core.chunk import chunk_document
-from inspector.core.context import extractive_describer, with_descriptions, words
-from inspector.core.document import from_text
+from inspector.core.chunking.descriptions import (
+    extractive_describer,
+    with_descriptions,
+    words,
+)
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import from_text
 
 HANDBOOK = """# Handbook
 

@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from inspector.core.document import from_text, load_document, load_paths
+from inspector.core.documents.document import from_text, load_document, load_paths
 from inspector.core.errors import InputError
 
 

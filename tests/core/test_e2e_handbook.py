@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.cache import EmbeddingCache
-from inspector.core.document import load_document
-from inspector.core.evaluate import IndexSearch, evaluate
-from inspector.core.gold import GoldQuestion, load_gold
-from inspector.core.retrieval import build_index
-from inspector.core.sweep import EvalConfig, chunk_corpus, run_config
+from inspector.core.documents.document import load_document
+from inspector.core.embedding.cache import EmbeddingCache
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.gold import GoldQuestion, load_gold
+from inspector.core.evaluation.metrics import IndexSearch, evaluate
+from inspector.core.retrieval.index import build_index
+from inspector.core.workbench import chunk_corpus, run_config
 
 pytestmark = pytest.mark.slow
 

@@ -9,12 +9,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core import cache as cache_mod
-from inspector.core.cache import SEGMENT_SUFFIX, EmbeddingCache, decode_segment, encode_segment, text_key
-from inspector.core.chunk import chunk_document
-from inspector.core.document import from_text
-from inspector.core.embedding import (Cancelled, Embedder, HashEmbedder, MiniLMEmbedder, cache_namespace,
-                                      embed_query, embed_texts)
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import from_text
+from inspector.core.embedding import cache as cache_mod
+from inspector.core.embedding.cache import (
+    SEGMENT_SUFFIX,
+    EmbeddingCache,
+    decode_segment,
+    encode_segment,
+    text_key,
+)
+from inspector.core.embedding.embedder import (
+    Cancelled,
+    Embedder,
+    HashEmbedder,
+    MiniLMEmbedder,
+    cache_namespace,
+    embed_query,
+    embed_texts,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,8 +73,8 @@ def test_hash_embedder_is_deterministic_normalized_and_lexical():
 
 
 def test_importing_the_core_does_not_import_torch():
-    code = ("import sys; import inspector.core.embedding, inspector.core.retrieval, "
-            "inspector.core.chunkers.semantic, inspector.core.cache; "
+    code = ("import sys; import inspector.core.embedding.embedder, inspector.core.retrieval.index, "
+            "inspector.core.chunking.semantic, inspector.core.embedding.cache; "
             "bad = [m for m in ('torch', 'sentence_transformers', 'transformers', 'PySide6') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -9,19 +9,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inspector.core.chunk import Chunk, chunk_document
-from inspector.core.document import Document, load_document
-from inspector.core.embedding import HashEmbedder
-from inspector.core.evaluate import (
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import Document, load_document
+from inspector.core.embedding.embedder import HashEmbedder
+from inspector.core.evaluation.gold import GoldQuestion, load_gold
+from inspector.core.evaluation.metrics import (
     IndexSearch,
     evaluate,
     index_cost,
     report_dict,
     span_scores,
 )
-from inspector.core.gold import GoldQuestion, load_gold
-from inspector.core.retrieval import Hit, build_index
-from inspector.core.tokens import token_index
+from inspector.core.retrieval.index import Hit, build_index
+from inspector.core.text.tokens import token_index
 
 ROOT = Path(__file__).resolve().parents[2]
 

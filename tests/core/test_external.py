@@ -12,16 +12,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core import external
-from inspector.core.chunk import Param, get_strategy, strategies
-from inspector.core.chunkers.common import trim
-from inspector.core.chunkers.recursive import recursive_spans
-from inspector.core.document import from_text
+from inspector.core.chunking import external
+from inspector.core.chunking.common import trim
+from inspector.core.chunking.external import (
+    ExternalStrategyError,
+    align_chunks,
+    langchain_strategy,
+    last_alignment_report,
+    load_entry_point_strategies,
+    load_strategy_file,
+    remove_external,
+    strategy_from_callable,
+)
+from inspector.core.chunking.params import Param
+from inspector.core.chunking.recursive import recursive_spans
+from inspector.core.chunking.registry import get_strategy, strategies
+from inspector.core.documents.document import from_text
 from inspector.core.errors import InputError
-from inspector.core.external import (ExternalStrategyError, align_chunks, langchain_strategy,
-                                     last_alignment_report, load_entry_point_strategies,
-                                     load_strategy_file, remove_external, strategy_from_callable)
-from inspector.core.tokens import count_text
+from inspector.core.text.tokens import count_text
 from tests.core.strategies_for_tests import any_text
 
 # ----------------------------------------------------------------------------- generators
@@ -275,8 +283,8 @@ def test_builtin_names_cannot_be_shadowed():
 def test_strategy_file_registers_declared_and_decorated_functions(tmp_path, cleanup):
     path = tmp_path / "my_splitters.py"
     path.write_text(textwrap.dedent('''
-        from inspector.core.chunk import Param
-        from inspector.core.external import chunk_strategy
+        from inspector.core.chunking.params import Param
+        from inspector.core.chunking.external import chunk_strategy
 
         def by_line(text):
             return [ln for ln in text.splitlines() if ln.strip()]

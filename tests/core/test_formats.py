@@ -9,17 +9,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.chunk import chunk_document
-from inspector.core.document import find_documents, load_document, load_paths
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import find_documents, load_document, load_paths
+from inspector.core.documents.formats import (
+    CONVERTED_SUFFIXES,
+    PAGE_BREAK,
+    convert,
+    gfm_table,
+    html_to_markdown,
+)
 from inspector.core.errors import InputError
-from inspector.core.formats import CONVERTED_SUFFIXES, PAGE_BREAK, convert, gfm_table, html_to_markdown
-from inspector.core.structure import structure_of
+from inspector.core.text.structure import structure_of
 
 # ----------------------------------------------------------------------------- helpers
-
 from tests.pdf_fixture import PDF_PAGES, make_pdf  # noqa: E402
-
-
 
 HTML = """<!DOCTYPE html>
 <html><head><title>Handbook page</title>
@@ -130,7 +133,7 @@ def test_html_text_that_looks_like_markdown_stays_text():
 
 
 def _doc(text: str):
-    from inspector.core.document import Document
+    from inspector.core.documents.document import Document
 
     return Document(text=text, name="x.html")
 

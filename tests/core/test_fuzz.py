@@ -12,9 +12,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from inspector.core.chunk import chunk_document
-from inspector.core.document import Document, decode_bytes, from_text, normalize_newlines
-from inspector.core.structure import line_starts, parse_markdown, sentence_spans
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import Document, from_text, normalize_newlines
+from inspector.core.documents.encoding import decode_bytes
+from inspector.core.text.structure import line_starts, parse_markdown, sentence_spans
 from tests.core.test_bad_inputs import check_spans, chunkers
 
 SPECIAL = [
@@ -116,7 +117,7 @@ def test_every_chunker_keeps_the_span_contract_on_random_unicode(name, text, kin
 
 @given(text=unicode_text)
 def test_utf16_offsets_round_trip(text):
-    offsets = pytest.importorskip("inspector.core.offsets")
+    offsets = pytest.importorskip("inspector.core.display.offsets")
     m = offsets.Utf16Map(text)
     units = text.encode("utf-16-le")
     assert m.length == len(text) and m.length16 == len(units) // 2
@@ -137,7 +138,7 @@ def test_utf16_offsets_round_trip(text):
 @settings(max_examples=30)
 @given(text=unicode_text)
 def test_chunk_spans_survive_the_trip_to_utf16_and_back(text):
-    offsets = pytest.importorskip("inspector.core.offsets")
+    offsets = pytest.importorskip("inspector.core.display.offsets")
     doc = from_text(text)
     m = offsets.Utf16Map(doc.text)
     units = doc.text.encode("utf-16-le")

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inspector.core.document import Document, load_document, load_paths
+from inspector.core.documents.document import Document, load_document, load_paths
 from inspector.core.errors import InputError
-from inspector.core.gold import (
+from inspector.core.evaluation.gold import (
     GoldQuestion,
     append_question,
     load_gold,

@@ -7,13 +7,17 @@ import os
 
 import pytest
 
-from inspector.core.chunk import chunk_document, get_strategy
-from inspector.core.document import Document, from_text
+from inspector.core.chunking.external import last_alignment_report, remove_external
+from inspector.core.chunking.imported import (
+    imported_strategy,
+    load_chunk_jsonl,
+    read_chunk_records,
+)
+from inspector.core.chunking.records import chunks_jsonl
+from inspector.core.chunking.registry import chunk_document, get_strategy
+from inspector.core.documents.document import Document, from_text
 from inspector.core.errors import InputError
-from inspector.core.export import chunks_jsonl
-from inspector.core.external import last_alignment_report, remove_external
-from inspector.core.imported import imported_strategy, load_chunk_jsonl, read_chunk_records
-from inspector.core.tokens import count_text
+from inspector.core.text.tokens import count_text
 
 TEXT = ("# Handbook\n\n## Leave\n\nSame paragraph here.\n\nLeave is 14 weeks in Germany.\n\n"
         "## Refunds\n\nSame paragraph here.\n\nRefunds take 14 days.\n")

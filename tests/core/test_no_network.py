@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from inspector.cli import main
-from inspector.core.chunk import chunk_document
-from inspector.core.document import load_document
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import load_document
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDBOOK = ROOT / "sample_docs" / "handbook.md"
@@ -109,7 +109,7 @@ def test_chunks_runs_offline_without_torch(tmp_path):
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("retriever", ["bm25", "dense", "hybrid"])
 def test_eval_with_the_hash_embedder_runs_offline(tmp_path, retriever):
-    pytest.importorskip("inspector.cli_eval")
+    pytest.importorskip("inspector.cli.evaluate")
     gold = ROOT / "sample_docs" / "handbook.gold.jsonl"
     res, out, err = run_offline(tmp_path, "eval", HANDBOOK, "--gold", gold, "--embedder", "hash",
                                 "--retriever", retriever)
@@ -122,7 +122,7 @@ def test_eval_with_the_hash_embedder_runs_offline(tmp_path, retriever):
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_eval_with_the_real_model_runs_offline(tmp_path):
-    pytest.importorskip("inspector.cli_eval")
+    pytest.importorskip("inspector.cli.evaluate")
     doc = tmp_path / "leave.md"
     doc.write_text("# Leave\n\nParental allowance in Germany is paid for 14 months.\n\n## France\n\n"
                    "Maternity leave in France is 16 weeks.\n", encoding="utf-8")
@@ -157,7 +157,7 @@ def no_rendering_no_network(monkeypatch):
 
 
 def test_html_in_a_document_chunks_as_plain_spans(no_rendering_no_network):
-    from inspector.core.structure import structure_of
+    from inspector.core.text.structure import structure_of
     from tests.core.test_bad_inputs import check_spans, chunkers
 
     doc = load_document(HTML_DOC)

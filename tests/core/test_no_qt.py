@@ -21,13 +21,13 @@ def _core_modules() -> list[str]:
 
 def test_core_modules_are_found():
     mods = _core_modules()
-    assert "inspector.core.segments" in mods and "inspector.core.chunkers.markdown" in mods
+    assert "inspector.core.display.segments" in mods and "inspector.core.chunking.markdown" in mods
 
 
 def test_importing_core_does_not_import_pyside6():
     mods = _core_modules()
     code = "import importlib, sys\n" + "".join(f"importlib.import_module({m!r})\n" for m in mods) + (
-        "from inspector.core.chunk import strategies\nstrategies()\n"
+        "from inspector.core.chunking.registry import strategies\nstrategies()\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'PyQt5', 'PyQt6'))\n"
         "assert not bad, bad\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,

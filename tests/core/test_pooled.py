@@ -5,9 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector.core.chunk import Chunk, chunk_document
-from inspector.core.document import from_text
-from inspector.core.pooled import PieceTable, PooledVectors, build_piece_table, piece_spans
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import from_text
+from inspector.core.retrieval.pooled import (
+    PieceTable,
+    PooledVectors,
+    build_piece_table,
+    piece_spans,
+)
 
 
 class FakePieces:
@@ -96,7 +102,7 @@ def test_pieces_cover_the_document_and_any_strategy_gets_vectors():
 
 @pytest.mark.slow
 def test_single_piece_chunk_equals_exact_embedding(minilm):
-    from inspector.core.pooled import MiniLMPieceEncoder
+    from inspector.core.retrieval.pooled import MiniLMPieceEncoder
 
     doc = from_text("Employees based in Germany receive parental allowance for up to 14 months. "
                     "France grants sixteen weeks of maternity leave.", "d.txt")

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.chunkers.recursive import DEFAULT_SEPARATORS, recursive_spans
-from inspector.core.document import from_text
-from inspector.core.tokens import count_text, token_index
+from inspector.core.chunking.recursive import DEFAULT_SEPARATORS, recursive_spans
+from inspector.core.documents.document import from_text
+from inspector.core.text.tokens import count_text, token_index
 from tests.core.strategies_for_tests import paragraph
 
 splitters = pytest.importorskip("langchain_text_splitters")

@@ -7,12 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.chunk import Chunk, chunk_document
-from inspector.core.chunkers.common import SpanContext
-from inspector.core.document import from_text
-from inspector.core.embedding import HashEmbedder
-from inspector.core.retrieval import RRF_K, Hit, build_index
-from inspector.core.structure import paragraph_spans
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.common import SpanContext
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import from_text
+from inspector.core.embedding.embedder import HashEmbedder
+from inspector.core.retrieval.index import RRF_K, Hit, build_index
+from inspector.core.text.structure import paragraph_spans
 
 HANDBOOK = """# Handbook
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.segments import Segment, SpanIndex, lanes, segments, visible_chunks
+from inspector.core.display.segments import (
+    Segment,
+    SpanIndex,
+    lanes,
+    segments,
+    visible_chunks,
+)
 
 
 def _coverage(spans, n):

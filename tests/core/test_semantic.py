@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.cache import EmbeddingCache
-from inspector.core.chunk import chunk_document, get_strategy
-from inspector.core.chunkers import semantic as sem
-from inspector.core.document import from_text
-from inspector.core.embedding import HashEmbedder, default_embedder
-from inspector.core.structure import sentence_spans
-from inspector.core.tokens import count_text
+from inspector.core.chunking import semantic as sem
+from inspector.core.chunking.registry import chunk_document, get_strategy
+from inspector.core.documents.document import from_text
+from inspector.core.embedding.cache import EmbeddingCache
+from inspector.core.embedding.embedder import HashEmbedder, default_embedder
+from inspector.core.text.structure import sentence_spans
+from inspector.core.text.tokens import count_text
 from tests.core.strategies_for_tests import any_text
 
 

@@ -9,10 +9,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.chunk import Chunk, chunk_document
-from inspector.core.document import from_text, load_document
-from inspector.core.stats import chunk_stats, histogram, nice_width
-from inspector.core.tokens import count_text
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.chunking.stats import chunk_stats, histogram, nice_width
+from inspector.core.documents.document import from_text, load_document
+from inspector.core.text.tokens import count_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from inspector.core.document import from_text
-from inspector.core.structure import paragraph_spans, parse_markdown, sentence_spans, structure_of
+from inspector.core.documents.document import from_text
+from inspector.core.text.structure import (
+    paragraph_spans,
+    parse_markdown,
+    sentence_spans,
+    structure_of,
+)
 from tests.core.strategies_for_tests import any_text
 
 SRC = """---

@@ -6,21 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.chunk import chunk_document
-from inspector.core.document import load_paths
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import load_paths
 from inspector.core.errors import InputError
-from inspector.core.evaluate import evaluate
-from inspector.core.gold import GoldQuestion, load_gold
-from inspector.core.retrieval import Hit, build_index
-from inspector.core.sweep import (
-    EvalConfig,
-    compare,
-    compare_reports,
-    grid,
-    sized_params,
-    sweep,
-    sweep_grid,
-)
+from inspector.core.evaluation.compare import compare_reports
+from inspector.core.evaluation.config import EvalConfig, sized_params
+from inspector.core.evaluation.gold import GoldQuestion, load_gold
+from inspector.core.evaluation.metrics import evaluate
+from inspector.core.evaluation.sweep import grid
+from inspector.core.retrieval.index import Hit, build_index
+from inspector.core.workbench import compare, sweep, sweep_grid
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "gold" / "corpus"
 GOLD = Path(__file__).resolve().parents[1] / "data" / "gold" / "good.gold.jsonl"
@@ -222,7 +217,7 @@ def test_sweep_grid_with_bm25_end_to_end(docs, gold):
     # The same configuration evaluated on its own gives the same numbers as inside the sweep.
     top = result.rows[0]
     chunks = {d.doc_id: chunk_document(d, top.config.strategy, top.config.params) for d in docs}
-    from inspector.core.evaluate import IndexSearch
+    from inspector.core.evaluation.metrics import IndexSearch
 
     alone = evaluate(gold, docs, chunks, IndexSearch(build_index(docs, chunks, None), retriever="bm25"),
                      top.config.k)

@@ -7,8 +7,14 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.document import from_text
-from inspector.core.tokens import TokenIndex, count_text, encoding, token_index, utf8_offsets
+from inspector.core.documents.document import from_text
+from inspector.core.text.tokens import (
+    TokenIndex,
+    count_text,
+    encoding,
+    token_index,
+    utf8_offsets,
+)
 from tests.core.strategies_for_tests import any_text
 
 

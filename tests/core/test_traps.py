@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.chunk import chunk_document
-from inspector.core.document import load_document
-from inspector.core.structure import structure_of
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import load_document
+from inspector.core.text.structure import structure_of
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.chunk import chunk_document
-from inspector.core.document import from_text
-from inspector.core.wordpieces import WordPieceIndex, annotate, count_text, tokenizer
+from inspector.core.chunking.annotate import annotate
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import from_text
+from inspector.core.text.wordpieces import WordPieceIndex, count_text, tokenizer
 from tests.core.strategies_for_tests import any_text
 
 
@@ -47,8 +48,8 @@ def test_short_chunks_are_not_flagged_and_prefix_is_switchable():
 @settings(max_examples=100)
 @given(text=any_text, data=st.data())
 def test_truncation_offset_matches_tokenizing_the_chunk(text, data):
-    from inspector.core.chunk import Chunk
-    from inspector.core.wordpieces import _truncation_offset
+    from inspector.core.chunking.annotate import _truncation_offset
+    from inspector.core.chunking.chunk import Chunk
 
     doc = from_text(text * 3, "t.md")
     a = data.draw(st.integers(0, len(doc.text)))

@@ -87,8 +87,8 @@ def settings_store(tmp_path):
 @pytest.fixture
 def make_window(qtbot, settings_store):
     """Factory for main windows on the private settings store (closed at the end of the test)."""
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
     from inspector.qt.main_window import MainWindow
-    from inspector.qt.worker import ChunkRunner
 
     made = []
 
@@ -130,7 +130,7 @@ def wait_complete(qtbot):
 def minilm():
     """The bundled all-MiniLM-L6-v2, loaded once per session (slow tests only)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from inspector.core.embedding import MiniLMEmbedder
+    from inspector.core.embedding.embedder import MiniLMEmbedder
 
     emb = MiniLMEmbedder()
     emb.load()
@@ -141,8 +141,8 @@ def minilm():
 def hash_window(make_window, tmp_path):
     """hash_window(**kw): a window whose "model" is the deterministic HashEmbedder with a private
     in-memory cache, loaded at once; settings rest after 50 ms. Fast, for GUI tests."""
-    from inspector.core.cache import EmbeddingCache
-    from inspector.core.embedding import HashEmbedder
+    from inspector.core.embedding.cache import EmbeddingCache
+    from inspector.core.embedding.embedder import HashEmbedder
 
     def make(*, start: bool = True, **kw):
         kw.setdefault("embedder", HashEmbedder())

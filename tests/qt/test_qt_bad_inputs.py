@@ -21,8 +21,13 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextOption
 
 from inspector.cli import main as cli_main
-from inspector.core.chunk import Strategy, chunk_document, register_strategy, unregister
-from inspector.core.document import load_document
+from inspector.core.chunking.params import Strategy
+from inspector.core.chunking.registry import (
+    chunk_document,
+    register_strategy,
+    unregister,
+)
+from inspector.core.documents.document import load_document
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDBOOK = ROOT / "sample_docs" / "handbook.md"
@@ -239,7 +244,7 @@ def test_folder_of_only_bad_files_keeps_the_open_document(qtbot, handbook_window
 
 def test_a_loader_bug_is_reported_not_raised(qtbot, handbook_window, tmp_path, monkeypatch):
     """An exception that is not an InputError (a converter bug) becomes one line plus details."""
-    from inspector.core import document as document_module
+    from inspector.core.documents import document as document_module
 
     def boom(paths, **kw):
         raise KeyError("word/document.xml")
@@ -441,7 +446,7 @@ def test_html_in_a_document_is_shown_verbatim_and_never_fetched(qtbot, make_wind
         w.state.select(c.id)
         assert img in w.detail.shown_text()
         row = w.table.model.row_of(c.id)
-        from inspector.qt.chunk_table import COL_PATH
+        from inspector.qt.panels.chunk_table import COL_PATH
         tip = w.table.model.index(row, COL_PATH).data(Qt.ItemDataRole.ToolTipRole)
         assert tip is None or "&lt;img" in tip  # escaped: shown as text, not rendered
         for widget in (w.view.viewport(), w.detail.text.viewport(), w.table.view.viewport(), w.message):
@@ -464,8 +469,9 @@ def test_a_long_session_keeps_neither_old_documents_nor_unbounded_caches(qtbot, 
     measures the resident memory of the same session with 20 documents of 1-2 MB)."""
     import gc
 
-    from inspector.core import document, structure, tokens, wordpieces
-    from inspector.core.document import Document
+    from inspector.core.documents import document
+    from inspector.core.documents.document import Document
+    from inspector.core.text import structure, tokens, wordpieces
 
     budget = 150_000
     monkeypatch.setattr(document, "HASH_CACHE_CHARS", budget)

@@ -8,11 +8,20 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 
-from inspector.core.chunk import Chunk, chunk_document
-from inspector.core.document import load_document
-from inspector.core.wordpieces import annotate
-from inspector.qt.chunk_table import (CHUNK_ID_ROLE, COL_FLAGS, COL_ID, COL_PATH, COL_PIECES, COL_TOKENS,
-                                      ChunkFilterProxy, ChunkTableModel)
+from inspector.core.chunking.annotate import annotate
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import load_document
+from inspector.qt.panels.chunk_table import (
+    CHUNK_ID_ROLE,
+    COL_FLAGS,
+    COL_ID,
+    COL_PATH,
+    COL_PIECES,
+    COL_TOKENS,
+    ChunkFilterProxy,
+    ChunkTableModel,
+)
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.document import load_document
-from inspector.qt.controller import ChunkingController
-from inspector.qt.state import InspectorState
-from inspector.qt.worker import ChunkRunner
+from inspector.core.documents.document import load_document
+from inspector.qt.controllers.chunk_jobs import ChunkRunner
+from inspector.qt.controllers.chunking import ChunkingController
+from inspector.qt.controllers.state import InspectorState
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
 

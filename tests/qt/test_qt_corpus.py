@@ -7,10 +7,15 @@ from pathlib import Path
 
 from PySide6.QtGui import QTextCursor
 
-from inspector.core.chunk import chunk_document
-from inspector.core.document import load_document
-from inspector.qt.chunk_table import COL_PAGE
-from inspector.qt.corpus_panel import COL_CHUNKS, COL_NAME, COL_PROBLEMS, load_corpus
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import load_document
+from inspector.qt.panels.chunk_table import COL_PAGE
+from inspector.qt.panels.corpus_panel import (
+    COL_CHUNKS,
+    COL_NAME,
+    COL_PROBLEMS,
+    load_corpus,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
@@ -182,8 +187,8 @@ def test_imported_chunks_are_counted_and_reported_for_every_document(qtbot, make
     not be placed on each is listed beside it."""
     import json
 
-    from inspector.core.external import remove_external
-    from inspector.qt.plugin_actions import IMPORTED
+    from inspector.core.chunking.external import remove_external
+    from inspector.qt.actions.plugin_actions import IMPORTED
 
     folder = _corpus(tmp_path)
     w = make_window()

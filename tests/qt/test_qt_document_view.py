@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont, QTextCursor
 
-from inspector.core.chunk import chunk_document
-from inspector.core.segments import SpanIndex
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.display.segments import SpanIndex
 
 
 def _repaint(view):

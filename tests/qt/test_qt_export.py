@@ -9,8 +9,8 @@ import json
 import os
 from pathlib import Path
 
-from inspector.core.export import chunks_jsonl
-from inspector.core.sweep import EvalConfig
+from inspector.core.chunking.records import chunks_jsonl
+from inspector.core.evaluation.config import EvalConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDBOOK = ROOT / "sample_docs" / "handbook.md"

@@ -15,14 +15,26 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.core.chunk import chunk_document
-from inspector.core.embedding import HashEmbedder
-from inspector.core.evaluate import IndexSearch, evaluate
-from inspector.core.gold import GoldQuestion, load_gold, normalize, normalized_text
-from inspector.core.retrieval import build_index
-from inspector.core.sweep import EvalConfig, compare_reports, run_config
-from inspector.qt.gold_model import COL_BASELINE, COL_HIT, COL_RANK, GoldTableModel
-from inspector.qt.gold_panel import GOLD_FILES, delta_text
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.embedding.embedder import HashEmbedder
+from inspector.core.evaluation.compare import compare_reports
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.gold import (
+    GoldQuestion,
+    load_gold,
+    normalize,
+    normalized_text,
+)
+from inspector.core.evaluation.metrics import IndexSearch, evaluate
+from inspector.core.retrieval.index import build_index
+from inspector.core.workbench import run_config
+from inspector.qt.panels.gold_model import (
+    COL_BASELINE,
+    COL_HIT,
+    COL_RANK,
+    GoldTableModel,
+)
+from inspector.qt.panels.gold_panel import GOLD_FILES, delta_text
 from inspector.qt.settings import Settings, ini_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +89,7 @@ def test_gold_table_model(qtmodeltester, qapp):
 
 
 def _handbook():
-    from inspector.core.document import load_document
+    from inspector.core.documents.document import load_document
 
     return load_document(HANDBOOK)
 

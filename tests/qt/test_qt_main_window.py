@@ -8,9 +8,14 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QColor, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel
 
-from inspector.core import settings_schema as keys
-from inspector.core.chunk import Strategy, chunk_document, register_strategy, unregister
-from inspector.core.wordpieces import annotate
+from inspector.core.chunking.annotate import annotate
+from inspector.core.chunking.params import Strategy
+from inspector.core.chunking.registry import (
+    chunk_document,
+    register_strategy,
+    unregister,
+)
+from inspector.core.display import settings_schema as keys
 from inspector.qt.settings import Settings, ini_store
 
 ROOT = Path(__file__).resolve().parents[2]

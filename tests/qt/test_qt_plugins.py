@@ -11,16 +11,16 @@ import pytest
 from PySide6.QtCore import Qt
 
 from inspector.cli import main as cli_main
-from inspector.core.chunk import chunk_document, strategies
-from inspector.core.external import remove_external
-from inspector.qt import plugin_actions
-from inspector.qt.plugin_actions import ALIGNMENT_TAG, IMPORTED
+from inspector.core.chunking.external import remove_external
+from inspector.core.chunking.registry import chunk_document, strategies
+from inspector.qt.actions import plugin_actions
+from inspector.qt.actions.plugin_actions import ALIGNMENT_TAG, IMPORTED
 
 SPLITTERS = textwrap.dedent('''
     from pathlib import Path
 
-    from inspector.core.chunk import Param
-    from inspector.core.external import chunk_strategy
+    from inspector.core.chunking.params import Param
+    from inspector.core.chunking.external import chunk_strategy
 
     Path(__file__).with_suffix(".ran").write_text("the file's code ran")
 

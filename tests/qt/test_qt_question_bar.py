@@ -11,8 +11,8 @@ import time
 
 from PySide6.QtCore import Qt
 
-from inspector.core.embedding import HashEmbedder
-from inspector.core.retrieval import build_index
+from inspector.core.embedding.embedder import HashEmbedder
+from inspector.core.retrieval.index import build_index
 
 GERMANY = "How long is parental allowance paid in Germany?"
 
@@ -156,7 +156,7 @@ class SlowEmbedder(HashEmbedder):
 
 def test_embedding_shows_progress_and_a_newer_request_cancels_it(qtbot, hash_window, open_doc, wait_result,
                                                                  monkeypatch):
-    from inspector.qt.retrieval_controller import RetrievalController
+    from inspector.qt.controllers.retrieval import RetrievalController
 
     # No live-preview vectors here (previews are BM25), so only the exact job calls the embedder.
     monkeypatch.setattr(RetrievalController, "_build_pooled", lambda self: None)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from inspector.core.chunk import chunk_document
-from inspector.core.stats import chunk_stats
-from inspector.core.wordpieces import annotate
+from inspector.core.chunking.annotate import annotate
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.chunking.stats import chunk_stats
 
 
 def test_figures_match_the_core_and_follow_the_sliders(qtbot, make_window, open_doc, wait_complete):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox
 
-from inspector.core.chunk import Param, Strategy, register_strategy, strategies, unregister
-from inspector.qt.state import InspectorState
-from inspector.qt.strategy_panel import NumberControl, StrategyPanel
+from inspector.core.chunking.params import Param, Strategy
+from inspector.core.chunking.registry import register_strategy, strategies, unregister
+from inspector.qt.controllers.state import InspectorState
+from inspector.qt.panels.strategy_panel import NumberControl, StrategyPanel
 
 
 @pytest.fixture

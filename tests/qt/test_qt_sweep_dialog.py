@@ -8,10 +8,11 @@ import time
 
 from PySide6.QtCore import Qt
 
-from inspector.core.embedding import HashEmbedder
-from inspector.core.sweep import grid, sweep
-from inspector.qt.heatmap import Cell, Heatmap
-from inspector.qt.sweep_dialog import build_cells, parse_ints, suggest_grid
+from inspector.core.embedding.embedder import HashEmbedder
+from inspector.core.evaluation.sweep import grid
+from inspector.core.workbench import sweep
+from inspector.qt.dialogs.heatmap import Cell, Heatmap
+from inspector.qt.dialogs.sweep_dialog import build_cells, parse_ints, suggest_grid
 
 
 def _dialog(w):
@@ -102,7 +103,7 @@ class SlowHash(HashEmbedder):
 
 
 def test_cancel_stops_the_sweep(qtbot, hash_window, open_doc, monkeypatch):
-    from inspector.qt.retrieval_controller import RetrievalController
+    from inspector.qt.controllers.retrieval import RetrievalController
 
     monkeypatch.setattr(RetrievalController, "_build_pooled", lambda self: None)
     emb = SlowHash()
@@ -128,8 +129,9 @@ def test_cancel_stops_the_sweep(qtbot, hash_window, open_doc, monkeypatch):
 
 
 def test_heatmap_paints_cells(qtbot):
-    from inspector.core.evaluate import IndexCost, Report
-    from inspector.core.sweep import EvalConfig, SweepRow
+    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.evaluation.metrics import IndexCost, Report
+    from inspector.core.evaluation.sweep import SweepRow
 
     def row(size, rate):
         cfg = EvalConfig("fixed_chars", {"size": size, "overlap": 0}, 5, "bm25")

@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.chunk import chunk_document
-from inspector.core.document import load_document
-from inspector.core.segments import SpanIndex
-from inspector.qt.worker import ChunkRequest, ChunkRunner, compute_chunks
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.display.segments import SpanIndex
+from inspector.core.documents.document import load_document
+from inspector.qt.controllers.chunk_jobs import (
+    ChunkRequest,
+    ChunkRunner,
+    compute_chunks,
+)
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
 

@@ -1,0 +1,90 @@
+"""`ask`: one question's top-k chunks, exactly as the model reads them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from inspector.cli.common import CliError, add_strategy_args, strategy_params
+from inspector.cli.evaluate import (
+    RETRIEVER_CHOICES,
+    _cache,
+    _embedder,
+    _one_line_error,
+    _print,
+)
+
+COMMANDS = ("ask",)
+
+
+# -- ask: one question, the hits exactly as the model reads them --------------------------------
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from inspector.core.chunking.registry import chunk_document
+    from inspector.core.documents.document import load_paths
+    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.workbench import default_index_factory
+
+    loaded = load_paths(args.paths)
+    for problem in loaded.problems:
+        print(f"warning: {problem.one_line()}", file=sys.stderr)
+    if not loaded.documents:
+        raise CliError("no document could be loaded")
+    docs = loaded.documents
+    name, params = strategy_params(args)
+    config = EvalConfig(name, params, args.k, args.retriever or "dense", args.prefix,
+                        args.embedding or "exact")
+    known = {d.doc_id for d in docs}
+    only = [d.strip() for d in args.docs.split(",") if d.strip()] if args.docs else None
+    for d in only or ():
+        if d not in known:
+            raise CliError(f"--docs: no document {d!r} in the corpus (known: {', '.join(sorted(known))})")
+    heading = [h.strip() for h in args.heading.split(">") if h.strip()] if args.heading else None
+    chunks = {d.doc_id: chunk_document(d, config.strategy, config.params) for d in docs}
+    index = default_index_factory(_embedder(args, config.retriever), _cache(args))(docs, chunks, config)
+    hits = index.search(args.question, k=config.k, retriever=config.retriever, docs=only,
+                        heading_prefix=heading)
+    by_id = {d.doc_id: d for d in docs}
+    if args.format == "json":
+        _print({"question": args.question, "config": config.to_dict(),
+                "filters": {"docs": only, "heading_prefix": heading},
+                "hits": [{"rank": h.rank, "score": round(float(h.score), 4), "chunk": h.chunk.key,
+                          "matched": h.matched.key, "start": h.chunk.start, "end": h.chunk.end,
+                          "heading_path": list(h.chunk.heading_path),
+                          "text": h.chunk.embedded_text(by_id[h.chunk.doc_id], with_prefix=config.with_prefix)}
+                         for h in hits]})
+        return 0
+    filt = []
+    if only:
+        filt.append(f"documents {', '.join(only)}")
+    if heading:
+        filt.append(f"under {' > '.join(heading)}")
+    print(f"{args.question}\n{config.label()}{'  (filtered to ' + '; '.join(filt) + ')' if filt else ''}")
+    if not hits:
+        print("no chunk matched")
+    for h in hits:
+        doc = by_id[h.chunk.doc_id]
+        print(f"\n#{h.rank}  score {h.score:.3f}  {h.chunk.key}  [{h.chunk.start}:{h.chunk.end}]")
+        print(h.chunk.embedded_text(doc, with_prefix=config.with_prefix))
+    return 0
+
+
+def add_commands(subparsers: Any) -> None:
+    p = subparsers.add_parser("ask", help="retrieve the top-k chunks for one question, as the model reads them")
+    p.add_argument("paths", nargs="+", help="documents or folders (the corpus)")
+    p.add_argument("--question", "-q", required=True, help="the question")
+    add_strategy_args(p)
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=None)
+    prefix = p.add_mutually_exclusive_group()
+    prefix.add_argument("--prefix", dest="prefix", action="store_true", default=None)
+    prefix.add_argument("--no-prefix", dest="prefix", action="store_false")
+    p.add_argument("--embedding", choices=("exact", "pooled"), default=None)
+    p.add_argument("--docs", help="comma-separated document ids to search (metadata filter)")
+    p.add_argument("--heading", help="heading-path prefix to search under, e.g. 'Leave > Germany'")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
+    p.set_defaults(func=_cmd_ask)
+    p.error = _one_line_error(p)  # type: ignore[method-assign]
+

@@ -1,0 +1,87 @@
+"""`chunks` and `strategies`: a document's chunks, and the strategies with their parameters."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from inspector.cli.common import (
+    CliError,
+    add_strategy_args,
+    load_user_strategies,
+    print_alignment_reports,
+    strategy_params,
+)
+
+
+def _cmd_strategies(args: argparse.Namespace) -> int:
+    from inspector.core.chunking.registry import strategies
+
+    load_user_strategies(args)
+    out = []
+    for s in strategies().values():
+        out.append({"name": s.name, "description": s.description,
+                    "params": [{"name": p.name, "unit": p.unit, "default": p.default,
+                                "min": p.minimum, "max": p.maximum, "help": p.help} for p in s.params]})
+    if args.format == "json":
+        print(json.dumps(out, indent=2))
+        return 0
+    for s in out:
+        print(f"{s['name']}: {s['description']}")
+        for p in s["params"]:
+            print(f"    {p['name']:<14} {p['unit']:<11} default {p['default']:<6} "
+                  f"range {p['min']}..{p['max']}  {p['help']}")
+    return 0
+
+
+def _cmd_chunks(args: argparse.Namespace) -> int:
+    from inspector.core.chunking.records import chunk_record
+    from inspector.core.chunking.registry import chunk_document
+    from inspector.core.documents.document import load_paths
+
+    load_user_strategies(args)
+    name, params = strategy_params(args)
+    loaded = load_paths(args.paths)
+    for problem in loaded.problems:
+        print(f"warning: {problem.one_line()}", file=sys.stderr)
+    for doc in loaded.documents:
+        for note in doc.meta.get("warnings", ()):
+            print(f"warning: {doc.doc_id}: {note}", file=sys.stderr)
+    if not loaded.documents:
+        raise CliError(f"no document could be loaded from {', '.join(map(str, args.paths))}")
+    rows = []
+    for doc in loaded.documents:
+        for c in chunk_document(doc, name, params):
+            rows.append((doc, c))
+    print_alignment_reports(name, loaded.documents)
+    if args.format == "jsonl":
+        for doc, c in rows:
+            print(json.dumps(chunk_record(doc, c), ensure_ascii=False))
+    elif args.format == "json":
+        print(json.dumps([chunk_record(doc, c) for doc, c in rows], ensure_ascii=False, indent=2))
+    else:
+        print(f"{'id':>5} {'start':>8} {'end':>8} {'tokens':>6}  {'flags':<28} heading path")
+        for doc, c in rows:
+            flags = ",".join(sorted(c.flags)) or "-"
+            print(f"{c.key if len(loaded.documents) > 1 else c.id:>5} {c.start:>8} {c.end:>8} "
+                  f"{c.token_count:>6}  {flags:<28} {' > '.join(c.heading_path)}")
+        print(f"{len(rows)} chunks, strategy {name} {params}")
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    p = sub.add_parser("chunks", help="print the chunks of a document")
+    p.add_argument("paths", nargs="+", help="files or folders")
+    add_strategy_args(p)
+    p.add_argument("--format", choices=("table", "json", "jsonl"), default="table")
+    p.set_defaults(func=_cmd_chunks)
+    p = sub.add_parser("strategies", help="list strategies and their parameters")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--strategy-file", action="append", default=[], metavar="FILE",
+                   help="also list the strategies a Python file declares (RUNS THE FILE'S CODE)")
+    p.set_defaults(func=_cmd_strategies)
+
+
+COMMANDS = ("chunks", "strategies")

@@ -1,0 +1,94 @@
+"""What every command shares: the one-line error, strategy flags and user strategies."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+class CliError(Exception):
+    """Printed as one line on stderr with exit status 2."""
+
+
+def sample_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "sample_docs"
+
+
+def add_strategy_args(p: argparse.ArgumentParser, default: str = "markdown") -> None:
+    p.add_argument("--strategy", default=default, help="strategy name (see `strategies`)")
+    p.add_argument("--size", type=int, help="size parameter (tokens or characters, per strategy)")
+    p.add_argument("--overlap", type=int, help="overlap parameter (per strategy)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="any other declared parameter, e.g. --param hard_cap=800")
+    p.add_argument("--strategy-file", action="append", default=[], metavar="FILE",
+                   help="register the strategies a Python file declares (RUNS THE FILE'S CODE)")
+    p.add_argument("--import-chunks", metavar="FILE",
+                   help="chunks made elsewhere (LangChain/LlamaIndex JSONL) as strategy 'imported'; "
+                        "implies --strategy imported unless another is given")
+
+
+def load_user_strategies(args: argparse.Namespace) -> None:
+    """Plug-ins, LangChain's ready-made splitters, --strategy-file and --import-chunks."""
+    from inspector.core.chunking import external
+
+    for problem in external.load_entry_point_strategies().problems:
+        print(f"warning: {problem.one_line()}", file=sys.stderr)
+    external.register_langchain_strategies()
+    for path in getattr(args, "strategy_file", None) or []:
+        external.load_strategy_file(path)
+    if getattr(args, "import_chunks", None):
+        from inspector.core.chunking.imported import imported_strategy
+
+        imported_strategy("imported", args.import_chunks)
+        if getattr(args, "strategy", None) == "markdown":
+            args.strategy = "imported"
+
+
+def print_alignment_reports(name: str, docs) -> None:
+    """What an external or imported strategy could not place, one warning per piece."""
+    from inspector.core.chunking.external import is_external, last_alignment_report
+
+    if not is_external(name):
+        return
+    for doc in docs:
+        report = last_alignment_report(name, doc.doc_id)
+        for line in report.lines() if report else ():
+            print(f"warning: {line}", file=sys.stderr)
+
+
+def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
+    """(strategy name, params) from the common arguments; unknown names raise ValueError."""
+    from inspector.core.chunking.registry import get_strategy
+
+    strat = get_strategy(args.strategy)
+    params: dict = {}
+    names = {p.name: p for p in strat.params}
+    for flag in ("size", "overlap"):
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        if flag in names:
+            params[flag] = value
+        elif flag == "size" and "parent_size" in names:
+            params["parent_size"] = value
+        elif flag == "size" and "child_size" in names:
+            params["child_size"] = value
+        elif flag == "overlap" and "child_overlap" in names:
+            params["child_overlap"] = value
+        else:
+            raise ValueError(f"strategy '{strat.name}' has no {flag} parameter")
+    for item in args.param:
+        if "=" not in item:
+            raise ValueError(f"--param expects NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        p = names.get(k)
+        if p is not None and p.kind == "float":
+            params[k] = float(v)
+        elif p is not None and p.kind == "int":
+            params[k] = int(v)
+        elif p is not None and p.kind == "bool":
+            params[k] = v.lower() in ("1", "true", "yes", "on")
+        else:
+            params[k] = v
+    return strat.name, strat.validate(params)

@@ -1,0 +1,409 @@
+"""`eval`, `compare` and `sweep`: gold-set scoring from the command line.
+
+    chunk-inspector eval handbook.md --gold handbook.gold.jsonl --strategy markdown --k 5
+    chunk-inspector compare handbook.md --gold g.jsonl --strategy markdown --against fixed_chars:500:0
+    chunk-inspector sweep docs/ --gold g.jsonl --strategies markdown,recursive --sizes 128,256,512
+
+Bad input (a broken gold line, an unknown strategy, an unreadable config) ends with one line on
+stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from inspector.cli.common import CliError, add_strategy_args
+
+RETRIEVER_CHOICES = ("dense", "bm25", "hybrid")
+DEFAULT_SWEEP_STRATEGIES = ("markdown", "recursive", "sentences", "fixed_tokens", "paragraph")
+
+
+def _one_line_error(parser: argparse.ArgumentParser):
+    """argparse's usage dump replaced by one line naming the command and the problem."""
+
+    def error(message: str):  # noqa: ANN202 (NoReturn)
+        print(f"error: {parser.prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+    return error
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", help="documents or folders (the corpus)")
+    p.add_argument("--gold", required=True, help="gold set: .jsonl, or .csv (question,answer[,source] "
+                                                 "or Chroma's question,references,corpus_id)")
+    p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=None,
+                   help="dense (default), bm25 or hybrid (reciprocal rank fusion)")
+    prefix = p.add_mutually_exclusive_group()
+    prefix.add_argument("--prefix", dest="prefix", action="store_true", default=None,
+                        help="embed the heading-path prefix with each chunk (default for markdown, "
+                             "parent_child)")
+    prefix.add_argument("--no-prefix", dest="prefix", action="store_false",
+                        help="embed the span text alone (default for the naive strategies)")
+    p.add_argument("--embedding", choices=("exact", "pooled"), default=None,
+                   help="exact (default): embed each chunk as a production pipeline would; pooled: "
+                        "the live preview from ~25-token piece vectors embedded once per document")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
+                   help="advanced: 'hash' is a fast model-free test embedder")
+
+
+def add_commands(subparsers: Any) -> None:
+    """Register `eval`, `compare` and `sweep` on the main CLI's subparsers."""
+    p = subparsers.add_parser("eval", help="score a gold set against one chunking configuration")
+    _common(p)
+    add_strategy_args(p, default=None)  # type: ignore[arg-type]
+    p.add_argument("--k", type=int, default=None, help="chunks retrieved per question (default 5)")
+    p.add_argument("--config", help="JSON config {strategy, params, k, retriever, with_prefix}; "
+                                    "flags given as well override it")
+    p.set_defaults(func=_cmd_eval)
+    p.error = _one_line_error(p)  # type: ignore[method-assign]
+
+    p = subparsers.add_parser("compare", help="compare a configuration against another on a gold set")
+    _common(p)
+    add_strategy_args(p, default=None)  # type: ignore[arg-type]
+    p.add_argument("--k", type=int, default=None, help="chunks retrieved per question (default 5)")
+    p.add_argument("--config", help="JSON config for the configuration under test")
+    p.add_argument("--against", required=True, metavar="STRATEGY[:SIZE[:OVERLAP]]",
+                   help="the baseline, e.g. fixed_chars:500:0")
+    p.set_defaults(func=_cmd_compare)
+    p.error = _one_line_error(p)  # type: ignore[method-assign]
+
+    p = subparsers.add_parser("sweep", help="score a grid of strategy x size x overlap x k")
+    _common(p)
+    p.add_argument("--strategies", default=",".join(DEFAULT_SWEEP_STRATEGIES),
+                   help="comma-separated strategy names")
+    p.add_argument("--sizes", default="", help="comma-separated sizes (default: each strategy's)")
+    p.add_argument("--overlaps", default="", help="comma-separated overlaps (default: each strategy's)")
+    p.add_argument("--ks", default="5", help="comma-separated k values")
+    p.add_argument("--top", type=int, default=0, help="print only the best N rows (table format)")
+    p.add_argument("--confirm", type=int, default=0, metavar="N",
+                   help="with --embedding pooled: score the N best rows again with exact embeddings")
+    p.set_defaults(func=_cmd_sweep)
+    p.error = _one_line_error(p)  # type: ignore[method-assign]
+
+
+
+COMMANDS = ("eval", "compare", "sweep")
+
+
+# -- shared steps -----------------------------------------------------------------------------------
+
+def _load(args: argparse.Namespace):
+    from inspector.core.documents.document import load_paths
+    from inspector.core.evaluation.gold import load_gold
+
+    loaded = load_paths(args.paths)
+    for problem in loaded.problems:
+        print(f"warning: {problem.one_line()}", file=sys.stderr)
+    if not loaded.documents:
+        raise CliError("no document could be loaded")
+    gold = load_gold(args.gold, loaded.documents)
+    for w in gold.warnings:
+        print(f"warning: {w.one_line()}", file=sys.stderr)
+    return loaded.documents, gold
+
+
+def _embedder(args: argparse.Namespace, retriever: str | Sequence[str]) -> Any:
+    retrievers = [retriever] if isinstance(retriever, str) else list(retriever)
+    if all(r == "bm25" for r in retrievers):
+        return None
+    from inspector.core.embedding.embedder import HashEmbedder, default_embedder
+
+    if args.embedder == "hash":
+        return HashEmbedder()
+    try:
+        return default_embedder()
+    except ImportError as exc:
+        raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
+
+
+def _cache(args: argparse.Namespace) -> Any:
+    """The on-disk embedding cache for the real model (a second run embeds nothing new)."""
+    if args.embedder != "minilm":
+        return None
+    from inspector.core.embedding.cache import default_cache
+
+    return default_cache()
+
+
+def _read_config(path: str):
+    from inspector.core.errors import InputError
+    from inspector.core.evaluation.config import EvalConfig
+
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", path=path) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"broken JSON: {exc.msg} (column {exc.colno})", path=path,
+                         line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=path, line=1) from None
+    return EvalConfig.from_dict(data, path=path)
+
+
+def _flag_params(strategy: str, args: argparse.Namespace, base: dict) -> dict:
+    """`base` with what --size, --overlap and --param set (validated)."""
+    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.evaluation.config import sized_params
+
+    strat = get_strategy(strategy)
+    names = {p.name: p for p in strat.params}
+    extra = dict(base)
+    for item in getattr(args, "param", None) or []:
+        if "=" not in item:
+            raise ValueError(f"--param expects NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        p = names.get(k)
+        if p is None:
+            raise ValueError(f"strategy '{strategy}' has no parameter '{k}' "
+                             f"(known: {', '.join(names) or 'none'})")
+        try:
+            if p.kind == "float":
+                extra[k] = float(v)
+            elif p.kind == "int":
+                extra[k] = int(v)
+            elif p.kind == "bool":
+                extra[k] = v.lower() in ("1", "true", "yes", "on")
+            else:
+                extra[k] = v
+        except ValueError:
+            raise ValueError(f"--param {k} expects a {p.kind}, got {v!r}") from None
+    size = getattr(args, "size", None)
+    overlap = getattr(args, "overlap", None)
+    if size is None and overlap is None:
+        return strat.validate(extra)
+    if overlap is not None and overlap != 0 and not any(n in names for n in ("overlap", "child_overlap")):
+        raise ValueError(f"strategy '{strategy}' has no overlap parameter")
+    return sized_params(strategy, size, overlap, base=extra)
+
+
+def _config(args: argparse.Namespace):
+    """The configuration from --config (if any) with the flags given on top."""
+    from inspector.core.evaluation.config import EvalConfig
+
+    base = _read_config(args.config) if getattr(args, "config", None) else EvalConfig()
+    strategy = args.strategy or base.strategy
+    params = _flag_params(strategy, args, dict(base.params) if strategy == base.strategy else {})
+    k = args.k if args.k is not None else base.k
+    if k < 1:
+        raise CliError(f"--k must be at least 1, got {k}")
+    return EvalConfig(strategy=strategy, params=params, k=k,
+                      retriever=args.retriever or base.retriever,
+                      with_prefix=args.prefix if args.prefix is not None
+                      else (base.with_prefix if getattr(args, "config", None) else None),
+                      embedding=args.embedding or base.embedding)
+
+
+def _against(spec: str, like, forced_prefix: bool | None = None):
+    """STRATEGY[:SIZE[:OVERLAP]] with k, retriever and prefix taken from the other side."""
+    from inspector.core.evaluation.config import EvalConfig, sized_params
+
+    parts = spec.split(":")
+    if len(parts) > 3 or not parts[0]:
+        raise CliError(f"--against expects STRATEGY[:SIZE[:OVERLAP]], got {spec!r}")
+    nums: list[int | None] = []
+    for name, raw in zip(("SIZE", "OVERLAP"), parts[1:]):
+        if raw == "":
+            nums.append(None)
+            continue
+        try:
+            nums.append(int(raw))
+        except ValueError:
+            raise CliError(f"--against: {name} must be a whole number, got {raw!r}") from None
+    nums += [None] * (2 - len(nums))
+    params = sized_params(parts[0], nums[0], nums[1])
+    # The other side keeps its own strategy's prefix default unless the user forced one.
+    return EvalConfig(parts[0], params, like.k, like.retriever, forced_prefix, like.embedding)
+
+
+def _ints(flag: str, raw: str) -> list[int | None]:
+    if not raw.strip():
+        return [None]
+    out: list[int | None] = []
+    for item in raw.split(","):
+        item = item.strip()
+        try:
+            out.append(int(item))
+        except ValueError:
+            raise CliError(f"{flag} expects comma-separated whole numbers, got {item!r}") from None
+    return out
+
+
+def _fmt(v: float | None, digits: int = 3) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def _print(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+# -- eval -------------------------------------------------------------------------------------------
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from inspector.core.evaluation.metrics import report_dict
+    from inspector.core.workbench import run_config
+
+    config = _config(args)
+    docs, gold = _load(args)
+    report = run_config(gold, docs, config, embedder=_embedder(args, config.retriever),
+                        cache=_cache(args))
+    if args.format == "json":
+        data = report_dict(report)
+        data["config"] = config.to_dict()
+        data["gold"] = gold.path
+        data["documents"] = [d.doc_id for d in docs]
+        data["warnings"] = [w.one_line() for w in gold.warnings]
+        _print(data)
+        return 0
+    _print_report(report, config, len(docs) > 1)
+    return 0
+
+
+def _summary(report) -> str:
+    return (f"hit@{report.k} {report.hit_rate:.3f} ({report.hits}/{len(report.questions)})  "
+            f"MRR {report.mrr:.3f}  recall {_fmt(report.recall)}  precision {_fmt(report.precision)}"
+            f"  IoU {_fmt(report.iou)}")
+
+
+def _cost_line(report) -> str:
+    c = report.cost
+    return (f"index: {c.chunks} chunks, {c.embedded_tokens} embedded tokens for "
+            f"{c.document_tokens} document tokens (inflation {c.inflation:.2f}x)")
+
+
+def _print_report(report, config, multi: bool) -> None:
+    print(f"config: {config.label()}")
+    print(_summary(report))
+    print(_cost_line(report))
+    print()
+    print(f"{'hit':<4} {'rank':>4}  question")
+    for r in report.questions:
+        rank = str(r.rank) if r.rank else "-"
+        print(f"{'yes' if r.hit else 'MISS':<4} {rank:>4}  {r.question.question}")
+        if r.diagnosis is not None:
+            print(f"{'':<11}{r.diagnosis.message}")
+        shown = r.retrieved if multi else [key.rsplit("#", 1)[1] for key in r.retrieved]
+        print(f"{'':<11}retrieved: {', '.join(shown) or 'nothing'}")
+
+
+# -- compare ----------------------------------------------------------------------------------------
+
+def _change_dict(ch) -> dict:
+    return {"question": ch.question.question, "line": ch.question.line,
+            "before_rank": ch.before.rank, "after_rank": ch.after.rank,
+            "before_diagnosis": ch.before.diagnosis.message if ch.before.diagnosis else None,
+            "after_diagnosis": ch.after.diagnosis.message if ch.after.diagnosis else None}
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from inspector.core.evaluation.metrics import report_dict
+    from inspector.core.workbench import compare
+
+    config = _config(args)
+    baseline = _against(args.against, config, args.prefix)
+    docs, gold = _load(args)
+    cmp = compare(gold, docs, baseline, config,
+                  embedder=_embedder(args, (config.retriever, baseline.retriever)), cache=_cache(args))
+    if args.format == "json":
+        def side(cfg, rep):
+            d = report_dict(rep)
+            d["config"] = cfg.to_dict()
+            return d
+
+        _print({"before": side(baseline, cmp.before), "after": side(config, cmp.after),
+                "deltas": {d.name: {"before": d.before, "after": d.after, "delta": d.delta}
+                           for d in cmp.deltas},
+                "fixed": [_change_dict(c) for c in cmp.fixed],
+                "broke": [_change_dict(c) for c in cmp.broke]})
+        return 0
+    print(f"A (baseline): {baseline.label()}")
+    print(f"   {_summary(cmp.before)}")
+    print(f"B:            {config.label()}")
+    print(f"   {_summary(cmp.after)}")
+    print()
+    print(f"{'metric':<16} {'A':>10} {'B':>10} {'B - A':>10}")
+    for d in cmp.deltas:
+        digits = 0 if d.name in ("chunks", "embedded_tokens") else 3
+        delta = "-" if d.delta is None else f"{d.delta:+.{digits}f}"
+        print(f"{d.name:<16} {_fmt(d.before, digits):>10} {_fmt(d.after, digits):>10} {delta:>10}")
+    for title, items in (("fixed by B", cmp.fixed), ("broken by B", cmp.broke)):
+        print()
+        print(f"{title}: {len(items)}")
+        for ch in items:
+            print(f"  {ch.question.question}")
+            why = ch.before.diagnosis if ch.before.diagnosis else ch.after.diagnosis
+            if why is not None:
+                print(f"      {'A' if ch.before.diagnosis else 'B'}: {why.message}")
+    return 0
+
+
+# -- sweep ------------------------------------------------------------------------------------------
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.evaluation.sweep import grid
+    from inspector.core.workbench import sweep
+
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    if not strategies:
+        raise CliError("--strategies names no strategy")
+    for s in strategies:
+        get_strategy(s)
+    sizes = _ints("--sizes", args.sizes)
+    overlaps = _ints("--overlaps", args.overlaps)
+    ks = [k for k in _ints("--ks", args.ks) if k is not None] or [5]
+    if any(k < 1 for k in ks):
+        raise CliError("--ks values must be at least 1")
+    retriever = args.retriever or "dense"
+    configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
+                            with_prefix=args.prefix, embedding=args.embedding or "exact")
+    if not configs:
+        raise CliError("the grid holds no valid configuration: " + "; ".join(r for _c, r in skipped[:3]))
+    docs, gold = _load(args)
+    result = sweep(gold, docs, configs, embedder=_embedder(args, retriever), cache=_cache(args),
+                   skipped=skipped, confirm=args.confirm)
+    if args.format == "json":
+        rows = []
+        for row in result.rows:
+            r = row.report
+            rows.append({"config": row.config.to_dict(), "label": row.config.label(),
+                         "hit_rate": round(r.hit_rate, 4), "mrr": round(r.mrr, 4),
+                         "recall": None if r.recall is None else round(r.recall, 4),
+                         "precision": None if r.precision is None else round(r.precision, 4),
+                         "iou": None if r.iou is None else round(r.iou, 4),
+                         "cost": {"chunks": r.cost.chunks, "embedded_tokens": r.cost.embedded_tokens,
+                                  "inflation": round(r.cost.inflation, 4)},
+                         "exact": None if row.exact is None else {
+                             "hit_rate": round(row.exact.hit_rate, 4), "mrr": round(row.exact.mrr, 4),
+                             "recall": None if row.exact.recall is None else round(row.exact.recall, 4)}})
+        _print({"rows": rows, "skipped": [{"point": p, "reason": why} for p, why in result.skipped]})
+        return 0
+    rows = result.rows[: args.top] if args.top > 0 else result.rows
+    print(f"{'#':>3} {'hit@k':>6} {'MRR':>6} {'recall':>7} {'prec':>6} {'IoU':>6} {'chunks':>6} "
+          f"{'tokens':>7} {'infl':>5}  configuration")
+    for i, row in enumerate(rows, 1):
+        r = row.report
+        print(f"{i:>3} {r.hit_rate:>6.3f} {r.mrr:>6.3f} {_fmt(r.recall):>7} {_fmt(r.precision):>6} "
+              f"{_fmt(r.iou):>6} {r.cost.chunks:>6} {r.cost.embedded_tokens:>7} "
+              f"{r.cost.inflation:>5.2f}  {row.config.label()}")
+        if row.exact is not None:
+            e = row.exact
+            gap = abs(e.hit_rate - r.hit_rate) * 100
+            note = f"  <- differs from pooled by {gap:.1f} points" if gap > 1.0 else ""
+            print(f"    exact {e.hit_rate:>6.3f} {e.mrr:>6.3f} {_fmt(e.recall):>7}{note}")
+    if result.skipped:
+        print(f"skipped {len(result.skipped)} grid points, e.g. {result.skipped[0][0]}: "
+              f"{result.skipped[0][1]}")
+    return 0
+
+

@@ -1,0 +1,76 @@
+"""Headless commands over the same core the window uses.
+
+`chunk-inspector` with no command opens the window (on the sample handbook when no file is given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+from inspector.cli import ask, chunks, evaluate
+from inspector.cli.common import (
+    CliError,
+)
+from inspector.core.errors import InputError
+
+#: Each module adds its subcommands (`add_commands`) and names them (`COMMANDS`).
+_COMMAND_MODULES = (chunks, evaluate, ask)
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chunk-inspector", description=__doc__)
+    sub = parser.add_subparsers(dest="command")
+    for module in _COMMAND_MODULES:
+        module.add_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if not argv or (argv[0] not in _known_commands() and not argv[0].startswith("-")):
+        from inspector.qt.app import run_app
+
+        return run_app(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # `chunk-inspector chunks big.md | head`: the reader left; that is not an error. (Before
+        # OSError, which it is a subclass of.) Point stdout at devnull so the exit flush is quiet.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+    except (CliError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _known_commands() -> set[str]:
+    return {name for module in _COMMAND_MODULES for name in module.COMMANDS}

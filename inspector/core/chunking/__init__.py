@@ -1,0 +1,1 @@
+"""Chunks as spans, strategies as pure functions with declared parameters, and what is measured about them."""

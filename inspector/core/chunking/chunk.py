@@ -1,0 +1,88 @@
+"""Chunks: spans of a document plus what a retrieval pipeline attaches to them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from inspector.core.documents.document import Document
+
+#: Flags a chunk can carry (shown in the table and painted on the text).
+FLAGS = ("no_heading", "cut_mid_sentence", "split_table", "over_budget", "truncated_by_embedder")
+
+
+PREFIX_SEPARATOR = " > "
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A span of a document's text plus what a retrieval pipeline would attach to it."""
+
+    id: int
+    """Position in the strategy's output (0-based); unique within one document's chunks."""
+    start: int
+    """Code-point offset into `Document.text` where the chunk starts."""
+    end: int
+    """Offset just past the chunk's last character: the text is `doc.text[start:end]`."""
+    token_count: int
+    """Exact cl100k count of the span text (`len(enc.encode(text))`)."""
+    heading_path: tuple[str, ...] = ()
+    """Headings enclosing the chunk's start (Markdown)."""
+    prefix: str = ""
+    """Context prefix: title > heading path (> table header for split tables). Kept beside the span."""
+    parent_id: int | None = None
+    """For children of `parent_child`: the id of the parent chunk."""
+    flags: frozenset[str] = frozenset()
+    """Subset of FLAGS."""
+    role: str = "chunk"
+    """"chunk", or "parent"/"child" for parent_child."""
+    doc_id: str = ""
+    """Document the span belongs to (corpus mode)."""
+    embed_tokens: int | None = None
+    """Word pieces the embedding model sees for prefix + text (incl. [CLS]/[SEP]), when measured."""
+    embed_dropped: int = 0
+    """Word pieces beyond the model's limit, silently dropped by the embedder."""
+    truncated_at: int | None = None
+    """Offset in the document where the embedder stops reading (None if nothing is dropped)."""
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    """Extra per-chunk facts (e.g. page number, table header text)."""
+
+    @property
+    def key(self) -> str:
+        """Corpus-wide identifier, e.g. "handbook.md#12"."""
+        return f"{self.doc_id}#{self.id}"
+
+    def text(self, doc: Document) -> str:
+        return doc.text[self.start:self.end]
+
+    def embedded_text(self, doc: Document, *, with_prefix: bool = True) -> str:
+        """Exactly what is embedded: prefix, a blank line, then the span text."""
+        body = doc.text[self.start:self.end]
+        if with_prefix and self.prefix:
+            return f"{self.prefix}\n\n{body}"
+        return body
+
+    def with_flags(self, *add: str) -> Chunk:
+        return replace(self, flags=self.flags | frozenset(add))
+
+
+_CHUNK_FIELDS = tuple(f for f in Chunk.__dataclass_fields__)
+
+
+_CHUNK_SETTERS = tuple(Chunk.__dict__[name].__set__ for name in _CHUNK_FIELDS)
+
+
+_new = object.__new__
+
+
+def new_chunk(id: int, start: int, end: int, token_count: int, heading_path: tuple[str, ...],
+              prefix: str, parent_id: int | None, flags: frozenset[str], role: str, doc_id: str,
+              meta: Mapping[str, Any]) -> Chunk:
+    """The same object `Chunk(...)` makes, in half the time: a frozen dataclass's generated
+    `__init__` goes through `object.__setattr__` per field, which dominates building thousands of
+    chunks on every slider move. This fills the slots directly (a test checks equality)."""
+    c = _new(Chunk)
+    for setter, value in zip(_CHUNK_SETTERS, (id, start, end, token_count, heading_path, prefix,
+                                              parent_id, flags, role, doc_id, None, 0, None, meta)):
+        setter(c, value)
+    return c

@@ -1,0 +1,125 @@
+"""`recursive`: a separator hierarchy down to a token budget, small pieces merged.
+
+The algorithm is LangChain's RecursiveCharacterTextSplitter (keep_separator="start",
+strip_whitespace=True) carried out on spans, so its boundaries match LangChain's on the same
+separators, length function and settings (tests/core/test_recursive_langchain.py proves it),
+while every chunk stays an exact span of the document and no offset is recovered by searching.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from functools import lru_cache
+from typing import Callable, Sequence
+
+from inspector.core.cancel import check_cancelled
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.common import SpanContext, trim
+from inspector.core.chunking.params import Param, Strategy
+from inspector.core.documents.document import Document
+
+#: Paragraph, line, sentence, word, character (regular expressions).
+DEFAULT_SEPARATORS: tuple[str, ...] = (r"\n\n", r"\n", r"(?<=[.!?])\s+", r" ", "")
+
+
+@lru_cache(maxsize=64)
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int], int],
+                    chunk_size: int, chunk_overlap: int,
+                    separators: Sequence[str] = DEFAULT_SEPARATORS) -> list[tuple[int, int]]:
+    """Chunk spans of text[start:end] (trimmed, in order), LangChain's recursive algorithm."""
+    out: list[tuple[int, int]] = []
+
+    def merge(splits: list[tuple[int, int, int]]) -> None:
+        # LangChain's _merge_splits with an empty separator (it is kept on the splits).
+        # A deque: dropping from the front must not copy the window (LangChain's `cur[1:]` makes
+        # a 1 MB line without spaces, split per character, quadratic in the chunk size).
+        cur: deque[tuple[int, int, int]] = deque()
+        total = 0
+        for sp in splits:
+            ln = sp[2]
+            if total + ln > chunk_size:
+                if cur:
+                    a, b = trim(text, cur[0][0], cur[-1][1])
+                    if a < b:
+                        out.append((a, b))
+                    while total > chunk_overlap or (total + ln > chunk_size and total > 0):
+                        total -= cur.popleft()[2]
+            cur.append(sp)
+            total += ln
+        if cur:
+            a, b = trim(text, cur[0][0], cur[-1][1])
+            if a < b:
+                out.append((a, b))
+
+    def split(a: int, b: int, seps: Sequence[str]) -> None:
+        check_cancelled()
+        separator = seps[-1]
+        rest: Sequence[str] = ()
+        # Work on the slice, as LangChain does: a look-behind must not see text before `a`.
+        sub = text[a:b]
+        for i, s in enumerate(seps):
+            if not s:
+                separator = s
+                break
+            if _compile(s).search(sub):
+                separator = s
+                rest = seps[i + 1:]
+                break
+        # Split points: each separator match starts a new split (keep_separator="start").
+        if separator:
+            cuts = [a]
+            for m in _compile(separator).finditer(sub):
+                cuts.append(a + m.start())
+            cuts.append(b)
+            pieces = [(cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1) if cuts[i] < cuts[i + 1]]
+        else:
+            pieces = [(i, i + 1) for i in range(a, b)]
+        good: list[tuple[int, int, int]] = []
+        for pa, pb in pieces:
+            ln = length(pa, pb)
+            if ln < chunk_size:
+                good.append((pa, pb, ln))
+            else:
+                if good:
+                    merge(good)
+                    good = []
+                if not rest:
+                    ta, tb = trim(text, pa, pb)
+                    if ta < tb:
+                        out.append((ta, tb))
+                else:
+                    split(pa, pb, rest)
+        if good:
+            merge(good)
+
+    if end > start:
+        split(start, end, tuple(separators))
+    return out
+
+
+def _check(p: dict) -> None:
+    if p["overlap"] >= p["size"]:
+        raise ValueError(f"recursive: overlap ({p['overlap']}) must be smaller than size ({p['size']})")
+
+
+def recursive(doc: Document, params: dict) -> tuple[Chunk, ...]:
+    ctx = SpanContext(doc)
+    spans = recursive_spans(doc.text, 0, len(doc.text), ctx.count, params["size"], params["overlap"])
+    return tuple(ctx.make(spans, budget=params["size"]))
+
+
+STRATEGY = Strategy(
+    "recursive", recursive,
+    (
+    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk"),
+    Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens of trailing pieces repeated in the next chunk"),
+),
+    "Separator hierarchy (paragraph, line, sentence, word, character) to a token budget, small "
+   "pieces merged; LangChain's RecursiveCharacterTextSplitter on spans.",
+    prefix_default=False,
+)

@@ -1,0 +1,79 @@
+"""`sentences`: whole sentences packed up to a token budget; overlap counted in sentences."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.common import SpanContext
+from inspector.core.chunking.fixed_tokens import token_windows
+from inspector.core.chunking.params import Param, Strategy
+from inspector.core.documents.document import Document
+from inspector.core.text.structure import sentence_spans
+
+_UNITS: OrderedDict[str, tuple[list[tuple[int, int]], list[int]]] = OrderedDict()
+
+
+def sentence_units(ctx: SpanContext) -> tuple[list[tuple[int, int]], list[int]]:
+    """Sentence spans and their token counts, computed once per document content."""
+    key = ctx.doc.sha256 + ctx.doc.kind
+    hit = _UNITS.get(key)
+    if hit is not None:
+        return hit
+    spans = sentence_spans(ctx.text, markdown=ctx.doc.kind == "markdown")
+    counts = [ctx.count(a, b) for a, b in spans]
+    _UNITS[key] = (spans, counts)
+    if len(_UNITS) > 16:
+        _UNITS.popitem(last=False)
+    return spans, counts
+
+
+def pack_units(ctx: SpanContext, spans: list[tuple[int, int]], counts: list[int], size: int,
+               overlap: int) -> tuple[list[tuple[int, int]], list[frozenset[str]]]:
+    """Greedy packing of consecutive units up to `size` tokens (exact count of the packed span),
+    restarting `overlap` units back; a unit over budget is cut into token windows."""
+    out: list[tuple[int, int]] = []
+    flags: list[frozenset[str]] = []
+    n = len(spans)
+    i = 0
+    while i < n:
+        if counts[i] > size:
+            for a, b in token_windows(ctx.tokens, spans[i][0], spans[i][1], size, 0):
+                out.append((a, b))
+                flags.append(frozenset({"cut_mid_sentence"}))
+            i += 1
+            continue
+        j = i + 1
+        est = counts[i]
+        while j < n and counts[j] <= size:
+            est += counts[j] + 1
+            if est > size and ctx.count(spans[i][0], spans[j][1]) > size:
+                break
+            j += 1
+        # The estimate may undercount the joints: trust only an exact count.
+        while j - 1 > i and ctx.count(spans[i][0], spans[j - 1][1]) > size:
+            j -= 1
+        out.append((spans[i][0], spans[j - 1][1]))
+        flags.append(frozenset())
+        if j >= n:
+            break
+        i = max(j - overlap, i + 1)
+    return out, flags
+
+
+def sentences(doc: Document, params: dict) -> tuple[Chunk, ...]:
+    ctx = SpanContext(doc)
+    spans, counts = sentence_units(ctx)
+    packed, flags = pack_units(ctx, spans, counts, params["size"], params["overlap"])
+    return tuple(ctx.make(packed, budget=params["size"], extra_flags=flags))
+
+
+STRATEGY = Strategy(
+    "sentences", sentences,
+    (
+    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk"),
+    Param("overlap", "sentences", 0, 0, 20, 1, "Sentences repeated at the start of the next chunk"),
+),
+    "Whole sentences packed up to a token budget; a sentence over budget is cut into token windows.",
+    prefix_default=False,
+)

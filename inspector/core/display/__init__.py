@@ -1,0 +1,1 @@
+"""Pure helpers for views: overlap segments, offset conversion, the settings schema."""

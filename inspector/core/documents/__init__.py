@@ -1,0 +1,1 @@
+"""Documents: loading files, folders and other formats; encodings."""

@@ -1,0 +1,202 @@
+"""Documents: loading files and folders with encoding detection, newline normalization and limits."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inspector.core.documents.encoding import decode_bytes
+from inspector.core.errors import InputError
+
+#: File suffixes opened as Markdown; everything in TEXT_SUFFIXES is plain text.
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
+
+
+TEXT_SUFFIXES = frozenset({".txt", ".text"})
+
+
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES
+
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One loaded text. Offsets everywhere in the core are code points into `text`."""
+
+    text: str
+    """The decoded text with newlines normalized to "\\n"; everything else exactly as on disk."""
+    name: str
+    """File name (or a label for in-memory documents)."""
+    kind: str = "markdown"
+    """"markdown" or "text": which structure parser applies."""
+    path: str | None = None
+    """Absolute path on disk, when loaded from a file."""
+    doc_id: str = ""
+    """Identifier inside a corpus: the path relative to the opened folder, else the file name."""
+    encoding: str = "utf-8"
+    """The encoding the bytes were decoded with."""
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+    """Format-specific extras (e.g. page offsets for PDFs)."""
+
+    def __post_init__(self) -> None:
+        if not self.doc_id:
+            object.__setattr__(self, "doc_id", self.name)
+
+    @property
+    def sha256(self) -> str:
+        """Content hash of the text, the key of every per-document cache."""
+        return _text_hash(self.text)
+
+    def __hash__(self) -> int:  # dict keys for caches: identity of content and name
+        return hash((self.doc_id, self.sha256))
+
+
+_HASHES: dict[int, tuple[str, str]] = {}
+
+
+#: The hash cache holds the texts it hashed (so an id is never mistaken for a dead string's):
+#: at most 256 of them and this many characters in all, so a long window session does not keep
+#: every document it ever opened alive.
+HASH_CACHE_CHARS = 16_000_000
+
+
+def _text_hash(text: str) -> str:
+    # Hashing 50 MB costs ~50 ms; remember it per string object (strings are immutable).
+    hit = _HASHES.pop(id(text), None)
+    if hit is not None and hit[0] is text:  # type: ignore[comparison-overlap]
+        _HASHES[id(text)] = hit  # most recently used last
+        return hit[1]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    _HASHES[id(text)] = (text, digest)  # type: ignore[assignment]
+    # Snapshots (list(...)) because worker threads hash documents too: iterating the live dict
+    # while another thread inserts would raise.
+    while len(_HASHES) > 1 and (len(_HASHES) > 256
+                                or sum(len(t) for t, _d in list(_HASHES.values())) > HASH_CACHE_CHARS):
+        _HASHES.pop(next(iter(list(_HASHES)), None), None)  # least recently used first
+    return digest
+
+
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR become LF; nothing else changes."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def from_text(text: str, name: str = "untitled.md", kind: str | None = None) -> Document:
+    """An in-memory document (tests, pasted text)."""
+    if kind is None:
+        kind = "text" if Path(name).suffix.lower() in TEXT_SUFFIXES else "markdown"
+    return Document(text=normalize_newlines(text), name=name, kind=kind)
+
+
+
+
+def load_document(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES,
+                  doc_id: str | None = None, pipes: bool = True) -> Document:
+    """Load one file; raise InputError naming the file for anything that is not usable text.
+    `pipes=False` refuses named pipes (a file found in a folder: nobody may ever write to it)."""
+    p = Path(path)
+    shown = str(p)
+    if p.is_dir():
+        raise InputError("is a folder; open it as a corpus", path=shown)
+    suffix = p.suffix.lower()
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise InputError("no such file", path=shown) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=shown) from None
+    pipe = stat.S_ISFIFO(st.st_mode)
+    if pipe and not pipes:
+        # Reading a pipe in a folder would block the whole load until someone writes to it.
+        raise InputError("a named pipe, not a regular file", path=shown)
+    if not pipe and not stat.S_ISREG(st.st_mode):
+        # A device (a link to /dev/zero) never ends; a socket cannot be read as a file.
+        raise InputError("not a regular file (a device or socket)", path=shown)
+    size = st.st_size
+    # MB as in DEFAULT_MAX_BYTES (2**20 bytes), so the limit reads "50 MB", not "52 MB".
+    limit = f"over the {max_bytes / 2**20:.0f} MB limit"
+    if size > max_bytes:
+        raise InputError(f"file is {size / 2**20:.1f} MB, {limit}", path=shown)
+    try:
+        if pipe:  # `chunks <(curl ...)`: no size to check, so stop reading past the limit
+            with open(p, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise InputError(f"more than {max_bytes / 2**20:.0f} MB from a pipe, {limit}", path=shown)
+        else:
+            data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=shown) from None
+    from inspector.core.documents import formats
+
+    if suffix in formats.CONVERTED_SUFFIXES:
+        text, kind, meta = formats.convert(data, suffix, shown)
+        encoding = "converted"
+    else:
+        text, encoding = decode_bytes(data, shown)
+        kind = "text" if suffix in TEXT_SUFFIXES else "markdown"
+        meta = {}
+    return Document(text=normalize_newlines(text), name=p.name, kind=kind, path=str(p.resolve()),
+                    doc_id=doc_id or p.name, encoding=encoding, meta=meta)
+
+
+def find_documents(folder: str | os.PathLike[str]) -> list[Path]:
+    """Supported files below a folder, sorted, hidden folders skipped."""
+    from inspector.core.documents import formats
+
+    root = Path(folder)
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=lambda e: None):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fn in sorted(filenames):
+            suffix = Path(fn).suffix.lower()
+            if suffix in SUPPORTED_SUFFIXES or suffix in formats.CONVERTED_SUFFIXES:
+                if not fn.endswith(".gold.jsonl"):
+                    found.append(Path(dirpath) / fn)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """Documents loaded from paths, plus the per-file problems that did not stop the rest."""
+
+    documents: tuple[Document, ...]
+    problems: tuple[InputError, ...] = ()
+
+
+def load_paths(paths: list[str | os.PathLike[str]], *, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadResult:
+    """Load files and folders as one corpus. A bad file in a folder is reported, not fatal."""
+    docs: list[Document] = []
+    problems: list[InputError] = []
+    seen: set[str] = set()
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files = find_documents(p)
+            if not files:
+                problems.append(InputError("folder holds no .md, .markdown or .txt files", path=str(p)))
+            for f in files:
+                rel = str(f.relative_to(p))
+                try:
+                    doc = load_document(f, max_bytes=max_bytes, doc_id=rel, pipes=False)
+                except InputError as exc:
+                    problems.append(exc)
+                    continue
+                if doc.doc_id not in seen:
+                    seen.add(doc.doc_id)
+                    docs.append(doc)
+        else:
+            doc = load_document(p, max_bytes=max_bytes)
+            if doc.doc_id in seen:  # two files of one name from different folders
+                doc = Document(text=doc.text, name=doc.name, kind=doc.kind, path=doc.path,
+                               doc_id=str(p), encoding=doc.encoding, meta=doc.meta)
+            seen.add(doc.doc_id)
+            docs.append(doc)
+    return LoadResult(tuple(docs), tuple(problems))

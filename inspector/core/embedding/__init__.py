@@ -1,0 +1,1 @@
+"""The embedding model and the persistent, content-addressed vector cache."""

@@ -1,0 +1,1 @@
+"""Gold sets, metrics, configurations, comparisons, sweeps and reports."""

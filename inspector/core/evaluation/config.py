@@ -1,0 +1,155 @@
+"""What decides a score besides the gold set and the documents: `EvalConfig`, and where a
+strategy keeps its size and overlap."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.registry import get_strategy
+from inspector.core.documents.document import Document
+from inspector.core.errors import InputError
+
+RETRIEVERS = ("dense", "bm25", "hybrid")
+
+
+EMBEDDINGS = ("exact", "pooled")
+
+
+#: `index_factory(docs, chunks_by_doc, config) -> index` (anything with `search`); the default
+#: builds `inspector.core.retrieval.index.build_index`.
+IndexFactory = Callable[[Sequence[Document], Mapping[str, tuple[Chunk, ...]], "EvalConfig"], Any]
+
+
+Progress = Callable[[int, int, str], None]
+
+
+Cancel = Callable[[], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class EvalConfig:
+    """Everything that decides a score besides the gold set and the documents."""
+
+    strategy: str = "markdown"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """Strategy parameters, validated (defaults filled in)."""
+    k: int = 5
+    retriever: str = "dense"
+    """"dense", "bm25" or "hybrid"."""
+    with_prefix: bool | None = None
+    """Embed the heading-path prefix beside each chunk's text; None takes the strategy's default
+    (`Strategy.prefix_default`) and is resolved to a bool on construction."""
+    embedding: str = "exact"
+    """"exact": each chunk's text through the model, as a production pipeline does (truncated at
+    the model's limit); "pooled": the live preview from piece vectors (`inspector.core.retrieval.pooled`)."""
+
+    def __post_init__(self) -> None:
+        strat = get_strategy(self.strategy)
+        object.__setattr__(self, "params", dict(strat.validate(self.params)))
+        if self.with_prefix is None:
+            object.__setattr__(self, "with_prefix", strat.prefix_default)
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise ValueError(f"k must be a whole number of at least 1, got {self.k!r}")
+        if self.retriever not in RETRIEVERS:
+            raise ValueError(f"retriever must be one of {', '.join(RETRIEVERS)}, got {self.retriever!r}")
+        if self.embedding not in EMBEDDINGS:
+            raise ValueError(f"embedding must be one of {', '.join(EMBEDDINGS)}, got {self.embedding!r}")
+
+    def __hash__(self) -> int:
+        return hash((self.strategy, tuple(sorted(self.params.items())), self.k, self.retriever,
+                     self.with_prefix, self.embedding))
+
+    @property
+    def chunking_key(self) -> tuple:
+        """Configurations with equal keys share chunks and index (they differ in k only)."""
+        return (self.strategy, tuple(sorted(self.params.items())), self.retriever, self.with_prefix,
+                self.embedding)
+
+    def label(self) -> str:
+        """Short text for tables: "markdown size=400 hard_cap=1000 k=5 dense"."""
+        params = " ".join(f"{k}={v}" for k, v in self.params.items())
+        prefix = "" if self.with_prefix else " no-prefix"
+        pooled = " pooled" if self.embedding == "pooled" and self.retriever != "bm25" else ""
+        return f"{self.strategy}{' ' + params if params else ''} k={self.k} {self.retriever}{prefix}{pooled}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shape `--config` files use (the window exports it)."""
+        return {"strategy": self.strategy, "params": dict(self.params), "k": self.k,
+                "retriever": self.retriever, "with_prefix": self.with_prefix,
+                "embedding": self.embedding}
+
+    @classmethod
+    def from_dict(cls, data: Any, *, path: str | None = None) -> EvalConfig:
+        """Validate a config object (InputError naming the field)."""
+        if not isinstance(data, dict):
+            raise InputError("a config must be a JSON object", path=path)
+        known = {"strategy", "params", "k", "retriever", "with_prefix", "embedding"}
+        extra = sorted(set(data) - known)
+        if extra:
+            raise InputError(f"unknown key (known: {', '.join(sorted(known))})", path=path,
+                             field=extra[0])
+        kwargs: dict[str, Any] = {}
+        if "strategy" in data:
+            if not isinstance(data["strategy"], str):
+                raise InputError("must be a string", path=path, field="strategy")
+            kwargs["strategy"] = data["strategy"]
+        if "params" in data:
+            if not isinstance(data["params"], dict):
+                raise InputError("must be an object", path=path, field="params")
+            kwargs["params"] = data["params"]
+        if "k" in data:
+            if isinstance(data["k"], bool) or not isinstance(data["k"], int) or data["k"] < 1:
+                raise InputError(f"must be a whole number of at least 1, got {data['k']!r}",
+                                 path=path, field="k")
+            kwargs["k"] = data["k"]
+        if "retriever" in data:
+            if data["retriever"] not in RETRIEVERS:
+                raise InputError(f"must be one of {', '.join(RETRIEVERS)}, got {data['retriever']!r}",
+                                 path=path, field="retriever")
+            kwargs["retriever"] = data["retriever"]
+        if "embedding" in data:
+            if data["embedding"] not in EMBEDDINGS:
+                raise InputError(f"must be one of {', '.join(EMBEDDINGS)}, got {data['embedding']!r}",
+                                 path=path, field="embedding")
+            kwargs["embedding"] = data["embedding"]
+        if "with_prefix" in data:
+            if not isinstance(data["with_prefix"], bool):
+                raise InputError("must be true or false", path=path, field="with_prefix")
+            kwargs["with_prefix"] = data["with_prefix"]
+        try:
+            return cls(**kwargs)
+        except ValueError as exc:
+            fld = "strategy" if "unknown strategy" in str(exc) else "params"
+            raise InputError(str(exc), path=path, field=fld) from None
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+
+def sized_params(strategy: str, size: int | None = None, overlap: int | None = None,
+                 base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A strategy's params with a generic size and overlap put where the strategy keeps them
+    (`size`, else `parent_size`; `overlap`, else `child_overlap`). ValueError when the strategy has
+    no such parameter or the values break its constraints."""
+    strat = get_strategy(strategy)
+    names = {p.name for p in strat.params}
+    params = dict(base or {})
+    if size is not None:
+        slot = next((n for n in ("size", "parent_size") if n in names), None)
+        if slot is None:
+            raise ValueError(f"strategy '{strategy}' has no size parameter")
+        params[slot] = size
+        # Markdown's hard cap must stay at or above the soft cap; follow a larger size.
+        if "hard_cap" in names and "hard_cap" not in (base or {}):
+            params["hard_cap"] = max(int(strat.defaults()["hard_cap"]), size)
+    if overlap is not None:
+        slot = next((n for n in ("overlap", "child_overlap") if n in names), None)
+        if slot is None:
+            if overlap == 0:
+                return strat.validate(params)
+            raise ValueError(f"strategy '{strategy}' has no overlap parameter")
+        params[slot] = overlap
+    return strat.validate(params)

@@ -1,0 +1,1 @@
+"""Indexes over chunks (dense, BM25, hybrid) and pooled preview vectors."""

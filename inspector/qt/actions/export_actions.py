@@ -1,0 +1,198 @@
+"""File ▸ Export: the current chunks as JSONL (the CLI's format), the evaluation report as Markdown
+and CSV, and the configuration as a JSON file `chunk-inspector eval --config` accepts.
+
+Every file is written with `atomic_write_text`: a failed export leaves any old file as it was.
+The text of each export is made by a plain function (no widgets), so tests and scripts can
+produce exactly what the menu writes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
+
+from inspector.core.atomic import atomic_write_text
+from inspector.core.chunking.records import chunks_jsonl
+from inspector.core.evaluation.metrics import question_dict
+
+MODE_NAMES = {"exact": "exact embeddings", "pooled": "pooled preview (approximate)",
+              "fallback": "BM25 stand-in (the embedding model was not ready)"}
+
+
+def _fmt(v: float | None, digits: int = 3) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: pipes escaped, one line."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def report_markdown(report: Any, config: Any, *, mode: str = "exact", gold_path: str = "",
+                    document: str = "") -> str:
+    """The evaluation report as a Markdown document: configuration, figures, every question."""
+    lines = ["# Retrieval evaluation", ""]
+    if document:
+        lines.append(f"- Document: `{document}`")
+    if gold_path:
+        lines.append(f"- Gold set: `{gold_path}` ({len(report.questions)} questions)")
+    if config is not None:
+        lines.append(f"- Configuration: `{config.label()}`")
+    lines.append(f"- Vectors: {MODE_NAMES.get(mode, mode)}")
+    lines += ["", "| Metric | Value |", "| --- | ---: |",
+              f"| Hit rate@{report.k} | {report.hit_rate:.3f} ({report.hits}/{len(report.questions)}) |",
+              f"| MRR | {report.mrr:.3f} |"]
+    if report.recall is not None:
+        lines += [f"| Recall@{report.k} | {_fmt(report.recall)} |", f"| Precision@{report.k} | {_fmt(report.precision)} |",
+                  f"| IoU | {_fmt(report.iou)} |"]
+    c = report.cost
+    lines += [f"| Chunks indexed | {c.chunks:,} |", f"| Embedded tokens | {c.embedded_tokens:,} |",
+              f"| Token inflation | {c.inflation:.2f}× |", "",
+              "| # | Question | Answer | Hit | Rank | Diagnosis |", "| ---: | --- | --- | :---: | ---: | --- |"]
+    for i, r in enumerate(report.questions, 1):
+        q = r.question
+        answer = " / ".join(q.answers) if q.answers else ", ".join(f"{a}–{b}" for a, b in q.references)
+        diag = r.diagnosis.message if r.diagnosis is not None else ""
+        lines.append(f"| {q.line or i} | {_cell(q.question)} | {_cell(answer)} | {'hit' if r.hit else 'miss'} | "
+                     f"{r.rank or '–'} | {_cell(diag)} |")
+    return "\n".join(lines) + "\n"
+
+
+CSV_FIELDS = ("line", "question", "answers", "source", "hit", "rank", "recall", "precision", "iou",
+              "diagnosis_kind", "diagnosis", "retrieved")
+
+
+def report_csv(report: Any) -> str:
+    """One row per question (the fields of the CLI's JSON, lists joined with ' | ')."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_FIELDS)
+    for r in report.questions:
+        d = question_dict(r)
+        w.writerow([d["line"], d["question"], " | ".join(d["answers"]), d["source"] or "",
+                    "true" if d["hit"] else "false", d["rank"] or "",
+                    "" if d["recall"] is None else d["recall"], "" if d["precision"] is None else d["precision"],
+                    "" if d["iou"] is None else d["iou"], d["diagnosis_kind"] or "", d["diagnosis"] or "",
+                    " | ".join(d["retrieved"])])
+    return out.getvalue()
+
+
+class ExportActions:
+    """The Export menu's actions, bound to a main window (its state and retrieval controller)."""
+
+    def __init__(self, window: Any, report_error: Callable[[str], None], report_done: Callable[[str], None]) -> None:
+        self.window = window
+        self.report_error = report_error
+        self.report_done = report_done
+        parent: QWidget = window
+        self.chunks_action = QAction("&Chunks as JSONL…", parent)
+        self.chunks_action.setStatusTip("The current chunks, one JSON object a line (the CLI's jsonl format)")
+        self.chunks_action.triggered.connect(lambda: self.export_chunks())
+        self.markdown_action = QAction("Evaluation Report as &Markdown…", parent)
+        self.markdown_action.triggered.connect(lambda: self.export_report_markdown())
+        self.csv_action = QAction("Evaluation Report as &CSV…", parent)
+        self.csv_action.triggered.connect(lambda: self.export_report_csv())
+        self.config_action = QAction("C&onfiguration as JSON…", parent)
+        self.config_action.setStatusTip("Strategy, parameters, k, retriever and prefix, for "
+                                        "`chunk-inspector eval --config FILE`")
+        self.config_action.triggered.connect(lambda: self.export_config())
+        self.actions = (self.chunks_action, self.markdown_action, self.csv_action, self.config_action)
+
+    def add_to(self, menu: QMenu) -> QMenu:
+        sub = menu.addMenu("&Export")
+        for a in self.actions:
+            sub.addAction(a)
+        sub.aboutToShow.connect(self.update_enabled)
+        return sub
+
+    def update_enabled(self) -> None:
+        has_chunks = self.window.state.result is not None
+        r = self.window.retrieval.result
+        self.chunks_action.setEnabled(has_chunks)
+        self.config_action.setEnabled(self.window.state.document is not None or has_chunks)
+        self.markdown_action.setEnabled(r is not None and r.report is not None)
+        self.csv_action.setEnabled(r is not None and r.report is not None)
+
+    # -- what is exported ----------------------------------------------------------------------------
+    def current_config(self) -> Any:
+        """The window's configuration as the CLI takes it (exact embeddings: what a pipeline sees)."""
+        from inspector.core.evaluation.config import EvalConfig
+
+        s = self.window.state
+        c = self.window.retrieval
+        return EvalConfig(s.strategy, dict(s.params), c.k, c.retriever, s.with_prefix, "exact")
+
+    def _stem(self) -> str:
+        doc = self.window.state.document
+        return Path(doc.name).stem if doc is not None else "chunks"
+
+    def _ask(self, title: str, suggestion: str, filt: str) -> str:
+        from inspector.core.display import settings_schema as keys
+
+        start = os.path.join(self.window.settings.get(keys.LAST_DIR) or str(Path.home()), suggestion)
+        path, _ = QFileDialog.getSaveFileName(self.window, title, start, filt)
+        return path
+
+    def _write(self, path: str | os.PathLike[str], text: str, what: str) -> bool:
+        try:
+            atomic_write_text(path, text)
+        except OSError as exc:
+            self.report_error(f"could not write {what} to {path}: {exc.strerror or exc}")
+            return False
+        self.report_done(f"Exported {what} to {path}")
+        return True
+
+    # -- exports -------------------------------------------------------------------------------------
+    def export_chunks(self, path: str | os.PathLike[str] | None = None) -> bool:
+        s = self.window.state
+        if s.result is None or s.document is None:
+            self.report_error("no chunks to export")
+            return False
+        path = path or self._ask("Export chunks", f"{self._stem()}.{s.strategy}.jsonl", "JSON Lines (*.jsonl)")
+        if not path:
+            return False
+        return self._write(path, chunks_jsonl(s.document, s.result.chunks), "the chunks")
+
+    def _report(self) -> Any:
+        r = self.window.retrieval.result
+        return r if r is not None and r.report is not None else None
+
+    def export_report_markdown(self, path: str | os.PathLike[str] | None = None) -> bool:
+        r = self._report()
+        if r is None:
+            self.report_error("no evaluation report yet: load a gold set first")
+            return False
+        path = path or self._ask("Export report", f"{self._stem()}.report.md", "Markdown (*.md)")
+        if not path:
+            return False
+        gold = self.window.retrieval.gold
+        text = report_markdown(r.report, r.config, mode=r.mode, gold_path=gold.path if gold is not None else "",
+                               document=r.document.doc_id)
+        return self._write(path, text, "the report")
+
+    def export_report_csv(self, path: str | os.PathLike[str] | None = None) -> bool:
+        r = self._report()
+        if r is None:
+            self.report_error("no evaluation report yet: load a gold set first")
+            return False
+        path = path or self._ask("Export report", f"{self._stem()}.report.csv", "CSV (*.csv)")
+        if not path:
+            return False
+        return self._write(path, report_csv(r.report), "the report")
+
+    def export_config(self, path: str | os.PathLike[str] | None = None) -> bool:
+        try:
+            config = self.current_config()
+        except ValueError as exc:
+            self.report_error(f"the configuration cannot be exported: {exc}")
+            return False
+        path = path or self._ask("Export configuration", f"{self._stem()}.config.json", "JSON (*.json)")
+        if not path:
+            return False
+        return self._write(path, config.to_json() + "\n", "the configuration")

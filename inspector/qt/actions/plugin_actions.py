@@ -1,0 +1,210 @@
+"""Bring-your-own strategies in the window: strategy files, imported chunks, plug-ins, and what
+an external splitter could not place.
+
+* File ▸ Load Strategy File… runs a user's Python file (`external.load_strategy_file`). Because
+  that RUNS THE FILE'S CODE, a warning saying so must be confirmed first; nothing is read before.
+* File ▸ Import Chunks… registers the chunks of a LangChain/LlamaIndex JSONL as the strategy
+  `imported` (`imported.imported_strategy`) and shows them on the current document.
+* At start-up, strategies of installed plug-ins (entry points) and LangChain's ready-made
+  splitters are registered; a broken plug-in is a warning in the status bar, not a failure.
+* After an external or imported strategy runs, its alignment report (pieces that could not be
+  placed on the text) goes to the status bar with the full list behind Details…, never dropped.
+
+The methods take a path and a `confirm` callable, so tests drive them without a modal dialog;
+only the menu slots open dialogs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+
+from inspector.core.display import settings_schema as keys
+from inspector.core.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from inspector.qt.main_window import MainWindow
+
+#: The strategy name imported chunks are registered under (as the CLI's --import-chunks).
+IMPORTED = "imported"
+#: Status-bar tag of alignment warnings (cleared when a later result has nothing to report).
+ALIGNMENT_TAG = "alignment"
+
+_INSTALLED_PROBLEMS: tuple[str, ...] | None = None
+
+
+def strategy_file_warning(path: str) -> str:
+    return (f"Loading a strategy file runs the Python code in it, with your permissions:\n\n{path}\n\n"
+            "Only load files you wrote yourself or trust. Run this file's code now?")
+
+
+def load_installed_strategies() -> tuple[str, ...]:
+    """Register plug-in (entry-point) strategies and LangChain's ready-made splitters, once per
+    process; returns the problems (one line each) of plug-ins that could not be loaded."""
+    global _INSTALLED_PROBLEMS
+    if _INSTALLED_PROBLEMS is None:
+        from inspector.core.chunking import external
+
+        problems: list[str] = []
+        try:
+            problems += [p.one_line() for p in external.load_entry_point_strategies().problems]
+        except Exception as exc:  # noqa: BLE001  (a broken environment must not stop the window)
+            problems.append(f"plug-in strategies: {type(exc).__name__}: {exc}")
+        try:
+            external.register_langchain_strategies()
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"LangChain strategies: {type(exc).__name__}: {exc}")
+        _INSTALLED_PROBLEMS = tuple(problems)
+    return _INSTALLED_PROBLEMS
+
+
+class PluginActions(QObject):
+    """The menu actions and start-up registration; reports through the window's messages."""
+
+    def __init__(self, window: "MainWindow") -> None:
+        super().__init__(window)
+        self.window = window
+        self.load_file_action = QAction("Load &Strategy File…", window)
+        self.load_file_action.setStatusTip("Register the strategies a Python file declares (runs the file's code)")
+        self.load_file_action.triggered.connect(self.load_strategy_file_dialog)
+        self.import_action = QAction("&Import Chunks…", window)
+        self.import_action.setStatusTip("Show chunks made by another pipeline (LangChain/LlamaIndex JSONL) "
+                                        "on this document, as the strategy 'imported'")
+        self.import_action.triggered.connect(self.import_chunks_dialog)
+        self.loaded_files: list[str] = []
+        """Strategy files loaded in this session."""
+        self.imported_from: str | None = None
+        """The JSONL file behind the `imported` strategy."""
+        self._reported: tuple[int, str] | None = None
+        window.state.chunksChanged.connect(self._on_chunks)
+
+    def add_to(self, menu: QMenu) -> None:
+        menu.addAction(self.load_file_action)
+        menu.addAction(self.import_action)
+
+    # -- start-up ------------------------------------------------------------------------------
+    def load_installed(self) -> tuple[str, ...]:
+        """Plug-ins and LangChain's splitters into the selector; problems as a warning."""
+        problems = load_installed_strategies()
+        self.window.strategy_panel.refresh_strategies()
+        if problems:
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            self.window.messages.warning(f"plug-in not loaded: {problems[0]}{more}", "\n".join(problems))
+        return problems
+
+    # -- strategy files ---------------------------------------------------------------------------
+    def load_strategy_file(self, path: str | os.PathLike[str], confirm: Callable[[str], bool]) -> list[str]:
+        """Run a strategy file after `confirm(warning)` says yes; returns the names registered
+        (the first one is selected). `confirm` returning False loads nothing."""
+        from inspector.core.chunking.external import load_strategy_file
+
+        w = self.window
+        path = str(path)
+        if not confirm(strategy_file_warning(path)):
+            w.messages.info(f"Strategy file not loaded: {Path(path).name}")
+            return []
+        try:
+            made = load_strategy_file(path)
+        except InputError as exc:
+            w.messages.error(exc.one_line(), popup=True)
+            return []
+        except Exception as exc:  # noqa: BLE001  (load_strategy_file wraps the file's errors; belt and braces)
+            w.messages.error(InputError(f"{type(exc).__name__}: {exc}", path=path).one_line(), popup=True)
+            return []
+        names = [s.name for s in made]
+        if path not in self.loaded_files:
+            self.loaded_files.append(path)
+        for name in names:
+            w.corpus_panel.forget_strategy(name)  # loaded again: earlier counts are stale
+        w.strategy_panel.refresh_strategies()
+        if names:
+            self._select(names[0])
+        w.messages.info(f"Loaded {len(names)} strateg{'y' if len(names) == 1 else 'ies'} from "
+                        f"{Path(path).name}: {', '.join(names)}")
+        return names
+
+    def load_strategy_file_dialog(self) -> None:
+        w = self.window
+        path, _ = QFileDialog.getOpenFileName(w, "Load strategy file", w.settings.get(keys.LAST_DIR),
+                                              "Python files (*.py);;All files (*)")
+        if path:
+            self.load_strategy_file(path, confirm=self._confirm_dialog)
+
+    def _confirm_dialog(self, text: str) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Warning, "Run this file's code?", text,
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.button(QMessageBox.StandardButton.Yes).setText("Run It")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        return box.exec() == QMessageBox.StandardButton.Yes
+
+    # -- imported chunks -------------------------------------------------------------------------
+    def import_chunks(self, path: str | os.PathLike[str]) -> bool:
+        """Register `path`'s chunks as the strategy `imported` and show them on the current document."""
+        from inspector.core.chunking.imported import imported_strategy
+
+        w = self.window
+        path = str(path)
+        if w.state.document is None:
+            w.messages.error("open a document first, then import the chunks made from it")
+            return False
+        try:
+            imported_strategy(IMPORTED, path)
+        except InputError as exc:
+            w.messages.error(exc.one_line(), popup=True)
+            return False
+        except (OSError, ValueError) as exc:
+            w.messages.error(InputError(str(exc), path=path).one_line(), popup=True)
+            return False
+        self.imported_from = path
+        w.corpus_panel.forget_strategy(IMPORTED)
+        w.strategy_panel.refresh_strategies()
+        self._reported = None
+        self._select(IMPORTED)
+        return True
+
+    def import_chunks_dialog(self) -> None:
+        w = self.window
+        path, _ = QFileDialog.getOpenFileName(w, "Import chunks", w.settings.get(keys.LAST_DIR),
+                                              "JSON Lines (*.jsonl *.ndjson);;All files (*)")
+        if path:
+            self.import_chunks(path)
+
+    def _select(self, name: str) -> None:
+        """Show `name`'s chunks: switch to it, or re-run it when it is already selected (a file
+        loaded again replaces the strategy under the same name)."""
+        w = self.window
+        if w.state.strategy == name:
+            w.controller.submit_now()
+        else:
+            w.state.set_strategy(name)
+
+    # -- alignment reports -----------------------------------------------------------------------
+    def _on_chunks(self, result) -> None:
+        from inspector.core.chunking.external import is_external, last_alignment_report
+
+        w = self.window
+        if result is None:
+            return
+        strategy = result.request.strategy
+        if not is_external(strategy):
+            w.messages.clear(tag=ALIGNMENT_TAG)
+            return
+        key = (result.request_id, strategy)
+        if key == self._reported:
+            return  # the word-piece stage of a request already reported
+        self._reported = key
+        report = last_alignment_report(strategy, result.document.doc_id)
+        lines = report.lines() if report is not None else []
+        if not lines:
+            w.messages.clear(tag=ALIGNMENT_TAG)
+            return
+        n = len(report.unaligned)
+        more = f" (+{len(lines) - 1} more)" if len(lines) > 1 else ""
+        head = f"{n} of {report.pieces} pieces not placed · " if n else ""
+        w.messages.warning(f"{head}{lines[0]}{more}", "\n".join(lines), tag=ALIGNMENT_TAG)

@@ -1,0 +1,1 @@
+"""State, controllers and background jobs: thin callers of the core workbench."""

@@ -1,0 +1,174 @@
+"""Chunking in the background: the job (`compute_chunks`) and its runner (`ChunkRunner`).
+
+The job is split into stages (chunks, then the embedder's word pieces) and checks between stages
+whether it has been superseded, so a slider dragged across its range never queues up stale work.
+It runs on the shared latest-wins runner (`inspector.qt.runner`), which drops stale results,
+reports exceptions and keeps widgets on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from inspector.core.cancel import (
+    Cancelled,  # a superseded job stops with the core's own exception
+)
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.stats import ChunkStats
+from inspector.core.display.offsets import LineIndex
+from inspector.core.display.segments import SpanIndex
+from inspector.core.documents.document import Document
+from inspector.qt.runner import JobRunner
+
+log = logging.getLogger(__name__)
+
+
+#: Word pieces are measured in batches of this many chunks, checking for cancellation in between.
+ANNOTATE_BATCH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRequest:
+    """What to chunk and how."""
+
+    document: Document
+    strategy: str
+    params: Mapping[str, Any]
+    """Parameters as the user set them (validated by the strategy in the worker)."""
+    with_prefix: bool = True
+    """Measure word pieces of prefix + span (True) or of the span alone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """A heading line to emphasize in the view."""
+
+    start: int
+    end: int
+    level: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkResult:
+    """One stage of a finished request. Everything is computed on the worker thread."""
+
+    request_id: int
+    request: ChunkRequest
+    chunks: tuple[Chunk, ...]
+    """The strategy's output (annotated with word pieces once `complete`)."""
+    index: SpanIndex
+    """Spans of the chunks painted on the text (all but parents), for bisection and hit tests."""
+    parents: SpanIndex
+    """Spans of parent chunks (`parent_child`), shown in the gutter only."""
+    stats: ChunkStats
+    headings: tuple[Heading, ...]
+    complete: bool
+    """False for the first stage (no word pieces yet), True once the embedder counts are in."""
+    seconds: float = 0.0
+    """Worker time spent on this request so far."""
+    line_count: int = 1
+    """Lines ("\\n"-separated) in the document."""
+    start_lines: tuple[int, ...] = ()
+    """Line of each painted chunk's start, in `index` (start) order: the overview strip's marks."""
+    parent_lines: tuple[int, ...] = ()
+    by_id: Mapping[int, Chunk] = field(default_factory=dict, compare=False)
+
+    @property
+    def document(self) -> Document:
+        return self.request.document
+
+    def chunk(self, chunk_id: int) -> Chunk | None:
+        return self.by_id.get(chunk_id)
+
+
+def compute_chunks(request_id: int, request: ChunkRequest,
+                   cancelled: Callable[[], bool]) -> Iterator[ChunkResult]:
+    """The job: yields the chunks stage, then the word-piece stage. Pure core calls only."""
+    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.chunking.stats import chunk_stats
+    from inspector.core.text.structure import structure_of
+
+    t0 = time.perf_counter()
+    doc = request.document
+    strategy = get_strategy(request.strategy)
+    chunks = strategy(doc, request.params)  # inside the runner's cancel_scope
+    if cancelled():
+        raise Cancelled
+    painted = [c for c in chunks if c.role != "parent"]
+    parents = [c for c in chunks if c.role == "parent"]
+    index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
+    parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
+    headings = tuple(Heading(h.start, h.end, h.level) for h in structure_of(doc).headings)
+    by_id = {c.id: c for c in chunks}
+    lines = _line_index(doc)
+    first = ChunkResult(request_id, request, chunks, index, parent_index, chunk_stats(doc, chunks), headings,
+                        complete=False, seconds=time.perf_counter() - t0, line_count=lines.line_count,
+                        start_lines=tuple(lines.line_of_array(index.starts).tolist()),
+                        parent_lines=tuple(lines.line_of_array(parent_index.starts).tolist()), by_id=by_id)
+    yield first
+    try:
+        from inspector.core.chunking.annotate import annotate
+    except ImportError:  # word pieces unavailable: the first stage is all there is
+        yield _replace_complete(first, chunks, first.stats, time.perf_counter() - t0)
+        return
+    annotated: list[Chunk] = []
+    for k in range(0, len(chunks), ANNOTATE_BATCH):
+        if cancelled():
+            raise Cancelled
+        annotated.extend(annotate(doc, chunks[k:k + ANNOTATE_BATCH], with_prefix=request.with_prefix))
+    done = tuple(annotated)
+    yield _replace_complete(first, done, chunk_stats(doc, done, document_tokens=first.stats.document_tokens),
+                            time.perf_counter() - t0)
+
+
+def _replace_complete(first: ChunkResult, chunks: tuple[Chunk, ...], stats: ChunkStats,
+                      seconds: float) -> ChunkResult:
+    return ChunkResult(first.request_id, first.request, chunks, first.index, first.parents, stats,
+                       first.headings, complete=True, seconds=seconds, line_count=first.line_count,
+                       start_lines=first.start_lines, parent_lines=first.parent_lines,
+                       by_id={c.id: c for c in chunks})
+
+
+_LINES: dict[str, LineIndex] = {}
+
+
+def _line_index(doc: Document) -> LineIndex:
+    hit = _LINES.get(doc.sha256)
+    if hit is None:
+        if len(_LINES) > 8:
+            _LINES.clear()
+        hit = _LINES[doc.sha256] = LineIndex(doc.text)
+    return hit
+
+
+class ChunkRunner(JobRunner):
+    """Runs chunking requests (`compute_chunks`) on the shared latest-wins runner; stages of the
+    latest request arrive as `resultReady`, and the runner is idle once the complete stage is in."""
+
+    resultReady = Signal(object)
+    """A `ChunkResult` stage of the latest request."""
+
+    def __init__(self, parent: QObject | None = None, *, synchronous: bool = False,
+                 job: Callable[[int, ChunkRequest, Callable[[], bool]], Iterator[ChunkResult]] = compute_chunks) -> None:
+        super().__init__(parent, synchronous=synchronous, name="chunks")
+        self._chunk_job = job
+        self.stageReady.connect(self._on_chunk_stage)
+
+    def submit(self, request: ChunkRequest) -> int:  # type: ignore[override]
+        """Start `request`, superseding any earlier one; returns its id."""
+        rid = self.latest_id + 1  # the id JobRunner.submit is about to give it
+        return super().submit(lambda cancelled, _progress: self._chunk_job(rid, request, cancelled))
+
+    def shutdown(self, timeout_ms: int = 10_000) -> bool:
+        return super().shutdown(timeout_ms)
+
+    @Slot(int, object)
+    def _on_chunk_stage(self, _rid: int, result: ChunkResult) -> None:
+        if result.complete:
+            self._set_busy(False)
+        self.resultReady.emit(result)

@@ -1,0 +1,473 @@
+"""The retrieval side of the window's state: question, k, retriever, gold set, baseline, and the
+figures the background job last produced, as plain data with typed signals.
+
+It listens to the chunk state and keeps the answers current: every new chunking is scored at once
+with the cheapest honest index (pooled piece vectors while the user drags, BM25 while the model
+loads), and once the settings rest for `settle_ms` the exact embeddings replace the preview. The
+model loads on a worker thread after the window is up (`start_model`), then the document's piece
+vectors are built in the background. All work is in `retrieval_worker`'s jobs; this class only
+decides what to ask for and when.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from inspector.core.display.settings_schema import Setting
+from inspector.core.documents.document import Document
+from inspector.qt.controllers.chunk_jobs import ChunkResult
+from inspector.qt.controllers.retrieval_jobs import (
+    EXACT,
+    FALLBACK,
+    POOLED,
+    IndexStore,
+    JobRunner,
+    RetrievalRequest,
+    RetrievalResult,
+    compute_retrieval,
+    load_model_job,
+    pooled_job,
+)
+from inspector.qt.controllers.state import InspectorState
+
+#: Rest after the last chunk change before exact embeddings replace the pooled preview.
+SETTLE_MS = 1500
+RETRIEVERS = ("dense", "bm25", "hybrid")
+#: Pooled and exact hit rates further apart than this (a share, i.e. one point) are pointed out.
+DISAGREEMENT = 0.01
+
+MODEL_IDLE, MODEL_LOADING, MODEL_READY, MODEL_FAILED = "idle", "loading", "ready", "failed"
+
+ASK_K = Setting("retrieval/k", int, 5, "How many chunks a question retrieves (k), and the k of the gold metrics.")
+ASK_RETRIEVER = Setting("retrieval/retriever", str, "dense", "Retriever chosen last: dense, bm25 or hybrid.")
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """A pinned report and the configuration it came from."""
+
+    config: Any
+    """EvalConfig."""
+    report: Any
+    """evaluate.Report."""
+    mode: str
+    """EXACT, POOLED or FALLBACK: what the pinned figures were."""
+
+
+class RetrievalController(QObject):
+    """Question, gold set and their figures for the current chunks."""
+
+    resultReady = Signal(object)
+    """RetrievalResult: the latest stage (hits and report) for the current chunks."""
+    cleared = Signal()
+    """No document: hits and report are gone."""
+    staleChanged = Signal(bool)
+    """True from a re-chunk until the report for the new chunks arrives."""
+    progressChanged = Signal(int, int, str)
+    """(done, total, label) while chunks are embedded; total 0 when nothing is."""
+    modelStateChanged = Signal(str)
+    """MODEL_IDLE, MODEL_LOADING, MODEL_READY or MODEL_FAILED."""
+    pooledProgress = Signal(int, int)
+    """(done, total) pieces while the live-preview vectors are built; (0, 0) when done."""
+    pooledReady = Signal(object)
+    """The Document whose pooled vectors are now available."""
+    goldChanged = Signal(object)
+    """GoldSet | None."""
+    questionChanged = Signal(str)
+    settingsChanged = Signal()
+    """k or retriever changed."""
+    baselineChanged = Signal(object)
+    """Baseline | None."""
+    comparisonChanged = Signal(object)
+    """sweep.Comparison of the current report against the baseline, or None."""
+    disagreementChanged = Signal(str)
+    """A sentence when pooled and exact hit rates differ by more than a point ('' otherwise)."""
+    errored = Signal(str)
+    busyChanged = Signal(bool)
+
+    def __init__(self, state: InspectorState, *, embedder: Any = None, cache: Any = None,
+                 synchronous: bool = False, settle_ms: int = SETTLE_MS, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self._embedder = embedder
+        """The embedder to use (None: the bundled model, created on `start_model`)."""
+        self._cache = cache
+        self.embedder: Any = None
+        """The embedder once ready; None before (BM25 answers)."""
+        self.model_state = MODEL_IDLE
+        self.model_error = ""
+        self.question = ""
+        self.k = 5
+        self.retriever = "dense"
+        self.filter_docs: tuple[str, ...] | None = None
+        """Metadata filter of the question bar: document ids to search (None: every document)."""
+        self.heading_prefix: tuple[str, ...] | None = None
+        """Metadata filter of the question bar: a heading path the hits must lie under."""
+        self.gold = None
+        self.gold_questions: tuple = ()
+        """Questions of the gold set about the current document."""
+        self.result: RetrievalResult | None = None
+        self.stale = False
+        self.baseline: Baseline | None = None
+        self.comparison = None
+        self.disagreement = ""
+        self.pooled: dict[str, Any] = {}
+        """PooledVectors by document sha256."""
+        self.pooled_building: Document | None = None
+        self._chunks: ChunkResult | None = None
+        self._submitted: RetrievalRequest | None = None
+        self._pooled_rate: dict[tuple, float] = {}
+        self.store = IndexStore()
+        self.runner = JobRunner(self, synchronous=synchronous, name="retrieval")
+        self.loader = JobRunner(self, synchronous=synchronous, name="model")
+        self.pooled_runner = JobRunner(self, synchronous=synchronous, name="pooled")
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(settle_ms)
+        self._settle.timeout.connect(lambda: self.refresh(exact=True, preview=False))
+        self.runner.stageReady.connect(self._on_stage)
+        self.runner.progressed.connect(lambda _rid, d, t, label: self.progressChanged.emit(d, t, label))
+        self.runner.errored.connect(self._on_error)
+        self.runner.busyChanged.connect(self._on_busy)
+        self.loader.stageReady.connect(self._on_model)
+        self.loader.errored.connect(self._on_model_error)
+        self.pooled_runner.stageReady.connect(self._on_pooled)
+        self.pooled_runner.progressed.connect(lambda _rid, d, t, _l: self.pooledProgress.emit(d, t))
+        self.pooled_runner.errored.connect(self._on_pooled_error)
+        state.chunksChanged.connect(self._on_chunks)
+        state.documentChanged.connect(self._on_document)
+        state.documentsChanged.connect(lambda _docs: self._filter_gold())
+
+    # -- settings ------------------------------------------------------------------------------
+    @property
+    def settle_ms(self) -> int:
+        return self._settle.interval()
+
+    def set_settle_ms(self, ms: int) -> None:
+        self._settle.setInterval(ms)
+
+    @property
+    def cache(self) -> Any:
+        if self._cache is None and self.embedder is not None and hasattr(self.embedder, "load"):
+            from inspector.core.embedding.cache import default_cache
+
+            self._cache = default_cache()
+        return self._cache
+
+    @property
+    def effective_retriever(self) -> str:
+        """The retriever that answers now (BM25 stands in for dense and hybrid without vectors)."""
+        r = self.result
+        return r.retriever if r is not None else ("bm25" if self.embedder is None else self.retriever)
+
+    def set_k(self, k: int) -> None:
+        k = max(1, int(k))
+        if k != self.k:
+            self.k = k
+            self.settingsChanged.emit()
+            self.refresh(exact=True)
+
+    def set_retriever(self, name: str) -> None:
+        if name not in RETRIEVERS:
+            raise ValueError(f"unknown retriever {name!r}")
+        if name != self.retriever:
+            self.retriever = name
+            self.settingsChanged.emit()
+            self.refresh(exact=True)
+
+    def set_filters(self, docs: tuple[str, ...] | None, heading_prefix: tuple[str, ...] | None) -> None:
+        """Restrict the question's hits to some documents and/or a heading-path prefix (the gold
+        set is always scored unfiltered, so its figures stay comparable)."""
+        docs = tuple(docs) if docs else None
+        heading_prefix = tuple(h for h in heading_prefix if h) if heading_prefix else None
+        if (docs, heading_prefix or None) != (self.filter_docs, self.heading_prefix):
+            self.filter_docs, self.heading_prefix = docs, heading_prefix or None
+            self.settingsChanged.emit()
+            self.refresh(exact=True)
+
+    def ask(self, question: str) -> int:
+        """Run a question (exact embeddings are computed if needed, after a quick preview)."""
+        question = question.strip()
+        if question != self.question:
+            self.question = question
+            self.questionChanged.emit(question)
+        # A new question leaves the gold figures as they are: they are not marked stale.
+        return self.refresh(exact=True, mark_stale=False)
+
+    # -- the model -----------------------------------------------------------------------------
+    def start_model(self) -> None:
+        """Load the embedding model on a worker thread (call once the window is up)."""
+        if self.model_state in (MODEL_LOADING, MODEL_READY):
+            return
+        emb = self._embedder
+        if emb is None:
+            try:
+                from inspector.core.embedding.embedder import default_embedder
+
+                emb = default_embedder()
+            except Exception as exc:  # noqa: BLE001  (no model installed: BM25 keeps working)
+                self._on_model_error(0, f"the embedding model is not available ({exc})")
+                return
+        self._embedder = emb
+        self._set_model_state(MODEL_LOADING)
+        self.loader.submit(load_model_job(emb))
+
+    def _on_model(self, _rid: int, embedder: Any) -> None:
+        self.embedder = embedder
+        # torch and the model leave ~400,000 long-lived objects behind; a full garbage collection
+        # walks them all (~150 ms, more with the window's own objects), and slider moves allocate
+        # enough to trigger one now and then: a visible stall. Move them out of the collector's
+        # reach for good (they live as long as the process anyway; freezing is a list splice, no
+        # collection first, which would itself be the stall).
+        import gc
+
+        gc.freeze()
+        self._set_model_state(MODEL_READY)
+        self._build_pooled()
+        if self.result is None or self.result.mode != EXACT:
+            self.refresh(exact=False)
+
+    def _on_model_error(self, _rid: int, message: str) -> None:
+        self.model_error = message
+        self._set_model_state(MODEL_FAILED)
+        self.errored.emit(f"embedding model: {message}")
+        self.refresh(exact=False)
+
+    def _set_model_state(self, s: str) -> None:
+        if s != self.model_state:
+            self.model_state = s
+            self.modelStateChanged.emit(s)
+
+    def _fallback_note(self) -> str:
+        if self.model_state == MODEL_FAILED:
+            return "the embedding model could not be loaded"
+        if self.model_state == MODEL_IDLE:
+            return "the embedding model is not loaded"
+        return "the embedding model is loading"
+
+    # -- pooled vectors ------------------------------------------------------------------------
+    def _build_pooled(self) -> None:
+        doc = self.state.document
+        if doc is None or self.embedder is None or doc.sha256 in self.pooled:
+            return
+        if self.pooled_building is doc:
+            return
+        self.pooled_building = doc
+        self.pooled_runner.submit(pooled_job(doc, self.embedder))
+
+    def _on_pooled(self, _rid: int, stage: tuple) -> None:
+        doc, pv = stage
+        self.pooled[doc.sha256] = pv
+        if self.pooled_building is doc:
+            self.pooled_building = None
+        self.pooledProgress.emit(0, 0)
+        self.pooledReady.emit(doc)
+        if doc is not self.state.document:
+            return
+        # Show the preview now unless exact figures are already shown or being computed.
+        if self.result is not None and self.result.mode == EXACT:
+            return
+        if self.runner.busy and self._submitted is not None and self._submitted.exact:
+            return
+        self.refresh(exact=False)
+
+    def _on_pooled_error(self, _rid: int, message: str) -> None:
+        self.pooled_building = None
+        self.pooledProgress.emit(0, 0)
+        self.errored.emit(f"live preview: {message}")
+
+    @property
+    def pooled_ready(self) -> bool:
+        doc = self.state.document
+        return doc is not None and doc.sha256 in self.pooled
+
+    # -- gold set ------------------------------------------------------------------------------
+    def load_gold(self, path: str | Path) -> Any:
+        """Read a gold file against the open documents; InputError (file, line, field) on failure,
+        and the previous gold set stays."""
+        from inspector.core.evaluation.gold import load_gold
+
+        gold = load_gold(path, self.state.documents)
+        self.set_gold(gold)
+        return gold
+
+    def set_gold(self, gold: Any) -> None:
+        self.gold = gold
+        self._filter_gold()
+        if self.baseline is not None and (gold is None or len(self.baseline.report.questions) != len(self.gold_questions)):
+            self.clear_baseline()
+        self.goldChanged.emit(gold)
+        self.refresh(exact=self._settled_exact())
+
+    def _filter_gold(self) -> None:
+        doc = self.state.document
+        if self.gold is None or doc is None:
+            self.gold_questions = ()
+        else:
+            ids = {d.doc_id for d in self.corpus()} or {doc.doc_id}
+            self.gold_questions = tuple(q for q in self.gold.questions if q.source is None or q.source in ids)
+
+    def corpus(self) -> tuple[Document, ...]:
+        """The documents retrieval covers: every open one when the shown document is among several
+        (empty for a single document)."""
+        docs, doc = self.state.documents, self.state.document
+        return docs if len(docs) > 1 and doc is not None and any(d is doc for d in docs) else ()
+
+    # -- baseline ------------------------------------------------------------------------------
+    def pin_baseline(self) -> Baseline | None:
+        r = self.result
+        if r is None or r.report is None:
+            return None
+        self.baseline = Baseline(r.config, r.report, r.mode)
+        self.baselineChanged.emit(self.baseline)
+        self._compare()
+        return self.baseline
+
+    def clear_baseline(self) -> None:
+        if self.baseline is not None:
+            self.baseline = None
+            self.baselineChanged.emit(None)
+        self._compare()
+
+    def _compare(self) -> None:
+        from inspector.core.evaluation.compare import compare_reports
+
+        cmp = None
+        r = self.result
+        if self.baseline is not None and r is not None and r.report is not None \
+                and len(r.report.questions) == len(self.baseline.report.questions):
+            cmp = compare_reports(self.baseline.report, r.report, before_config=self.baseline.config,
+                                  after_config=r.config)
+        self.comparison = cmp
+        self.comparisonChanged.emit(cmp)
+
+    # -- requests ------------------------------------------------------------------------------
+    def _has_work(self) -> bool:
+        return bool(self.question) or bool(self.gold_questions)
+
+    def _settled_exact(self) -> bool:
+        """Whether a refresh that is not a re-chunk may embed: yes unless the user is dragging."""
+        return not self._settle.isActive()
+
+    def request(self, exact: bool, preview: bool = True) -> RetrievalRequest | None:
+        r = self._chunks
+        doc = self.state.document
+        if r is None or doc is None or r.document is not doc:
+            return None
+        pooled = self.pooled.get(doc.sha256) if self.embedder is not None else None
+        return RetrievalRequest(
+            document=doc, chunks=r.chunks, chunk_request_id=r.request_id, strategy=r.request.strategy,
+            params=dict(r.request.params), with_prefix=r.request.with_prefix, question=self.question,
+            k=self.k, retriever=self.retriever, gold=self.gold_questions, exact=exact, preview=preview,
+            embedder=self.embedder, pooled=pooled, cache=self.cache, store=self.store,
+            fallback_note=self._fallback_note(), documents=self.corpus(),
+            pooled_by_sha=dict(self.pooled) if self.embedder is not None else None,
+            filter_docs=self.filter_docs, heading_prefix=self.heading_prefix)
+
+    def refresh(self, exact: bool = False, preview: bool = True, mark_stale: bool = True) -> int:
+        """Recompute hits and report for the current chunks; returns the request id (0: nothing to do).
+        `exact`: embed the chunks now if their vectors are not cached; `preview`: answer with the
+        cheapest index first (False when only the exact stage is wanted: the preview of these very
+        settings is on screen already)."""
+        self._settle.stop()
+        req = self.request(exact, preview)
+        if req is None or not self._has_work():
+            self._submitted = None
+            self.runner.cancel()
+            self.progressChanged.emit(0, 0, "")
+            if req is not None and not self._has_work() and self.result is not None:
+                self.result = None
+                self.cleared.emit()
+            self._set_stale(False)
+            return 0
+        self._submitted = req
+        if req.gold and preview and mark_stale:
+            self._set_stale(True)
+        return self.runner.submit(compute_retrieval(req))
+
+    def _on_chunks(self, result: ChunkResult | None) -> None:
+        if result is None:
+            self._chunks = None
+            self._settle.stop()
+            self.runner.cancel()
+            self.progressChanged.emit(0, 0, "")
+            if self.result is not None:
+                self.result = None
+                self.cleared.emit()
+            self._set_stale(bool(self.gold_questions))
+            return
+        if self._chunks is not None and self._chunks.request_id == result.request_id:
+            self._chunks = result  # a later stage of the same chunks (word pieces): same spans
+            return
+        self._chunks = result
+        # A re-chunk: preview at once; exact once the settings rest (or at once, when cached).
+        self.refresh(exact=False)
+
+    def _on_document(self, doc: Document | None) -> None:
+        self._filter_gold()
+        if self.baseline is not None:
+            self.clear_baseline()
+        self.goldChanged.emit(self.gold)
+        self._build_pooled()
+
+    def _on_stage(self, _rid: int, res: RetrievalResult) -> None:
+        if self._chunks is None or res.request.chunk_request_id != self._chunks.request_id:
+            return
+        self.result = res
+        self._update_disagreement(res)
+        self._set_stale(False)
+        self.resultReady.emit(res)
+        self._compare()
+        if not res.more_coming:
+            self.progressChanged.emit(0, 0, "")
+            if res.exact_due and self.embedder is not None:
+                self._settle.start()
+
+    def _update_disagreement(self, res: RetrievalResult) -> None:
+        if res.report is None:
+            return
+        from inspector.qt.controllers.retrieval_jobs import chunks_fingerprint
+
+        key = (res.request.document.sha256, chunks_fingerprint(res.request.chunks), res.request.with_prefix,
+               res.retriever, res.request.k, len(res.request.gold))
+        text = ""
+        if res.mode == POOLED:
+            self._pooled_rate = {key: res.report.hit_rate}
+        elif res.mode == EXACT and key in self._pooled_rate:
+            pooled = self._pooled_rate[key]
+            exact = res.report.hit_rate
+            if abs(exact - pooled) > DISAGREEMENT:
+                text = (f"The pooled preview said {pooled:.1%}; exact embeddings give {exact:.1%}. "
+                        "The exact figure is what your pipeline will see.")
+        if text != self.disagreement:
+            self.disagreement = text
+            self.disagreementChanged.emit(text)
+
+    def _on_error(self, _rid: int, message: str) -> None:
+        self._set_stale(False)
+        self.progressChanged.emit(0, 0, "")
+        self.errored.emit(message)
+
+    def _on_busy(self, busy: bool) -> None:
+        self.busyChanged.emit(busy)
+
+    def _set_stale(self, stale: bool) -> None:
+        if stale != self.stale:
+            self.stale = stale
+            self.staleChanged.emit(stale)
+
+    # -- lifetime ------------------------------------------------------------------------------
+    def shutdown(self, timeout_ms: int = 30_000) -> None:
+        self._settle.stop()
+        for r in (self.runner, self.pooled_runner, self.loader):
+            r.cancel()
+        for r in (self.runner, self.pooled_runner, self.loader):
+            r.shutdown(timeout_ms)
+
+
+__all__ = ["RetrievalController", "Baseline", "ASK_K", "ASK_RETRIEVER", "SETTLE_MS", "RETRIEVERS", "MODEL_IDLE", "MODEL_LOADING",
+           "MODEL_READY", "MODEL_FAILED", "EXACT", "POOLED", "FALLBACK"]

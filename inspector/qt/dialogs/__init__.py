@@ -1,0 +1,1 @@
+"""Dialogs: the sweep and its heatmap."""

@@ -1,0 +1,266 @@
+"""A size × overlap heatmap of hit rate, one grid per strategy, painted with QPainter.
+
+Each cell is one configuration of the sweep: its colour is its hit rate on a sequential scale
+between the sweep's worst and best figure, its text the hit rate in percent (and the exact
+figure below it when the cell was confirmed with exact embeddings). The best cell is framed, the
+window's current configuration dashed. Clicking a cell emits it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+#: A sequential ramp (dark blue -> teal -> yellow), readable in light and dark palettes.
+RAMP = ((0.0, QColor("#3b4f8f")), (0.35, QColor("#2f8f9d")), (0.7, QColor("#7cc36b")), (1.0, QColor("#f2d544")))
+
+
+def ramp(t: float) -> QColor:
+    t = min(1.0, max(0.0, t))
+    for (t0, c0), (t1, c1) in zip(RAMP, RAMP[1:]):
+        if t <= t1:
+            f = (t - t0) / (t1 - t0) if t1 > t0 else 0.0
+            return QColor.fromRgbF(c0.redF() + (c1.redF() - c0.redF()) * f,
+                                   c0.greenF() + (c1.greenF() - c0.greenF()) * f,
+                                   c0.blueF() + (c1.blueF() - c0.blueF()) * f)
+    return QColor(RAMP[-1][1])
+
+
+def _ink(bg: QColor) -> QColor:
+    lum = 0.2126 * bg.redF() + 0.7152 * bg.greenF() + 0.0722 * bg.blueF()
+    return QColor("#111111") if lum > 0.5 else QColor("#ffffff")
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One point of the grid."""
+
+    strategy: str
+    size: int | None
+    overlap: int | None
+    config: Any = None
+    """EvalConfig, or None when the strategy cannot take this point."""
+    row: Any = None
+    """sweep.SweepRow once scored."""
+    reason: str = ""
+    """Why the point was skipped."""
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.row.report.hit_rate if self.row is not None else None
+
+    @property
+    def exact_rate(self) -> float | None:
+        return self.row.exact.hit_rate if self.row is not None and self.row.exact is not None else None
+
+
+class Heatmap(QWidget):
+    """Grids of cells by strategy (rows: sizes, columns: overlaps)."""
+
+    cellClicked = Signal(object)
+    """The Cell clicked (scored cells only)."""
+
+    MIN_CELL = QSize(58, 34)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.strategies: tuple[str, ...] = ()
+        self.sizes: tuple[int | None, ...] = ()
+        self.overlaps: tuple[int | None, ...] = ()
+        self.cells: dict[tuple[str, int | None, int | None], Cell] = {}
+        self.current: Any = None
+        self.best: Any = None
+        self._rects: list[tuple[QRectF, Cell]] = []
+        self.setMouseTracking(True)
+        self.setMinimumSize(240, 140)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    # -- data ----------------------------------------------------------------------------------------
+    def set_grid(self, strategies: Sequence[str], sizes: Sequence[int | None], overlaps: Sequence[int | None],
+                 cells: dict[tuple[str, int | None, int | None], Cell]) -> None:
+        self.strategies, self.sizes, self.overlaps = tuple(strategies), tuple(sizes), tuple(overlaps)
+        self.cells = dict(cells)
+        scored = [c for c in self.cells.values() if c.row is not None]
+        self.best = None
+        if scored:
+            from inspector.core.evaluation.sweep import rank_key
+
+            self.best = min(scored, key=lambda c: rank_key(c.row)).config
+        self.updateGeometry()
+        self.update()
+
+    def set_current(self, config: Any) -> None:
+        self.current = config
+        self.update()
+
+    def cell_rects(self) -> list[tuple[QRectF, Cell]]:
+        """Where each cell was last painted (tests click them)."""
+        return list(self._rects)
+
+    def rate_range(self) -> tuple[float, float]:
+        rates = [c.hit_rate for c in self.cells.values() if c.hit_rate is not None]
+        return (min(rates), max(rates)) if rates else (0.0, 1.0)
+
+    def sizeHint(self) -> QSize:
+        fm = self.fontMetrics()
+        cols = max(1, len(self.overlaps))
+        rows = max(1, len(self.sizes))
+        label_w = fm.horizontalAdvance("size 20000") + 12
+        w = len(self.strategies or ("",)) * (label_w + cols * self.MIN_CELL.width() + 24)
+        h = rows * self.MIN_CELL.height() + 3 * fm.height() + 40
+        return QSize(max(360, w), max(180, h))
+
+    # -- painting ------------------------------------------------------------------------------------
+    def paintEvent(self, _e) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        pal = self.palette()
+        text = pal.color(pal.ColorRole.WindowText)
+        muted = QColor(text)
+        muted.setAlphaF(0.6)
+        fm = QFontMetrics(self.font())
+        self._rects = []
+        if not self.strategies:
+            p.setPen(muted)
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Run a sweep to see hit rate by size and overlap")
+            p.end()
+            return
+        lo, hi = self.rate_range()
+        n = len(self.strategies)
+        legend_h = fm.height() + 14
+        block_w = (self.width() - 8) / n
+        label_w = fm.horizontalAdvance("size 20000") + 10
+        cols = max(1, len(self.overlaps))
+        rows = max(1, len(self.sizes))
+        top = fm.height() * 2 + 8
+        cell_w = max(20.0, (block_w - label_w - 14) / cols)
+        cell_h = max(18.0, min(56.0, (self.height() - top - legend_h - 8) / rows))
+        bold = QFont(self.font())
+        bold.setBold(True)
+        small = QFont(self.font())
+        small.setPointSizeF(max(7.0, self.font().pointSizeF() * 0.82))
+        for si, strategy in enumerate(self.strategies):
+            x0 = 4 + si * block_w
+            p.setFont(bold)
+            p.setPen(text)
+            p.drawText(QRectF(x0, 2, block_w, fm.height() + 2), Qt.AlignmentFlag.AlignLeft, strategy)
+            p.setFont(small)
+            p.setPen(muted)
+            for ci, ov in enumerate(self.overlaps):
+                r = QRectF(x0 + label_w + ci * cell_w, fm.height() + 4, cell_w, fm.height())
+                p.drawText(r, Qt.AlignmentFlag.AlignCenter, "overlap" if ov is None else f"overlap {ov}")
+            for ri, size in enumerate(self.sizes):
+                y = top + ri * cell_h
+                p.setFont(small)
+                p.setPen(muted)
+                p.drawText(QRectF(x0, y, label_w - 6, cell_h), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                           "default" if size is None else f"size {size}")
+                for ci, ov in enumerate(self.overlaps):
+                    cell = self.cells.get((strategy, size, ov))
+                    rect = QRectF(x0 + label_w + ci * cell_w, y, cell_w, cell_h).adjusted(1, 1, -1, -1)
+                    self._paint_cell(p, rect, cell, lo, hi, muted, bold, small)
+                    if cell is not None and cell.row is not None:
+                        self._rects.append((rect, cell))
+        self._paint_legend(p, QRectF(8, self.height() - legend_h, min(320.0, self.width() - 16), legend_h),
+                           lo, hi, muted, small)
+        p.end()
+
+    def _paint_cell(self, p: QPainter, rect: QRectF, cell: Cell | None, lo: float, hi: float, muted: QColor,
+                    bold: QFont, small: QFont) -> None:
+        if cell is None or cell.row is None:
+            p.setPen(QPen(muted, 1.0, Qt.PenStyle.DotLine))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRoundedRect(rect, 3, 3)
+            p.setFont(small)
+            p.setPen(muted)
+            label = "–" if cell is None or cell.config is None else "…"
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
+            return
+        rate = cell.hit_rate or 0.0
+        t = (rate - lo) / (hi - lo) if hi > lo else 1.0
+        bg = ramp(t)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(bg)
+        p.drawRoundedRect(rect, 3, 3)
+        ink = _ink(bg)
+        p.setPen(ink)
+        exact = cell.exact_rate
+        if exact is not None and rect.height() >= 30:
+            p.setFont(bold)
+            p.drawText(rect.adjusted(0, 1, 0, -rect.height() / 2), Qt.AlignmentFlag.AlignCenter, f"{rate * 100:.1f}")
+            p.setFont(small)
+            p.drawText(rect.adjusted(0, rect.height() / 2 - 2, 0, 0), Qt.AlignmentFlag.AlignCenter,
+                       f"exact {exact * 100:.1f}")
+        else:
+            p.setFont(bold)
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{rate * 100:.1f}")
+        if self.best is not None and cell.config == self.best:
+            p.setPen(QPen(self.palette().color(self.palette().ColorRole.WindowText), 2.5))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRoundedRect(rect.adjusted(1, 1, -1, -1), 3, 3)
+        if self.current is not None and cell.config is not None and _same_chunking(cell.config, self.current):
+            p.setPen(QPen(QColor("#e0572a"), 2.0, Qt.PenStyle.DashLine))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRoundedRect(rect.adjusted(3, 3, -3, -3), 2, 2)
+
+    def _paint_legend(self, p: QPainter, r: QRectF, lo: float, hi: float, muted: QColor, small: QFont) -> None:
+        fm = QFontMetrics(small)
+        p.setFont(small)
+        lo_text, hi_text = f"{lo * 100:.1f} %", f"{hi * 100:.1f} %"
+        bar = QRectF(r.left() + fm.horizontalAdvance(lo_text) + 6, r.top() + 4,
+                     max(40.0, r.width() - fm.horizontalAdvance(lo_text + hi_text) - 12), 8)
+        grad = QLinearGradient(QPointF(bar.left(), 0), QPointF(bar.right(), 0))
+        for t, c in RAMP:
+            grad.setColorAt(t, c)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(grad)
+        p.drawRoundedRect(bar, 3, 3)
+        p.setPen(muted)
+        p.drawText(QRectF(r.left(), r.top(), bar.left() - r.left() - 4, 16),
+                   Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, lo_text)
+        p.drawText(QRectF(bar.right() + 4, r.top(), 80, 16), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   hi_text + "  hit rate")
+
+    # -- interaction ---------------------------------------------------------------------------------
+    def cell_at(self, pos: QPointF) -> Cell | None:
+        for rect, cell in self._rects:
+            if rect.contains(pos):
+                return cell
+        return None
+
+    def mousePressEvent(self, e) -> None:
+        cell = self.cell_at(e.position())
+        if cell is not None:
+            self.cellClicked.emit(cell)
+
+    def mouseMoveEvent(self, e) -> None:
+        cell = self.cell_at(e.position())
+        self.setCursor(Qt.CursorShape.PointingHandCursor if cell is not None else Qt.CursorShape.ArrowCursor)
+        if cell is not None:
+            QToolTip.showText(e.globalPosition().toPoint(), describe(cell), self)
+        else:
+            QToolTip.hideText()
+
+
+def _same_chunking(a: Any, b: Any) -> bool:
+    return a.strategy == b.strategy and dict(a.params) == dict(b.params) and a.with_prefix == b.with_prefix
+
+
+def describe(cell: Cell) -> str:
+    """A cell's figures for its tooltip."""
+    if cell.row is None:
+        return cell.reason or "not scored"
+    r = cell.row.report
+    lines = [cell.config.label(), f"hit rate {r.hit_rate:.1%} ({r.hits}/{len(r.questions)}) · MRR {r.mrr:.3f}"]
+    if r.recall is not None:
+        lines.append(f"recall {r.recall:.3f} · precision {r.precision:.3f} · IoU {r.iou:.3f}")
+    lines.append(f"{r.cost.chunks:,} chunks · {r.cost.embedded_tokens:,} embedded tokens")
+    if cell.row.exact is not None:
+        e = cell.row.exact
+        lines.append(f"exact: hit rate {e.hit_rate:.1%} · MRR {e.mrr:.3f}")
+    lines.append("Click to apply these settings")
+    return "\n".join(lines)

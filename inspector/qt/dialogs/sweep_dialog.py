@@ -1,0 +1,340 @@
+"""The sweep dialog: score a size × overlap grid (for one or more strategies) on the current document
+and gold set, in the background, and pick a configuration from a heatmap of hit rate.
+
+The grid runs `inspector.core.evaluation.sweep.sweep` on a worker thread with progress and cancel: pooled
+vectors score every cell fast, then the best cells are confirmed with exact embeddings (what a
+pipeline would see); BM25 needs no vectors at all. Clicking a cell applies its configuration to the
+strategy panel.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
+from inspector.qt.controllers.retrieval_jobs import JobRunner, sweep_job
+from inspector.qt.controllers.state import InspectorState
+from inspector.qt.dialogs.heatmap import Cell, Heatmap
+from inspector.qt.panels.question_bar import RETRIEVER_LABELS
+
+POOLED_THEN_EXACT, EXACT_ONLY = "pooled", "exact"
+
+
+def parse_ints(text: str) -> list[int]:
+    """'200, 400 800' -> [200, 400, 800]; ValueError naming the bad item."""
+    out: list[int] = []
+    for item in text.replace(",", " ").split():
+        try:
+            out.append(int(item))
+        except ValueError:
+            raise ValueError(f"'{item}' is not a whole number") from None
+    return sorted(dict.fromkeys(out))
+
+
+def suggest_grid(strategy: str, params: dict) -> tuple[list[int], list[int]]:
+    """Sizes around the current one and a few overlaps, within the strategy's declared ranges."""
+    from inspector.core.chunking.registry import get_strategy
+
+    strat = get_strategy(strategy)
+    decl = {p.name: p for p in strat.params}
+    size_name = next((n for n in ("size", "parent_size") if n in decl), None)
+    if size_name is None:
+        return [], [0]
+    p = decl[size_name]
+    s = int(params.get(size_name, p.default))
+    sizes = sorted({int(min(p.maximum, max(p.minimum, round(s * f)))) for f in (0.5, 1.0, 1.5, 2.0)})
+    ov_name = next((n for n in ("overlap", "child_overlap") if n in decl), None)
+    if ov_name is None:
+        return sizes, [0]
+    ov = decl[ov_name]
+    if ov.unit != p.unit:
+        return sizes, [0, 1, 2]
+    base = min(sizes)
+    return sizes, sorted({0, int(round(base * 0.1)), int(round(base * 0.2))})
+
+
+def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps: Sequence[int | None], *, k: int,
+                retriever: str, embedding: str) -> tuple[dict, list, list]:
+    """(cells by (strategy, size, overlap), distinct configs to run, skipped points)."""
+    from inspector.core.evaluation.config import EvalConfig, sized_params
+
+    cells: dict[tuple[str, int | None, int | None], Cell] = {}
+    configs: list = []
+    skipped: list[tuple[str, str]] = []
+    seen: set = set()
+    for strategy in strategies:
+        for size in sizes or [None]:
+            for overlap in overlaps or [None]:
+                try:
+                    try:
+                        params = sized_params(strategy, size, overlap)
+                    except ValueError as exc:
+                        if "has no size parameter" not in str(exc):
+                            raise
+                        params = sized_params(strategy, None, overlap)
+                    cfg = EvalConfig(strategy, params, k, retriever, None, embedding)
+                except ValueError as exc:
+                    point = f"{strategy} size={size} overlap={overlap}"
+                    skipped.append((point, str(exc)))
+                    cells[(strategy, size, overlap)] = Cell(strategy, size, overlap, None, None, str(exc))
+                    continue
+                cells[(strategy, size, overlap)] = Cell(strategy, size, overlap, cfg)
+                if cfg not in seen:
+                    seen.add(cfg)
+                    configs.append(cfg)
+    return cells, configs, skipped
+
+
+class SweepDialog(QDialog):
+    """Grid settings, Run/Cancel with progress, and the heatmap."""
+
+    configChosen = Signal(object)
+    """EvalConfig of the clicked cell (exact embeddings: what the window then computes)."""
+    finished_sweep = Signal(object)
+    """SweepResult of a completed run."""
+
+    def __init__(self, state: InspectorState, controller: RetrievalController, parent: QWidget | None = None, *,
+                 synchronous: bool = False) -> None:
+        super().__init__(parent)
+        from inspector.core.chunking.registry import strategies
+
+        self.setWindowTitle("Sweep chunk size and overlap")
+        self.state = state
+        self.controller = controller
+        self.runner = JobRunner(self, synchronous=synchronous, name="sweep")
+        self.result: Any = None
+        self.cells: dict = {}
+        self._grid: tuple = ((), (), ())
+
+        self.strategy_list = QListWidget()
+        self.strategy_list.setMaximumHeight(130)
+        for name, strat in strategies().items():
+            if getattr(strat, "needs_embedder", False):
+                continue  # chunking itself would run the model for every cell
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked)
+            item.setToolTip(strat.description)
+            self.strategy_list.addItem(item)
+        self.sizes = QLineEdit()
+        self.sizes.setToolTip("Chunk sizes, in the strategy's own unit (comma or space separated)")
+        self.overlaps = QLineEdit()
+        self.overlaps.setToolTip("Overlaps, in the strategy's own unit")
+        self.k_spin = QSpinBox()
+        self.k_spin.setRange(1, 50)
+        self.retriever = QComboBox()
+        for name in RETRIEVERS:
+            self.retriever.addItem(RETRIEVER_LABELS[name], name)
+        self.vectors = QComboBox()
+        self.vectors.addItem("Pooled, then confirm the best exactly", POOLED_THEN_EXACT)
+        self.vectors.addItem("Exact embeddings for every cell (slow)", EXACT_ONLY)
+        self.confirm = QSpinBox()
+        self.confirm.setRange(0, 20)
+        self.confirm.setValue(3)
+        self.confirm.setSuffix(" best cells")
+        self.confirm.setToolTip("How many of the best pooled cells are scored again with exact embeddings")
+        form = QFormLayout()
+        form.addRow("Strategies", self.strategy_list)
+        form.addRow("Sizes", self.sizes)
+        form.addRow("Overlaps", self.overlaps)
+        form.addRow("k", self.k_spin)
+        form.addRow("Retriever", self.retriever)
+        form.addRow("Vectors", self.vectors)
+        form.addRow("Confirm", self.confirm)
+        self.run_button = QPushButton("Run Sweep")
+        self.run_button.setDefault(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.close_button = QPushButton("Close")
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.heatmap = Heatmap()
+        self.summary = QLabel("Click a cell to apply its settings to the strategy panel.")
+        self.summary.setWordWrap(True)
+        self.summary.setEnabled(False)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.close_button)
+        left = QVBoxLayout()
+        left.addLayout(form)
+        left.addLayout(buttons)
+        left.addWidget(self.progress)
+        left.addWidget(self.status)
+        left.addStretch(1)
+        right = QVBoxLayout()
+        right.addWidget(self.heatmap, 1)
+        right.addWidget(self.summary)
+        lay = QHBoxLayout(self)
+        lay.addLayout(left, 0)
+        lay.addLayout(right, 1)
+        self.resize(1000, 480)
+
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.close_button.clicked.connect(self.close)
+        self.runner.stageReady.connect(self._on_result)
+        self.runner.progressed.connect(self._on_progress)
+        self.runner.errored.connect(self._on_error)
+        self.runner.busyChanged.connect(self._on_busy)
+        self.heatmap.cellClicked.connect(self._on_cell)
+        self.reset_from_window()
+
+    # -- settings ------------------------------------------------------------------------------------
+    def reset_from_window(self) -> None:
+        """Start from the window's strategy, sizes around its size, its k and retriever."""
+        strategy = self.state.strategy
+        sizes, overlaps = suggest_grid(strategy, self.state.params)
+        self.set_strategies([strategy])
+        self.sizes.setText(", ".join(map(str, sizes)))
+        self.overlaps.setText(", ".join(map(str, overlaps)))
+        self.k_spin.setValue(self.controller.k)
+        self.retriever.setCurrentIndex(RETRIEVERS.index(self.controller.retriever))
+        self.heatmap.set_current(self._current_config())
+
+    def set_strategies(self, names: Sequence[str]) -> None:
+        for i in range(self.strategy_list.count()):
+            item = self.strategy_list.item(i)
+            item.setCheckState(Qt.CheckState.Checked if item.text() in names else Qt.CheckState.Unchecked)
+
+    def strategies(self) -> list[str]:
+        return [self.strategy_list.item(i).text() for i in range(self.strategy_list.count())
+                if self.strategy_list.item(i).checkState() == Qt.CheckState.Checked]
+
+    def _current_config(self) -> Any:
+        from inspector.core.evaluation.config import EvalConfig
+
+        try:
+            return EvalConfig(self.state.strategy, dict(self.state.params), self.controller.k,
+                              self.controller.retriever, self.state.with_prefix)
+        except ValueError:
+            return None
+
+    # -- running -------------------------------------------------------------------------------------
+    def run(self) -> int:
+        """Start the sweep; returns the request id (0 when the settings are unusable)."""
+        doc = self.state.document
+        gold = self.controller.gold_questions
+        if doc is None or not gold:
+            self._say("Open a document and load a gold set with questions about it first.", error=True)
+            return 0
+        strategies = self.strategies()
+        if not strategies:
+            self._say("Tick at least one strategy.", error=True)
+            return 0
+        try:
+            sizes: list[int | None] = list(parse_ints(self.sizes.text())) or [None]
+            overlaps: list[int | None] = list(parse_ints(self.overlaps.text())) or [None]
+        except ValueError as exc:
+            self._say(str(exc), error=True)
+            return 0
+        retriever = self.retriever.currentData()
+        embedder = self.controller.embedder
+        if retriever != "bm25" and embedder is None:
+            self._say("The embedding model is not ready yet: wait for it, or sweep with BM25.", error=True)
+            return 0
+        pooled = self.vectors.currentData() == POOLED_THEN_EXACT and retriever != "bm25"
+        cells, configs, skipped = build_cells(strategies, sizes, overlaps, k=self.k_spin.value(),
+                                              retriever=retriever, embedding="pooled" if pooled else "exact")
+        if not configs:
+            self._say("No valid configuration in this grid: " + "; ".join(r for _p, r in skipped[:2]), error=True)
+            return 0
+        self.cells = cells
+        self._grid = (tuple(strategies), tuple(sizes), tuple(overlaps))
+        self.heatmap.set_grid(*self._grid, cells)
+        self.progress.setRange(0, len(configs))
+        self.progress.setValue(0)
+        self.progress.show()
+        n = len(configs)
+        self._say(f"Scoring {n} configuration{'s' if n != 1 else ''} on {len(gold)} questions"
+                  + (" with pooled vectors…" if pooled else "…"))
+        job = sweep_job(gold, doc, configs, embedder=embedder if retriever != "bm25" else None,
+                        cache=self.controller.cache, skipped=skipped,
+                        confirm=self.confirm.value() if pooled else 0)
+        return self.runner.submit(job)
+
+    def cancel(self) -> None:
+        if self.runner.busy:
+            self.runner.cancel()
+            self.progress.hide()
+            self._say("Cancelled.")
+
+    def _on_progress(self, _rid: int, done: int, total: int, label: str) -> None:
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+            self.progress.setFormat(f"%v / %m  {label[:60]}" if label else "%v / %m")
+
+    def _on_result(self, _rid: int, result: Any) -> None:
+        self.result = result
+        rows = {row.config: row for row in result.rows}
+        self.cells = {key: Cell(c.strategy, c.size, c.overlap, c.config, rows.get(c.config), c.reason)
+                      for key, c in self.cells.items()}
+        self.heatmap.set_grid(*self._grid, self.cells)
+        self.heatmap.set_current(self._current_config())
+        self.progress.hide()
+        if result.rows:
+            best = result.rows[0]
+            r = best.report
+            text = f"Best: {best.config.label()} · hit rate {r.hit_rate:.1%} · MRR {r.mrr:.3f}"
+            if best.exact is not None:
+                text += f" (exact: {best.exact.hit_rate:.1%})"
+            if result.skipped:
+                text += f" · {len(result.skipped)} grid point(s) skipped"
+            self._say(text)
+        else:
+            self._say("The sweep produced no rows.")
+        self.summary.setText("Click a cell to apply its settings to the strategy panel. "
+                             "Framed: best; dashed: the window's current settings.")
+        self.finished_sweep.emit(result)
+
+    def _on_error(self, _rid: int, message: str) -> None:
+        self.progress.hide()
+        self._say(message, error=True)
+
+    def _on_busy(self, busy: bool) -> None:
+        self.run_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
+
+    def _on_cell(self, cell: Cell) -> None:
+        from dataclasses import replace
+
+        if cell.config is None:
+            return
+        cfg = replace(cell.config, embedding="exact")
+        self.configChosen.emit(cfg)
+        self.heatmap.set_current(cfg)
+        self._say(f"Applied {cfg.label()}.")
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet("color: #d03a3a;" if error else "")
+
+    # -- lifetime ------------------------------------------------------------------------------------
+    def closeEvent(self, e) -> None:
+        self.cancel()
+        super().closeEvent(e)
+
+    def shutdown(self) -> None:
+        self.runner.shutdown()

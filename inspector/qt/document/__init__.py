@@ -1,0 +1,1 @@
+"""The document view: text with overlays, gutter, overview strip, find bar."""

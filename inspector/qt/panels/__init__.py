@@ -1,0 +1,1 @@
+"""Docked panels: strategy, statistics, chunks, gold set, corpus, reader, question bar."""

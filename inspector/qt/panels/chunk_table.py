@@ -1,0 +1,450 @@
+"""The chunk table: a model over the immutable tuple of chunks, a filter proxy, and the view.
+
+The model is reset in one step per result (no per-row inserts). Sorting is done by the model on
+precomputed keys (one argsort, not a Python comparison per pair, which would take seconds on
+20,000 rows), so the proxy only filters ("only flagged", a flag, or text in the heading path).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QStyledItemDelegate,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.chunking.chunk import FLAGS, Chunk
+from inspector.qt.controllers.state import InspectorState
+from inspector.qt.theme import FLAG_ORDER, Theme
+
+COLUMNS = ("#", "Start–End", "Tokens", "Word pieces", "Chars", "Heading path", "Flags", "Page")
+COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS, COL_PATH, COL_FLAGS, COL_PAGE = range(len(COLUMNS))
+SORT_ROLE = Qt.ItemDataRole.UserRole
+CHUNK_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class ChunkTableModel(QAbstractTableModel):
+    """Rows are chunks (in the model's sort order); columns as in COLUMNS."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._chunks: tuple[Chunk, ...] = ()
+        self._order = np.zeros(0, dtype=np.int64)  # row -> index into _chunks
+        self._row_of: dict[int, int] = {}  # chunk id -> row
+        self._limit: int = 256
+        self._theme: Theme | None = None
+        self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
+
+    # -- data ------------------------------------------------------------------------------
+    def set_chunks(self, chunks: Sequence[Chunk], limit: int = 256) -> None:
+        self.beginResetModel()
+        self._chunks = tuple(chunks)
+        self._limit = limit
+        self._order = self._sorted_order(*self._sort)
+        self._reindex()
+        self.endResetModel()
+
+    def set_theme(self, theme: Theme) -> None:
+        self._theme = theme
+        if self._chunks:
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1))
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        return self._chunks
+
+    def chunk_at(self, row: int) -> Chunk:
+        return self._chunks[int(self._order[row])]
+
+    def row_of(self, chunk_id: int) -> int:
+        return self._row_of.get(chunk_id, -1)
+
+    def _reindex(self) -> None:
+        self._row_of = {self._chunks[int(k)].id: row for row, k in enumerate(self._order)}
+
+    # -- Qt model API ------------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._chunks)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal:
+            if role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
+                return COLUMNS[section]
+            if role == Qt.ItemDataRole.ToolTipRole and 0 <= section < len(COLUMNS):
+                return _HEADER_TIPS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        # Views ask for a dozen roles per cell on every repaint; most are answered here at once.
+        if role not in _ROLES or not index.isValid() or not (0 <= index.row() < len(self._chunks)):
+            return None
+        c = self.chunk_at(index.row())
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == COL_ID:
+                return f"{c.id}" if c.role == "chunk" else f"{c.id} {c.role}"
+            if col == COL_SPAN:
+                return f"{c.start:,}–{c.end:,}"
+            if col == COL_TOKENS:
+                return c.token_count
+            if col == COL_PIECES:
+                return "" if c.embed_tokens is None else f"{c.embed_tokens}/{self._limit}"
+            if col == COL_CHARS:
+                return c.end - c.start
+            if col == COL_PATH:
+                return " › ".join(c.heading_path)
+            if col == COL_FLAGS:
+                return ", ".join(_flag_label(f) for f in FLAG_ORDER if f in c.flags)
+            if col == COL_PAGE:
+                return page_label(c)
+        elif role == SORT_ROLE:
+            return _sort_key(c, col)
+        elif role == CHUNK_ID_ROLE:
+            return c.id
+        elif role == Qt.ItemDataRole.TextAlignmentRole:
+            if col in (COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS, COL_PAGE):
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        elif role == Qt.ItemDataRole.ForegroundRole and self._theme is not None:
+            if col == COL_PIECES and c.embed_dropped:
+                return QBrush(self._theme.flag("truncated_by_embedder"))
+            if col == COL_FLAGS and c.flags:
+                first = next((f for f in FLAG_ORDER if f in c.flags), None)
+                return QBrush(self._theme.flag(first)) if first else None
+        elif role == Qt.ItemDataRole.ToolTipRole:
+            if col == COL_PATH:
+                return _plain_tip(c.prefix) if c.prefix else None
+            if col == COL_PIECES and c.embed_dropped:
+                return f"{c.embed_dropped} word pieces beyond the embedder's {self._limit} are dropped"
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort by precomputed keys (stable), keeping persistent indexes (the selection) valid."""
+        self._sort = (column, order)
+        if not self._chunks:
+            return
+        self.layoutAboutToBeChanged.emit()
+        old_ids = [self.chunk_at(r).id for r in range(len(self._chunks))]
+        persistent = self.persistentIndexList()
+        self._order = self._sorted_order(column, order)
+        self._reindex()
+        new = [self.index(self._row_of[old_ids[i.row()]], i.column()) for i in persistent]
+        self.changePersistentIndexList(persistent, new)
+        self.layoutChanged.emit()
+
+    def _sorted_order(self, column: int, order: Qt.SortOrder) -> np.ndarray:
+        n = len(self._chunks)
+        if column < 0 or n == 0:
+            return np.arange(n, dtype=np.int64)
+        keys = [_sort_key(c, column) for c in self._chunks]
+        if column in (COL_PATH, COL_FLAGS):
+            idx = sorted(range(n), key=lambda k: keys[k])
+            out = np.asarray(idx, dtype=np.int64)
+        else:
+            out = np.argsort(np.asarray(keys, dtype=np.float64), kind="stable")
+        if order == Qt.SortOrder.DescendingOrder:
+            # Reverse while keeping equal keys in their original order.
+            if column in (COL_PATH, COL_FLAGS):
+                out = np.asarray(sorted(range(n), key=lambda k: keys[k], reverse=True), dtype=np.int64)
+            else:
+                out = np.argsort(-np.asarray(keys, dtype=np.float64), kind="stable")
+        return out
+
+
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, SORT_ROLE, CHUNK_ID_ROLE, Qt.ItemDataRole.TextAlignmentRole,
+                    Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole})
+
+_HEADER_TIPS = (
+    "Chunk id (position in the strategy's output)",
+    "Code-point offsets of the span in the document",
+    "Exact cl100k tokens of the span text",
+    "Word pieces the embedder sees (prefix + text, with [CLS]/[SEP]) / its limit",
+    "Characters in the span",
+    "Headings enclosing the chunk",
+    "Problems that hurt retrieval",
+    "Page of the source PDF where the chunk starts (–end page, if it runs on)",
+)
+
+
+def page_label(c: Chunk) -> str:
+    """"3", or "3–4" for a chunk that runs onto the next page; "" without page metadata."""
+    page = c.meta.get("page") if c.meta else None
+    if page is None:
+        return ""
+    end = c.meta.get("page_end", page)
+    return f"{page}–{end}" if end != page else f"{page}"
+
+
+def _plain_tip(text: str) -> str:
+    """A tooltip showing `text` literally: headings may hold HTML (`<img src=...>`), which Qt
+    would otherwise render (and a rendered image is a fetched image)."""
+    import html
+
+    return "<p style='white-space:pre-wrap'>" + html.escape(text) + "</p>"
+
+
+def _flag_label(flag: str) -> str:
+    from inspector.qt.theme import FLAG_STYLE
+
+    return FLAG_STYLE.get(flag, (flag.replace("_", " "), 0))[0]
+
+
+def _sort_key(c: Chunk, col: int) -> Any:
+    if col == COL_ID:
+        return c.id
+    if col == COL_SPAN:
+        return c.start
+    if col == COL_TOKENS:
+        return c.token_count
+    if col == COL_PIECES:
+        return -1 if c.embed_tokens is None else c.embed_tokens
+    if col == COL_CHARS:
+        return c.end - c.start
+    if col == COL_PATH:
+        return " › ".join(c.heading_path).lower()
+    if col == COL_FLAGS:
+        return (-len(c.flags), ",".join(sorted(c.flags)))
+    if col == COL_PAGE:
+        return (c.meta.get("page") or 0) if c.meta else 0
+    return c.id
+
+
+class _ElideLeft(QStyledItemDelegate):
+    """Heading paths lose their (shared) beginning, not their specific end, when elided."""
+
+    def initStyleOption(self, option, index) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideLeft
+
+
+class ChunkFilterProxy(QSortFilterProxyModel):
+    """Filters rows: only flagged, one flag, and/or text in the heading path. Sorting is passed to
+    the source model (see module docstring)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._only_flagged = False
+        self._flag = ""
+        self._text = ""
+        self._accept: np.ndarray | None = None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        src = self.sourceModel()
+        if isinstance(src, ChunkTableModel):
+            src.sort(column, order)
+
+    def set_only_flagged(self, on: bool) -> None:
+        self._only_flagged = on
+        self._refilter()
+
+    def set_flag(self, flag: str) -> None:
+        """Only chunks with this flag ('' for any)."""
+        self._flag = flag
+        self._refilter()
+
+    def set_text(self, text: str) -> None:
+        self._text = text.strip().lower()
+        self._refilter()
+
+    @property
+    def only_flagged(self) -> bool:
+        return self._only_flagged
+
+    def _refilter(self) -> None:
+        self._accept = None
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10
+            self.beginFilterChange()
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self.invalidateRowsFilter()
+
+    def invalidate_cache(self) -> None:
+        self._accept = None
+
+    def _mask(self) -> np.ndarray:
+        src = self.sourceModel()
+        chunks = src.chunks
+        n = len(chunks)
+        if not (self._only_flagged or self._flag or self._text):
+            return np.ones(n, dtype=bool)
+        ok = np.ones(n, dtype=bool)
+        for k, c in enumerate(chunks):
+            if self._only_flagged and not c.flags:
+                ok[k] = False
+            elif self._flag and self._flag not in c.flags:
+                ok[k] = False
+            elif self._text and self._text not in " › ".join(c.heading_path).lower() \
+                    and self._text not in str(c.id):
+                ok[k] = False
+        return ok
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
+        src = self.sourceModel()
+        if not (self._only_flagged or self._flag or self._text):
+            return True
+        if self._accept is None or len(self._accept) != len(src.chunks):
+            self._accept = self._mask()
+        return bool(self._accept[int(src._order[source_row])])
+
+
+class ChunkTable(QWidget):
+    """Filter controls over a table of the current chunks; selection shared with the text."""
+
+    onlyFlaggedChanged = Signal(bool)
+
+    def __init__(self, state: InspectorState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.model = ChunkTableModel(self)
+        self.proxy = ChunkFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.model.modelAboutToBeReset.connect(self.proxy.invalidate_cache)
+        self.model.set_theme(Theme.for_palette(self.palette()))
+
+        self.only_flagged = QCheckBox("Only flagged")
+        self.flag_combo = QComboBox()
+        self.flag_combo.addItem("Any flag", "")
+        for f in FLAG_ORDER:
+            if f in FLAGS:
+                self.flag_combo.addItem(_flag_label(f).capitalize(), f)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Filter by heading or id…")
+        self.search.setClearButtonEnabled(True)
+        self.count = QLabel()
+        self.count.setEnabled(False)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(4, 2, 4, 2)
+        bar.addWidget(self.only_flagged)
+        bar.addWidget(self.flag_combo)
+        bar.addWidget(self.search, 1)
+        bar.addWidget(self.count)
+
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().hide()
+        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header = self.view.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(COL_PATH, QHeaderView.ResizeMode.Stretch)
+        self._elide_left = _ElideLeft(self.view)
+        self.view.setItemDelegateForColumn(COL_PATH, self._elide_left)
+        fm = self.fontMetrics()
+        for col, sample in ((COL_ID, "99999 child"), (COL_SPAN, "1,000,000–1,000,000"), (COL_TOKENS, "Tokens  "),
+                            (COL_PIECES, "Word pieces "), (COL_CHARS, "100000 "), (COL_FLAGS, "cut mid-sentence, split table")):
+            header.resizeSection(col, fm.horizontalAdvance(sample) + 24)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addLayout(bar)
+        lay.addWidget(self.view)
+
+        self.only_flagged.toggled.connect(self.set_only_flagged)
+        self.flag_combo.currentIndexChanged.connect(lambda _i: self._apply_flag())
+        self.search.textChanged.connect(self._on_search)
+        self.view.selectionModel().selectionChanged.connect(self._on_row_selected)
+        state.chunksChanged.connect(self.set_result)
+        state.selectionChanged.connect(self.show_selection)
+
+    # -- updates -----------------------------------------------------------------------------
+    def set_result(self, result) -> None:
+        chunks = result.chunks if result is not None else ()
+        limit = 256
+        try:
+            from inspector.core.text.wordpieces import MAX_WORD_PIECES
+
+            limit = MAX_WORD_PIECES
+        except ImportError:
+            pass
+        self.model.set_chunks(chunks, limit)
+        # The page column only for converted PDFs (chunks carry meta["page"]).
+        self.view.setColumnHidden(COL_PAGE, not any(c.meta and "page" in c.meta for c in chunks))
+        self._update_count()
+        self.show_selection(self.state.selection)
+
+    def set_only_flagged(self, on: bool) -> None:
+        if self.only_flagged.isChecked() != on:
+            self.only_flagged.setChecked(on)
+            return
+        self.proxy.set_only_flagged(on)
+        self._update_count()
+        self.show_selection(self.state.selection)
+        self.onlyFlaggedChanged.emit(on)
+
+    def _apply_flag(self) -> None:
+        self.proxy.set_flag(self.flag_combo.currentData() or "")
+        self._update_count()
+        self.show_selection(self.state.selection)
+
+    def _on_search(self, text: str) -> None:
+        self.proxy.set_text(text)
+        self._update_count()
+
+    def _update_count(self) -> None:
+        shown, total = self.proxy.rowCount(), self.model.rowCount()
+        self.count.setText(f"{shown:,} of {total:,}" if shown != total else f"{total:,} chunks")
+
+    def show_selection(self, chunk_id: int) -> None:
+        """Select and scroll to the row of `chunk_id` (or clear the selection)."""
+        sm = self.view.selectionModel()
+        row = self.model.row_of(chunk_id) if chunk_id != -1 else -1
+        pidx = self.proxy.mapFromSource(self.model.index(row, 0)) if row >= 0 else QModelIndex()
+        current = sm.selectedRows()
+        if pidx.isValid():
+            if len(current) == 1 and current[0].row() == pidx.row():
+                return
+            sm.blockSignals(True)
+            sm.select(pidx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            sm.setCurrentIndex(pidx, QItemSelectionModel.SelectionFlag.NoUpdate)
+            sm.blockSignals(False)
+            self.view.viewport().update()
+            self.view.scrollTo(pidx, QAbstractItemView.ScrollHint.PositionAtCenter)
+        elif current:
+            sm.blockSignals(True)
+            sm.clearSelection()
+            sm.blockSignals(False)
+            self.view.viewport().update()
+
+    def _on_row_selected(self, *_args) -> None:
+        rows = self.view.selectionModel().selectedRows()
+        if rows:
+            self.state.select(int(rows[0].data(CHUNK_ID_ROLE)))
+
+    def changeEvent(self, e) -> None:
+        from PySide6.QtCore import QEvent
+
+        if e.type() == QEvent.Type.PaletteChange:
+            self.model.set_theme(Theme.for_palette(self.palette()))
+        super().changeEvent(e)
+

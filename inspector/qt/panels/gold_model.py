@@ -1,0 +1,219 @@
+"""The gold set as a table: one row per question, with its outcome under the current chunks.
+
+A `QAbstractTableModel` over immutable tuples (the questions, the current report's results, the
+baseline's), reset in one step when the question list changes and updated in place (dataChanged)
+when only the outcomes do, so the selection survives every re-chunk.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QBrush, QColor
+
+from inspector.core.evaluation.gold import GoldQuestion
+
+COLUMNS = ("#", "Question", "Answer", "Hit", "Rank", "Diagnosis", "Baseline")
+COL_LINE, COL_QUESTION, COL_ANSWER, COL_HIT, COL_RANK, COL_DIAGNOSIS, COL_BASELINE = range(len(COLUMNS))
+SORT_ROLE = Qt.ItemDataRole.UserRole
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+"""The source row (the question's position in the gold set)."""
+MISS_ROLE = Qt.ItemDataRole.UserRole + 2
+
+HIT_COLOR = QColor("#2e8b57")
+MISS_COLOR = QColor("#d03a3a")
+
+_TIPS = ("Line in the gold file", "The question sent to the retriever", "Expected answer (or reference span)",
+         "Whether an answer lies in one of the top k chunks", "Rank of the first chunk holding the answer",
+         "Why a miss missed", "Change against the pinned baseline")
+
+
+def answer_text(q: GoldQuestion) -> str:
+    if q.answers:
+        return " / ".join(q.answers)
+    if q.references:
+        return ", ".join(f"span {a:,}–{b:,}" for a, b in q.references)
+    return ""
+
+
+class GoldTableModel(QAbstractTableModel):
+    """Rows are gold questions; outcome columns fill in once a report exists."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._questions: tuple[GoldQuestion, ...] = ()
+        self._results: tuple[Any, ...] = ()
+        """QuestionResult per question, or () before any report."""
+        self._baseline: tuple[Any, ...] = ()
+        self._stale = False
+
+    # -- data ------------------------------------------------------------------------------------
+    @property
+    def questions(self) -> tuple[GoldQuestion, ...]:
+        return self._questions
+
+    @property
+    def results(self) -> tuple[Any, ...]:
+        return self._results
+
+    @property
+    def stale(self) -> bool:
+        return self._stale
+
+    def set_questions(self, questions: Sequence[GoldQuestion]) -> None:
+        self.beginResetModel()
+        self._questions = tuple(questions)
+        self._results = ()
+        self._baseline = ()
+        self.endResetModel()
+
+    def set_results(self, results: Sequence[Any] | None, baseline: Sequence[Any] | None = None) -> None:
+        """Outcomes aligned with the questions (None or a wrong length clears them)."""
+        results = tuple(results or ())
+        baseline = tuple(baseline or ())
+        n = len(self._questions)
+        self._results = results if len(results) == n else ()
+        self._baseline = baseline if len(baseline) == n and self._results else ()
+        self._changed()
+
+    def set_stale(self, stale: bool) -> None:
+        if stale != self._stale:
+            self._stale = stale
+            self._changed()
+
+    def result(self, row: int) -> Any:
+        return self._results[row] if 0 <= row < len(self._results) else None
+
+    def _changed(self) -> None:
+        if self._questions:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._questions) - 1, len(COLUMNS) - 1))
+
+    # -- Qt model API ------------------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._questions)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return COLUMNS[section]
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return _TIPS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not (0 <= index.row() < len(self._questions)):
+            return None
+        row, col = index.row(), index.column()
+        q = self._questions[row]
+        r = self.result(row)
+        b = self._baseline[row] if self._baseline else None
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == COL_LINE:
+                return str(q.line or row + 1)
+            if col == COL_QUESTION:
+                return q.question
+            if col == COL_ANSWER:
+                return answer_text(q)
+            if r is None:
+                return ""
+            if col == COL_HIT:
+                return "hit" if r.hit else "miss"
+            if col == COL_RANK:
+                return str(r.rank) if r.rank else "–"
+            if col == COL_DIAGNOSIS:
+                return r.diagnosis.message if r.diagnosis is not None else ""
+            if col == COL_BASELINE:
+                return _change(b, r)
+            return None
+        if role == SORT_ROLE:
+            if col == COL_LINE:
+                return q.line or row + 1
+            if col in (COL_QUESTION, COL_ANSWER):
+                return (q.question if col == COL_QUESTION else answer_text(q)).lower()
+            if r is None:
+                return 0
+            if col == COL_HIT:
+                return int(r.hit)
+            if col == COL_RANK:
+                return r.rank or 10_000
+            if col == COL_DIAGNOSIS:
+                return r.diagnosis.kind if r.diagnosis is not None else ""
+            if col == COL_BASELINE:
+                return _change(b, r)
+            return 0
+        if role == ROW_ROLE:
+            return row
+        if role == MISS_ROLE:
+            return r is not None and not r.hit
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if r is None:
+                return None
+            if self._stale and col in (COL_HIT, COL_RANK, COL_DIAGNOSIS, COL_BASELINE):
+                return QBrush(QColor(128, 128, 128))
+            if col == COL_HIT:
+                return QBrush(HIT_COLOR if r.hit else MISS_COLOR)
+            if col == COL_BASELINE:
+                change = _change(b, r)
+                if change == "fixed":
+                    return QBrush(HIT_COLOR)
+                if change == "broke":
+                    return QBrush(MISS_COLOR)
+            return None
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            if col in (COL_LINE, COL_RANK):
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if col in (COL_HIT, COL_BASELINE):
+                return int(Qt.AlignmentFlag.AlignCenter)
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == COL_QUESTION:
+                return q.question + ("\n⚠ " + "\n⚠ ".join(q.warnings) if q.warnings else "")
+            if col == COL_ANSWER:
+                return answer_text(q) or None
+            if col == COL_DIAGNOSIS and r is not None and r.diagnosis is not None:
+                return r.diagnosis.message
+            if col == COL_HIT and r is not None:
+                return "retrieved: " + (", ".join(k.rsplit("#", 1)[1] for k in r.retrieved) or "nothing")
+            if col == COL_BASELINE and b is not None:
+                return f"baseline: {'hit' if b.hit else 'miss'}" + (f" at rank {b.rank}" if b.rank else "")
+            return None
+        return None
+
+
+def _change(before: Any, after: Any) -> str:
+    if before is None or after is None:
+        return ""
+    if not before.hit and after.hit:
+        return "fixed"
+    if before.hit and not after.hit:
+        return "broke"
+    return "same"
+
+
+class GoldFilterProxy(QSortFilterProxyModel):
+    """Sorts on `SORT_ROLE`; optionally keeps misses only."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.misses_only = False
+        self.setSortRole(SORT_ROLE)
+
+    def set_misses_only(self, on: bool) -> None:
+        self.misses_only = bool(on)
+        self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
+        if not self.misses_only:
+            return True
+        model = self.sourceModel()
+        return bool(model.data(model.index(source_row, 0, source_parent), MISS_ROLE))

@@ -1,0 +1,560 @@
+"""The gold set panel: load a gold file, see hit rate@k, MRR and span metrics for the current chunks,
+which questions miss and why, and what changed against a pinned baseline.
+
+Figures come from `inspector.core.evaluation.metrics` on the retrieval worker (see `RetrievalController`);
+this module formats them. It says which embeddings they were computed with ("exact", "pooled
+preview", "BM25 until the model is ready") and greys them out while a re-chunk is being scored.
+Selecting a question runs it in the question bar and marks where its answer lies in the text.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFileDialog,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.display.settings_schema import Setting
+from inspector.core.documents.document import Document
+from inspector.core.evaluation.gold import GoldQuestion, normalize, normalized_text
+from inspector.qt.controllers.retrieval import (
+    FALLBACK,
+    POOLED,
+    Baseline,
+    RetrievalController,
+)
+from inspector.qt.controllers.retrieval_jobs import RetrievalResult
+from inspector.qt.panels.gold_model import (
+    COL_ANSWER,
+    COL_BASELINE,
+    COL_DIAGNOSIS,
+    COL_HIT,
+    COL_LINE,
+    COL_QUESTION,
+    COL_RANK,
+    HIT_COLOR,
+    MISS_COLOR,
+    ROW_ROLE,
+    GoldFilterProxy,
+    GoldTableModel,
+)
+from inspector.qt.panels.question_bar import mode_text
+from inspector.qt.settings import Settings
+
+GOLD_FILTER = "Gold sets (*.jsonl *.ndjson *.csv);;All files (*)"
+GOLD_SUFFIXES = frozenset({".jsonl", ".ndjson", ".csv"})
+
+GOLD_FILES = Setting("gold/by_document", dict, {},
+                     "Gold file last used with each document: {resolved document path: gold file path}.")
+
+
+# -- plain helpers (no widgets) ------------------------------------------------------------------------
+
+def is_gold_path(path: str | os.PathLike[str]) -> bool:
+    return Path(path).suffix.lower() in GOLD_SUFFIXES
+
+
+def sibling_gold(doc: Document) -> Path | None:
+    """`<stem>.gold.jsonl` (or .csv) beside the document, as the bundled handbook has."""
+    if not doc.path:
+        return None
+    p = Path(doc.path)
+    for suffix in (".gold.jsonl", ".gold.ndjson", ".gold.csv"):
+        cand = p.with_name(p.stem + suffix)
+        if cand.is_file():
+            return cand
+    return None
+
+
+class GoldFiles:
+    """Which gold file goes with which document, remembered in the settings store."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @staticmethod
+    def _key(doc: Document) -> str | None:
+        return str(Path(doc.path).resolve()) if doc.path else None
+
+    def remembered(self, doc: Document) -> Path | None:
+        key = self._key(doc)
+        if key is None:
+            return None
+        path = self.settings.get(GOLD_FILES).get(key)
+        return Path(path) if isinstance(path, str) and Path(path).is_file() else None
+
+    def remember(self, doc: Document, path: str | os.PathLike[str]) -> None:
+        key = self._key(doc)
+        if key is None:
+            return
+        table = self.settings.get(GOLD_FILES)
+        table[key] = str(Path(path).resolve())
+        self.settings.set(GOLD_FILES, table)
+
+    def for_document(self, doc: Document) -> Path | None:
+        """The remembered gold file, else a sibling one."""
+        return self.remembered(doc) or sibling_gold(doc)
+
+
+def answer_spans(doc: Document, q: GoldQuestion) -> list[tuple[int, int]]:
+    """Where the question's answers (and reference spans) lie in the document, in text order."""
+    spans: set[tuple[int, int]] = set()
+    if q.source in (None, doc.doc_id):
+        nt = normalized_text(doc)
+        for a in q.answers:
+            spans.update(nt.find_all(normalize(a)))
+        spans.update((a, b) for a, b in q.references)
+    return sorted(spans)
+
+
+def pct(v: float | None) -> str:
+    return "–" if v is None else f"{v * 100:.1f} %"
+
+
+def num(v: float | None, digits: int = 3) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def delta_text(name: str, d: float | None) -> str:
+    """A metric's change against the baseline, in the metric's own unit."""
+    if d is None:
+        return ""
+    if name == "hit_rate":
+        return f"{d * 100:+.1f} pts"
+    if name in ("chunks", "embedded_tokens"):
+        return f"{d:+,.0f}"
+    if name == "inflation":
+        return f"{d:+.2f}×"
+    return f"{d:+.3f}"
+
+
+def mode_label(result: RetrievalResult | None, controller: RetrievalController) -> str:
+    return mode_text(result, controller)[0]
+
+
+# -- the panel ------------------------------------------------------------------------------------------
+
+METRICS = (("hit_rate", "Hit rate@k"), ("mrr", "MRR"), ("recall", "Recall@k"), ("precision", "Precision@k"),
+           ("iou", "IoU"), ("chunks", "Chunks indexed"), ("embedded_tokens", "Embedded tokens"),
+           ("inflation", "Token inflation"))
+"""What the summary shows (the span metrics only when the gold set has reference spans)."""
+HIGHER_IS_BETTER = {"hit_rate", "mrr", "recall", "precision", "iou"}
+
+
+class GoldPanel(QWidget):
+    """Summary (figures, baseline, changes) beside the question table."""
+
+    questionSelected = Signal(object)
+    """GoldQuestion the user selected (the window asks it and marks its answer)."""
+    goldLoaded = Signal(str)
+    """Path of a gold file loaded from this panel (the window remembers it for the document)."""
+    loadFailed = Signal(str)
+
+    def __init__(self, controller: RetrievalController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.model = GoldTableModel(self)
+        self.proxy = GoldFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.result: RetrievalResult | None = None
+        self.last_dir = ""
+
+        # Summary column.
+        self.file_label = QLabel("No gold set")
+        self.file_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.file_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.load_button = QPushButton("Load…")
+        self.load_button.setToolTip("Load a gold set: JSONL, CSV (question,answer[,source]) or Chroma's CSV")
+        self.mode = QLabel()
+        self.mode.setTextFormat(Qt.TextFormat.PlainText)
+        self.stale_label = QLabel("recomputing…")
+        self.stale_label.setStyleSheet("color: #c76a00;")
+        self.stale_label.setToolTip("The figures belong to the previous chunks until the new ones are scored")
+        self.stale_label.hide()
+        self.metric_labels: dict[str, tuple[QLabel, QLabel, QLabel]] = {}
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 2, 0, 2)
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(2)
+        for row, (key, title) in enumerate(METRICS):
+            name, value, delta = QLabel(title), QLabel("–"), QLabel("")
+            value.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            delta.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if key == "hit_rate":
+                f = value.font()
+                f.setBold(True)
+                f.setPointSizeF(f.pointSizeF() * 1.25)
+                value.setFont(f)
+            grid.addWidget(name, row, 0)
+            grid.addWidget(value, row, 1)
+            grid.addWidget(delta, row, 2)
+            self.metric_labels[key] = (name, value, delta)
+        grid.setColumnStretch(0, 1)
+        self.disagreement = QLabel()
+        self.disagreement.setWordWrap(True)
+        self.disagreement.setStyleSheet("color: #c76a00;")
+        self.disagreement.hide()
+        self.pin_button = QPushButton("Pin as Baseline")
+        self.pin_button.setToolTip("Keep this configuration's report; later settings show their change against it")
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.setToolTip("Forget the baseline")
+        self.baseline_label = QLabel("No baseline pinned.")
+        self.baseline_label.setWordWrap(True)
+        self.baseline_label.setEnabled(False)
+        self.changes = QListWidget()
+        self.changes.setToolTip("Questions the current settings fixed or broke against the baseline")
+        self.changes.setMinimumHeight(48)
+        self.changes.hide()
+        self.warnings = QLabel()
+        self.warnings.setWordWrap(True)
+        self.warnings.setStyleSheet("color: #c76a00;")
+        self.warnings.hide()
+
+        head = QHBoxLayout()
+        self.file_label.setStyleSheet("font-weight: 600;")
+        head.addWidget(self.file_label, 1)
+        head.addWidget(self.load_button)
+        mode_row = QHBoxLayout()
+        mode_row.addWidget(self.mode)
+        mode_row.addStretch(1)
+        mode_row.addWidget(self.stale_label)
+        pin_row = QHBoxLayout()
+        pin_row.addWidget(self.pin_button)
+        pin_row.addWidget(self.clear_button)
+        pin_row.addStretch(1)
+        summary = QWidget()
+        side = QVBoxLayout(summary)
+        side.setContentsMargins(6, 4, 6, 4)
+        side.setSpacing(4)
+        side.addLayout(head)
+        side.addLayout(mode_row)
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.HLine)
+        line.setFrameShadow(QFrame.Shadow.Sunken)
+        side.addWidget(line)
+        side.addLayout(grid)
+        side.addWidget(self.disagreement)
+        side.addLayout(pin_row)
+        side.addWidget(self.baseline_label)
+        side.addWidget(self.changes, 1)
+        side.addWidget(self.warnings)
+        side.addStretch(0)
+        summary_scroll = QScrollArea()
+        summary_scroll.setWidget(summary)
+        summary_scroll.setWidgetResizable(True)
+        summary_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        summary_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        summary_scroll.setMinimumWidth(190)
+        self.changes.setMinimumHeight(80)
+        self.summary = summary
+
+        # Question table.
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(COL_LINE, Qt.SortOrder.AscendingOrder)
+        self.view.verticalHeader().hide()
+        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
+        self.view.setWordWrap(False)
+        self.view.setAlternatingRowColors(True)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        for col, width in ((COL_LINE, 36), (COL_ANSWER, 150), (COL_HIT, 44), (COL_RANK, 44), (COL_BASELINE, 62)):
+            self.view.setColumnWidth(col, width)
+        # Question and diagnosis share what is left; the short columns keep their widths.
+        header.setSectionResizeMode(COL_QUESTION, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(COL_DIAGNOSIS, QHeaderView.ResizeMode.Stretch)
+        self.view.setColumnHidden(COL_BASELINE, True)
+        self.misses_only = QCheckBox("Misses only")
+        self.misses_only.toggled.connect(self.proxy.set_misses_only)
+        self.count_label = QLabel()
+        self.count_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        table_box = QWidget()
+        tv = QVBoxLayout(table_box)
+        tv.setContentsMargins(0, 0, 0, 0)
+        tv.setSpacing(2)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 2, 6, 0)
+        bar.addWidget(self.count_label, 1)
+        bar.addWidget(self.misses_only)
+        tv.addLayout(bar)
+        tv.addWidget(self.view, 1)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(summary_scroll)
+        self.splitter.addWidget(table_box)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([380, 900])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.splitter)
+
+        self.load_button.clicked.connect(self.load_dialog)
+        self.pin_button.clicked.connect(controller.pin_baseline)
+        self.clear_button.clicked.connect(controller.clear_baseline)
+        self.view.selectionModel().currentRowChanged.connect(self._on_current)
+        self.view.activated.connect(lambda idx: self._on_current(idx, QModelIndex()))
+        self.changes.itemActivated.connect(self._on_change_item)
+        self.changes.itemClicked.connect(self._on_change_item)
+        controller.goldChanged.connect(self._on_gold)
+        controller.resultReady.connect(self._on_result)
+        controller.cleared.connect(lambda: self._on_result(None))
+        controller.staleChanged.connect(self._on_stale)
+        controller.baselineChanged.connect(self._on_baseline)
+        controller.comparisonChanged.connect(self._on_comparison)
+        controller.disagreementChanged.connect(self._on_disagreement)
+        controller.modelStateChanged.connect(lambda _s: self._show_mode())
+        self._on_gold(controller.gold)
+        self._on_baseline(controller.baseline)
+
+    # -- loading -----------------------------------------------------------------------------------
+    def load_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load gold set", self.last_dir, GOLD_FILTER)
+        if path:
+            self.open_gold(path)
+
+    def open_gold(self, path: str | os.PathLike[str]) -> bool:
+        """Load a gold file; a problem is shown (file, line, field) and the old set stays."""
+        from inspector.core.errors import InputError
+
+        try:
+            self.controller.load_gold(path)
+        except InputError as exc:
+            self.loadFailed.emit(exc.one_line())
+            return False
+        except OSError as exc:
+            self.loadFailed.emit(str(exc))
+            return False
+        self.last_dir = str(Path(path).parent)
+        self.goldLoaded.emit(str(path))
+        return True
+
+    # -- reactions -----------------------------------------------------------------------------------
+    def _on_gold(self, gold: Any) -> None:
+        questions = self.controller.gold_questions
+        if questions != self.model.questions:
+            self.model.set_questions(questions)
+        if gold is None:
+            self.file_label.setText("No gold set")
+            self.file_label.setToolTip("Load one, or select an answer in the text and add a question for it "
+                                       "(Edit ▸ Add to Gold Set…)")
+            self.warnings.hide()
+        else:
+            name = Path(gold.path).name
+            fmt = {"jsonl": "JSONL", "csv": "CSV", "chroma": "Chroma CSV"}.get(gold.format, gold.format)
+            others = len(gold.questions) - len(questions)
+            more = f", {others} about other documents" if others else ""
+            self.file_label.setText(f"{name} · {len(questions)} questions{more}")
+            self.file_label.setToolTip(f"{gold.path} ({fmt})")
+            if gold.warnings:
+                self.warnings.setText(f"⚠ {len(gold.warnings)} warning(s) in the gold file (hover)")
+                self.warnings.setToolTip("\n".join(w.one_line() for w in gold.warnings[:30]))
+                self.warnings.show()
+            else:
+                self.warnings.hide()
+        self._show_metrics()
+        self._update_count()
+
+    def _on_result(self, result: RetrievalResult | None) -> None:
+        self.result = result
+        report = result.report if result is not None else None
+        base = self.controller.baseline
+        self.model.set_results(report.questions if report is not None else None,
+                               base.report.questions if base is not None else None)
+        self.model.set_stale(self.controller.stale)
+        self._show_metrics()
+        self._show_mode()
+        self._update_count()
+
+    def _on_stale(self, stale: bool) -> None:
+        self.model.set_stale(stale)
+        self.stale_label.setVisible(stale)
+        for _n, value, delta in self.metric_labels.values():
+            value.setEnabled(not stale)
+            delta.setEnabled(not stale)
+
+    def _on_baseline(self, baseline: Baseline | None) -> None:
+        self.clear_button.setEnabled(baseline is not None)
+        self.view.setColumnHidden(COL_BASELINE, baseline is None)
+        if baseline is None:
+            self.baseline_label.setText("No baseline pinned: pin one, change the settings, and see what they fix "
+                                        "and break.")
+            self.changes.hide()
+        else:
+            label = baseline.config.label() if baseline.config is not None else "?"
+            mode = {POOLED: " (pooled preview)", FALLBACK: " (BM25 stand-in)"}.get(baseline.mode, "")
+            self.baseline_label.setText(f"Baseline: {label}{mode} · hit rate {pct(baseline.report.hit_rate)}")
+        r = self.result
+        self.model.set_results(r.report.questions if r is not None and r.report is not None else None,
+                               baseline.report.questions if baseline is not None else None)
+        self._update_pin()
+
+    def _on_comparison(self, cmp: Any) -> None:
+        self._show_metrics()
+        self.changes.clear()
+        if cmp is None:
+            self.changes.setVisible(False)
+            return
+        for title, items, color in (("Broke", cmp.broke, MISS_COLOR), ("Fixed", cmp.fixed, HIT_COLOR)):
+            head = QListWidgetItem(f"{title}: {len(items)}")
+            font = head.font()
+            font.setBold(True)
+            head.setFont(font)
+            head.setForeground(color)
+            head.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.changes.addItem(head)
+            for ch in items:
+                item = QListWidgetItem(f"   {ch.question.question}")
+                why = ch.after.diagnosis if title == "Broke" else ch.before.diagnosis
+                item.setToolTip(why.message if why is not None else "")
+                item.setData(Qt.ItemDataRole.UserRole, ch.question)
+                self.changes.addItem(item)
+        self.changes.setVisible(True)
+
+    def _on_disagreement(self, text: str) -> None:
+        self.disagreement.setText(text)
+        self.disagreement.setVisible(bool(text))
+
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        row = self.proxy.data(current, ROW_ROLE)
+        if row is not None and 0 <= row < len(self.model.questions):
+            self.questionSelected.emit(self.model.questions[row])
+
+    def _on_change_item(self, item: QListWidgetItem) -> None:
+        q = item.data(Qt.ItemDataRole.UserRole)
+        if q is not None:
+            self.select_question(q)
+
+    # -- presentation ------------------------------------------------------------------------------
+    def _show_mode(self) -> None:
+        r = self.result
+        if self.controller.gold is None:
+            self.mode.setText("")
+            return
+        label = mode_label(r, self.controller)
+        if r is not None and r.report is not None:
+            text = f"k = {r.request.k} · {r.retriever} · {label}"
+        else:
+            text = label or "waiting for chunks"
+        warn = r is not None and r.mode == FALLBACK
+        pooled = r is not None and r.mode == POOLED
+        self.mode.setText(text)
+        self.mode.setToolTip(mode_text(r, self.controller)[1])
+        self.mode.setStyleSheet("color: #c76a00;" if warn else ("color: #6a5acd;" if pooled else "color: #2e8b57;"))
+        self._update_pin()
+
+    def _show_metrics(self) -> None:
+        r = self.result
+        report = r.report if r is not None else None
+        cmp = self.controller.comparison
+        spans = report is not None and report.recall is not None
+        for key, (name, value, delta) in self.metric_labels.items():
+            span_metric = key in ("recall", "precision", "iou")
+            for w in (name, value, delta):
+                w.setVisible(not span_metric or spans)
+            if key == "hit_rate":
+                name.setText(f"Hit rate@{report.k}" if report is not None else "Hit rate@k")
+            elif key == "recall":
+                name.setText(f"Recall@{report.k}" if report is not None else "Recall@k")
+            elif key == "precision":
+                name.setText(f"Precision@{report.k}" if report is not None else "Precision@k")
+            value.setText(self._value(key, report))
+            value.setToolTip(f"{report.hits} of {len(report.questions)} questions" if key == "hit_rate"
+                             and report is not None else "")
+            d = cmp.delta(key) if cmp is not None else None
+            delta.setText(delta_text(key, d))
+            if d is None or abs(d) < 1e-12:
+                delta.setStyleSheet("")
+            else:
+                good = (d > 0) == (key in HIGHER_IS_BETTER)
+                neutral = key not in HIGHER_IS_BETTER
+                color = "#808080" if neutral else (HIT_COLOR.name() if good else MISS_COLOR.name())
+                delta.setStyleSheet(f"color: {color};")
+
+    @staticmethod
+    def _value(key: str, report: Any) -> str:
+        if report is None:
+            return "–"
+        if key == "hit_rate":
+            return f"{pct(report.hit_rate)}  ({report.hits}/{len(report.questions)})"
+        if key == "mrr":
+            return num(report.mrr)
+        if key in ("recall", "precision", "iou"):
+            return num(getattr(report, key))
+        c = report.cost
+        if key == "chunks":
+            return f"{c.chunks:,}"
+        if key == "embedded_tokens":
+            return f"{c.embedded_tokens:,}"
+        return f"{c.inflation:.2f}×"
+
+    def _update_pin(self) -> None:
+        r = self.result
+        self.pin_button.setEnabled(r is not None and r.report is not None)
+
+    def _update_count(self) -> None:
+        n = len(self.model.questions)
+        res = self.model.results
+        if not n:
+            self.count_label.setText("")
+        elif res:
+            misses = sum(1 for x in res if not x.hit)
+            self.count_label.setText(f"{n} questions · {misses} missed · select one to ask it and see its answer")
+        else:
+            self.count_label.setText(f"{n} questions")
+
+    # -- queries (tests, the window) ---------------------------------------------------------------
+    def select_question(self, q: GoldQuestion) -> None:
+        """Select the question's row (which runs it as the query)."""
+        if q not in self.model.questions:
+            return
+        row = self.model.questions.index(q)
+        idx = self.proxy.mapFromSource(self.model.index(row, COL_QUESTION))
+        if not idx.isValid():
+            self.misses_only.setChecked(False)
+            idx = self.proxy.mapFromSource(self.model.index(row, COL_QUESTION))
+        self.view.selectionModel().setCurrentIndex(
+            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self.view.scrollTo(idx)
+
+    def fixed_questions(self) -> list[str]:
+        cmp = self.controller.comparison
+        return [c.question.question for c in cmp.fixed] if cmp is not None else []
+
+    def broke_questions(self) -> list[str]:
+        cmp = self.controller.comparison
+        return [c.question.question for c in cmp.broke] if cmp is not None else []
+
+    def metric_text(self, key: str) -> tuple[str, str]:
+        """(value, delta) as shown."""
+        _n, value, delta = self.metric_labels[key]
+        return value.text(), delta.text()
+
+
+__all__ = ["GoldPanel", "GoldFiles", "GOLD_FILES", "answer_spans", "is_gold_path", "sibling_gold", "GOLD_FILTER",
+           "delta_text"]

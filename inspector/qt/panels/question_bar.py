@@ -1,0 +1,270 @@
+"""The question bar above the text: type a question, press Enter, see which chunks come back.
+
+k and the retriever sit beside the field; arrows walk through the hits in the text. A note on the
+right says what answered: exact embeddings, the pooled live preview, or BM25 while the model
+loads (with a warning colour, since dense figures are what the user asked for).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QWidget,
+)
+
+from inspector.qt.controllers.retrieval import (
+    EXACT,
+    FALLBACK,
+    MODEL_FAILED,
+    MODEL_LOADING,
+    POOLED,
+    RETRIEVERS,
+    RetrievalController,
+)
+from inspector.qt.controllers.retrieval_jobs import RetrievalResult
+from inspector.qt.document.view import DocumentView, HitMark
+
+RETRIEVER_LABELS = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
+MAX_K = 50
+
+
+def hit_marks(result: RetrievalResult) -> tuple[HitMark, ...]:
+    """The result's hits as the view outlines them (the returned chunk's span, its rank and score);
+    over a corpus, only the hits in the shown document."""
+    doc_id = result.document.doc_id
+    return tuple(HitMark(h.rank, h.chunk.start, h.chunk.end, h.score, h.chunk.id, h.chunk.role)
+                 for h in result.hits if h.chunk.doc_id == doc_id)
+
+
+def mode_text(result: RetrievalResult | None, controller: RetrievalController) -> tuple[str, str]:
+    """(short label, tooltip) for what answered."""
+    if result is None:
+        if controller.model_state == MODEL_LOADING and controller.retriever != "bm25":
+            return "model loading: BM25 answers", "The embedding model loads in the background"
+        return "", ""
+    if result.mode == FALLBACK:
+        why = result.note or "no dense vectors yet"
+        if controller.model_state == MODEL_LOADING:
+            return "BM25 (model loading)", why
+        if controller.model_state == MODEL_FAILED:
+            return "BM25 (no model)", controller.model_error or why
+        return "BM25 (preparing vectors)", why
+    if result.mode == POOLED:
+        return "pooled preview", ("Chunk vectors averaged from piece vectors while settings change; "
+                                  "exact embeddings replace them once the settings rest")
+    if result.retriever == "bm25":
+        return "BM25", "Lexical retrieval over the embedded texts"
+    return "exact", "Every chunk embedded by the model, as a production pipeline does"
+
+
+class QuestionBar(QWidget):
+    """Question field, k, retriever, hit navigation and what answered."""
+
+    asked = Signal(str)
+
+    def __init__(self, controller: RetrievalController, view: DocumentView, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.view = view
+        self.field = QLineEdit()
+        self.field.setPlaceholderText("Ask a question and press Enter to see which chunks a retriever returns")
+        self.field.setClearButtonEnabled(True)
+        self.field.setToolTip("Enter runs the question against the current chunks")
+        self.k_spin = QSpinBox()
+        self.k_spin.setRange(1, MAX_K)
+        self.k_spin.setValue(controller.k)
+        self.k_spin.setPrefix("k = ")
+        self.k_spin.setToolTip("How many chunks the retriever returns")
+        self.k_spin.setKeyboardTracking(False)
+        self.retriever = QComboBox()
+        for name in RETRIEVERS:
+            self.retriever.addItem(RETRIEVER_LABELS[name], name)
+        self.retriever.setToolTip("Dense: cosine of embeddings; BM25: words; Hybrid: reciprocal rank fusion of both")
+        self.retriever.setCurrentIndex(RETRIEVERS.index(controller.retriever))
+        self.prev_button = QToolButton(text="▲")
+        self.prev_button.setToolTip("Previous hit (Shift+F3)")
+        self.next_button = QToolButton(text="▼")
+        self.next_button.setToolTip("Next hit (F3)")
+        self.hit_label = QLabel()
+        self.mode = QLabel()
+        # Metadata filters: a heading-path prefix, and (for a corpus) the documents to search.
+        self.heading_filter = QLineEdit()
+        self.heading_filter.setPlaceholderText("under heading…")
+        self.heading_filter.setClearButtonEnabled(True)
+        self.heading_filter.setToolTip("Only chunks under this heading path, e.g. 'Parental leave > Germany' "
+                                       "(the title may be left out)")
+        self.heading_filter.setMaximumWidth(200)
+        self.doc_filter = QComboBox()
+        self.doc_filter.setToolTip("Search every document of the corpus, or one")
+        self.doc_filter.addItem("All documents", None)
+        self.doc_filter.setVisible(False)
+        self.field.setMinimumWidth(120)
+        # The bar never widens the window: in a narrow window it is squeezed, not the docks.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        ask = QLabel("Ask")
+        ask.setStyleSheet("font-weight: 600;")
+        lay.addWidget(ask)
+        lay.addWidget(self.field, 1)
+        lay.addWidget(self.k_spin)
+        lay.addWidget(self.retriever)
+        lay.addWidget(self.heading_filter)
+        lay.addWidget(self.doc_filter)
+        lay.addWidget(self.prev_button)
+        lay.addWidget(self.next_button)
+        lay.addWidget(self.hit_label)
+        lay.addWidget(self.mode)
+
+        self.field.returnPressed.connect(self.submit)
+        self.k_spin.valueChanged.connect(controller.set_k)
+        self.retriever.currentIndexChanged.connect(lambda i: controller.set_retriever(self.retriever.itemData(i)))
+        self.heading_filter.editingFinished.connect(self._apply_filters)
+        self.heading_filter.textChanged.connect(lambda t: t or self._apply_filters())
+        self.doc_filter.currentIndexChanged.connect(lambda _i: self._apply_filters())
+        state = getattr(controller, "state", None)
+        if state is not None and hasattr(state, "documentsChanged"):
+            state.documentsChanged.connect(lambda *_a: self._fill_documents())
+        self.next_button.clicked.connect(self.next_hit)
+        self.prev_button.clicked.connect(self.previous_hit)
+        clear = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.field, self.clear)
+        clear.setContext(Qt.ShortcutContext.WidgetShortcut)  # the find bar has its own Escape
+        controller.resultReady.connect(self._on_result)
+        controller.cleared.connect(self._on_cleared)
+        controller.questionChanged.connect(self._on_question)
+        controller.settingsChanged.connect(self._on_settings)
+        controller.modelStateChanged.connect(lambda _s: self._show_mode(controller.result))
+        self._reveal = False
+        self._show_mode(None)
+        self._update_nav()
+
+    # -- filters -------------------------------------------------------------------------------
+    def set_filters(self, heading: str = "", doc_id: str | None = None) -> None:
+        """Set the filter widgets (tests and the menu use this) and apply them."""
+        self.heading_filter.setText(heading)
+        i = self.doc_filter.findData(doc_id)
+        self.doc_filter.setCurrentIndex(max(i, 0))
+        self._apply_filters()
+
+    def _apply_filters(self) -> None:
+        parts = [p.strip() for p in self.heading_filter.text().split(">") if p.strip()]
+        heading = self._with_title(parts) if parts else None
+        doc_id = self.doc_filter.currentData()
+        self.controller.set_filters((doc_id,) if doc_id else None, heading)
+
+    def _with_title(self, parts: list[str]) -> tuple[str, ...]:
+        """Heading paths start at the top-level heading; let users leave out a title-like first
+        heading they do not see in the prefix (e.g. "Employee Handbook")."""
+        doc = getattr(getattr(self.controller, "state", None), "document", None)
+        if doc is None:
+            return tuple(parts)
+        from inspector.core.text.structure import structure_of
+
+        tops = {h.path[0] for h in structure_of(doc).headings if h.path}
+        if parts[0] not in tops and len(tops) == 1:
+            return (next(iter(tops)), *parts)
+        return tuple(parts)
+
+    def _fill_documents(self) -> None:
+        state = self.controller.state
+        docs = list(getattr(state, "documents", ()) or ())
+        current = self.doc_filter.currentData()
+        self.doc_filter.blockSignals(True)
+        self.doc_filter.clear()
+        self.doc_filter.addItem("All documents", None)
+        for d in docs:
+            self.doc_filter.addItem(d.doc_id, d.doc_id)
+        self.doc_filter.setCurrentIndex(max(self.doc_filter.findData(current), 0))
+        self.doc_filter.blockSignals(False)
+        self.doc_filter.setVisible(len(docs) > 1)
+        if current is not None and self.doc_filter.currentData() != current:
+            self._apply_filters()
+
+    # -- actions -------------------------------------------------------------------------------
+    def submit(self, reveal: bool = True) -> int:
+        """Ask what the field holds (empty: clear the question). `reveal` scrolls to hit #1 when the
+        hits arrive (not on later re-chunks)."""
+        text = self.field.text().strip()
+        self._reveal = reveal and bool(text)
+        self.asked.emit(text)
+        return self.controller.ask(text)
+
+    def ask(self, question: str, reveal: bool = True) -> int:
+        """Put a question in the field and ask it (the gold panel runs its questions this way,
+        without scrolling away from the answer it shows)."""
+        self.field.setText(question)
+        self.field.setCursorPosition(0)  # show the question's beginning
+        return self.submit(reveal)
+
+    def clear(self) -> None:
+        self.field.clear()
+        self.controller.ask("")
+
+    def next_hit(self) -> None:
+        if self.view.next_hit() is not None:
+            self._update_nav()
+
+    def previous_hit(self) -> None:
+        if self.view.previous_hit() is not None:
+            self._update_nav()
+
+    # -- reactions -----------------------------------------------------------------------------
+    def _on_result(self, result: RetrievalResult) -> None:
+        marks = hit_marks(result) if result.request.question else ()
+        self.view.set_hits(marks)
+        if self._reveal and marks:
+            self.view.goto_hit(0)
+            self._reveal = result.more_coming  # the exact stage may put another chunk first
+        self._show_mode(result)
+        self._update_nav()
+
+    def _on_cleared(self) -> None:
+        self.view.set_hits(())
+        self._show_mode(None)
+        self._update_nav()
+
+    def _on_question(self, question: str) -> None:
+        if self.field.text().strip() != question:
+            self.field.setText(question)
+        if not question:
+            self.view.set_hits(())
+            self._update_nav()
+
+    def _on_settings(self) -> None:
+        if self.k_spin.value() != self.controller.k:
+            self.k_spin.blockSignals(True)
+            self.k_spin.setValue(self.controller.k)
+            self.k_spin.blockSignals(False)
+        i = RETRIEVERS.index(self.controller.retriever)
+        if self.retriever.currentIndex() != i:
+            self.retriever.blockSignals(True)
+            self.retriever.setCurrentIndex(i)
+            self.retriever.blockSignals(False)
+
+    def _show_mode(self, result: RetrievalResult | None) -> None:
+        text, tip = mode_text(result, self.controller)
+        warn = result is not None and result.mode == FALLBACK or (result is None and bool(text))
+        exact = result is not None and result.mode == EXACT
+        color = "#c76a00" if warn else ("#2e8b57" if exact else "")
+        self.mode.setText(text)
+        self.mode.setToolTip(tip)
+        self.mode.setStyleSheet(f"color: {color};" if color else "")
+
+    def _update_nav(self) -> None:
+        hits = self.view.hits
+        self.prev_button.setEnabled(bool(hits))
+        self.next_button.setEnabled(bool(hits))
+        if not hits:
+            self.hit_label.setText("")
+        elif self.view.current_hit >= 0:
+            self.hit_label.setText(f"hit {self.view.current_hit + 1}/{len(hits)}")
+        else:
+            self.hit_label.setText(f"{len(hits)} hits")

@@ -1,0 +1,213 @@
+"""Statistics of the current chunks: figures, a token histogram and flag shares; painted, not charted.
+
+All numbers come from `inspector.core.chunking.stats.chunk_stats`, computed on the worker thread; this module
+only formats and paints them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
+from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from inspector.core.chunking.stats import ChunkStats
+from inspector.qt.controllers.state import InspectorState
+from inspector.qt.theme import FLAG_ORDER, Theme
+
+
+class Histogram(QWidget):
+    """Chunk sizes in tokens: bars over round-number bins, with the strategy's budget marked."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.edges: tuple[int, ...] = ()
+        self.counts: tuple[int, ...] = ()
+        self.budget: int | None = None
+        self.setMinimumHeight(110)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def sizeHint(self) -> QSize:
+        return QSize(260, 140)
+
+    def set_data(self, edges: tuple[int, ...], counts: tuple[int, ...], budget: int | None = None) -> None:
+        self.edges, self.counts, self.budget = edges, counts, budget
+        self.update()
+
+    def paintEvent(self, _e) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        theme = Theme.for_palette(self.palette())
+        fm = QFontMetrics(self.font())
+        w, h = self.width(), self.height()
+        left, right, top, bottom = 6.0, 6.0, fm.height() + 2.0, fm.height() + 6.0
+        plot = QRectF(left, top, max(1.0, w - left - right), max(1.0, h - top - bottom))
+        p.setPen(theme.muted)
+        if not self.counts:
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No chunks")
+            p.end()
+            return
+        lo, hi = self.edges[0], self.edges[-1]
+        if self.budget is not None:
+            hi = max(hi, self.budget + (self.edges[1] - self.edges[0]))
+        span = max(1, hi - lo)
+        peak = max(self.counts)
+        bar_color = theme.bar(0)
+        over = theme.flag("over_budget")
+        for (a, b), c in zip(zip(self.edges, self.edges[1:]), self.counts):
+            if not c:
+                continue
+            x0 = plot.left() + (a - lo) / span * plot.width()
+            x1 = plot.left() + (b - lo) / span * plot.width()
+            bh = c / peak * plot.height()
+            color = over if self.budget is not None and a >= self.budget else bar_color
+            p.fillRect(QRectF(x0 + 0.5, plot.bottom() - bh, max(1.0, x1 - x0 - 1.0), bh), color)
+        p.setPen(QPen(theme.muted, 1.0))
+        p.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
+        p.drawText(QRectF(plot.left(), plot.bottom() + 2, plot.width(), fm.height()),
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop, f"{lo:,}")
+        p.drawText(QRectF(plot.left(), plot.bottom() + 2, plot.width(), fm.height()),
+                   Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop, f"{hi:,} tokens")
+        p.drawText(QRectF(plot.left(), 0, plot.width(), fm.height()), Qt.AlignmentFlag.AlignLeft,
+                   f"{peak:,} chunks")
+        if self.budget is not None and lo <= self.budget <= hi:
+            x = plot.left() + (self.budget - lo) / span * plot.width()
+            p.setPen(QPen(over, 1.4, Qt.PenStyle.DashLine))
+            p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
+            p.drawText(QRectF(x - 100, 0, 96, fm.height()), Qt.AlignmentFlag.AlignRight, f"budget {self.budget}")
+        p.end()
+
+
+class ShareBar(QWidget):
+    """A thin horizontal bar for a share 0..1 in a flag's colour."""
+
+    def __init__(self, flag: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.flag = flag
+        self.share = 0.0
+        self.setFixedHeight(8)
+        self.setMinimumWidth(60)
+
+    def set_share(self, share: float) -> None:
+        self.share = share
+        self.update()
+
+    def paintEvent(self, _e) -> None:
+        p = QPainter(self)
+        theme = Theme.for_palette(self.palette())
+        track = QColor(theme.text)
+        track.setAlphaF(0.10)
+        p.fillRect(self.rect(), track)
+        p.fillRect(QRectF(0, 0, self.width() * min(1.0, self.share), self.height()), theme.flag(self.flag))
+        p.end()
+
+
+class StatsPanel(QWidget):
+    """Figures of `ChunkStats`, the histogram and a share bar per flag."""
+
+    FIGURES = (("count", "Chunks"), ("tokens", "Tokens min / median / p95 / max"),
+               ("total", "Tokens embedded"), ("document", "Tokens in the document"),
+               ("inflation", "Overlap inflation"), ("pieces", "Embedder word pieces"), ("time", "Computed in"))
+
+    def __init__(self, state: InspectorState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.stats: ChunkStats | None = None
+        self.figures: dict[str, QLabel] = {}
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(3)
+        for row, (key, title) in enumerate(self.FIGURES):
+            t = QLabel(title)
+            t.setForegroundRole(t.foregroundRole())
+            t.setStyleSheet("color: palette(placeholder-text);")
+            v = QLabel("–")
+            v.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            v.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            grid.addWidget(t, row, 0)
+            grid.addWidget(v, row, 1, 1, 2)
+            self.figures[key] = v
+        self.histogram = Histogram()
+        self.shares: dict[str, tuple[ShareBar, QLabel]] = {}
+        flags = QGridLayout()
+        flags.setHorizontalSpacing(8)
+        flags.setVerticalSpacing(4)
+        theme = Theme.for_palette(self.palette())
+        for row, f in enumerate(FLAG_ORDER):
+            name = QLabel(theme.flag_label(f).capitalize())
+            bar = ShareBar(f)
+            pct = QLabel("–")
+            pct.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            pct.setMinimumWidth(QFontMetrics(pct.font()).horizontalAdvance("100.0% (9999)"))
+            flags.addWidget(name, row, 0)
+            flags.addWidget(bar, row, 1)
+            flags.addWidget(pct, row, 2)
+            self.shares[f] = (bar, pct)
+        flags.setColumnStretch(1, 1)
+        lay = QVBoxLayout(self)
+        lay.addLayout(grid)
+        lay.addWidget(self.histogram, 1)
+        lay.addLayout(flags)
+        state.chunksChanged.connect(self.set_result)
+
+    def text(self, key: str) -> str:
+        """The figure shown for `key` (see FIGURES), as displayed."""
+        return self.figures[key].text()
+
+    def share_text(self, flag: str) -> str:
+        return self.shares[flag][1].text()
+
+    def set_result(self, result) -> None:
+        if result is None:
+            self.stats = None
+            for v in self.figures.values():
+                v.setText("–")
+            self.histogram.set_data((), ())
+            for bar, pct in self.shares.values():
+                bar.set_share(0.0)
+                pct.setText("–")
+            return
+        s: ChunkStats = result.stats
+        self.stats = s
+        count = f"{s.count:,}" + (f" (+ {s.parents:,} parents)" if s.parents else "")
+        self.figures["count"].setText(count)
+        if s.count:
+            self.figures["tokens"].setText(f"{s.min_tokens:,} / {s.median_tokens:,.0f} / {s.p95_tokens:,.0f} / "
+                                           f"{s.max_tokens:,}")
+        else:
+            self.figures["tokens"].setText("–")
+        self.figures["total"].setText(f"{s.total_tokens:,}")
+        self.figures["document"].setText(f"{s.document_tokens:,}")
+        self.figures["inflation"].setText(f"× {s.inflation:.2f}")
+        self.figures["inflation"].setToolTip("Tokens embedded / tokens in the document: above 1 when chunks "
+                                             "overlap, below 1 when text is left out of every chunk")
+        if s.embedded_word_pieces is None:
+            self.figures["pieces"].setText("measuring…" if not result.complete else "–")
+        else:
+            dropped = f" ({s.dropped_word_pieces:,} dropped)" if s.dropped_word_pieces else ""
+            self.figures["pieces"].setText(f"{s.embedded_word_pieces:,}{dropped}")
+        self.figures["time"].setText(f"{result.seconds * 1000:,.0f} ms")
+        self.histogram.set_data(s.bin_edges, s.bin_counts, _budget(result))
+        for f, (bar, pct) in self.shares.items():
+            if f == "truncated_by_embedder" and not result.complete:
+                bar.set_share(0.0)
+                pct.setText("…")
+                continue
+            bar.set_share(s.share(f))
+            pct.setText(f"{100 * s.share(f):.1f}% ({s.flag_counts.get(f, 0):,})")
+
+
+def _budget(result) -> int | None:
+    """The strategy's token budget, when it has one (its `size` in tokens)."""
+    from inspector.core.chunking.registry import get_strategy
+
+    try:
+        strat = get_strategy(result.request.strategy)
+    except ValueError:
+        return None
+    params = strat.validate(result.request.params)
+    units = {p.name: p.unit for p in strat.params}
+    # The cap above which a chunk is over budget: markdown's hard cap, else the size.
+    for name in ("hard_cap", "size", "child_size", "max_size"):
+        if units.get(name) == "tokens":
+            return int(params[name])
+    return None
