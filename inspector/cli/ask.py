@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from inspector.cli.common import CliError, add_strategy_args, strategy_params
 from inspector.cli.evaluate import (
     RETRIEVER_CHOICES,
-    _cache,
-    _embedder,
     _one_line_error,
     _print,
+    open_workbench,
 )
 
 COMMANDS = ("ask",)
@@ -21,30 +19,20 @@ COMMANDS = ("ask",)
 # -- ask: one question, the hits exactly as the model reads them --------------------------------
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from inspector.core.chunking.registry import chunk_document
-    from inspector.core.documents.document import load_paths
     from inspector.core.evaluation.config import EvalConfig
-    from inspector.core.workbench import default_index_factory
 
-    loaded = load_paths(args.paths)
-    for problem in loaded.problems:
-        print(f"warning: {problem.one_line()}", file=sys.stderr)
-    if not loaded.documents:
-        raise CliError("no document could be loaded")
-    docs = loaded.documents
     name, params = strategy_params(args)
     config = EvalConfig(name, params, args.k, args.retriever or "dense", args.prefix,
                         args.embedding or "exact")
+    wb = open_workbench(args, [config.retriever], gold=False)
+    docs = wb.documents
     known = {d.doc_id for d in docs}
     only = [d.strip() for d in args.docs.split(",") if d.strip()] if args.docs else None
     for d in only or ():
         if d not in known:
             raise CliError(f"--docs: no document {d!r} in the corpus (known: {', '.join(sorted(known))})")
     heading = [h.strip() for h in args.heading.split(">") if h.strip()] if args.heading else None
-    chunks = {d.doc_id: chunk_document(d, config.strategy, config.params) for d in docs}
-    index = default_index_factory(_embedder(args, config.retriever), _cache(args))(docs, chunks, config)
-    hits = index.search(args.question, k=config.k, retriever=config.retriever, docs=only,
-                        heading_prefix=heading)
+    hits = wb.ask(args.question, config, docs=only, heading_prefix=heading)
     by_id = {d.doc_id: d for d in docs}
     if args.format == "json":
         _print({"question": args.question, "config": config.to_dict(),

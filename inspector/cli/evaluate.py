@@ -93,23 +93,24 @@ COMMANDS = ("eval", "compare", "sweep")
 
 # -- shared steps -----------------------------------------------------------------------------------
 
-def _load(args: argparse.Namespace):
-    from inspector.core.documents.document import load_paths
-    from inspector.core.evaluation.gold import load_gold
+def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold: bool = True):
+    """The corpus (and gold set) of the command line, opened on a Workbench with the embedder
+    and cache the flags ask for; problems are printed as warnings."""
+    from inspector.core.workbench import Workbench
 
-    loaded = load_paths(args.paths)
+    wb = Workbench(embedder=_embedder(args, retrievers), cache=_cache(args))
+    loaded = wb.open(args.paths)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
     if not loaded.documents:
         raise CliError("no document could be loaded")
-    gold = load_gold(args.gold, loaded.documents)
-    for w in gold.warnings:
-        print(f"warning: {w.one_line()}", file=sys.stderr)
-    return loaded.documents, gold
+    if gold:
+        for w in wb.load_gold(args.gold).warnings:
+            print(f"warning: {w.one_line()}", file=sys.stderr)
+    return wb
 
 
-def _embedder(args: argparse.Namespace, retriever: str | Sequence[str]) -> Any:
-    retrievers = [retriever] if isinstance(retriever, str) else list(retriever)
+def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
     if all(r == "bm25" for r in retrievers):
         return None
     from inspector.core.embedding.embedder import HashEmbedder, default_embedder
@@ -251,12 +252,11 @@ def _print(data: Any) -> None:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from inspector.core.evaluation.metrics import report_dict
-    from inspector.core.workbench import run_config
 
     config = _config(args)
-    docs, gold = _load(args)
-    report = run_config(gold, docs, config, embedder=_embedder(args, config.retriever),
-                        cache=_cache(args))
+    wb = open_workbench(args, [config.retriever])
+    docs, gold = wb.documents, wb.gold
+    report = wb.evaluate(config)
     if args.format == "json":
         data = report_dict(report)
         data["config"] = config.to_dict()
@@ -307,13 +307,11 @@ def _change_dict(ch) -> dict:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from inspector.core.evaluation.metrics import report_dict
-    from inspector.core.workbench import compare
 
     config = _config(args)
     baseline = _against(args.against, config, args.prefix)
-    docs, gold = _load(args)
-    cmp = compare(gold, docs, baseline, config,
-                  embedder=_embedder(args, (config.retriever, baseline.retriever)), cache=_cache(args))
+    wb = open_workbench(args, [config.retriever, baseline.retriever])
+    cmp = wb.compare(baseline, config)
     if args.format == "json":
         def side(cfg, rep):
             d = report_dict(rep)
@@ -352,7 +350,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from inspector.core.chunking.registry import get_strategy
     from inspector.core.evaluation.sweep import grid
-    from inspector.core.workbench import sweep
 
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     if not strategies:
@@ -369,9 +366,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                             with_prefix=args.prefix, embedding=args.embedding or "exact")
     if not configs:
         raise CliError("the grid holds no valid configuration: " + "; ".join(r for _c, r in skipped[:3]))
-    docs, gold = _load(args)
-    result = sweep(gold, docs, configs, embedder=_embedder(args, retriever), cache=_cache(args),
-                   skipped=skipped, confirm=args.confirm)
+    wb = open_workbench(args, [retriever])
+    result = wb.sweep(configs, skipped=skipped, confirm=args.confirm)
     if args.format == "json":
         rows = []
         for row in result.rows:

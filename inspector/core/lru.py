@@ -1,4 +1,5 @@
-"""One size-bounded LRU cache for the per-document indexes (tokens, word pieces, structure)."""
+"""One size-bounded, locked LRU cache for everything the core remembers (per-document indexes,
+chunks, retrieval indexes, reports, pooled vectors)."""
 
 from __future__ import annotations
 
@@ -31,10 +32,29 @@ class SizedLRU(OrderedDict, Generic[V]):
         with self._lock:
             self[key] = value
             self._sizes[key] = size
-            while len(self) > 1 and (len(self) > self.max_items or self.total_size() > self.max_size):
-                old, _ = self.popitem(last=False)
-                self._sizes.pop(old, None)
+            self._evict()
         return value
+
+    def lookup(self, key: Hashable) -> V | None:
+        """The value for `key` (marked as recently used), or None."""
+        with self._lock:
+            hit = self.get(key)
+            if hit is not None:
+                self.move_to_end(key)
+            return hit
+
+    def put(self, key: Hashable, value: V, size: int = 1) -> None:
+        """Store `value` under `key`, evicting the least recently used entries beyond the bounds."""
+        with self._lock:
+            self[key] = value
+            self.move_to_end(key)
+            self._sizes[key] = size
+            self._evict()
+
+    def _evict(self) -> None:
+        while len(self) > 1 and (len(self) > self.max_items or self.total_size() > self.max_size):
+            old, _ = self.popitem(last=False)
+            self._sizes.pop(old, None)
 
     def total_size(self) -> int:
         with self._lock:

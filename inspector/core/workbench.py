@@ -1,70 +1,517 @@
-"""Configurations scored on a gold set: one, two side by side (compare), or a grid (sweep).
+"""The workbench: one orchestration of a corpus and a gold set, for the command line and the window.
 
-A configuration is plain data (`EvalConfig`: strategy, params, k, retriever, prefix); running it
-chunks every document, builds an index and evaluates. A sweep chunks and indexes each distinct
-(strategy, params) once and scores every k from one search, so a grid over k costs one index.
+It opens documents and a gold set, chunks every document, builds or reuses indexes (exact, pooled,
+BM25, hybrid), asks questions, evaluates, compares and sweeps — always over the whole corpus. The
+CLI commands are thin callers of it; the window's controllers hand it requests on worker threads
+and render what it answers (`stages`: the preview first, exact last).
+
+Everything it remembers (chunks, indexes, reports, pooled vectors) sits in locked LRUs, so runner
+threads may call it at once. What it is given (documents, gold set, embedder) is replaced whole,
+never mutated, so a job that started keeps a consistent view.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, Iterable, Mapping, Sequence
+import hashlib
+import logging
+import os
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from inspector.core.cancel import Cancelled
 from inspector.core.chunking.chunk import Chunk
-from inspector.core.chunking.registry import chunk_document
-from inspector.core.documents.document import Document
-from inspector.core.embedding.embedder import Cancelled
+from inspector.core.chunking.registry import get_strategy
+from inspector.core.documents.document import Document, LoadResult, load_paths
 from inspector.core.evaluation.compare import Comparison, compare_reports
 from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, Progress
-from inspector.core.evaluation.gold import GoldQuestion, GoldSet
-from inspector.core.evaluation.metrics import (
-    IndexSearch,
-    Report,
-    evaluate,
-)
+from inspector.core.evaluation.gold import GoldQuestion, GoldSet, load_gold
+from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.sweep import SweepResult, SweepRow, grid, rank_key
+from inspector.core.lru import SizedLRU
+
+log = logging.getLogger(__name__)
+
+#: What a retrieval stage's figures are: the model's own vectors (or BM25 chosen by the user),
+#: the live preview from piece vectors, or BM25 standing in for dense/hybrid until vectors exist.
+EXACT, POOLED, FALLBACK = "exact", "pooled", "fallback"
+
+ChunksByDoc = Mapping[str, tuple[Chunk, ...]]
 
 
-def chunk_corpus(docs: Sequence[Document], config: EvalConfig) -> dict[str, tuple[Chunk, ...]]:
-    return {d.doc_id: chunk_document(d, config.strategy, config.params) for d in docs}
+def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
+    """What decides an index's texts besides the document: spans, roles, parents, prefixes."""
+    h = hashlib.blake2b(digest_size=16)
+    for c in chunks:
+        h.update(f"{c.id}|{c.start}|{c.end}|{c.role}|{c.parent_id}|{c.prefix}\x00".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
-def default_index_factory(embedder: Any = None, cache: Any = None, progress: Any = None,
-                          cancel: Cancel | None = None) -> IndexFactory:
-    """Builds `retrieval.build_index` indexes; no embedder is loaded for BM25 alone."""
+def corpus_fingerprint(docs: Sequence[Document], chunks_by_doc: ChunksByDoc) -> str:
+    """One key for an index over these documents and chunks."""
+    return "|".join(f"{d.doc_id}:{d.sha256}:{chunks_fingerprint(chunks_by_doc[d.doc_id])}"
+                    for d in docs if d.doc_id in chunks_by_doc)
 
-    def build(docs: Sequence[Document], chunks_by_doc: Mapping[str, tuple[Chunk, ...]],
-              config: EvalConfig) -> Any:
-        from inspector.core.retrieval import index as retrieval
 
-        emb = embedder
-        if config.retriever == "bm25":
-            emb = None
-        elif emb is None:
+def _questions(gold: GoldSet | Sequence[GoldQuestion] | None) -> tuple[GoldQuestion, ...]:
+    if gold is None:
+        return ()
+    return tuple(gold.questions if isinstance(gold, GoldSet) else gold)
+
+
+# -- the window's request, as plain data ---------------------------------------------------------
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RetrievalRequest:
+    """Everything one question + gold-set evaluation in the window depends on (plain data)."""
+
+    document: Document
+    """The shown document."""
+    chunks: tuple[Chunk, ...]
+    """The shown document's chunks (spans; parents included for parent_child)."""
+    chunk_request_id: int
+    """Id of the chunking these chunks came from (stale results are told by it)."""
+    strategy: str
+    params: Mapping[str, Any]
+    with_prefix: bool
+    question: str
+    """"" when no question is asked (the gold set alone)."""
+    k: int
+    retriever: str
+    """The user's choice: "dense", "bm25" or "hybrid"."""
+    gold: tuple[GoldQuestion, ...] = ()
+    """Questions of the loaded gold set about the open documents (empty: none loaded)."""
+    exact: bool = False
+    """Embed the chunks with the model now if they are not cached (else answer with a preview)."""
+    preview: bool = True
+    """Answer with a preview first when exact vectors are not at hand (False when the preview for
+    these very chunks is already shown and only the exact stage is wanted)."""
+    fallback_note: str = "the embedding model is loading"
+    """Why BM25 answers for a dense or hybrid request, when it does."""
+    documents: tuple[Document, ...] = ()
+    """Every document of the open corpus (the shown one among them); retrieval and the gold set
+    cover them all when there are several (the others chunked with the same strategy and params).
+    Empty: the shown document alone."""
+    filter_docs: tuple[str, ...] | None = None
+    """Metadata filter for the question: only these document ids (None: all)."""
+    heading_prefix: tuple[str, ...] | None = None
+    """Metadata filter for the question: only chunks under this heading path (None: anywhere)."""
+
+    @property
+    def dense(self) -> bool:
+        return self.retriever != "bm25"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RetrievalResult:
+    """One stage of a retrieval request: the question's hits and the gold set's report."""
+
+    request: RetrievalRequest
+    mode: str
+    """EXACT, POOLED or FALLBACK."""
+    retriever: str
+    """The retriever that actually answered."""
+    hits: tuple[Any, ...]
+    """`retrieval.Hit`s of the question, best first (empty without a question)."""
+    report: Report | None
+    """The gold set's report, or None without one."""
+    config: EvalConfig | None
+    """The configuration these figures stand for (what the CLI would be given)."""
+    index: Any
+    more_coming: bool
+    """True when this request will answer again (the exact stage follows)."""
+    exact_due: bool
+    """True when the figures are a preview and an exact computation is still owed."""
+    note: str = ""
+    """Why the figures are not exact, for people ("" when they are)."""
+    seconds: float = 0.0
+
+    @property
+    def document(self) -> Document:
+        return self.request.document
+
+
+def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: str, with_prefix: bool,
+               mode: str) -> EvalConfig | None:
+    """The EvalConfig a stage stands for (None for strategies EvalConfig cannot validate)."""
+    try:
+        return EvalConfig(strategy, dict(params), k, retriever, with_prefix,
+                          "pooled" if mode == POOLED else "exact")
+    except ValueError:
+        return None
+
+
+# -- the workbench ----------------------------------------------------------------------------------
+
+class Workbench:
+    """A corpus, a gold set and everything computed from them.
+
+    `embedder`: the embedding model (None: the bundled one, made when first needed, unless
+    `lazy_model=False`); `cache`: the persistent embedding cache (None: vectors are not persisted);
+    `index_factory`: how indexes are built (tests hand in their own)."""
+
+    def __init__(self, documents: Sequence[Document] = (),
+                 gold: GoldSet | Sequence[GoldQuestion] | None = None, *, embedder: Any = None,
+                 cache: Any = None, index_factory: IndexFactory | None = None,
+                 lazy_model: bool = True, indexes: int = 6) -> None:
+        self.documents: tuple[Document, ...] = tuple(documents)
+        self.gold = gold
+        self.embedder = embedder
+        self.cache = cache
+        self.index_factory = index_factory
+        self.lazy_model = lazy_model
+        """Whether a dense request without an embedder loads the bundled model (the CLI) or is
+        answered by BM25 until `embedder` is set (the window, which loads it in the background)."""
+        self._chunks: SizedLRU[tuple[Chunk, ...]] = SizedLRU(64, 64_000_000)
+        self._indexes: SizedLRU[Any] = SizedLRU(indexes, indexes)
+        self._reports: SizedLRU[Report] = SizedLRU(4 * indexes, 4 * indexes)
+        self._pooled: SizedLRU[Any] = SizedLRU(8, 8)
+
+    # -- corpus and gold set ----------------------------------------------------------------------
+    def open(self, paths: Sequence[str | os.PathLike[str]]) -> LoadResult:
+        """Load files and folders as the corpus; returns what loaded and the problems."""
+        loaded = load_paths(list(paths))
+        self.set_documents(loaded.documents)
+        return loaded
+
+    def set_documents(self, documents: Sequence[Document]) -> None:
+        self.documents = tuple(documents)
+
+    def load_gold(self, path: str | os.PathLike[str]) -> GoldSet:
+        """Read a gold file against the corpus (InputError naming file, line and field)."""
+        gold = load_gold(path, self.documents)
+        self.gold = gold
+        return gold
+
+    def set_gold(self, gold: GoldSet | Sequence[GoldQuestion] | None) -> None:
+        self.gold = gold
+
+    def questions(self, docs: Sequence[Document] | None = None) -> tuple[GoldQuestion, ...]:
+        """The gold questions about these documents (all of the corpus by default): those naming
+        no source, or a source among them."""
+        qs = _questions(self.gold)
+        if docs is None:
+            return qs
+        ids = {d.doc_id for d in docs}
+        return tuple(q for q in qs if q.source is None or q.source in ids)
+
+    # -- chunks -----------------------------------------------------------------------------------
+    def chunk(self, doc: Document, strategy: str, params: Mapping[str, Any] | None = None) -> tuple[Chunk, ...]:
+        """One document's chunks, remembered per (document content, strategy, params). The strategy
+        object is part of the key, so a strategy registered again under the same name is rerun."""
+        strat = get_strategy(strategy)
+        if strat.needs_embedder:
+            return strat(doc, params)  # depends on the model it is handed: not remembered here
+        valid = strat.validate(params)
+        key = (doc.doc_id, doc.sha256, strat, tuple(sorted(valid.items(), key=lambda kv: kv[0])))
+        return self._chunks.get_or_make(key, lambda: strat.func(doc, valid), len(doc.text))
+
+    def chunk_corpus(self, strategy: str, params: Mapping[str, Any] | None = None,
+                     docs: Sequence[Document] | None = None, *, lenient: bool = False
+                     ) -> dict[str, tuple[Chunk, ...]]:
+        """Every document's chunks by doc_id. `lenient`: a document that is blank or that the
+        strategy cannot chunk is left out (logged) instead of raising — the window's corpus mode,
+        where one odd file must not take retrieval over the others down."""
+        out: dict[str, tuple[Chunk, ...]] = {}
+        for d in self.documents if docs is None else docs:
+            if not lenient:
+                out[d.doc_id] = self.chunk(d, strategy, params)
+                continue
+            if not d.text.strip():
+                continue
+            try:
+                chunks = self.chunk(d, strategy, params)
+            except Cancelled:
+                raise
+            except Exception:  # noqa: BLE001  (a document this strategy cannot chunk is left out)
+                log.warning("%s left out: it could not be chunked", d.doc_id, exc_info=True)
+                continue
+            if chunks:
+                out[d.doc_id] = chunks
+        return out
+
+    # -- embedder and indexes ---------------------------------------------------------------------
+    def embedder_for(self, retriever: str) -> Any:
+        """The embedder a retriever needs: none for BM25; the bundled model when none was given
+        and the workbench may load it."""
+        if retriever == "bm25":
+            return None
+        if self.embedder is None and self.lazy_model:
             from inspector.core.embedding.embedder import default_embedder
 
-            emb = default_embedder()
+            self.embedder = default_embedder()
+        return self.embedder
+
+    def pooled_vectors(self, doc: Document) -> Any:
+        """The document's pooled piece vectors if built for the current embedder, else None."""
+        emb = self.embedder
+        if emb is None:
+            return None
+        return self._pooled.lookup((getattr(emb, "model_id", id(emb)), doc.sha256))
+
+    def build_pooled(self, doc: Document, *, progress: Callable[[int, int], None] | None = None,
+                     cancel: Cancel | None = None) -> Any:
+        """The document's pooled piece vectors (embedded once per document, persisted)."""
+        from inspector.core.retrieval.pooled import pooled_for
+
+        emb = self.embedder_for("dense")
+        key = (getattr(emb, "model_id", id(emb)), doc.sha256)
+        hit = self._pooled.lookup(key)
+        if hit is None:
+            hit = pooled_for(doc, emb, progress=progress, cancel=cancel)
+            self._pooled.put(key, hit)
+        return hit
+
+    def exact_cached(self, docs: Sequence[Document], chunks_by_doc: ChunksByDoc, with_prefix: bool) -> bool:
+        """True when every chunk's vector is in the persistent cache (an exact index costs lookups)."""
+        emb, cache = self.embedder, self.cache
+        if cache is None or emb is None:
+            return False
+        from inspector.core.embedding.cache import text_key
+        from inspector.core.embedding.embedder import cache_namespace
+
+        keys = list({text_key(c.embedded_text(d, with_prefix=with_prefix))
+                     for d in docs for c in chunks_by_doc.get(d.doc_id, ()) if c.role != "parent"})
+        if not keys:
+            return True
+        return len(cache.get_many(cache_namespace(emb), keys, int(emb.dim))) == len(keys)
+
+    def build_index(self, config: EvalConfig, chunks_by_doc: ChunksByDoc,
+                    docs: Sequence[Document] | None = None, *, progress: Progress | None = None,
+                    cancel: Cancel | None = None) -> Any:
+        """An index over these chunks as `config` asks (BM25, exact or pooled vectors)."""
+        docs = [d for d in (self.documents if docs is None else docs) if d.doc_id in chunks_by_doc]
+        if self.index_factory is not None:
+            return self.index_factory(docs, chunks_by_doc, config)
+        from inspector.core.retrieval import index as retrieval
+
+        emb = self.embedder_for(config.retriever)
+        embed_progress = None
+        if progress is not None:
+            def embed_progress(done: int, total: int) -> None:
+                progress(done, total, f"Embedding {total:,} chunks")
         vectors = None
         if emb is not None and config.embedding == "pooled":
             from inspector.core.retrieval import pooled
 
-            pv = {d.doc_id: pooled.pooled_for(d, emb, progress=progress, cancel=cancel) for d in docs}
-            vectors = pooled.index_vectors(chunks_by_doc, pv, with_prefix=config.with_prefix)
-        return retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=config.with_prefix,
-                                     cache=cache, progress=progress, cancel=cancel, vectors=vectors)
+            pv = {d.doc_id: self.build_pooled(d, cancel=cancel) for d in docs}
+            vectors = pooled.index_vectors(chunks_by_doc, pv, with_prefix=bool(config.with_prefix))
+        return retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=bool(config.with_prefix),
+                                     cache=self.cache, progress=embed_progress, cancel=cancel,
+                                     vectors=vectors)
 
-    return build
+    # -- ask, evaluate, compare, sweep --------------------------------------------------------------
+    def ask(self, question: str, config: EvalConfig, *, docs: Sequence[str] | None = None,
+            heading_prefix: Sequence[str] | None = None) -> list[Any]:
+        """The top-k hits for one question over the corpus, with optional metadata filters."""
+        chunks = self.chunk_corpus(config.strategy, config.params)
+        index = self.build_index(config, chunks)
+        return list(index.search(question, k=config.k, retriever=config.retriever, docs=docs,
+                                 heading_prefix=heading_prefix))
 
+    def evaluate(self, config: EvalConfig, *, chunks_by_doc: ChunksByDoc | None = None,
+                 questions: Sequence[GoldQuestion] | None = None,
+                 docs: Sequence[Document] | None = None) -> Report:
+        """Chunk, index and score one configuration on the gold set (the whole corpus)."""
+        docs = list(self.documents if docs is None else docs)
+        chunks = chunks_by_doc if chunks_by_doc is not None else self.chunk_corpus(config.strategy, config.params, docs)
+        index = self.build_index(config, chunks, docs)
+        search = IndexSearch(index, retriever=config.retriever, multi_doc=len(docs) > 1)
+        qs = _questions(self.gold) if questions is None else tuple(questions)
+        return evaluate(qs, docs, chunks, search, config.k)
+
+    def compare(self, a: EvalConfig, b: EvalConfig, *, progress: Progress | None = None,
+                cancel: Cancel | None = None) -> Comparison:
+        """Score A (the baseline) and B on the same gold set and compare them."""
+        reports = []
+        for i, config in enumerate((a, b)):
+            if cancel is not None and cancel():
+                raise Cancelled()
+            if progress is not None:
+                progress(i, 2, config.label())
+            reports.append(self.evaluate(config))
+        if progress is not None:
+            progress(2, 2, "")
+        return compare_reports(reports[0], reports[1], before_config=a, after_config=b)
+
+    def sweep(self, configs: Iterable[EvalConfig], *, progress: Progress | None = None,
+              cancel: Cancel | None = None, skipped: Sequence[tuple[str, str]] = (),
+              confirm: int = 0, docs: Sequence[Document] | None = None) -> SweepResult:
+        """Score every configuration; rows come back best first. Configurations that differ only in
+        k share one index and one search (as deep as the largest k). With `confirm=N`, the N best
+        pooled rows are scored again with exact embeddings (`SweepRow.exact`): pooled vectors make
+        the grid fast, the exact figure is what a production pipeline will see."""
+        configs = list(configs)
+        docs = list(self.documents if docs is None else docs)
+        groups: dict[tuple, list[EvalConfig]] = {}
+        for c in configs:
+            groups.setdefault(c.chunking_key, []).append(c)
+        questions = _questions(self.gold)
+        rows: list[SweepRow] = []
+        done = 0
+        total = len(configs)
+        cancelled = False
+        for members in groups.values():
+            if cancel is not None and cancel():
+                cancelled = True
+                break
+            first = members[0]
+            if progress is not None:
+                progress(done, total, first.label())
+            chunks = self.chunk_corpus(first.strategy, first.params, docs)
+            try:
+                index = self.build_index(first, chunks, docs, cancel=cancel)
+            except Cancelled:
+                cancelled = True
+                break
+            if cancel is not None and cancel():
+                cancelled = True
+                break
+            search = IndexSearch(index, retriever=first.retriever, multi_doc=len(docs) > 1)
+            deepest = max(c.k for c in members)
+            results = search.many(questions, deepest)
+            for c in sorted(members, key=lambda c: c.k):
+                rows.append(SweepRow(c, evaluate(questions, docs, chunks, search, c.k, results=results)))
+                done += 1
+        if progress is not None and not cancelled:
+            progress(total, total, "")
+        rows.sort(key=rank_key)
+        if confirm and not cancelled:
+            confirmed = []
+            for i, row in enumerate(rows):
+                if i < confirm and row.config.embedding == "pooled" and row.config.retriever != "bm25":
+                    if cancel is not None and cancel():
+                        cancelled = True
+                        confirmed.extend(rows[i:])
+                        break
+                    if progress is not None:
+                        progress(i, confirm, f"confirming {row.config.label()} with exact embeddings")
+                    try:
+                        exact = self.evaluate(replace(row.config, embedding="exact"), docs=docs)
+                    except Cancelled:
+                        cancelled = True
+                        confirmed.extend(rows[i:])
+                        break
+                    row = SweepRow(row.config, row.report, exact)
+                confirmed.append(row)
+            rows = confirmed
+        return SweepResult(tuple(rows), tuple(skipped), cancelled)
+
+    # -- the window: preview first, exact last ----------------------------------------------------
+    def stages(self, req: RetrievalRequest, cancelled: Callable[[], bool],
+               progress: Callable[[int, int, str], None]) -> Iterator[RetrievalResult]:
+        """Hits and report for the window, in stages: the best index that can be made at once (exact
+        if its embeddings are cached, else pooled piece vectors, else BM25 while the model loads),
+        then, when `req.exact`, the exact one with embedding progress."""
+        t0 = time.perf_counter()
+        doc = req.document
+        emb = self.embedder  # one embedder for the whole request, whatever happens meanwhile
+        chunks_by_doc: dict[str, tuple[Chunk, ...]] = {doc.doc_id: req.chunks}
+        others: list[Document] = []
+        if len(req.documents) > 1:  # a corpus: the others chunked the same way, in the same index
+            others = [d for d in req.documents if d.doc_id != doc.doc_id]
+            chunks_by_doc.update(self.chunk_corpus(req.strategy, req.params, others, lenient=True))
+            others = [d for d in others if d.doc_id in chunks_by_doc]
+        docs = [doc, *others]
+        fp = corpus_fingerprint(docs, chunks_by_doc)
+        gold = req.gold if not others else tuple(q for q in req.gold if q.source in (None, *chunks_by_doc))
+
+        def finish(index: Any, mode: str, retriever: str, *, more: bool, due: bool, note: str = "",
+                   key: tuple | None = None) -> RetrievalResult:
+            hits: tuple = ()
+            if req.question.strip():
+                hits = tuple(index.search(req.question, req.k, retriever, docs=req.filter_docs,
+                                          heading_prefix=req.heading_prefix))
+            report = None
+            if gold:
+                # A stored index scored on the same questions before (only the question changed):
+                # the report is the same, so it is not computed again.
+                rkey = (key, retriever, req.k, gold) if key is not None else None
+                report = self._reports.lookup(rkey) if rkey is not None else None
+                if report is None:
+                    search = IndexSearch(index, retriever=retriever, multi_doc=len(docs) > 1)
+                    report = evaluate(gold, docs, chunks_by_doc, search, req.k)
+                    if rkey is not None:
+                        self._reports.put(rkey, report)
+            config = config_for(req.strategy, req.params, req.k, retriever, req.with_prefix, mode)
+            return RetrievalResult(req, mode, retriever, hits, report, config, index, more_coming=more,
+                                   exact_due=due, note=note, seconds=time.perf_counter() - t0)
+
+        from inspector.core.retrieval import index as retrieval
+
+        bm25_key = ("bm25", fp, req.with_prefix)
+
+        def bm25_index() -> Any:
+            return self._indexes.get_or_make(
+                bm25_key, lambda: retrieval.build_index(docs, chunks_by_doc, None, with_prefix=req.with_prefix), 1)
+
+        if not req.dense:
+            yield finish(bm25_index(), EXACT, "bm25", more=False, due=False, key=bm25_key)
+            return
+        if emb is None:
+            yield finish(bm25_index(), FALLBACK, "bm25", more=False, due=True,
+                         note=f"BM25 answers until dense vectors exist: {req.fallback_note}", key=bm25_key)
+            return
+        exact_key = ("exact", fp, req.with_prefix, emb.model_id)
+        index = self._indexes.lookup(exact_key)
+        if index is None and self.exact_cached(docs, chunks_by_doc, req.with_prefix):
+            index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix, cache=self.cache)
+            self._indexes.put(exact_key, index)
+        if index is not None:
+            yield finish(index, EXACT, req.retriever, more=False, due=False, key=exact_key)
+            return
+        # A preview now (unless the preview of these chunks is on screen already): pooled piece
+        # vectors when the shown document's are built, else BM25.
+        pooled_doc = self.pooled_vectors(doc) if req.preview else None
+        if pooled_doc is not None:
+            from inspector.core.retrieval.pooled import index_vectors
+
+            pvs = {doc.doc_id: pooled_doc}
+            for d in others:
+                pvs[d.doc_id] = self.pooled_vectors(d) or self.build_pooled(d, cancel=cancelled)
+            vecs = index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix)
+            if cancelled():
+                return
+            preview = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix,
+                                            cache=self.cache, vectors=vecs)
+            yield finish(preview, POOLED, req.retriever, more=req.exact, due=True,
+                         note="pooled preview: chunk vectors averaged from piece vectors")
+        elif req.preview:
+            yield finish(bm25_index(), FALLBACK, "bm25", more=req.exact, due=True,
+                         note="BM25 answers until dense vectors exist: the live-preview vectors are "
+                              "being prepared", key=bm25_key)
+        if not req.exact or cancelled():
+            return
+        n = sum(1 for d in docs for c in chunks_by_doc[d.doc_id] if c.role != "parent")
+
+        def embedded(done: int, total: int) -> None:
+            progress(done, total, f"Embedding {n:,} chunks")
+
+        index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix, cache=self.cache,
+                                      progress=embedded, cancel=cancelled)
+        self._indexes.put(exact_key, index)
+        progress(0, 0, "")
+        yield finish(index, EXACT, req.retriever, more=False, due=False, key=exact_key)
+
+    def forget_indexes(self) -> None:
+        """Drop remembered indexes and reports (e.g. after the embedder changed)."""
+        self._indexes.clear()
+        self._reports.clear()
+
+
+# -- one-call shortcuts (tests, benchmarks and scripts) -----------------------------------------------
 
 def run_config(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], config: EvalConfig,
                *, embedder: Any = None, cache: Any = None, index_factory: IndexFactory | None = None,
-               chunks_by_doc: Mapping[str, tuple[Chunk, ...]] | None = None) -> Report:
-    """Chunk, index and evaluate one configuration."""
-    factory = index_factory or default_index_factory(embedder, cache)
-    chunks = chunks_by_doc if chunks_by_doc is not None else chunk_corpus(docs, config)
-    index = factory(docs, chunks, config)
-    search = IndexSearch(index, retriever=config.retriever, multi_doc=len(docs) > 1)
-    return evaluate(gold, docs, chunks, search, config.k)
+               chunks_by_doc: ChunksByDoc | None = None) -> Report:
+    """Chunk, index and evaluate one configuration (a Workbench made for the call)."""
+    wb = Workbench(docs, gold, embedder=embedder, cache=cache, index_factory=index_factory)
+    return wb.evaluate(config, chunks_by_doc=chunks_by_doc)
+
+
+def chunk_corpus(docs: Sequence[Document], config: EvalConfig) -> dict[str, tuple[Chunk, ...]]:
+    """Every document's chunks for a configuration."""
+    return Workbench(docs).chunk_corpus(config.strategy, config.params)
 
 
 def compare(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], a: EvalConfig,
@@ -72,17 +519,8 @@ def compare(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], a:
             index_factory: IndexFactory | None = None, progress: Progress | None = None,
             cancel: Cancel | None = None) -> Comparison:
     """Score A and B on the same gold set and compare them."""
-    reports = []
-    for i, config in enumerate((a, b)):
-        if cancel is not None and cancel():
-            raise Cancelled()
-        if progress is not None:
-            progress(i, 2, config.label())
-        reports.append(run_config(gold, docs, config, embedder=embedder, cache=cache,
-                                  index_factory=index_factory))
-    if progress is not None:
-        progress(2, 2, "")
-    return compare_reports(reports[0], reports[1], before_config=a, after_config=b)
+    wb = Workbench(docs, gold, embedder=embedder, cache=cache, index_factory=index_factory)
+    return wb.compare(a, b, progress=progress, cancel=cancel)
 
 
 def sweep(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document],
@@ -90,66 +528,9 @@ def sweep(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document],
           index_factory: IndexFactory | None = None, progress: Progress | None = None,
           cancel: Cancel | None = None, skipped: Sequence[tuple[str, str]] = (),
           confirm: int = 0) -> SweepResult:
-    """Score every configuration; rows come back best first. Configurations that differ only in
-    k share one index and one search (as deep as the largest k). With `confirm=N`, the N best
-    pooled rows are scored again with exact embeddings (`SweepRow.exact`): pooled vectors make
-    the grid fast, the exact figure is what a production pipeline will see."""
-    configs = list(configs)
-    factory = index_factory or default_index_factory(embedder, cache, cancel=cancel)
-    groups: dict[tuple, list[EvalConfig]] = {}
-    for c in configs:
-        groups.setdefault(c.chunking_key, []).append(c)
-    questions = tuple(gold.questions if isinstance(gold, GoldSet) else gold)
-    rows: list[SweepRow] = []
-    done = 0
-    total = len(configs)
-    cancelled = False
-    for members in groups.values():
-        if cancel is not None and cancel():
-            cancelled = True
-            break
-        first = members[0]
-        if progress is not None:
-            progress(done, total, first.label())
-        chunks = chunk_corpus(docs, first)
-        try:
-            index = factory(docs, chunks, first)
-        except Cancelled:
-            cancelled = True
-            break
-        if cancel is not None and cancel():
-            cancelled = True
-            break
-        search = IndexSearch(index, retriever=first.retriever, multi_doc=len(docs) > 1)
-        deepest = max(c.k for c in members)
-        results = search.many(questions, deepest)
-        for c in sorted(members, key=lambda c: c.k):
-            rows.append(SweepRow(c, evaluate(questions, docs, chunks, search, c.k, results=results)))
-            done += 1
-    if progress is not None and not cancelled:
-        progress(total, total, "")
-    rows.sort(key=rank_key)
-    if confirm and not cancelled:
-        confirmed = []
-        for i, row in enumerate(rows):
-            if i < confirm and row.config.embedding == "pooled" and row.config.retriever != "bm25":
-                if cancel is not None and cancel():
-                    cancelled = True
-                    confirmed.extend(rows[i:])
-                    break
-                if progress is not None:
-                    progress(i, confirm, f"confirming {row.config.label()} with exact embeddings")
-                exact_cfg = replace(row.config, embedding="exact")
-                try:
-                    exact = run_config(questions, docs, exact_cfg, embedder=embedder, cache=cache)
-                except Cancelled:
-                    cancelled = True
-                    confirmed.extend(rows[i:])
-                    break
-                row = SweepRow(row.config, row.report, exact)
-            confirmed.append(row)
-        rows = confirmed
-    return SweepResult(tuple(rows), tuple(skipped), cancelled)
+    """`Workbench.sweep` for one call."""
+    wb = Workbench(docs, gold, embedder=embedder, cache=cache, index_factory=index_factory)
+    return wb.sweep(configs, progress=progress, cancel=cancel, skipped=skipped, confirm=confirm)
 
 
 def sweep_grid(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], *,
@@ -161,3 +542,19 @@ def sweep_grid(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document],
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
                             with_prefix=with_prefix, embedding=embedding)
     return sweep(gold, docs, configs, skipped=skipped, **kwargs)
+
+
+def default_index_factory(embedder: Any = None, cache: Any = None, progress: Any = None,
+                          cancel: Cancel | None = None) -> IndexFactory:
+    """An index factory building what a Workbench builds (for callers that hold chunks already)."""
+
+    def build(docs: Sequence[Document], chunks_by_doc: ChunksByDoc, config: EvalConfig) -> Any:
+        wb = Workbench(docs, embedder=embedder, cache=cache)
+        return wb.build_index(config, chunks_by_doc, docs, cancel=cancel)
+
+    return build
+
+
+__all__ = ["Workbench", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED", "FALLBACK",
+           "chunks_fingerprint", "corpus_fingerprint", "config_for", "run_config", "chunk_corpus",
+           "compare", "sweep", "sweep_grid", "default_index_factory"]

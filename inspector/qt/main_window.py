@@ -369,7 +369,7 @@ class MainWindow(QMainWindow):
         if not needs_background_load(paths):
             return self.open_paths(paths)
         if self.loader is None:
-            from inspector.qt.controllers.retrieval_jobs import JobRunner
+            from inspector.qt.runner import JobRunner
 
             self.loader = JobRunner(self, name="loader")
             self.loader.stageReady.connect(lambda _rid, stage: self._finish_open(*stage))

@@ -1,12 +1,12 @@
 """The retrieval side of the window's state: question, k, retriever, gold set, baseline, and the
-figures the background job last produced, as plain data with typed signals.
+figures the core workbench last produced, as plain data with typed signals.
 
 It listens to the chunk state and keeps the answers current: every new chunking is scored at once
 with the cheapest honest index (pooled piece vectors while the user drags, BM25 while the model
 loads), and once the settings rest for `settle_ms` the exact embeddings replace the preview. The
 model loads on a worker thread after the window is up (`start_model`), then the document's piece
-vectors are built in the background. All work is in `retrieval_worker`'s jobs; this class only
-decides what to ask for and when.
+vectors are built in the background. All work is the `Workbench`'s, run on worker threads by the
+jobs in `retrieval_jobs`; this class only decides what to ask for and when.
 """
 
 from __future__ import annotations
@@ -19,18 +19,19 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.display.settings_schema import Setting
 from inspector.core.documents.document import Document
+from inspector.core.workbench import chunks_fingerprint
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.retrieval_jobs import (
     EXACT,
     FALLBACK,
     POOLED,
-    IndexStore,
     JobRunner,
     RetrievalRequest,
     RetrievalResult,
-    compute_retrieval,
+    Workbench,
     load_model_job,
     pooled_job,
+    retrieval_job,
 )
 from inspector.qt.controllers.state import InspectorState
 
@@ -115,13 +116,13 @@ class RetrievalController(QObject):
         self.baseline: Baseline | None = None
         self.comparison = None
         self.disagreement = ""
-        self.pooled: dict[str, Any] = {}
-        """PooledVectors by document sha256."""
+        self.workbench = Workbench(cache=cache, lazy_model=False)
+        """The core orchestration every job of this controller runs (its embedder is set once the
+        model has loaded; until then dense requests are answered by BM25)."""
         self.pooled_building: Document | None = None
         self._chunks: ChunkResult | None = None
         self._submitted: RetrievalRequest | None = None
         self._pooled_rate: dict[tuple, float] = {}
-        self.store = IndexStore()
         self.runner = JobRunner(self, synchronous=synchronous, name="retrieval")
         self.loader = JobRunner(self, synchronous=synchronous, name="model")
         self.pooled_runner = JobRunner(self, synchronous=synchronous, name="pooled")
@@ -140,7 +141,7 @@ class RetrievalController(QObject):
         self.pooled_runner.errored.connect(self._on_pooled_error)
         state.chunksChanged.connect(self._on_chunks)
         state.documentChanged.connect(self._on_document)
-        state.documentsChanged.connect(lambda _docs: self._filter_gold())
+        state.documentsChanged.connect(lambda _docs: (self._sync_documents(), self._filter_gold()))
 
     # -- settings ------------------------------------------------------------------------------
     @property
@@ -156,6 +157,7 @@ class RetrievalController(QObject):
             from inspector.core.embedding.cache import default_cache
 
             self._cache = default_cache()
+            self.workbench.cache = self._cache
         return self._cache
 
     @property
@@ -218,6 +220,8 @@ class RetrievalController(QObject):
 
     def _on_model(self, _rid: int, embedder: Any) -> None:
         self.embedder = embedder
+        self.workbench.embedder = embedder
+        _ = self.cache  # the real model's vectors are persisted
         # torch and the model leave ~400,000 long-lived objects behind; a full garbage collection
         # walks them all (~150 ms, more with the window's own objects), and slider moves allocate
         # enough to trigger one now and then: a visible stall. Move them out of the collector's
@@ -252,16 +256,15 @@ class RetrievalController(QObject):
     # -- pooled vectors ------------------------------------------------------------------------
     def _build_pooled(self) -> None:
         doc = self.state.document
-        if doc is None or self.embedder is None or doc.sha256 in self.pooled:
+        if doc is None or self.embedder is None or self.workbench.pooled_vectors(doc) is not None:
             return
         if self.pooled_building is doc:
             return
         self.pooled_building = doc
-        self.pooled_runner.submit(pooled_job(doc, self.embedder))
+        self.pooled_runner.submit(pooled_job(self.workbench, doc))
 
     def _on_pooled(self, _rid: int, stage: tuple) -> None:
-        doc, pv = stage
-        self.pooled[doc.sha256] = pv
+        doc, _pv = stage  # the workbench keeps it
         if self.pooled_building is doc:
             self.pooled_building = None
         self.pooledProgress.emit(0, 0)
@@ -283,7 +286,7 @@ class RetrievalController(QObject):
     @property
     def pooled_ready(self) -> bool:
         doc = self.state.document
-        return doc is not None and doc.sha256 in self.pooled
+        return doc is not None and self.workbench.pooled_vectors(doc) is not None
 
     # -- gold set ------------------------------------------------------------------------------
     def load_gold(self, path: str | Path) -> Any:
@@ -291,12 +294,13 @@ class RetrievalController(QObject):
         and the previous gold set stays."""
         from inspector.core.evaluation.gold import load_gold
 
-        gold = load_gold(path, self.state.documents)
+        gold = load_gold(path, self.state.documents)  # InputError here keeps the previous gold set
         self.set_gold(gold)
         return gold
 
     def set_gold(self, gold: Any) -> None:
         self.gold = gold
+        self.workbench.set_gold(gold)
         self._filter_gold()
         if self.baseline is not None and (gold is None or len(self.baseline.report.questions) != len(self.gold_questions)):
             self.clear_baseline()
@@ -310,6 +314,11 @@ class RetrievalController(QObject):
         else:
             ids = {d.doc_id for d in self.corpus()} or {doc.doc_id}
             self.gold_questions = tuple(q for q in self.gold.questions if q.source is None or q.source in ids)
+
+    def _sync_documents(self) -> None:
+        """The workbench covers what retrieval covers: the corpus, or the shown document alone."""
+        doc = self.state.document
+        self.workbench.set_documents(self.corpus() or ((doc,) if doc is not None else ()))
 
     def corpus(self) -> tuple[Document, ...]:
         """The documents retrieval covers: every open one when the shown document is among several
@@ -358,15 +367,11 @@ class RetrievalController(QObject):
         doc = self.state.document
         if r is None or doc is None or r.document is not doc:
             return None
-        pooled = self.pooled.get(doc.sha256) if self.embedder is not None else None
         return RetrievalRequest(
             document=doc, chunks=r.chunks, chunk_request_id=r.request_id, strategy=r.request.strategy,
             params=dict(r.request.params), with_prefix=r.request.with_prefix, question=self.question,
             k=self.k, retriever=self.retriever, gold=self.gold_questions, exact=exact, preview=preview,
-            embedder=self.embedder, pooled=pooled, cache=self.cache, store=self.store,
-            fallback_note=self._fallback_note(), documents=self.corpus(),
-            pooled_by_sha=dict(self.pooled) if self.embedder is not None else None,
-            filter_docs=self.filter_docs, heading_prefix=self.heading_prefix)
+            fallback_note=self._fallback_note(), documents=self.corpus(), filter_docs=self.filter_docs, heading_prefix=self.heading_prefix)
 
     def refresh(self, exact: bool = False, preview: bool = True, mark_stale: bool = True) -> int:
         """Recompute hits and report for the current chunks; returns the request id (0: nothing to do).
@@ -387,7 +392,7 @@ class RetrievalController(QObject):
         self._submitted = req
         if req.gold and preview and mark_stale:
             self._set_stale(True)
-        return self.runner.submit(compute_retrieval(req))
+        return self.runner.submit(retrieval_job(self.workbench, req))
 
     def _on_chunks(self, result: ChunkResult | None) -> None:
         if result is None:
@@ -408,6 +413,7 @@ class RetrievalController(QObject):
         self.refresh(exact=False)
 
     def _on_document(self, doc: Document | None) -> None:
+        self._sync_documents()
         self._filter_gold()
         if self.baseline is not None:
             self.clear_baseline()
@@ -430,8 +436,6 @@ class RetrievalController(QObject):
     def _update_disagreement(self, res: RetrievalResult) -> None:
         if res.report is None:
             return
-        from inspector.qt.controllers.retrieval_jobs import chunks_fingerprint
-
         key = (res.request.document.sha256, chunks_fingerprint(res.request.chunks), res.request.with_prefix,
                res.retriever, res.request.k, len(res.request.gold))
         text = ""

@@ -29,10 +29,11 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
-from inspector.qt.controllers.retrieval_jobs import JobRunner, sweep_job
+from inspector.qt.controllers.retrieval_jobs import sweep_job
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.dialogs.heatmap import Cell, Heatmap
 from inspector.qt.panels.question_bar import RETRIEVER_LABELS
+from inspector.qt.runner import JobRunner
 
 POOLED_THEN_EXACT, EXACT_ONLY = "pooled", "exact"
 
@@ -269,9 +270,8 @@ class SweepDialog(QDialog):
         n = len(configs)
         self._say(f"Scoring {n} configuration{'s' if n != 1 else ''} on {len(gold)} questions"
                   + (" with pooled vectors…" if pooled else "…"))
-        job = sweep_job(gold, doc, configs, embedder=embedder if retriever != "bm25" else None,
-                        cache=self.controller.cache, skipped=skipped,
-                        confirm=self.confirm.value() if pooled else 0)
+        job = sweep_job(self.controller.workbench, configs, skipped=skipped,
+                        confirm=self.confirm.value() if pooled else 0, docs=[doc])
         return self.runner.submit(job)
 
     def cancel(self) -> None:

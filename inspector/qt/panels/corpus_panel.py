@@ -264,7 +264,7 @@ class CorpusPanel(QWidget):
 
     def __init__(self, state: InspectorState, parent: QWidget | None = None, *, synchronous: bool = False) -> None:
         super().__init__(parent)
-        from inspector.qt.controllers.retrieval_jobs import JobRunner
+        from inspector.qt.runner import JobRunner
 
         self.state = state
         self.model = CorpusModel(self)
