@@ -317,7 +317,7 @@ class Workbench:
         chunks = chunks_by_doc if chunks_by_doc is not None else self.chunk_corpus(config.strategy, config.params, docs)
         index = self.build_index(config, chunks, docs)
         search = IndexSearch(index, retriever=config.retriever, multi_doc=len(docs) > 1)
-        qs = _questions(self.gold) if questions is None else tuple(questions)
+        qs = self.questions(docs) if questions is None else tuple(questions)
         return evaluate(qs, docs, chunks, search, config.k)
 
     def compare(self, a: EvalConfig, b: EvalConfig, *, progress: Progress | None = None,
@@ -346,7 +346,7 @@ class Workbench:
         groups: dict[tuple, list[EvalConfig]] = {}
         for c in configs:
             groups.setdefault(c.chunking_key, []).append(c)
-        questions = _questions(self.gold)
+        questions = self.questions(docs)
         rows: list[SweepRow] = []
         done = 0
         total = len(configs)

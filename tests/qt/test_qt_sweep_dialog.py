@@ -151,3 +151,47 @@ def test_heatmap_paints_cells(qtbot):
     (r1, _c1), (r2, _c2) = h.cell_rects()
     assert img.pixelColor(int(r1.left()) + 3, int(r1.top()) + 3) != img.pixelColor(int(r2.left()) + 3,
                                                                                    int(r2.top()) + 3)
+
+
+def test_a_corpus_sweep_scores_every_document_like_the_gold_panel_and_the_cli(qtbot, hash_window, wait_complete,
+                                                                             wait_result, tmp_path):
+    """In corpus mode the sweep covers the whole corpus: questions about the document that is not
+    shown are scored, not diagnosed "absent" (it used to sweep the shown document only: 0.5 here)."""
+    import json
+
+    from inspector.core.evaluation.gold import load_gold
+    from inspector.core.workbench import Workbench
+
+    folder = tmp_path / "two"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Refunds\n\nRefunds are issued within 14 days of the request.\n\n"
+                                 "## Receipts\n\nReceipts are required for every refund.\n", encoding="utf-8")
+    (folder / "b.md").write_text("# Wildlife\n\nZebras migrate across the savanna every spring.\n\n"
+                                 "## Lions\n\nLions hunt at night in small prides.\n", encoding="utf-8")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join(json.dumps(q) for q in (
+        {"question": "Do zebras migrate in spring?", "answer": "every spring", "source": "b.md"},
+        {"question": "When do lions hunt?", "answer": "at night", "source": "b.md"},
+        {"question": "How fast are refunds issued?", "answer": "within 14 days", "source": "a.md"},
+        {"question": "What is required for a refund?", "answer": "Receipts are required", "source": "a.md"},
+    )) + "\n", encoding="utf-8")
+    w = hash_window(start=False)
+    w.retrieval.set_retriever("bm25")
+    assert w.open_paths([str(folder)])
+    wait_complete(w)
+    assert w.state.document.doc_id == "a.md" and len(w.state.documents) == 2
+    assert w.gold_panel.open_gold(gold), w.message.text()
+    panel = wait_result(w, gold=True).report
+    d = _dialog(w)
+    d.retriever.setCurrentIndex(d.retriever.findData("bm25"))
+    d.sizes.setText("")
+    d.overlaps.setText("")
+    with qtbot.waitSignal(d.finished_sweep, timeout=60_000) as blocker:
+        assert d.run()
+    row = blocker.args[0].rows[0]
+    wb = Workbench(w.state.documents)
+    wb.set_gold(load_gold(gold, w.state.documents))
+    cli = wb.evaluate(row.config)
+    assert row.report.hit_rate == cli.hit_rate == panel.hit_rate == 1.0
+    assert not any(q.diagnosis and q.diagnosis.kind == "absent" for q in row.report.questions)
+    d.close()

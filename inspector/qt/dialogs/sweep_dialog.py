@@ -271,7 +271,7 @@ class SweepDialog(QDialog):
         self._say(f"Scoring {n} configuration{'s' if n != 1 else ''} on {len(gold)} questions"
                   + (" with pooled vectors…" if pooled else "…"))
         job = sweep_job(self.controller.workbench, configs, skipped=skipped,
-                        confirm=self.confirm.value() if pooled else 0, docs=[doc])
+                        confirm=self.confirm.value() if pooled else 0)  # the whole corpus, as the gold panel
         return self.runner.submit(job)
 
     def cancel(self) -> None:
