@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPalette
 
+from inspector.core.lru import SizedLRU
+
 #: Hues (degrees) of the chunk cycle: blue, amber, green, violet, teal, rose.
 CHUNK_HUES = (212, 38, 135, 275, 178, 345)
 
@@ -32,7 +34,7 @@ FLAG_SHORT = {"truncated_by_embedder": "truncated", "cut_mid_sentence": "cut", "
 FLAG_ORDER = ("truncated_by_embedder", "cut_mid_sentence", "split_table", "over_budget", "no_heading")
 
 
-_THEMES: dict[int, "Theme"] = {}
+_THEMES: "SizedLRU[Theme]" = SizedLRU(32, 32)
 
 
 def is_dark(palette: QPalette) -> bool:
@@ -61,12 +63,7 @@ class Theme:
     def for_palette(cls, palette: QPalette) -> Theme:
         """The theme of a palette (cached: widgets ask on every paint)."""
         key = palette.cacheKey()
-        hit = _THEMES.get(key)
-        if hit is None:
-            if len(_THEMES) > 32:
-                _THEMES.clear()
-            hit = _THEMES[key] = cls._build(palette)
-        return hit
+        return _THEMES.get_or_make(key, lambda: cls._build(palette), 1)
 
     @classmethod
     def _build(cls, palette: QPalette) -> Theme:

@@ -474,8 +474,7 @@ def test_a_long_session_keeps_neither_old_documents_nor_unbounded_caches(qtbot, 
     from inspector.core.text import structure, tokens, wordpieces
 
     budget = 150_000
-    monkeypatch.setattr(document, "HASH_CACHE_CHARS", budget)
-    for cache in (structure._STRUCTURES, tokens._INDEXES, wordpieces._INDEXES):
+    for cache in (document._HASHES, structure._STRUCTURES, tokens._INDEXES, wordpieces._INDEXES):
         monkeypatch.setattr(cache, "max_size", budget)
     body = HANDBOOK.read_text(encoding="utf-8")
     w = make_window()

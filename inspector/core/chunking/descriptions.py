@@ -19,12 +19,13 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from inspector.core.chunking.chunk import PREFIX_SEPARATOR, Chunk
 from inspector.core.documents.document import Document
+from inspector.core.lru import SizedLRU
 from inspector.core.text.structure import Structure, sentence_spans, structure_of
 
 #: Describes one chunk of one document; the result is added to the chunk's prefix.
@@ -129,19 +130,12 @@ class _DocIndex:
         return None
 
 
-_INDEXES: OrderedDict[tuple[str, str, str], _DocIndex] = OrderedDict()
+#: Section indexes of at most 16 documents and 32 M characters.
+_INDEXES: SizedLRU[_DocIndex] = SizedLRU(16, 32_000_000)
 
 
 def _index(doc: Document) -> _DocIndex:
-    key = (doc.sha256, doc.kind, doc.name)
-    hit = _INDEXES.get(key)
-    if hit is None:
-        hit = _INDEXES[key] = _DocIndex(doc)
-        if len(_INDEXES) > 16:
-            _INDEXES.popitem(last=False)
-    else:
-        _INDEXES.move_to_end(key)
-    return hit
+    return _INDEXES.get_or_make((doc.sha256, doc.kind, doc.name), lambda: _DocIndex(doc), len(doc.text))
 
 
 def _shorten(s: str, limit: int = MAX_SENTENCE_CHARS) -> str:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections import OrderedDict
 from typing import Callable
 
 import numpy as np
@@ -42,11 +41,13 @@ from inspector.core.embedding.embedder import (
     default_embedder,
     embed_texts,
 )
+from inspector.core.lru import SizedLRU
 
 _LOCK = threading.Lock()
 _EMBEDDER: Embedder | None = None
 _CACHE: EmbeddingCache | None = None
-_DISTANCES: OrderedDict[tuple[str, str, str, int], np.ndarray] = OrderedDict()
+#: Adjacent-sentence distances of at most 16 documents (the one LRU, locked).
+_DISTANCES: SizedLRU[np.ndarray] = SizedLRU(16, 16)
 
 
 def set_semantic_embedder(embedder: Embedder | None) -> None:
@@ -75,8 +76,8 @@ def adjacent_distances(doc: Document, spans: list[tuple[int, int]],
     """1 - cosine similarity of each sentence with the next (len(spans) - 1 values)."""
     emb = embedder if embedder is not None else semantic_embedder()
     key = (doc.sha256, doc.kind, cache_namespace(emb), id(emb))
+    hit = _DISTANCES.lookup(key)
     with _LOCK:
-        hit = _DISTANCES.get(key)
         cache = _CACHE
     if hit is not None and len(hit) == max(len(spans) - 1, 0):
         return hit
@@ -88,10 +89,7 @@ def adjacent_distances(doc: Document, spans: list[tuple[int, int]],
         sims = np.einsum("ij,ij->i", vecs[:-1].astype(np.float64), vecs[1:].astype(np.float64))
         dist = 1.0 - np.clip(sims, -1.0, 1.0)
     dist.setflags(write=False)
-    with _LOCK:
-        _DISTANCES[key] = dist
-        if len(_DISTANCES) > 16:
-            _DISTANCES.popitem(last=False)
+    _DISTANCES.put(key, dist)
     return dist
 
 

@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext
 from inspector.core.chunking.fixed_tokens import token_windows
 from inspector.core.chunking.params import Param, Strategy
 from inspector.core.documents.document import Document
+from inspector.core.lru import SizedLRU
 from inspector.core.text.structure import sentence_spans
 
-_UNITS: OrderedDict[str, tuple[list[tuple[int, int]], list[int]]] = OrderedDict()
+#: Sentence units of at most 16 documents and 32 M characters.
+_UNITS: SizedLRU[tuple[list[tuple[int, int]], list[int]]] = SizedLRU(16, 32_000_000)
 
 
 def sentence_units(ctx: SpanContext) -> tuple[list[tuple[int, int]], list[int]]:
     """Sentence spans and their token counts, computed once per document content."""
-    key = ctx.doc.sha256 + ctx.doc.kind
-    hit = _UNITS.get(key)
-    if hit is not None:
-        return hit
-    spans = sentence_spans(ctx.text, markdown=ctx.doc.kind == "markdown")
-    counts = [ctx.count(a, b) for a, b in spans]
-    _UNITS[key] = (spans, counts)
-    if len(_UNITS) > 16:
-        _UNITS.popitem(last=False)
-    return spans, counts
+    def make() -> tuple[list[tuple[int, int]], list[int]]:
+        spans = sentence_spans(ctx.text, markdown=ctx.doc.kind == "markdown")
+        return spans, [ctx.count(a, b) for a, b in spans]
+
+    return _UNITS.get_or_make(ctx.doc.sha256 + ctx.doc.kind, make, len(ctx.text))
 
 
 def pack_units(ctx: SpanContext, spans: list[tuple[int, int]], counts: list[int], size: int,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from inspector.core.documents.encoding import decode_bytes
 from inspector.core.errors import InputError
+from inspector.core.lru import SizedLRU
 
 #: File suffixes opened as Markdown; everything in TEXT_SUFFIXES is plain text.
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
@@ -56,28 +57,20 @@ class Document:
         return hash((self.doc_id, self.sha256))
 
 
-_HASHES: dict[int, tuple[str, str]] = {}
-
-
 #: The hash cache holds the texts it hashed (so an id is never mistaken for a dead string's):
 #: at most 256 of them and this many characters in all, so a long window session does not keep
 #: every document it ever opened alive.
 HASH_CACHE_CHARS = 16_000_000
+_HASHES: SizedLRU[tuple[str, str]] = SizedLRU(256, HASH_CACHE_CHARS)
 
 
 def _text_hash(text: str) -> str:
     # Hashing 50 MB costs ~50 ms; remember it per string object (strings are immutable).
-    hit = _HASHES.pop(id(text), None)
-    if hit is not None and hit[0] is text:  # type: ignore[comparison-overlap]
-        _HASHES[id(text)] = hit  # most recently used last
+    hit = _HASHES.lookup(id(text))
+    if hit is not None and hit[0] is text:
         return hit[1]
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    _HASHES[id(text)] = (text, digest)  # type: ignore[assignment]
-    # Snapshots (list(...)) because worker threads hash documents too: iterating the live dict
-    # while another thread inserts would raise.
-    while len(_HASHES) > 1 and (len(_HASHES) > 256
-                                or sum(len(t) for t, _d in list(_HASHES.values())) > HASH_CACHE_CHARS):
-        _HASHES.pop(next(iter(list(_HASHES)), None), None)  # least recently used first
+    _HASHES.put(id(text), (text, digest), len(text))
     return digest
 
 

@@ -23,7 +23,6 @@ import csv
 import io
 import json
 import os
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
@@ -33,6 +32,7 @@ import numpy as np
 from inspector.core.documents.document import Document
 from inspector.core.documents.encoding import decode_bytes
 from inspector.core.errors import InputError
+from inspector.core.lru import SizedLRU
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 CSV_SUFFIXES = frozenset({".csv"})
@@ -120,21 +120,13 @@ class NormalizedText:
         return out
 
 
-_NORMALIZED: OrderedDict[str, NormalizedText] = OrderedDict()
+#: Normalized texts of at most 32 documents and 32 M characters.
+_NORMALIZED: SizedLRU[NormalizedText] = SizedLRU(32, 32_000_000)
 
 
 def normalized_text(doc: Document) -> NormalizedText:
-    """The document's `NormalizedText`, computed once per content (small LRU)."""
-    key = doc.sha256
-    hit = _NORMALIZED.get(key)
-    if hit is not None:
-        _NORMALIZED.move_to_end(key)
-        return hit
-    made = _normalize_with_origin(doc.text)
-    _NORMALIZED[key] = made
-    if len(_NORMALIZED) > 32:
-        _NORMALIZED.popitem(last=False)
-    return made
+    """The document's `NormalizedText`, computed once per content."""
+    return _NORMALIZED.get_or_make(doc.sha256, lambda: _normalize_with_origin(doc.text), len(doc.text))
 
 
 def _normalize_with_origin(text: str) -> NormalizedText:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Collection, Mapping, Sequence
 
@@ -20,6 +19,7 @@ from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import EmbeddingCache
 from inspector.core.embedding.embedder import Embedder, embed_texts
+from inspector.core.lru import SizedLRU
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
 RRF_K = 60
@@ -94,8 +94,9 @@ class Index:
                                       dtype=np.int64, count=len(self.entries))
         self._bm25: Any = None
         self._bm25_lock = threading.Lock()
-        self._heading_masks: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        # Searched from several runner threads at once: both memos are the core's locked LRU.
+        self._heading_masks: SizedLRU[np.ndarray] = SizedLRU(64, 64)
+        self._queries: SizedLRU[np.ndarray] = SizedLRU(256, 256)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -124,29 +125,25 @@ class Index:
         return None if mask is None else np.flatnonzero(mask)
 
     def _heading_mask(self, prefix: tuple[str, ...]) -> np.ndarray:
-        hit = self._heading_masks.get(prefix)
+        hit = self._heading_masks.lookup(prefix)
         if hit is None:
             n = len(prefix)
             hit = np.fromiter((c.heading_path[:n] == prefix for c in self.entries), dtype=bool,
                               count=len(self.entries))
-            self._heading_masks[prefix] = hit
-            if len(self._heading_masks) > 64:
-                self._heading_masks.popitem(last=False)
+            self._heading_masks.put(prefix, hit)
         return hit
 
     # -- scoring --------------------------------------------------------------------------
     def embed_query(self, query: str) -> np.ndarray:
         """The query's vector (dim,), remembered per index and cached like chunk texts."""
-        hit = self._queries.get(query)
+        hit = self._queries.lookup(query)
         if hit is not None:
             return hit
         if self.embedder is None:
             raise ValueError("dense and hybrid retrieval need an embedder: this index was built "
                              "without one (use retriever='bm25', or build it with an embedder)")
         vec = embed_texts(self.embedder, [query], self.cache, flush=False)[0]
-        self._queries[query] = vec
-        if len(self._queries) > 256:
-            self._queries.popitem(last=False)
+        self._queries.put(query, vec)
         return vec
 
     def _dense_scores(self, qvec: np.ndarray, cand: np.ndarray | None) -> np.ndarray:

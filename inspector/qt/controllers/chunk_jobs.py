@@ -23,6 +23,7 @@ from inspector.core.chunking.stats import ChunkStats
 from inspector.core.display.offsets import LineIndex
 from inspector.core.display.segments import SpanIndex
 from inspector.core.documents.document import Document
+from inspector.core.lru import SizedLRU
 from inspector.qt.runner import JobRunner
 
 log = logging.getLogger(__name__)
@@ -134,16 +135,12 @@ def _replace_complete(first: ChunkResult, chunks: tuple[Chunk, ...], stats: Chun
                        by_id={c.id: c for c in chunks})
 
 
-_LINES: dict[str, LineIndex] = {}
+#: Line indexes of at most 8 documents (worker threads build them; the core's locked LRU).
+_LINES: SizedLRU[LineIndex] = SizedLRU(8, 64_000_000)
 
 
 def _line_index(doc: Document) -> LineIndex:
-    hit = _LINES.get(doc.sha256)
-    if hit is None:
-        if len(_LINES) > 8:
-            _LINES.clear()
-        hit = _LINES[doc.sha256] = LineIndex(doc.text)
-    return hit
+    return _LINES.get_or_make(doc.sha256, lambda: LineIndex(doc.text), len(doc.text))
 
 
 class ChunkRunner(JobRunner):
