@@ -24,7 +24,9 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
     for s in strategies().values():
         out.append({"name": s.name, "description": s.description,
                     "params": [{"name": p.name, "unit": p.unit, "default": p.default,
-                                "min": p.minimum, "max": p.maximum, "help": p.help} for p in s.params]})
+                                "min": p.minimum, "max": p.maximum, "help": p.help,
+                                "role": p.role, "less_than": p.less_than, "at_least": p.at_least}
+                               for p in s.params]})
     if args.format == "json":
         print(json.dumps(out, indent=2))
         return 0

@@ -57,38 +57,52 @@ def print_alignment_reports(name: str, docs) -> None:
             print(f"warning: {line}", file=sys.stderr)
 
 
-def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
-    """(strategy name, params) from the common arguments; unknown names raise ValueError."""
-    from inspector.core.chunking.registry import get_strategy
-
-    strat = get_strategy(args.strategy)
-    params: dict = {}
-    names = {p.name: p for p in strat.params}
-    for flag in ("size", "overlap"):
-        value = getattr(args, flag, None)
-        if value is None:
-            continue
-        if flag in names:
-            params[flag] = value
-        elif flag == "size" and "parent_size" in names:
-            params["parent_size"] = value
-        elif flag == "size" and "child_size" in names:
-            params["child_size"] = value
-        elif flag == "overlap" and "child_overlap" in names:
-            params["child_overlap"] = value
-        else:
-            raise ValueError(f"strategy '{strat.name}' has no {flag} parameter")
-    for item in args.param:
+def param_flags(strategy, items) -> dict:
+    """`--param NAME=VALUE` items as typed values for the strategy's declared parameters."""
+    names = {p.name: p for p in strategy.params}
+    out: dict = {}
+    for item in items or ():
         if "=" not in item:
             raise ValueError(f"--param expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         p = names.get(k)
-        if p is not None and p.kind == "float":
-            params[k] = float(v)
-        elif p is not None and p.kind == "int":
-            params[k] = int(v)
-        elif p is not None and p.kind == "bool":
-            params[k] = v.lower() in ("1", "true", "yes", "on")
-        else:
-            params[k] = v
+        if p is None:
+            raise ValueError(f"strategy '{strategy.name}' has no parameter '{k}' "
+                             f"(known: {', '.join(names) or 'none'})")
+        try:
+            if p.kind == "float":
+                out[k] = float(v)
+            elif p.kind == "int":
+                out[k] = int(v)
+            elif p.kind == "bool":
+                out[k] = v.lower() in ("1", "true", "yes", "on")
+            else:
+                out[k] = v
+        except ValueError:
+            raise ValueError(f"--param {k} expects a {p.kind}, got {v!r}") from None
+    return out
+
+
+def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
+    """(strategy name, params) from the common arguments; unknown names raise ValueError.
+
+    `--size`/`--overlap` set the parameters holding the "size"/"overlap" roles, and `--param`
+    names parameters exactly (and wins over them). Unlike `eval` (`with_size_overlap`), nothing
+    else is adjusted: `chunks --strategy markdown --size 1000` asks for `--param hard_cap=...`
+    too, and `--overlap` (even 0) on a strategy without an overlap role is an error, as before
+    roles were declared.
+    """
+    from inspector.core.chunking.registry import get_strategy
+
+    strat = get_strategy(args.strategy)
+    params: dict = {}
+    for role in ("size", "overlap"):
+        value = getattr(args, role, None)
+        if value is None:
+            continue
+        p = strat.param_for_role(role)
+        if p is None:
+            raise ValueError(f"strategy '{strat.name}' has no {role} parameter")
+        params[p.name] = value
+    params.update(param_flags(strat, args.param))
     return strat.name, strat.validate(params)

@@ -153,39 +153,20 @@ def _read_config(path: str):
 
 
 def _flag_params(strategy: str, args: argparse.Namespace, base: dict) -> dict:
-    """`base` with what --size, --overlap and --param set (validated)."""
+    """`base` with what --param, then --size and --overlap set (validated, `with_size_overlap`)."""
+    from inspector.cli.common import param_flags
+    from inspector.core.chunking.params import with_size_overlap
     from inspector.core.chunking.registry import get_strategy
-    from inspector.core.evaluation.config import sized_params
 
     strat = get_strategy(strategy)
-    names = {p.name: p for p in strat.params}
     extra = dict(base)
-    for item in getattr(args, "param", None) or []:
-        if "=" not in item:
-            raise ValueError(f"--param expects NAME=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        p = names.get(k)
-        if p is None:
-            raise ValueError(f"strategy '{strategy}' has no parameter '{k}' "
-                             f"(known: {', '.join(names) or 'none'})")
-        try:
-            if p.kind == "float":
-                extra[k] = float(v)
-            elif p.kind == "int":
-                extra[k] = int(v)
-            elif p.kind == "bool":
-                extra[k] = v.lower() in ("1", "true", "yes", "on")
-            else:
-                extra[k] = v
-        except ValueError:
-            raise ValueError(f"--param {k} expects a {p.kind}, got {v!r}") from None
+    extra.update(param_flags(strat, getattr(args, "param", None)))
     size = getattr(args, "size", None)
     overlap = getattr(args, "overlap", None)
-    if size is None and overlap is None:
-        return strat.validate(extra)
-    if overlap is not None and overlap != 0 and not any(n in names for n in ("overlap", "child_overlap")):
+    # An overlap the strategy cannot take is named before a missing size (paragraph --size --overlap).
+    if overlap not in (None, 0) and strat.param_for_role("overlap") is None:
         raise ValueError(f"strategy '{strategy}' has no overlap parameter")
-    return sized_params(strategy, size, overlap, base=extra)
+    return with_size_overlap(strat, size, overlap, base=extra)
 
 
 def _config(args: argparse.Namespace):

@@ -94,6 +94,21 @@ def test_grid_dedupes_and_lists_skipped_points():
         grid(["nope"])
 
 
+def test_grid_sizes_go_to_the_size_role():
+    configs, skipped = grid(["parent_child", "semantic"], [64, 512], [0, 16], retriever="bm25")
+    got = sorted((c.strategy, tuple(sorted(c.params.items()))) for c in configs)
+    assert got == sorted([
+        ("parent_child", (("child_overlap", 0), ("child_size", 128), ("parent_size", 512))),
+        ("parent_child", (("child_overlap", 16), ("child_size", 128), ("parent_size", 512))),
+        ("semantic", (("max_size", 512), ("min_size", 64), ("threshold", 90))),
+    ])
+    reasons = dict(skipped)
+    assert reasons["parent_child size=64 overlap=0"] == ("parent_child: child_size (128) must be smaller "
+                                                         "than parent_size (64)")
+    assert reasons["semantic size=64 overlap=0"] == "semantic: min_size (64) must be smaller than max_size (64)"
+    assert reasons["semantic size=512 overlap=16"] == "strategy 'semantic' has no overlap parameter"
+
+
 # -- compare ----------------------------------------------------------------------------------------
 
 def _scripted(ranks: dict[str, list[int]], chunks):

@@ -151,3 +151,58 @@ def test_params_set_elsewhere_update_the_controls(panel):
     panel.set_strategy("fixed_tokens")
     panel.state.set_params({"size": 64, "overlap": 16})
     assert panel.values() == {"size": 64, "overlap": 16}
+
+
+@pytest.fixture
+def odd_names(qtbot):
+    """A strategy whose names say nothing: only its declarations can tell the panel what to keep."""
+
+    def func(doc, params):
+        return ()
+
+    strat = Strategy("demo_declared", func, (
+        Param("window", "tokens", 200, 10, 2000, 10, role="size"),
+        Param("shared", "tokens", 0, 0, 1000, 10, role="overlap", less_than="window"),
+        Param("ceiling", "tokens", 400, 10, 4000, 10, at_least="window"),
+    ), "demo")
+    register_strategy(strat)
+    state = InspectorState()
+    p = StrategyPanel(state)
+    qtbot.addWidget(p)
+    p.set_strategy("demo_declared")
+    yield p
+    unregister("demo_declared")
+
+
+def test_a_less_than_declaration_keeps_the_slider_below(odd_names):
+    p = odd_names
+    p.set_value("shared", 5000)
+    assert p.values()["shared"] < p.values()["window"] == 200
+    assert p.control("shared").maximum == 199  # the slider's range ends below the window
+    p.set_value("shared", 150)
+    p.set_value("window", 100)  # shrinking the window drags the shared part down
+    v = p.values()
+    assert v["shared"] < v["window"] == 100
+    assert p.state.params == v and p.problem.isHidden()
+
+
+def test_an_at_least_declaration_pushes_both_ways(odd_names):
+    p = odd_names
+    p.set_value("window", 900)  # past the ceiling: the ceiling follows
+    assert p.values()["window"] == 900 and p.values()["ceiling"] == 900
+    p.set_value("shared", 500)
+    p.set_value("ceiling", 300)  # lowering the ceiling pulls the window down, and the shared part with it
+    v = p.values()
+    assert v["ceiling"] == 300 and v["window"] == 300 and v["shared"] < 300
+    assert p.state.params == v and p.problem.isHidden()
+
+
+def test_shrinking_the_parent_keeps_child_and_its_overlap_valid(panel):
+    panel.set_strategy("parent_child")
+    panel.set_value("child_size", 512)
+    panel.set_value("child_overlap", 400)
+    panel.set_value("parent_size", 64)  # child_size must drop below 64, child_overlap below that
+    v = panel.values()
+    assert v["child_overlap"] < v["child_size"] < v["parent_size"] == 64
+    assert panel.state.params == strategies()["parent_child"].validate(v)
+    assert panel.problem.isHidden(), panel.problem.text()

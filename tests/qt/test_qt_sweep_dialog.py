@@ -28,6 +28,9 @@ def test_parse_and_suggest():
     sizes, overlaps = suggest_grid("sentences", {"size": 256})
     assert overlaps == [0, 1, 2]  # overlap in sentences, size in tokens
     assert suggest_grid("paragraph", {}) == ([], [0])
+    # The roles say which parameters: parent_child's parent_size and child_overlap, semantic's max_size.
+    assert suggest_grid("parent_child", {"parent_size": 512}) == ([256, 512, 768, 1024], [0, 26, 51])
+    assert suggest_grid("semantic", {"max_size": 256}) == ([128, 256, 384, 512], [0])
     cells, configs, skipped = build_cells(["fixed_chars"], [100, 200], [0, 150], k=5, retriever="bm25",
                                           embedding="exact")
     assert len(cells) == 4 and len(configs) == 3 and len(skipped) == 1  # overlap 150 >= size 100

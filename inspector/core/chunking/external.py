@@ -362,6 +362,12 @@ def strategy_from_callable(name: str, func: Callable[..., Any], params: Sequence
     `func` returns strings, (start, end) pairs, LangChain `Document`s or LlamaIndex nodes. The
     pieces are aligned with `align_chunks`; what could not be placed is in
     `last_alignment_report(name, doc.doc_id)`. Registered under `name` unless `register=False`.
+
+    `--size`/`--overlap` and the sweep address the parameters with the "size"/"overlap" roles. A
+    user's `Param` need not declare one: a parameter named exactly "size" (or "overlap") takes
+    the role when no other declares it, and such an "overlap" must stay below a "size" of the
+    same unit (`params.infer_roles`), as before roles were declared. Declare `role=` (and
+    `less_than=`/`at_least=`) to address a parameter with another name, e.g. "chunk_size".
     """
     declared = tuple(params)
 
@@ -455,11 +461,6 @@ def langchain_strategy(splitter: Any, name: str | None = None, description: str 
     return strategy_from_callable(name, split, (), desc, register=register)
 
 
-def _lc_check(p: dict) -> None:
-    if not p["size"] > 0:
-        raise ValueError("lc_recursive: size must be positive")
-
-
 def register_langchain_strategies() -> list[Strategy]:
     """Register `lc_recursive` and `lc_markdown_header` if langchain-text-splitters is installed.
 
@@ -482,8 +483,10 @@ def register_langchain_strategies() -> list[Strategy]:
 
     made = [
         strategy_from_callable("lc_recursive", lc_recursive, (
-            Param("size", "characters", 1000, 50, 20000, 50, "chunk_size (LangChain counts characters)"),
-            Param("overlap", "characters", 200, 0, 5000, 10, "chunk_overlap"),
+            Param("size", "characters", 1000, 50, 20000, 50, "chunk_size (LangChain counts characters)",
+                  role="size"),
+            Param("overlap", "characters", 200, 0, 5000, 10, "chunk_overlap", role="overlap",
+                  less_than="size"),
         ), "LangChain RecursiveCharacterTextSplitter with its defaults (sizes in characters), aligned "
            "back onto the text"),
         strategy_from_callable("lc_markdown_header", lc_markdown_header, (

@@ -29,8 +29,9 @@ def fixed_chars(doc: Document, params: dict) -> tuple[Chunk, ...]:
 STRATEGY = Strategy(
     "fixed_chars", fixed_chars,
     (
-    Param("size", "characters", 500, 1, 20000, 10, "Window length"),
-    Param("overlap", "characters", 0, 0, 10000, 10, "Characters shared by neighbouring windows"),
+    Param("size", "characters", 500, 1, 20000, 10, "Window length", role="size"),
+    Param("overlap", "characters", 0, 0, 10000, 10, "Characters shared by neighbouring windows",
+          role="overlap", less_than="size"),
 ),
     "Windows of `size` characters stepping by size - overlap; boundaries fall wherever they fall.",
     prefix_default=False,

@@ -62,8 +62,9 @@ def fixed_tokens(doc: Document, params: dict) -> tuple[Chunk, ...]:
 STRATEGY = Strategy(
     "fixed_tokens", fixed_tokens,
     (
-    Param("size", "tokens", 256, 1, 8192, 8, "Window length in cl100k tokens"),
-    Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens shared by neighbouring windows"),
+    Param("size", "tokens", 256, 1, 8192, 8, "Window length in cl100k tokens", role="size"),
+    Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens shared by neighbouring windows", role="overlap",
+          less_than="size"),
 ),
     "Windows of `size` cl100k tokens with `overlap` tokens shared, like LangChain's TokenTextSplitter.",
     prefix_default=False,

@@ -86,11 +86,6 @@ def _pack(ctx: SpanContext, units: list[tuple[int, int]], first_start: int, size
     return plans
 
 
-def _check(p: dict) -> None:
-    if p["hard_cap"] < p["size"]:
-        raise ValueError(f"markdown: hard_cap ({p['hard_cap']}) must be at least size ({p['size']})")
-
-
 def plan_markdown(ctx: SpanContext, size: int, hard_cap: int) -> list[_Plan]:
     """The chunk plan for a Markdown document (spans before final trimming)."""
     blocks = ctx.structure.blocks
@@ -178,11 +173,12 @@ def markdown(doc: Document, params: dict) -> tuple[Chunk, ...]:
 STRATEGY = Strategy(
     "markdown", markdown,
     (
-    Param("size", "tokens", 256, 16, 8192, 8, "Soft cap: blocks are packed up to this many tokens"),
+    Param("size", "tokens", 256, 16, 8192, 8, "Soft cap: blocks are packed up to this many tokens",
+          role="size"),
     Param("hard_cap", "tokens", 512, 16, 16384, 8,
-          "Tables, code, lists and quotes stay whole up to this; chunks above it are over budget"),
+          "Tables, code, lists and quotes stay whole up to this; chunks above it are over budget",
+          at_least="size"),
 ),
     "Structure first, size second: headings attached to their sections, tables, code and lists kept "
    "whole up to a hard cap, big tables split between rows with the header carried along.",
-    check=_check,
 )

@@ -16,15 +16,6 @@ from inspector.core.chunking.recursive import recursive_spans
 from inspector.core.documents.document import Document
 
 
-def _check(p: dict) -> None:
-    if p["child_overlap"] >= p["child_size"]:
-        raise ValueError(f"parent_child: child_overlap ({p['child_overlap']}) must be smaller than "
-                         f"child_size ({p['child_size']})")
-    if p["child_size"] >= p["parent_size"]:
-        raise ValueError(f"parent_child: child_size ({p['child_size']}) must be smaller than "
-                         f"parent_size ({p['parent_size']})")
-
-
 def parent_child(doc: Document, params: dict) -> tuple[Chunk, ...]:
     from inspector.core.chunking.markdown import markdown
 
@@ -46,10 +37,12 @@ def parent_child(doc: Document, params: dict) -> tuple[Chunk, ...]:
 STRATEGY = Strategy(
     "parent_child", parent_child,
     (
-    Param("parent_size", "tokens", 1024, 32, 16384, 16, "Size of the parents returned to the model"),
-    Param("child_size", "tokens", 128, 16, 4096, 8, "Size of the children that are matched"),
-    Param("child_overlap", "tokens", 0, 0, 2048, 8, "Overlap between neighbouring children"),
+    Param("parent_size", "tokens", 1024, 32, 16384, 16, "Size of the parents returned to the model",
+          role="size"),
+    Param("child_size", "tokens", 128, 16, 4096, 8, "Size of the children that are matched",
+          less_than="parent_size"),
+    Param("child_overlap", "tokens", 0, 0, 2048, 8, "Overlap between neighbouring children",
+          role="overlap", less_than="child_size"),
 ),
     "Small children (matched) inside big parents (returned); both are spans of the text.",
-    check=_check,
 )

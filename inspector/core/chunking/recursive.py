@@ -102,11 +102,6 @@ def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int]
     return out
 
 
-def _check(p: dict) -> None:
-    if p["overlap"] >= p["size"]:
-        raise ValueError(f"recursive: overlap ({p['overlap']}) must be smaller than size ({p['size']})")
-
-
 def recursive(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
     spans = recursive_spans(doc.text, 0, len(doc.text), ctx.count, params["size"], params["overlap"])
@@ -116,8 +111,9 @@ def recursive(doc: Document, params: dict) -> tuple[Chunk, ...]:
 STRATEGY = Strategy(
     "recursive", recursive,
     (
-    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk"),
-    Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens of trailing pieces repeated in the next chunk"),
+    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk", role="size"),
+    Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens of trailing pieces repeated in the next chunk",
+          role="overlap", less_than="size"),
 ),
     "Separator hierarchy (paragraph, line, sentence, word, character) to a token budget, small "
    "pieces merged; LangChain's RecursiveCharacterTextSplitter on spans.",

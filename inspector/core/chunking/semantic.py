@@ -173,12 +173,6 @@ def _best_gap(i: int, j: int, dist: np.ndarray, no_break: np.ndarray, min_size: 
     return j - 1 if no_break[j] and j > i else j
 
 
-def _check(p: dict) -> None:
-    if p["min_size"] >= p["max_size"]:
-        raise ValueError(f"semantic: min_size ({p['min_size']}) must be smaller than max_size "
-                         f"({p['max_size']})")
-
-
 def semantic(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
     spans, counts = sentence_units(ctx)
@@ -194,11 +188,14 @@ STRATEGY = Strategy(
     Param("threshold", "percentile", 90, 1, 99, 1,
           "Break at gaps whose sentence distance is above this percentile (90: the 10% largest "
           "drops in similarity); lower means more breaks"),
-    Param("min_size", "tokens", 64, 0, 4096, 8, "A chunk is not ended at a break before this size"),
-    Param("max_size", "tokens", 256, 1, 8192, 8, "Hard limit; a longer sentence is cut into windows"),
+    Param("min_size", "tokens", 64, 0, 4096, 8, "A chunk is not ended at a break before this size",
+          less_than="max_size"),
+    # max_size holds the size role: it is the token budget (`ctx.make(budget=...)`), what
+    # `size` means for recursive and sentences, so `--size` and a sweep's sizes set it.
+    Param("max_size", "tokens", 256, 1, 8192, 8, "Hard limit; a longer sentence is cut into windows",
+          role="size"),
 ),
     "Breaks where the similarity of neighbouring sentences drops (embeddings), within min and max "
    "token sizes.",
     needs_embedder=True,
-    check=_check,
 )

@@ -66,8 +66,9 @@ def sentences(doc: Document, params: dict) -> tuple[Chunk, ...]:
 STRATEGY = Strategy(
     "sentences", sentences,
     (
-    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk"),
-    Param("overlap", "sentences", 0, 0, 20, 1, "Sentences repeated at the start of the next chunk"),
+    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk", role="size"),
+    Param("overlap", "sentences", 0, 0, 20, 1, "Sentences repeated at the start of the next chunk",
+          role="overlap"),
 ),
     "Whole sentences packed up to a token budget; a sentence over budget is cut into token windows.",
     prefix_default=False,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.params import with_size_overlap
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import Document
 from inspector.core.errors import InputError
@@ -131,25 +132,6 @@ class EvalConfig:
 
 def sized_params(strategy: str, size: int | None = None, overlap: int | None = None,
                  base: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A strategy's params with a generic size and overlap put where the strategy keeps them
-    (`size`, else `parent_size`; `overlap`, else `child_overlap`). ValueError when the strategy has
-    no such parameter or the values break its constraints."""
-    strat = get_strategy(strategy)
-    names = {p.name for p in strat.params}
-    params = dict(base or {})
-    if size is not None:
-        slot = next((n for n in ("size", "parent_size") if n in names), None)
-        if slot is None:
-            raise ValueError(f"strategy '{strategy}' has no size parameter")
-        params[slot] = size
-        # Markdown's hard cap must stay at or above the soft cap; follow a larger size.
-        if "hard_cap" in names and "hard_cap" not in (base or {}):
-            params["hard_cap"] = max(int(strat.defaults()["hard_cap"]), size)
-    if overlap is not None:
-        slot = next((n for n in ("overlap", "child_overlap") if n in names), None)
-        if slot is None:
-            if overlap == 0:
-                return strat.validate(params)
-            raise ValueError(f"strategy '{strategy}' has no overlap parameter")
-        params[slot] = overlap
-    return strat.validate(params)
+    """A strategy's params (by name) with a generic size and overlap put where its declarations say
+    (the "size"/"overlap" roles); see `inspector.core.chunking.params.with_size_overlap`."""
+    return with_size_overlap(get_strategy(strategy), size, overlap, base)

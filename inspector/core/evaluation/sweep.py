@@ -41,26 +41,22 @@ def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
          retriever: str = "dense", with_prefix: bool | None = None, embedding: str = "exact"
          ) -> tuple[list[EvalConfig], list[tuple[str, str]]]:
     """The distinct configurations of strategy × size × overlap × k, and the skipped points.
-    A strategy without a size (or overlap) parameter contributes one point for all sizes."""
+    Sizes and overlaps go to each strategy's "size"/"overlap" roles (`sized_params`); a strategy
+    without a size role contributes one point for all sizes, one without an overlap role one
+    point for overlap 0 (other overlaps are skipped points)."""
     configs: list[EvalConfig] = []
     skipped: list[tuple[str, str]] = []
     seen: set[EvalConfig] = set()
     for strategy in strategies:
-        get_strategy(strategy)  # unknown names are an error, not a skipped point
+        # Unknown names are an error, not a skipped point.
+        sized = get_strategy(strategy).param_for_role("size") is not None
         for size in sizes or (None,):
             for overlap in overlaps or (None,):
                 try:
-                    params = sized_params(strategy, size, overlap)
+                    params = sized_params(strategy, size if sized else None, overlap)
                 except ValueError as exc:
-                    if "has no size parameter" in str(exc):
-                        try:
-                            params = sized_params(strategy, None, overlap)
-                        except ValueError as exc2:
-                            skipped.append((f"{strategy} size={size} overlap={overlap}", str(exc2)))
-                            continue
-                    else:
-                        skipped.append((f"{strategy} size={size} overlap={overlap}", str(exc)))
-                        continue
+                    skipped.append((f"{strategy} size={size} overlap={overlap}", str(exc)))
+                    continue
                 for k in ks:
                     cfg = EvalConfig(strategy, params, k, retriever, with_prefix, embedding)
                     if cfg not in seen:

@@ -50,21 +50,19 @@ def parse_ints(text: str) -> list[int]:
 
 
 def suggest_grid(strategy: str, params: dict) -> tuple[list[int], list[int]]:
-    """Sizes around the current one and a few overlaps, within the strategy's declared ranges."""
+    """Sizes around the current one and a few overlaps, within the strategy's declared ranges (its
+    "size" and "overlap" roles; sentence overlaps against token sizes get small counts)."""
     from inspector.core.chunking.registry import get_strategy
 
     strat = get_strategy(strategy)
-    decl = {p.name: p for p in strat.params}
-    size_name = next((n for n in ("size", "parent_size") if n in decl), None)
-    if size_name is None:
+    p = strat.param_for_role("size")
+    if p is None:
         return [], [0]
-    p = decl[size_name]
-    s = int(params.get(size_name, p.default))
+    s = int(params.get(p.name, p.default))
     sizes = sorted({int(min(p.maximum, max(p.minimum, round(s * f)))) for f in (0.5, 1.0, 1.5, 2.0)})
-    ov_name = next((n for n in ("overlap", "child_overlap") if n in decl), None)
-    if ov_name is None:
+    ov = strat.param_for_role("overlap")
+    if ov is None:
         return sizes, [0]
-    ov = decl[ov_name]
     if ov.unit != p.unit:
         return sizes, [0, 1, 2]
     base = min(sizes)
@@ -74,6 +72,7 @@ def suggest_grid(strategy: str, params: dict) -> tuple[list[int], list[int]]:
 def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps: Sequence[int | None], *, k: int,
                 retriever: str, embedding: str) -> tuple[dict, list, list]:
     """(cells by (strategy, size, overlap), distinct configs to run, skipped points)."""
+    from inspector.core.chunking.registry import get_strategy
     from inspector.core.evaluation.config import EvalConfig, sized_params
 
     cells: dict[tuple[str, int | None, int | None], Cell] = {}
@@ -81,15 +80,15 @@ def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps
     skipped: list[tuple[str, str]] = []
     seen: set = set()
     for strategy in strategies:
+        # Without a size role, every size is the same configuration (as in `sweep.grid`).
+        try:
+            sized = get_strategy(strategy).param_for_role("size") is not None
+        except ValueError:  # unregistered meanwhile: each cell reports the unknown name
+            sized = True
         for size in sizes or [None]:
             for overlap in overlaps or [None]:
                 try:
-                    try:
-                        params = sized_params(strategy, size, overlap)
-                    except ValueError as exc:
-                        if "has no size parameter" not in str(exc):
-                            raise
-                        params = sized_params(strategy, None, overlap)
+                    params = sized_params(strategy, size if sized else None, overlap)
                     cfg = EvalConfig(strategy, params, k, retriever, None, embedding)
                 except ValueError as exc:
                     point = f"{strategy} size={size} overlap={overlap}"

@@ -1,10 +1,16 @@
 """Strategy selector and parameter controls generated from each strategy's declared `Param`s.
 
 int/float -> slider + spin box + unit, bool -> check box, choice -> combo box. Nothing here knows a
-particular strategy: the controls come from the declarations, and cross-parameter rules ("overlap
-below size") are kept by adjusting the dependent control, so the user can never reach a state the
-strategy rejects by moving one slider. Anything still invalid is shown under the controls and not
-sent on.
+particular strategy: the controls come from the declarations, and the declared cross-parameter
+rules (`Param.less_than`, `Param.at_least`) are kept by adjusting the dependent control, so the
+user can never reach a state the strategy rejects by moving one slider:
+
+- `less_than` ("overlap below size"): the declaring control's range ends just below the other's
+  value, and shrinking the other drags it down ("limit");
+- `at_least` ("hard cap at least size"): the two push each other, moving either past the other
+  carries the other along ("push").
+
+Anything still invalid is shown under the controls and not sent on.
 """
 
 from __future__ import annotations
@@ -30,17 +36,6 @@ from PySide6.QtWidgets import (
 
 from inspector.core.chunking.params import Param, Strategy
 from inspector.qt.controllers.state import InspectorState
-
-#: (lesser, greater, strict, mode): with equal units, lesser < greater (strict) or <=.
-#: mode "limit": the lesser control's maximum follows the greater one (and is clamped when the
-#: greater shrinks); "push": raising the lesser past the greater raises the greater with it.
-CONSTRAINTS = (
-    ("overlap", "size", True, "limit"),
-    ("child_overlap", "child_size", True, "limit"),
-    ("child_size", "parent_size", True, "limit"),
-    ("size", "hard_cap", False, "push"),
-    ("min_size", "max_size", True, "push"),
-)
 
 SLIDER_STEPS = 1000
 LINEAR_UP_TO = 300
@@ -390,27 +385,39 @@ class StrategyPanel(QWidget):
 
     # -- constraints -------------------------------------------------------------------------
     def _pairs(self):
-        units = {n: c.param.unit for n, c in self.controls.items() if isinstance(c, NumberControl)}
-        for lesser, greater, strict, mode in CONSTRAINTS:
-            if lesser in units and greater in units and units[lesser] == units[greater]:
-                yield lesser, greater, strict, mode
+        """(lesser, greater, strict, mode) for the strategy's declared constraints: mode "limit"
+        for `less_than`, "push" for `at_least` (see the module docstring)."""
+        numbers = {n for n, c in self.controls.items() if isinstance(c, NumberControl)}
+        for c in self.strategy.constraints():
+            if c.lesser in numbers and c.greater in numbers:  # declarations guarantee equal units
+                yield c.lesser, c.greater, c.strict, "limit" if c.strict else "push"
 
     def _apply_constraints(self, changed: str | None) -> None:
-        for lesser, greater, strict, mode in self._pairs():
-            lo: NumberControl = self.controls[lesser]  # type: ignore[assignment]
-            hi: NumberControl = self.controls[greater]  # type: ignore[assignment]
-            # Strictly less means one unit less, not one slider step: overlap 9 with size 10 is
-            # valid (and a pathological case users test), though the overlap slider steps by 10.
-            gap = (lo.param.step if lo.is_float else 1) if strict else 0
-            if mode == "limit":
-                lo.set_maximum(max(lo.param.minimum, hi.value() - (gap if strict else 0)))
-                if strict and lo.value() >= hi.value():
-                    lo.set_value(max(lo.param.minimum, hi.value() - 1), emit=False)
-            elif lo.value() > hi.value() - (1 if strict else 0):
-                if changed == greater:
-                    lo.set_value(hi.value() - (1 if strict else 0), emit=False)
-                else:
-                    hi.set_value(lo.value() + (1 if strict else 0), emit=False)
+        pairs = list(self._pairs())
+        # Keeping one rule can break another already kept (a smaller parent_size clamps child_size
+        # below child_overlap): repeat until nothing moves; chains are short, so this ends quickly.
+        for _ in range(len(pairs) + 1):
+            before = self.values()
+            for lesser, greater, strict, mode in pairs:
+                self._keep(lesser, greater, strict, mode, changed)
+            if self.values() == before:
+                break
+
+    def _keep(self, lesser: str, greater: str, strict: bool, mode: str, changed: str | None) -> None:
+        lo: NumberControl = self.controls[lesser]  # type: ignore[assignment]
+        hi: NumberControl = self.controls[greater]  # type: ignore[assignment]
+        # Strictly less means one unit less, not one slider step: overlap 9 with size 10 is
+        # valid (and a pathological case users test), though the overlap slider steps by 10.
+        gap = (lo.param.step if lo.is_float else 1) if strict else 0
+        if mode == "limit":
+            lo.set_maximum(max(lo.param.minimum, hi.value() - (gap if strict else 0)))
+            if strict and lo.value() >= hi.value():
+                lo.set_value(max(lo.param.minimum, hi.value() - 1), emit=False)
+        elif lo.value() > hi.value() - (1 if strict else 0):
+            if changed == greater:
+                lo.set_value(hi.value() - (1 if strict else 0), emit=False)
+            else:
+                hi.set_value(lo.value() + (1 if strict else 0), emit=False)
 
     def _on_control(self, name: str) -> None:
         if self._building:
