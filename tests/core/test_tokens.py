@@ -65,3 +65,45 @@ def test_span_count_exact_on_digit_and_whitespace_runs(text, data):
     a = data.draw(st.integers(0, len(text)))
     b = data.draw(st.integers(a, len(text)))
     assert idx.count(a, b) == count_text(text[a:b])
+
+
+def _oracle_offset_after(text: str, a: int, b: int, n: int) -> int:
+    """Encode text[a:b] on its own, keep n tokens, map their bytes back to a (floored) offset."""
+    enc = encoding()
+    ids = enc.encode(text[a:b], disallowed_special=())
+    if n >= len(ids):
+        return b
+    nbytes = sum(len(enc.decode_single_token_bytes(t)) for t in ids[:n])
+    offsets = list(utf8_offsets(text[a:b]))
+    return a + max(i for i, o in enumerate(offsets) if o <= nbytes)
+
+
+@settings(max_examples=300)
+@given(text=any_text | RUNS, data=st.data())
+def test_offset_after_n_tokens_equals_cutting_the_encoded_span(text, data):
+    idx = TokenIndex(text)
+    a = data.draw(st.integers(0, len(text)))
+    b = data.draw(st.integers(a, len(text)))
+    n = data.draw(st.integers(0, idx.count(a, b) + 2))
+    assert idx.offset_after(a, b, n) == _oracle_offset_after(text, a, b, n)
+
+
+def test_offset_after_on_long_mixed_text_uses_the_document_middle():
+    text = ("Parental leave in Germany: 14 months of Elterngeld. café 🚀🚀 naïve\n\n  | a | b |\n"
+            "1234567 'll 's\t\t  \n") * 200
+    idx = TokenIndex(text)
+    rng = random.Random(11)
+    for _ in range(300):
+        a = rng.randrange(len(text))
+        b = min(len(text), a + rng.randrange(30, 3000))
+        n = rng.randrange(0, idx.count(a, b) + 1)
+        assert idx.offset_after(a, b, n) == _oracle_offset_after(text, a, b, n)
+
+
+def test_offset_after_by_hand():
+    idx = TokenIndex("hello world, hello again")
+    # cl100k: "hello", " world", ",", " hello", " again"
+    assert idx.offset_after(0, 24, 2) == len("hello world")
+    assert idx.offset_after(0, 24, 0) == 0
+    assert idx.offset_after(0, 24, 99) == 24
+    assert idx.offset_after(6, 24, 1) == len("hello world")  # "world" alone is one token

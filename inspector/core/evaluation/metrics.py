@@ -14,6 +14,13 @@ retrieved chunks (of the question's document) with the references; recall divide
 reference lengths, precision by the summed lengths of ALL k retrieved chunks (overlaps counted
 twice, chunks of other documents included), and IoU by that same sum plus the reference characters
 no retrieved chunk touched ("unused highlights").
+
+What the model is handed costs tokens: every question records the cl100k tokens of its top-k
+chunks (`context_tokens`, so that a hit rate bought with big chunks shows its price), and with a
+context `budget` the top-k chunks are packed into that many tokens (`budget.pack`: whole chunks in
+rank order, the one crossing the budget cut there) and `budget_hit` says whether the answer lies
+in the text actually sent. Packing takes the top-k list only, as a pipeline with a fixed k does:
+a budget larger than the k chunks stays partly empty.
 """
 
 from __future__ import annotations
@@ -26,12 +33,14 @@ import numpy as np
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
+from inspector.core.evaluation.budget import document_cut, pack
 from inspector.core.evaluation.gold import (
     GoldQuestion,
     GoldSet,
     normalize,
     normalized_text,
 )
+from inspector.core.evaluation.uncertainty import report_intervals
 
 #: How deep a miss is searched again to tell a ranking miss from "not in top N".
 DEEP_K = 50
@@ -160,6 +169,13 @@ class QuestionResult:
     iou: float | None = None
     diagnosis: Diagnosis | None = None
     """Set for every miss."""
+    context_tokens: int | None = None
+    """cl100k tokens of the top-k returned chunks' span text: what the model is handed."""
+    budget_hit: bool | None = None
+    """With a context budget: some answer lies inside the text sent (an occurrence inside one
+    sent span; for reference-only questions, a sent span overlaps a reference). None without."""
+    tokens_sent: int | None = None
+    """With a context budget: tokens sent (at most the budget). None without."""
 
     @property
     def reciprocal_rank(self) -> float:
@@ -200,6 +216,14 @@ class Report:
     cost: IndexCost
     seconds: float = 0.0
     """Wall time of the evaluation (searches included)."""
+    context_tokens_mean: float | None = None
+    """Mean cl100k tokens of the top-k returned chunks per question (what the model is handed)."""
+    budget: int | None = None
+    """Context budget in cl100k tokens the top-k chunks were packed into (None: no budget)."""
+    hit_at_budget: float | None = None
+    """Share of questions whose answer lies in the text sent within the budget."""
+    tokens_sent_mean: float | None = None
+    """Mean tokens sent per question within the budget."""
 
     @property
     def hits(self) -> int:
@@ -374,14 +398,29 @@ def _diagnose(q: GoldQuestion, corpus: _Corpus, matches: Callable[[Chunk], bool]
                      f"not in top {deep_k}", tuple(c.key for c in first))
 
 
+def _sent_holds(sent: Sequence[tuple[str, int, int]], spans: Mapping[str, Sequence[tuple[int, int]]],
+                contain: bool) -> bool:
+    """Some sent span contains (or, `contain=False`, overlaps) one of the spans looked for."""
+    for doc_id, s, e in sent:
+        for a, b in spans.get(doc_id, ()):
+            if (s <= a and b <= e) if contain else (s < b and a < e):
+                return True
+    return False
+
+
 def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | Mapping[str, Document],
              chunks_by_doc: Mapping[str, Sequence[Chunk]], search: SearchFn, k: int = 5, *,
-             deep_k: int = DEEP_K, results: Sequence[Sequence[Any]] | None = None) -> Report:
+             deep_k: int = DEEP_K, results: Sequence[Sequence[Any]] | None = None,
+             budget: int | None = None) -> Report:
     """Score a gold set. `search(question, k)` returns hits best first (anything with `.chunk`);
     if it has a `many(questions, k)` method all questions are searched in one batch.
-    `results` (hits per question, at least k deep) skips the first search, for a sweep over k."""
+    `results` (hits per question, at least k deep) skips the first search, for a sweep over k.
+    `budget` (cl100k tokens) packs each question's top-k chunks into a context of that size and
+    scores whether the answer is in what is sent (`hit_at_budget`)."""
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
+    if budget is not None and budget < 1:
+        raise ValueError(f"the budget must be at least 1 token, got {budget}")
     t0 = time.perf_counter()
     questions = tuple(gold.questions if isinstance(gold, GoldSet) else gold)
     corpus = _Corpus(docs, chunks_by_doc)
@@ -413,19 +452,28 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
     if deep_ids:
         deep_found = dict(zip(deep_ids, _search_all(search, [questions[i] for i in deep_ids], deep_k)))
 
+    cut_at = document_cut(corpus.docs) if budget is not None else None
     out: list[QuestionResult] = []
     for i, (q, top, rank, matches, spans, scores) in enumerate(partial):
         diagnosis = None
         if rank is None:
             diagnosis = _diagnose(q, corpus, matches, spans, holders.get(i, []),
                                   deep_found.get(i), max(deep_k, k))
+        budget_hit = tokens_sent = None
+        if budget is not None and cut_at is not None:
+            packed = pack(top, budget, cut_at)
+            tokens_sent = packed.tokens
+            # The budget can only lose what the top k held: no need to look when they missed.
+            budget_hit = rank is not None and _sent_holds(packed.spans, spans, bool(q.answers))
         out.append(QuestionResult(
             question=q, hit=rank is not None, rank=rank,
             retrieved=tuple(c.key for c in top),
             recall=scores.recall if scores else None,
             precision=scores.precision if scores else None,
             iou=scores.iou if scores else None,
-            diagnosis=diagnosis))
+            diagnosis=diagnosis,
+            context_tokens=sum(c.token_count for c in top),
+            budget_hit=budget_hit, tokens_sent=tokens_sent))
 
     n = len(out)
     with_refs = [r for r in out if r.recall is not None]
@@ -443,6 +491,10 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
         questions=tuple(out),
         cost=index_cost(corpus.docs.values(), chunks_by_doc),
         seconds=time.perf_counter() - t0,
+        context_tokens_mean=sum(r.context_tokens or 0 for r in out) / n if n else 0.0,
+        budget=budget,
+        hit_at_budget=(sum(1 for r in out if r.budget_hit) / n if n else 0.0) if budget is not None else None,
+        tokens_sent_mean=(sum(r.tokens_sent or 0 for r in out) / n if n else 0.0) if budget is not None else None,
     )
 
 
@@ -462,8 +514,19 @@ def _num(v: float | None, digits: int = 4) -> float | None:
     return None if v is None else round(v, digits)
 
 
+def _interval(ci: tuple[float, float] | None) -> list[float | None] | None:
+    return None if ci is None else [_num(ci[0]), _num(ci[1])]
+
+
+#: Seed of the intervals in `report_dict`: the same report always exports the same JSON.
+INTERVAL_SEED = 0
+
+
 def report_dict(report: Report) -> dict[str, Any]:
-    """The report as JSON-ready data (the CLI's `--format json` and the window's export)."""
+    """The report as JSON-ready data (the CLI's `--format json` and the window's export).
+    `<metric>_ci` are 95% bootstrap intervals over questions (`uncertainty.report_intervals`,
+    2000 resamples, fixed seed); None where the metric is."""
+    cis = report_intervals(report, seed=INTERVAL_SEED)
     return {
         "hit_rate": _num(report.hit_rate),
         "mrr": _num(report.mrr),
@@ -477,6 +540,11 @@ def report_dict(report: Report) -> dict[str, Any]:
         "cost": {"chunks": report.cost.chunks, "embedded_tokens": report.cost.embedded_tokens,
                  "document_tokens": report.cost.document_tokens,
                  "inflation": _num(report.cost.inflation)},
+        "context_tokens_mean": _num(report.context_tokens_mean, 2),
+        "budget": report.budget,
+        "hit_at_budget": _num(report.hit_at_budget),
+        "tokens_sent_mean": _num(report.tokens_sent_mean, 2),
+        **{name: _interval(ci) for name, ci in cis.items()},
     }
 
 
@@ -500,9 +568,12 @@ def question_dict(r: QuestionResult) -> dict[str, Any]:
         "precision": _num(r.precision),
         "iou": _num(r.iou),
         "warnings": list(q.warnings),
+        "context_tokens": r.context_tokens,
+        "budget_hit": r.budget_hit,
+        "tokens_sent": r.tokens_sent,
     }
 
 
-__all__ = ["evaluate", "Report", "QuestionResult", "Diagnosis", "IndexCost", "IndexSearch",
+__all__ = ["evaluate", "INTERVAL_SEED", "Report", "QuestionResult", "Diagnosis", "IndexCost", "IndexSearch",
            "span_scores", "SpanScores", "index_cost", "report_dict", "question_dict", "DEEP_K",
            "union_ranges", "intersect_two_ranges", "difference", "sum_of_ranges"]

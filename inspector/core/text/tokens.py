@@ -47,6 +47,22 @@ def count_text(text: str) -> int:
         return len(encoding().encode_ordinary(text))
 
 
+def _encode_ids(text: str) -> list[int]:
+    try:
+        return _core_encode()(text)
+    except UnicodeEncodeError:  # lone surrogates: tiktoken's own fallback
+        return encoding().encode_ordinary(text)
+
+
+def _chars_of_first_tokens(text: str, n: int) -> int:
+    """Characters of `text` covered by its first `n` tokens (floored inside a character)."""
+    ids = _encode_ids(text)
+    if n >= len(ids):
+        return len(text)
+    nbytes = int(_token_byte_lengths()[np.asarray(ids[:n], dtype=np.int64)].sum())
+    return int(np.searchsorted(utf8_offsets(text), nbytes, side="right")) - 1
+
+
 @lru_cache(maxsize=1)
 def _piece_regex():
     import regex
@@ -125,7 +141,11 @@ class TokenIndex:
         self._memo[key] = n
         return n
 
-    def _count(self, start: int, end: int) -> int:
+    def _sync(self, start: int, end: int) -> tuple[int, int] | None:
+        """Piece indexes (left_i, j) such that the tokens of `text[start:end]` encoded on its own
+        are: `text[start:pieces[left_i]]` encoded afresh, then the document's own tokens up to
+        `pieces[j]`, then `text[pieces[j]:end]` encoded afresh. None when the span is short or
+        no sync point was found: then the span is encoded whole."""
         p = self.pieces
         text = self.text
         # The right end of the trusted middle must come before the span's last non-space character:
@@ -136,7 +156,7 @@ class TokenIndex:
             q -= 1
         j = bisect.bisect_right(p, q) - 1
         if j <= 0 or p[j] - start < 24:
-            return count_text(text[start:end])
+            return None
         right = p[j]
         # Find where the span's own cut meets the document's.
         i = bisect.bisect_left(p, start)
@@ -153,12 +173,41 @@ class TokenIndex:
                 if me >= right:
                     break
             if left_i < 0:
-                return count_text(text[start:end])
+                return None
         if left_i >= j:
-            return count_text(text[start:end])
-        left = p[left_i]
-        return (count_text(text[start:left]) + self._piece_tokens[j] - self._piece_tokens[left_i]
-                + count_text(text[right:end]))
+            return None
+        return left_i, j
+
+    def _count(self, start: int, end: int) -> int:
+        sync = self._sync(start, end)
+        if sync is None:
+            return count_text(self.text[start:end])
+        left_i, j = sync
+        left, right = self.pieces[left_i], self.pieces[j]
+        return (count_text(self.text[start:left]) + self._piece_tokens[j] - self._piece_tokens[left_i]
+                + count_text(self.text[right:end]))
+
+    def offset_after(self, start: int, end: int, n: int) -> int:
+        """Where the first `n` tokens of `text[start:end]`, encoded on its own, end: the offset a
+        context window cut after n tokens of this span reaches. Floored to a character boundary
+        when the n-th token ends inside a multi-byte character; `end` when the span has at most
+        n tokens. Exact by the same argument as `count`: only the span's ends are encoded afresh,
+        the middle is read off the document's token boundaries."""
+        if end <= start or n <= 0:
+            return start
+        sync = self._sync(start, end)
+        if sync is None:
+            return start + _chars_of_first_tokens(self.text[start:end], n)
+        left_i, j = sync
+        left, right = self.pieces[left_i], self.pieces[j]
+        head = count_text(self.text[start:left])
+        if n <= head:
+            return start + _chars_of_first_tokens(self.text[start:left], n)
+        t = self._piece_tokens[left_i] + (n - head)
+        if t <= self._piece_tokens[j]:
+            return self.char_of_token(t)
+        rest = n - head - (self._piece_tokens[j] - self._piece_tokens[left_i])
+        return right + _chars_of_first_tokens(self.text[right:end], rest)
 
     # -- token-space navigation (for token windows) --------------------------------------
     def token_at_or_after(self, offset: int) -> int:
