@@ -17,6 +17,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from inspector.cli.common import CliError, add_strategy_args
+from inspector.core.evaluation.report import (
+    FORMATS,
+    RENDERERS,
+    report_csv,
+    report_json,
+    report_markdown,
+    report_text,
+    sweep_text,
+)
 
 RETRIEVER_CHOICES = ("dense", "bm25", "hybrid")
 DEFAULT_SWEEP_STRATEGIES = ("markdown", "recursive", "sentences", "fixed_tokens", "paragraph")
@@ -47,7 +56,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedding", choices=("exact", "pooled"), default=None,
                    help="exact (default): embed each chunk as a production pipeline would; pooled: "
                         "the live preview from ~25-token piece vectors embedded once per document")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table (default), json, markdown or csv")
+    p.add_argument("--budget", type=int, default=None, metavar="TOKENS",
+                   help="context budget: also score whether the answer is among the top-k chunks packed, "
+                        "in rank order, into this many cl100k tokens (the chunk that crosses the budget "
+                        "is cut there); a sweep then ranks by it")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
 
@@ -83,6 +97,11 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--top", type=int, default=0, help="print only the best N rows (table format)")
     p.add_argument("--confirm", type=int, default=0, metavar="N",
                    help="with --embedding pooled: score the N best rows again with exact embeddings")
+    p.add_argument("--against", metavar="STRATEGY[:SIZE[:OVERLAP]]", default=None,
+                   help="the current settings the recommendation is measured against (default: the "
+                        "default strategy with its defaults)")
+    p.add_argument("--folds", type=int, default=5,
+                   help="cross-validation folds over questions for the recommendation (default 5)")
     p.set_defaults(func=_cmd_sweep)
     p.error = _one_line_error(p)  # type: ignore[method-assign]
 
@@ -221,108 +240,52 @@ def _ints(flag: str, raw: str) -> list[int | None]:
     return out
 
 
-def _fmt(v: float | None, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
 def _print(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _budget(args: argparse.Namespace) -> int | None:
+    budget = getattr(args, "budget", None)
+    if budget is not None and budget < 1:
+        raise CliError(f"--budget must be at least 1 token, got {budget}")
+    return budget
+
+
+def _render(kind: str, fmt: str, result: Any) -> str:
+    """A result in the chosen format (JSON as indented text)."""
+    out = RENDERERS[(kind, fmt)](result)
+    return json.dumps(out, ensure_ascii=False, indent=2) if fmt == "json" else out
 
 
 # -- eval -------------------------------------------------------------------------------------------
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from inspector.core.evaluation.metrics import report_dict
-
     config = _config(args)
+    budget = _budget(args)
     wb = open_workbench(args, [config.retriever])
     docs, gold = wb.documents, wb.gold
-    report = wb.evaluate(config)
+    report = wb.evaluate(config, budget=budget)
     if args.format == "json":
-        data = report_dict(report)
-        data["config"] = config.to_dict()
-        data["gold"] = gold.path
-        data["documents"] = [d.doc_id for d in docs]
-        data["warnings"] = [w.one_line() for w in gold.warnings]
-        _print(data)
-        return 0
-    _print_report(report, config, len(docs) > 1)
+        _print(report_json(report, config, gold=gold.path, documents=[d.doc_id for d in docs],
+                           warnings=[w.one_line() for w in gold.warnings]))
+    elif args.format == "markdown":
+        print(report_markdown(report, config, gold_path=gold.path,
+                              document=", ".join(d.doc_id for d in docs)), end="")
+    elif args.format == "csv":
+        print(report_csv(report), end="")
+    else:
+        print(report_text(report, config, multi_doc=len(docs) > 1), end="")
     return 0
-
-
-def _summary(report) -> str:
-    return (f"hit@{report.k} {report.hit_rate:.3f} ({report.hits}/{len(report.questions)})  "
-            f"MRR {report.mrr:.3f}  recall {_fmt(report.recall)}  precision {_fmt(report.precision)}"
-            f"  IoU {_fmt(report.iou)}")
-
-
-def _cost_line(report) -> str:
-    c = report.cost
-    return (f"index: {c.chunks} chunks, {c.embedded_tokens} embedded tokens for "
-            f"{c.document_tokens} document tokens (inflation {c.inflation:.2f}x)")
-
-
-def _print_report(report, config, multi: bool) -> None:
-    print(f"config: {config.label()}")
-    print(_summary(report))
-    print(_cost_line(report))
-    print()
-    print(f"{'hit':<4} {'rank':>4}  question")
-    for r in report.questions:
-        rank = str(r.rank) if r.rank else "-"
-        print(f"{'yes' if r.hit else 'MISS':<4} {rank:>4}  {r.question.question}")
-        if r.diagnosis is not None:
-            print(f"{'':<11}{r.diagnosis.message}")
-        shown = r.retrieved if multi else [key.rsplit("#", 1)[1] for key in r.retrieved]
-        print(f"{'':<11}retrieved: {', '.join(shown) or 'nothing'}")
 
 
 # -- compare ----------------------------------------------------------------------------------------
 
-def _change_dict(ch) -> dict:
-    return {"question": ch.question.question, "line": ch.question.line,
-            "before_rank": ch.before.rank, "after_rank": ch.after.rank,
-            "before_diagnosis": ch.before.diagnosis.message if ch.before.diagnosis else None,
-            "after_diagnosis": ch.after.diagnosis.message if ch.after.diagnosis else None}
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from inspector.core.evaluation.metrics import report_dict
-
     config = _config(args)
     baseline = _against(args.against, config, args.prefix)
     wb = open_workbench(args, [config.retriever, baseline.retriever])
-    cmp = wb.compare(baseline, config)
-    if args.format == "json":
-        def side(cfg, rep):
-            d = report_dict(rep)
-            d["config"] = cfg.to_dict()
-            return d
-
-        _print({"before": side(baseline, cmp.before), "after": side(config, cmp.after),
-                "deltas": {d.name: {"before": d.before, "after": d.after, "delta": d.delta}
-                           for d in cmp.deltas},
-                "fixed": [_change_dict(c) for c in cmp.fixed],
-                "broke": [_change_dict(c) for c in cmp.broke]})
-        return 0
-    print(f"A (baseline): {baseline.label()}")
-    print(f"   {_summary(cmp.before)}")
-    print(f"B:            {config.label()}")
-    print(f"   {_summary(cmp.after)}")
-    print()
-    print(f"{'metric':<16} {'A':>10} {'B':>10} {'B - A':>10}")
-    for d in cmp.deltas:
-        digits = 0 if d.name in ("chunks", "embedded_tokens") else 3
-        delta = "-" if d.delta is None else f"{d.delta:+.{digits}f}"
-        print(f"{d.name:<16} {_fmt(d.before, digits):>10} {_fmt(d.after, digits):>10} {delta:>10}")
-    for title, items in (("fixed by B", cmp.fixed), ("broken by B", cmp.broke)):
-        print()
-        print(f"{title}: {len(items)}")
-        for ch in items:
-            print(f"  {ch.question.question}")
-            why = ch.before.diagnosis if ch.before.diagnosis else ch.after.diagnosis
-            if why is not None:
-                print(f"      {'A' if ch.before.diagnosis else 'B'}: {why.message}")
+    cmp = wb.compare(baseline, config, budget=_budget(args))
+    print(_render("comparison", args.format, cmp), end="" if args.format != "json" else "\n")
     return 0
 
 
@@ -330,6 +293,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from inspector.core.chunking.registry import get_strategy
+    from inspector.core.evaluation.config import EvalConfig
     from inspector.core.evaluation.sweep import grid
 
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
@@ -347,40 +311,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                             with_prefix=args.prefix, embedding=args.embedding or "exact")
     if not configs:
         raise CliError("the grid holds no valid configuration: " + "; ".join(r for _c, r in skipped[:3]))
+    against = _against(args.against or EvalConfig().strategy, configs[0], args.prefix)
     wb = open_workbench(args, [retriever])
-    result = wb.sweep(configs, skipped=skipped, confirm=args.confirm)
-    if args.format == "json":
-        rows = []
-        for row in result.rows:
-            r = row.report
-            rows.append({"config": row.config.to_dict(), "label": row.config.label(),
-                         "hit_rate": round(r.hit_rate, 4), "mrr": round(r.mrr, 4),
-                         "recall": None if r.recall is None else round(r.recall, 4),
-                         "precision": None if r.precision is None else round(r.precision, 4),
-                         "iou": None if r.iou is None else round(r.iou, 4),
-                         "cost": {"chunks": r.cost.chunks, "embedded_tokens": r.cost.embedded_tokens,
-                                  "inflation": round(r.cost.inflation, 4)},
-                         "exact": None if row.exact is None else {
-                             "hit_rate": round(row.exact.hit_rate, 4), "mrr": round(row.exact.mrr, 4),
-                             "recall": None if row.exact.recall is None else round(row.exact.recall, 4)}})
-        _print({"rows": rows, "skipped": [{"point": p, "reason": why} for p, why in result.skipped]})
-        return 0
-    rows = result.rows[: args.top] if args.top > 0 else result.rows
-    print(f"{'#':>3} {'hit@k':>6} {'MRR':>6} {'recall':>7} {'prec':>6} {'IoU':>6} {'chunks':>6} "
-          f"{'tokens':>7} {'infl':>5}  configuration")
-    for i, row in enumerate(rows, 1):
-        r = row.report
-        print(f"{i:>3} {r.hit_rate:>6.3f} {r.mrr:>6.3f} {_fmt(r.recall):>7} {_fmt(r.precision):>6} "
-              f"{_fmt(r.iou):>6} {r.cost.chunks:>6} {r.cost.embedded_tokens:>7} "
-              f"{r.cost.inflation:>5.2f}  {row.config.label()}")
-        if row.exact is not None:
-            e = row.exact
-            gap = abs(e.hit_rate - r.hit_rate) * 100
-            note = f"  <- differs from pooled by {gap:.1f} points" if gap > 1.0 else ""
-            print(f"    exact {e.hit_rate:>6.3f} {e.mrr:>6.3f} {_fmt(e.recall):>7}{note}")
-    if result.skipped:
-        print(f"skipped {len(result.skipped)} grid points, e.g. {result.skipped[0][0]}: "
-              f"{result.skipped[0][1]}")
+    result = wb.sweep(configs, skipped=skipped, confirm=args.confirm, against=against,
+                      budget=_budget(args), folds=max(2, args.folds))
+    if args.format == "table":
+        print(sweep_text(result, top=args.top), end="")
+    else:
+        print(_render("sweep", args.format, result), end="" if args.format != "json" else "\n")
     return 0
-
-

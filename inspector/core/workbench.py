@@ -27,7 +27,13 @@ from inspector.core.evaluation.compare import Comparison, compare_reports
 from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, Progress
 from inspector.core.evaluation.gold import GoldQuestion, GoldSet, load_gold
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
-from inspector.core.evaluation.sweep import SweepResult, SweepRow, grid, rank_key
+from inspector.core.evaluation.sweep import (
+    Recommendation,
+    SweepResult,
+    SweepRow,
+    grid,
+    rank_key,
+)
 from inspector.core.lru import SizedLRU
 
 log = logging.getLogger(__name__)
@@ -311,17 +317,18 @@ class Workbench:
 
     def evaluate(self, config: EvalConfig, *, chunks_by_doc: ChunksByDoc | None = None,
                  questions: Sequence[GoldQuestion] | None = None,
-                 docs: Sequence[Document] | None = None) -> Report:
-        """Chunk, index and score one configuration on the gold set (the whole corpus)."""
+                 docs: Sequence[Document] | None = None, budget: int | None = None) -> Report:
+        """Chunk, index and score one configuration on the gold set (the whole corpus). `budget`:
+        also score what fits into that many cl100k tokens of context (`Report.hit_at_budget`)."""
         docs = list(self.documents if docs is None else docs)
         chunks = chunks_by_doc if chunks_by_doc is not None else self.chunk_corpus(config.strategy, config.params, docs)
         index = self.build_index(config, chunks, docs)
         search = IndexSearch(index, retriever=config.retriever, multi_doc=len(docs) > 1)
         qs = self.questions(docs) if questions is None else tuple(questions)
-        return evaluate(qs, docs, chunks, search, config.k)
+        return evaluate(qs, docs, chunks, search, config.k, budget=budget)
 
     def compare(self, a: EvalConfig, b: EvalConfig, *, progress: Progress | None = None,
-                cancel: Cancel | None = None) -> Comparison:
+                cancel: Cancel | None = None, budget: int | None = None) -> Comparison:
         """Score A (the baseline) and B on the same gold set and compare them."""
         reports = []
         for i, config in enumerate((a, b)):
@@ -329,19 +336,28 @@ class Workbench:
                 raise Cancelled()
             if progress is not None:
                 progress(i, 2, config.label())
-            reports.append(self.evaluate(config))
+            reports.append(self.evaluate(config, budget=budget))
         if progress is not None:
             progress(2, 2, "")
         return compare_reports(reports[0], reports[1], before_config=a, after_config=b)
 
     def sweep(self, configs: Iterable[EvalConfig], *, progress: Progress | None = None,
               cancel: Cancel | None = None, skipped: Sequence[tuple[str, str]] = (),
-              confirm: int = 0, docs: Sequence[Document] | None = None) -> SweepResult:
+              confirm: int = 0, docs: Sequence[Document] | None = None,
+              against: EvalConfig | None = None, budget: int | None = None, folds: int = 5,
+              seed: int = 0) -> SweepResult:
         """Score every configuration; rows come back best first. Configurations that differ only in
         k share one index and one search (as deep as the largest k). With `confirm=N`, the N best
         pooled rows are scored again with exact embeddings (`SweepRow.exact`): pooled vectors make
-        the grid fast, the exact figure is what a production pipeline will see."""
+        the grid fast, the exact figure is what a production pipeline will see.
+
+        `against`: the current configuration (scored too if the grid lacks it); the result then
+        carries a `Recommendation` chosen by `folds`-fold cross-validation over the questions, and
+        every row says whether it is `tied_with_best`. `budget`: rows are ranked, and the
+        recommendation chosen, by the hit rate at that context budget."""
         configs = list(configs)
+        if against is not None and against not in configs:
+            configs.append(against)
         docs = list(self.documents if docs is None else docs)
         groups: dict[tuple, list[EvalConfig]] = {}
         for c in configs:
@@ -371,7 +387,8 @@ class Workbench:
             deepest = max(c.k for c in members)
             results = search.many(questions, deepest)
             for c in sorted(members, key=lambda c: c.k):
-                rows.append(SweepRow(c, evaluate(questions, docs, chunks, search, c.k, results=results)))
+                rows.append(SweepRow(c, evaluate(questions, docs, chunks, search, c.k, results=results,
+                                                 budget=budget), current=c == against))
                 done += 1
         if progress is not None and not cancelled:
             progress(total, total, "")
@@ -387,15 +404,18 @@ class Workbench:
                     if progress is not None:
                         progress(i, confirm, f"confirming {row.config.label()} with exact embeddings")
                     try:
-                        exact = self.evaluate(replace(row.config, embedding="exact"), docs=docs)
+                        exact = self.evaluate(replace(row.config, embedding="exact"), docs=docs, budget=budget)
                     except Cancelled:
                         cancelled = True
                         confirmed.extend(rows[i:])
                         break
-                    row = SweepRow(row.config, row.report, exact)
+                    row = replace(row, exact=exact)
                 confirmed.append(row)
             rows = confirmed
-        return SweepResult(tuple(rows), tuple(skipped), cancelled)
+        recommendation = None
+        if against is not None and not cancelled and questions and rows:
+            rows, recommendation = recommend(rows, against, budget=budget, folds=folds, seed=seed)
+        return SweepResult(tuple(rows), tuple(skipped), cancelled, recommendation, budget)
 
     # -- the window: preview first, exact last ----------------------------------------------------
     def stages(self, req: RetrievalRequest, cancelled: Callable[[], bool],
@@ -499,6 +519,32 @@ class Workbench:
         self._reports.clear()
 
 
+def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | None = None,
+              folds: int = 5, seed: int = 0) -> tuple[list[SweepRow], Recommendation]:
+    """Cross-validated advice over sweep rows (one gold set) against the `current` row, and the
+    rows marked `tied_with_best`. Scores are exact where every row has an exact figure (BM25
+    rows, exact sweeps, or pooled rows all confirmed); otherwise the rows' own (pooled) ones, and
+    the recommendation says so (`basis`)."""
+    from inspector.core.evaluation.selection import cross_validated_choice, score_matrix
+
+    rows = list(rows)
+    metric = "hit_at_budget" if budget is not None else "hit_rate"
+    exact_all = all(r.exact is not None or r.config.embedding == "exact" or r.config.retriever == "bm25"
+                    for r in rows)
+    reports = [(r.exact if r.exact is not None else r.report) if exact_all else r.report for r in rows]
+    cur = next(i for i, r in enumerate(rows) if r.config == current)
+    matrix, kept = score_matrix(reports, metric)
+    cost = [float(r.cost.embedded_tokens) for r in reports]
+    sel = cross_validated_choice(matrix, cur, cost, folds=folds, seed=seed)
+    marked = [replace(r, tied_with_best=bool(sel.tied_with_best[i]), current=i == cur) for i, r in enumerate(rows)]
+    rec = Recommendation(
+        config=rows[sel.config_index].config, current=current, keep_current=sel.keep_current,
+        gain=sel.gain, gain_ci=sel.gain_ci, p_value=sel.p_value, metric=metric,
+        basis="exact" if exact_all else "pooled", in_sample=sel.in_sample_score,
+        cross_validated=sel.cv_score, optimism=sel.optimism, questions=len(kept), folds=len(sel.folds))
+    return marked, rec
+
+
 # -- one-call shortcuts (tests, benchmarks and scripts) -----------------------------------------------
 
 def run_config(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], config: EvalConfig,
@@ -527,10 +573,10 @@ def sweep(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document],
           configs: Iterable[EvalConfig], *, embedder: Any = None, cache: Any = None,
           index_factory: IndexFactory | None = None, progress: Progress | None = None,
           cancel: Cancel | None = None, skipped: Sequence[tuple[str, str]] = (),
-          confirm: int = 0) -> SweepResult:
-    """`Workbench.sweep` for one call."""
+          confirm: int = 0, **kwargs: Any) -> SweepResult:
+    """`Workbench.sweep` for one call (`against`, `budget`, `folds` pass through)."""
     wb = Workbench(docs, gold, embedder=embedder, cache=cache, index_factory=index_factory)
-    return wb.sweep(configs, progress=progress, cancel=cancel, skipped=skipped, confirm=confirm)
+    return wb.sweep(configs, progress=progress, cancel=cancel, skipped=skipped, confirm=confirm, **kwargs)
 
 
 def sweep_grid(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], *,

@@ -145,7 +145,10 @@ def test_sweep_table(capsys, corpus, gold):
                  "--strategies", "paragraph,markdown", "--top", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["#", "hit@k", "MRR"]
-    assert len(lines) == 2
+    # One row (--top 1), the legend, then the cross-validated recommendation against the default.
+    assert lines[1].split()[0].rstrip("*=") == "1" and lines[2].startswith("= tied with the best")
+    assert lines[3].startswith("recommendation (") and ("keep" in lines[4] or "switch" in lines[4])
+    assert not any(line[:3].strip().isdigit() for line in lines[2:])
 
 
 # -- bad input: one line on stderr, exit 2, no traceback --------------------------------------------

@@ -18,21 +18,65 @@ class SweepRow:
     report: Report
     exact: Report | None = None
     """For a pooled row confirmed afterwards: the same configuration with exact embeddings."""
+    tied_with_best: bool = False
+    """This row cannot be told apart from the best row on these questions (its paired bootstrap
+    interval of per-question differences to the best contains 0): one of a tie group, not a loser."""
+    current: bool = False
+    """The configuration the recommendation is measured against (`--against`, the window's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """What the sweep advises, chosen by k-fold cross-validation over questions (selection.py)."""
+
+    config: EvalConfig
+    """The configuration chosen on all questions (the current one when `keep_current`)."""
+    current: EvalConfig
+    keep_current: bool
+    """True unless the cross-validated gain's interval excludes zero (and, for hit rates, McNemar
+    agrees): the differences seen are then within noise, and switching is not advised."""
+    gain: float
+    """Mean held-out gain over the current configuration: what the selection rule earns on
+    questions it did not choose by."""
+    gain_ci: tuple[float, float]
+    p_value: float | None
+    metric: str
+    """"hit_rate", or "hit_at_budget" when a context budget is given."""
+    basis: str
+    """"exact" when every row was scored with exact embeddings (or BM25), "pooled" otherwise."""
+    in_sample: float
+    """The chosen configuration's score on all questions (what the table shows)."""
+    cross_validated: float
+    """The rule's held-out score: the honest estimate for the next questions."""
+    optimism: float
+    """in_sample - cross_validated."""
+    questions: int
+    folds: int
+
+    @property
+    def best(self) -> EvalConfig:
+        """What to use: the recommendation, or the current configuration when it should stay."""
+        return self.current if self.keep_current else self.config
 
 
 @dataclass(frozen=True, slots=True)
 class SweepResult:
     rows: tuple[SweepRow, ...]
-    """Best first: hit rate, then MRR, then IoU and recall, then fewer embedded tokens."""
+    """Best first: hit rate (hit rate at the budget, when one is given), then MRR, then IoU and
+    recall, then fewer embedded tokens."""
     skipped: tuple[tuple[str, str], ...] = ()
     """(combination, reason) for grid points the strategy cannot take (e.g. overlap >= size)."""
     cancelled: bool = False
     """True when `cancel()` stopped the sweep; `rows` then holds what was finished."""
+    recommendation: Recommendation | None = None
+    """Cross-validated advice against the current configuration (None without questions or rows)."""
+    budget: int | None = None
 
 
 def rank_key(row: SweepRow) -> tuple:
     r = row.report
-    return (-r.hit_rate, -r.mrr, -(r.iou if r.iou is not None else 0.0),
+    first = r.hit_at_budget if r.hit_at_budget is not None else r.hit_rate
+    return (-first, -r.hit_rate, -r.mrr, -(r.iou if r.iou is not None else 0.0),
             -(r.recall if r.recall is not None else 0.0), r.cost.embedded_tokens, row.config.label())
 
 

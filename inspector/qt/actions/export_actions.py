@@ -8,8 +8,6 @@ produce exactly what the menu writes.
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -19,68 +17,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 from inspector.core.atomic import atomic_write_text
 from inspector.core.chunking.records import chunks_jsonl
-from inspector.core.evaluation.metrics import question_dict
-
-MODE_NAMES = {"exact": "exact embeddings", "pooled": "pooled preview (approximate)",
-              "fallback": "BM25 stand-in (the embedding model was not ready)"}
-
-
-def _fmt(v: float | None, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
-
-
-def _cell(text: Any) -> str:
-    """A Markdown table cell: pipes escaped, one line."""
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def report_markdown(report: Any, config: Any, *, mode: str = "exact", gold_path: str = "",
-                    document: str = "") -> str:
-    """The evaluation report as a Markdown document: configuration, figures, every question."""
-    lines = ["# Retrieval evaluation", ""]
-    if document:
-        lines.append(f"- Document: `{document}`")
-    if gold_path:
-        lines.append(f"- Gold set: `{gold_path}` ({len(report.questions)} questions)")
-    if config is not None:
-        lines.append(f"- Configuration: `{config.label()}`")
-    lines.append(f"- Vectors: {MODE_NAMES.get(mode, mode)}")
-    lines += ["", "| Metric | Value |", "| --- | ---: |",
-              f"| Hit rate@{report.k} | {report.hit_rate:.3f} ({report.hits}/{len(report.questions)}) |",
-              f"| MRR | {report.mrr:.3f} |"]
-    if report.recall is not None:
-        lines += [f"| Recall@{report.k} | {_fmt(report.recall)} |", f"| Precision@{report.k} | {_fmt(report.precision)} |",
-                  f"| IoU | {_fmt(report.iou)} |"]
-    c = report.cost
-    lines += [f"| Chunks indexed | {c.chunks:,} |", f"| Embedded tokens | {c.embedded_tokens:,} |",
-              f"| Token inflation | {c.inflation:.2f}× |", "",
-              "| # | Question | Answer | Hit | Rank | Diagnosis |", "| ---: | --- | --- | :---: | ---: | --- |"]
-    for i, r in enumerate(report.questions, 1):
-        q = r.question
-        answer = " / ".join(q.answers) if q.answers else ", ".join(f"{a}–{b}" for a, b in q.references)
-        diag = r.diagnosis.message if r.diagnosis is not None else ""
-        lines.append(f"| {q.line or i} | {_cell(q.question)} | {_cell(answer)} | {'hit' if r.hit else 'miss'} | "
-                     f"{r.rank or '–'} | {_cell(diag)} |")
-    return "\n".join(lines) + "\n"
-
-
-CSV_FIELDS = ("line", "question", "answers", "source", "hit", "rank", "recall", "precision", "iou",
-              "diagnosis_kind", "diagnosis", "retrieved")
-
-
-def report_csv(report: Any) -> str:
-    """One row per question (the fields of the CLI's JSON, lists joined with ' | ')."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_FIELDS)
-    for r in report.questions:
-        d = question_dict(r)
-        w.writerow([d["line"], d["question"], " | ".join(d["answers"]), d["source"] or "",
-                    "true" if d["hit"] else "false", d["rank"] or "",
-                    "" if d["recall"] is None else d["recall"], "" if d["precision"] is None else d["precision"],
-                    "" if d["iou"] is None else d["iou"], d["diagnosis_kind"] or "", d["diagnosis"] or "",
-                    " | ".join(d["retrieved"])])
-    return out.getvalue()
+from inspector.core.evaluation.report import report_csv, report_markdown
 
 
 class ExportActions:

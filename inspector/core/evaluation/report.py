@@ -1,0 +1,368 @@
+"""Every way a report leaves the program: JSON data, the terminal table, Markdown and CSV.
+
+One module for the three kinds of result (one configuration's `Report`, a `Comparison` of two, a
+`SweepResult` of many) in four formats, so the command line (`--format table|json|markdown|csv`)
+and the window's exports write the same thing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Callable, Sequence
+
+from inspector.core.evaluation.compare import Comparison, QuestionChange
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.metrics import (
+    INTERVAL_SEED,
+    Report,
+    question_dict,
+    report_dict,
+)
+from inspector.core.evaluation.sweep import SweepResult
+from inspector.core.evaluation.uncertainty import paired_deltas, report_intervals
+
+FORMATS = ("table", "json", "markdown", "csv")
+
+#: What the figures of a window report were computed with.
+MODE_NAMES = {"exact": "exact embeddings", "pooled": "pooled preview (approximate)",
+              "fallback": "BM25 stand-in (the embedding model was not ready)"}
+
+
+def _fmt(v: float | None, digits: int = 3, none: str = "-") -> str:
+    return none if v is None else f"{v:.{digits}f}"
+
+
+def _round(v: float | None, digits: int = 4) -> float | None:
+    return None if v is None else round(v, digits)
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: pipes escaped, one line."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _csv(rows: Sequence[Sequence[Any]]) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    for row in rows:
+        w.writerow(["" if v is None else v for v in row])
+    return out.getvalue()
+
+
+# -- one report ---------------------------------------------------------------------------------------
+
+def report_json(report: Report, config: EvalConfig | None = None, **extra: Any) -> dict[str, Any]:
+    """The report as JSON-ready data, with its configuration and any extra top-level fields."""
+    data = report_dict(report)
+    if config is not None:
+        data["config"] = config.to_dict()
+    data.update(extra)
+    return data
+
+
+def _ci(ci: Sequence[float] | None) -> str:
+    return "" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def summary_line(report: Report) -> str:
+    """hit@k, MRR and the span metrics on one line, each with its 95 % bootstrap interval."""
+    ci = report_intervals(report, seed=INTERVAL_SEED)
+    line = (f"hit@{report.k} {report.hit_rate:.3f}{_ci(ci['hit_rate_ci'])} ({report.hits}/{len(report.questions)})"
+            f"  MRR {report.mrr:.3f}{_ci(ci['mrr_ci'])}  recall {_fmt(report.recall)}{_ci(ci['recall_ci'])}"
+            f"  precision {_fmt(report.precision)}  IoU {_fmt(report.iou)}{_ci(ci['iou_ci'])}")
+    if report.context_tokens_mean is not None:
+        line += f"\ncontext: {report.context_tokens_mean:,.0f} tokens handed to the LLM per question (top {report.k})"
+    if report.budget is not None and report.hit_at_budget is not None:
+        line += (f"\nhit@budget {report.hit_at_budget:.3f}{_ci(ci.get('hit_at_budget_ci'))} within {report.budget:,} "
+                 f"tokens (mean {report.tokens_sent_mean or 0:,.0f} sent; the chunk that crosses the budget is cut)")
+    return line
+
+
+def cost_line(report: Report) -> str:
+    c = report.cost
+    return (f"index: {c.chunks} chunks, {c.embedded_tokens} embedded tokens for "
+            f"{c.document_tokens} document tokens (inflation {c.inflation:.2f}x)")
+
+
+def report_text(report: Report, config: EvalConfig | None, *, multi_doc: bool = False) -> str:
+    """The terminal table: figures, then every question with its rank, diagnosis and hits."""
+    lines = []
+    if config is not None:
+        lines.append(f"config: {config.label()}")
+    lines += [summary_line(report), cost_line(report), "", f"{'hit':<4} {'rank':>4}  question"]
+    for r in report.questions:
+        rank = str(r.rank) if r.rank else "-"
+        lines.append(f"{'yes' if r.hit else 'MISS':<4} {rank:>4}  {r.question.question}")
+        if r.diagnosis is not None:
+            lines.append(f"{'':<11}{r.diagnosis.message}")
+        shown = r.retrieved if multi_doc else [key.rsplit("#", 1)[1] for key in r.retrieved]
+        lines.append(f"{'':<11}retrieved: {', '.join(shown) or 'nothing'}")
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(report: Report, config: EvalConfig | None, *, mode: str = "exact",
+                    gold_path: str = "", document: str = "") -> str:
+    """The report as a Markdown document: configuration, figures, every question."""
+    lines = ["# Retrieval evaluation", ""]
+    if document:
+        lines.append(f"- Document: `{document}`")
+    if gold_path:
+        lines.append(f"- Gold set: `{gold_path}` ({len(report.questions)} questions)")
+    if config is not None:
+        lines.append(f"- Configuration: `{config.label()}`")
+    lines.append(f"- Vectors: {MODE_NAMES.get(mode, mode)}")
+    lines += ["", "| Metric | Value |", "| --- | ---: |",
+              f"| Hit rate@{report.k} | {report.hit_rate:.3f} ({report.hits}/{len(report.questions)}) |",
+              f"| MRR | {report.mrr:.3f} |"]
+    if report.recall is not None:
+        lines += [f"| Recall@{report.k} | {_fmt(report.recall, none='–')} |",
+                  f"| Precision@{report.k} | {_fmt(report.precision, none='–')} |",
+                  f"| IoU | {_fmt(report.iou, none='–')} |"]
+    c = report.cost
+    lines += [f"| Chunks indexed | {c.chunks:,} |", f"| Embedded tokens | {c.embedded_tokens:,} |",
+              f"| Token inflation | {c.inflation:.2f}× |", "",
+              "| # | Question | Answer | Hit | Rank | Diagnosis |", "| ---: | --- | --- | :---: | ---: | --- |"]
+    for i, r in enumerate(report.questions, 1):
+        q = r.question
+        answer = " / ".join(q.answers) if q.answers else ", ".join(f"{a}–{b}" for a, b in q.references)
+        diag = r.diagnosis.message if r.diagnosis is not None else ""
+        lines.append(f"| {q.line or i} | {_cell(q.question)} | {_cell(answer)} | {'hit' if r.hit else 'miss'} | "
+                     f"{r.rank or '–'} | {_cell(diag)} |")
+    return "\n".join(lines) + "\n"
+
+
+CSV_FIELDS = ("line", "question", "answers", "source", "hit", "rank", "recall", "precision", "iou",
+              "diagnosis_kind", "diagnosis", "retrieved")
+
+
+def report_csv(report: Report) -> str:
+    """One row per question (the fields of the JSON, lists joined with ' | ')."""
+    rows: list[Sequence[Any]] = [CSV_FIELDS]
+    for r in report.questions:
+        d = question_dict(r)
+        rows.append([d["line"], d["question"], " | ".join(d["answers"]), d["source"] or "",
+                     "true" if d["hit"] else "false", d["rank"] or "", d["recall"], d["precision"],
+                     d["iou"], d["diagnosis_kind"] or "", d["diagnosis"] or "", " | ".join(d["retrieved"])])
+    return _csv(rows)
+
+
+# -- a comparison -------------------------------------------------------------------------------------
+
+def _change_dict(ch: QuestionChange) -> dict[str, Any]:
+    return {"question": ch.question.question, "line": ch.question.line,
+            "before_rank": ch.before.rank, "after_rank": ch.after.rank,
+            "before_diagnosis": ch.before.diagnosis.message if ch.before.diagnosis else None,
+            "after_diagnosis": ch.after.diagnosis.message if ch.after.diagnosis else None}
+
+
+def _paired(cmp: Comparison) -> dict[str, Any]:
+    """Each metric's paired difference (B - A) with its interval, McNemar's p for hit rates, and
+    the verdict: "better", "worse" or "within noise"."""
+    out: dict[str, Any] = {}
+    for name, d in paired_deltas(cmp.before, cmp.after, seed=INTERVAL_SEED).items():
+        out[name] = {"delta": _round(d.delta), "ci": [_round(d.ci[0]), _round(d.ci[1])], "verdict": d.verdict,
+                     "p_value": _round(d.p_value), "questions_needed": d.questions_needed}
+    return out
+
+
+def comparison_json(cmp: Comparison) -> dict[str, Any]:
+    return {"before": report_json(cmp.before, cmp.before_config),
+            "after": report_json(cmp.after, cmp.after_config),
+            "deltas": {d.name: {"before": d.before, "after": d.after, "delta": d.delta} for d in cmp.deltas},
+            "paired": _paired(cmp),
+            "fixed": [_change_dict(c) for c in cmp.fixed],
+            "broke": [_change_dict(c) for c in cmp.broke]}
+
+
+def verdict_line(name: str, d: dict[str, Any]) -> str:
+    """"hit_rate: +0.031 [-0.02, +0.08], within noise (McNemar p 0.45; ~260 questions would tell)"."""
+    ci = d["ci"]
+    text = f"{name}: {d['delta']:+.3f} [{ci[0]:+.2f}, {ci[1]:+.2f}], {d['verdict']}"
+    extra = []
+    if d.get("p_value") is not None:
+        extra.append(f"McNemar p {d['p_value']:.2g}")
+    if d["verdict"] == "within noise" and d.get("questions_needed"):
+        extra.append(f"~{d['questions_needed']:,} questions would tell them apart at this difference")
+    return text + (f" ({'; '.join(extra)})" if extra else "")
+
+
+def comparison_text(cmp: Comparison) -> str:
+    before = cmp.before_config.label() if cmp.before_config else "A"
+    after = cmp.after_config.label() if cmp.after_config else "B"
+    lines = [f"A (baseline): {before}", f"   {summary_line(cmp.before)}", f"B:            {after}",
+             f"   {summary_line(cmp.after)}", "", f"{'metric':<16} {'A':>10} {'B':>10} {'B - A':>10}"]
+    for d in cmp.deltas:
+        digits = 0 if d.name in ("chunks", "embedded_tokens") else 3
+        delta = "-" if d.delta is None else f"{d.delta:+.{digits}f}"
+        lines.append(f"{d.name:<16} {_fmt(d.before, digits):>10} {_fmt(d.after, digits):>10} {delta:>10}")
+    paired = _paired(cmp)
+    if paired:
+        lines += ["", "B - A, paired over the same questions (95 % interval):"]
+        lines += [f"  {verdict_line(name, d)}" for name, d in paired.items()]
+    for title, items in (("fixed by B", cmp.fixed), ("broken by B", cmp.broke)):
+        lines += ["", f"{title}: {len(items)}"]
+        for ch in items:
+            lines.append(f"  {ch.question.question}")
+            why = ch.before.diagnosis if ch.before.diagnosis else ch.after.diagnosis
+            if why is not None:
+                lines.append(f"      {'A' if ch.before.diagnosis else 'B'}: {why.message}")
+    return "\n".join(lines) + "\n"
+
+
+def comparison_markdown(cmp: Comparison) -> str:
+    before = cmp.before_config.label() if cmp.before_config else "A"
+    after = cmp.after_config.label() if cmp.after_config else "B"
+    lines = ["# Comparison", "", f"- A (baseline): `{before}`", f"- B: `{after}`", "",
+             "| Metric | A | B | B − A |", "| --- | ---: | ---: | ---: |"]
+    for d in cmp.deltas:
+        digits = 0 if d.name in ("chunks", "embedded_tokens") else 3
+        delta = "–" if d.delta is None else f"{d.delta:+.{digits}f}"
+        lines.append(f"| {d.name} | {_fmt(d.before, digits, '–')} | {_fmt(d.after, digits, '–')} | {delta} |")
+    for title, items in (("Fixed by B", cmp.fixed), ("Broken by B", cmp.broke)):
+        lines += ["", f"## {title} ({len(items)})", ""]
+        for ch in items:
+            why = ch.before.diagnosis if ch.before.diagnosis else ch.after.diagnosis
+            lines.append(f"- {_cell(ch.question.question)}" + (f" — {_cell(why.message)}" if why else ""))
+    return "\n".join(lines) + "\n"
+
+
+def comparison_csv(cmp: Comparison) -> str:
+    rows: list[Sequence[Any]] = [("question", "line", "change", "before_rank", "after_rank",
+                                  "before_diagnosis", "after_diagnosis")]
+    for change, items in (("fixed", cmp.fixed), ("broke", cmp.broke)):
+        for ch in items:
+            d = _change_dict(ch)
+            rows.append((d["question"], d["line"], change, d["before_rank"], d["after_rank"],
+                         d["before_diagnosis"], d["after_diagnosis"]))
+    return _csv(rows)
+
+
+# -- a sweep ------------------------------------------------------------------------------------------
+
+def _sweep_row_dict(row: Any) -> dict[str, Any]:
+    r = row.report
+    ci = report_intervals(r, seed=INTERVAL_SEED)
+    return {"config": row.config.to_dict(), "label": row.config.label(),
+            "hit_rate": round(r.hit_rate, 4), "hit_rate_ci": _pair(ci["hit_rate_ci"]), "mrr": round(r.mrr, 4),
+            "hit_at_budget": _round(r.hit_at_budget), "hit_at_budget_ci": _pair(ci.get("hit_at_budget_ci")),
+            "context_tokens_mean": _round(r.context_tokens_mean, 1), "tokens_sent_mean": _round(r.tokens_sent_mean, 1),
+            "tied_with_best": row.tied_with_best, "current": row.current,
+            "recall": _round(r.recall), "precision": _round(r.precision), "iou": _round(r.iou),
+            "cost": {"chunks": r.cost.chunks, "embedded_tokens": r.cost.embedded_tokens,
+                     "inflation": round(r.cost.inflation, 4)},
+            "exact": None if row.exact is None else {
+                "hit_rate": round(row.exact.hit_rate, 4), "mrr": round(row.exact.mrr, 4),
+                "recall": _round(row.exact.recall)}}
+
+
+def _pair(ci: Sequence[float] | None) -> list[float | None] | None:
+    return None if ci is None else [_round(ci[0]), _round(ci[1])]
+
+
+def recommendation_json(rec: Any) -> dict[str, Any] | None:
+    if rec is None:
+        return None
+    return {"config": rec.best.to_dict(), "label": rec.best.label(), "keep_current": rec.keep_current,
+            "chosen": rec.config.to_dict(), "current": rec.current.to_dict(),
+            "gain": _round(rec.gain), "gain_ci": _pair(rec.gain_ci), "p_value": _round(rec.p_value),
+            "metric": rec.metric, "basis": rec.basis, "in_sample": _round(rec.in_sample),
+            "cross_validated": _round(rec.cross_validated), "optimism": _round(rec.optimism),
+            "questions": rec.questions, "folds": rec.folds}
+
+
+def recommendation_text(rec: Any) -> str:
+    """Two or three sentences a person can act on."""
+    if rec is None:
+        return ""
+    gain = f"{rec.gain:+.3f} [{rec.gain_ci[0]:+.2f}, {rec.gain_ci[1]:+.2f}]"
+    head = (f"recommendation ({rec.folds}-fold cross-validation over {rec.questions} questions, "
+            f"{rec.metric}, {rec.basis} scores):")
+    if rec.keep_current:
+        body = (f"keep {rec.current.label()}: the best-looking row ({rec.config.label()}) gains {gain} on "
+                "held-out questions, which is within noise")
+        if rec.config == rec.current:
+            body = f"keep {rec.current.label()}: it is the best row"
+    else:
+        body = f"switch to {rec.config.label()}: it gains {gain} over {rec.current.label()} on held-out questions"
+    return (f"{head}\n  {body}\n  the winner's in-sample {rec.in_sample:.3f} is {rec.optimism:+.3f} more "
+            f"optimistic than its cross-validated {rec.cross_validated:.3f}")
+
+
+def sweep_json(result: SweepResult) -> dict[str, Any]:
+    return {"rows": [_sweep_row_dict(row) for row in result.rows],
+            "skipped": [{"point": p, "reason": why} for p, why in result.skipped],
+            "budget": result.budget,
+            "recommendation": recommendation_json(result.recommendation)}
+
+
+def sweep_text(result: SweepResult, *, top: int = 0) -> str:
+    rows = result.rows[:top] if top > 0 else result.rows
+    budget = result.budget is not None
+    head = f"{'hit@B':>6} " if budget else ""
+    lines = [f"{'#':>3}  {head}{'hit@k':>6} {'MRR':>6} {'recall':>7} {'prec':>6} {'IoU':>6} {'chunks':>6} "
+             f"{'tokens':>7} {'ctx':>5}  configuration"]
+    for i, row in enumerate(rows, 1):
+        r = row.report
+        mark = "*" if row.current else ("=" if row.tied_with_best else " ")
+        at_budget = f"{_fmt(r.hit_at_budget):>6} " if budget else ""
+        lines.append(f"{i:>3}{mark} {at_budget}{r.hit_rate:>6.3f} {r.mrr:>6.3f} {_fmt(r.recall):>7} {_fmt(r.precision):>6} "
+                     f"{_fmt(r.iou):>6} {r.cost.chunks:>6} {r.cost.embedded_tokens:>7} "
+                     f"{r.context_tokens_mean or 0:>5.0f}  {row.config.label()}")
+        if row.exact is not None:
+            e = row.exact
+            gap = abs(e.hit_rate - r.hit_rate) * 100
+            note = f"  <- differs from pooled by {gap:.1f} points" if gap > 1.0 else ""
+            lines.append(f"    exact {e.hit_rate:>6.3f} {e.mrr:>6.3f} {_fmt(e.recall):>7}{note}")
+    lines.append("= tied with the best (the difference is within noise on these questions);  * current settings;"
+                 "  ctx: tokens handed to the LLM per question")
+    if result.recommendation is not None:
+        lines.append(recommendation_text(result.recommendation))
+    if result.skipped:
+        lines.append(f"skipped {len(result.skipped)} grid points, e.g. {result.skipped[0][0]}: "
+                     f"{result.skipped[0][1]}")
+    return "\n".join(lines) + "\n"
+
+
+SWEEP_CSV_FIELDS = ("rank", "configuration", "strategy", "params", "k", "retriever", "with_prefix",
+                    "embedding", "hit_rate", "mrr", "recall", "precision", "iou", "chunks",
+                    "embedded_tokens", "inflation", "exact_hit_rate", "exact_mrr", "hit_at_budget",
+                    "context_tokens_mean", "tied_with_best", "current")
+
+
+def sweep_csv(result: SweepResult) -> str:
+    rows: list[Sequence[Any]] = [SWEEP_CSV_FIELDS]
+    for i, row in enumerate(result.rows, 1):
+        d, c = _sweep_row_dict(row), row.config
+        params = " ".join(f"{k}={v}" for k, v in c.params.items())
+        e = d["exact"] or {}
+        rows.append((i, d["label"], c.strategy, params, c.k, c.retriever, c.with_prefix, c.embedding,
+                     d["hit_rate"], d["mrr"], d["recall"], d["precision"], d["iou"], d["cost"]["chunks"],
+                     d["cost"]["embedded_tokens"], d["cost"]["inflation"], e.get("hit_rate"), e.get("mrr"),
+                     d["hit_at_budget"], d["context_tokens_mean"], d["tied_with_best"], d["current"]))
+    return _csv(rows)
+
+
+def sweep_markdown(result: SweepResult, *, top: int = 0) -> str:
+    rows = result.rows[:top] if top > 0 else result.rows
+    lines = ["# Sweep", "", "| # | Configuration | Hit rate | MRR | Recall | IoU | Chunks | Tokens | Exact hit rate |",
+             "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for i, row in enumerate(rows, 1):
+        r = row.report
+        exact = "–" if row.exact is None else f"{row.exact.hit_rate:.3f}"
+        lines.append(f"| {i} | `{row.config.label()}` | {r.hit_rate:.3f} | {r.mrr:.3f} | {_fmt(r.recall, none='–')} | "
+                     f"{_fmt(r.iou, none='–')} | {r.cost.chunks:,} | {r.cost.embedded_tokens:,} | {exact} |")
+    if result.skipped:
+        lines += ["", f"Skipped {len(result.skipped)} grid points, e.g. {_cell(result.skipped[0][0])}: "
+                      f"{_cell(result.skipped[0][1])}"]
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("report", "json"): report_json, ("report", "table"): report_text,
+    ("report", "markdown"): report_markdown, ("report", "csv"): report_csv,
+    ("comparison", "json"): comparison_json, ("comparison", "table"): comparison_text,
+    ("comparison", "markdown"): comparison_markdown, ("comparison", "csv"): comparison_csv,
+    ("sweep", "json"): sweep_json, ("sweep", "table"): sweep_text,
+    ("sweep", "markdown"): sweep_markdown, ("sweep", "csv"): sweep_csv,
+}
