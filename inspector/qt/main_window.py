@@ -52,8 +52,9 @@ from inspector.qt.controllers.retrieval import (
 )
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.find_bar import FindBar
+from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.document.overview_strip import OverviewStrip
-from inspector.qt.document.view import DocumentView, answer_color, hit_color
+from inspector.qt.document.view import DocumentView
 from inspector.qt.messages import MessageCenter
 from inspector.qt.panels.chunk_table import ChunkTable
 from inspector.qt.panels.corpus_panel import CorpusPanel, document_warnings, load_corpus
