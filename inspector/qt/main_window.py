@@ -162,11 +162,14 @@ class MainWindow(QMainWindow):
         # before any (synchronous) result for it arrives.
         self.controller = ChunkingController(self.state, self.runner, debounce_ms=debounce_ms, parent=self)
 
-        self.plugins = PluginActions(self)
+        # The status bar first: the plug-in actions report through its message line.
+        self._build_status_bar()
+        self.plugins = PluginActions(self.state, self.messages, self.settings,
+                                     strategies_registered=self._on_strategies_registered,
+                                     show_strategy=self.show_strategy, parent=self)
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
-        self._build_status_bar()
 
         self.strip.jumpRequested.connect(self.view.scroll_to_line_fraction)
         self.view.verticalScrollBar().valueChanged.connect(self._update_strip_view)
@@ -796,6 +799,21 @@ class MainWindow(QMainWindow):
         if ok:
             self.show_message(f"Added “{q.question}” to {Path(path).name}")
         return ok
+
+    def _on_strategies_registered(self, names: Sequence[str]) -> None:
+        """Strategy files, imported chunks or plug-ins changed the registry: counts made with a
+        re-registered strategy are stale, and the selector must show the new ones."""
+        for name in names:
+            self.corpus_panel.forget_strategy(name)
+        self.strategy_panel.refresh_strategies()
+
+    def show_strategy(self, name: str) -> None:
+        """Show `name`'s chunks: switch to it, or re-run it when it is already selected (a file
+        loaded again replaces the strategy under the same name)."""
+        if self.state.strategy == name:
+            self.controller.submit_now()
+        else:
+            self.state.set_strategy(name)
 
     def apply_config(self, config) -> None:
         """Put an EvalConfig's settings in the window (a sweep cell, a loaded configuration)."""
