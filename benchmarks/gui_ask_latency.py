@@ -176,7 +176,7 @@ def rechunk(app, w, tmp: Path, repeats: int, skip_big: bool) -> None:
     gold = gold_100(tmp, "handbook")
     w.state.set_strategy("markdown")
     w.open_paths([str(doc)])
-    w.open_gold(gold)
+    w.gold_panel.open_gold(gold)
     w.retrieval.set_settle_ms(0)
     sizes = [224, 256, 288]
     for size in sizes:

@@ -72,7 +72,8 @@ def run_app(argv: Sequence[str]) -> int:
     app = create_app(sys.argv[0] if sys.argv else "chunk-inspector")
     from PySide6.QtCore import QTimer
 
-    from inspector.qt.main_window import MainWindow, open_later, sample_path
+    from inspector.qt.actions.file_actions import open_later, sample_path
+    from inspector.qt.main_window import MainWindow
     from inspector.qt.settings import default_store, ini_store
 
     paths = [a for a in argv if not a.startswith("-")] or [str(sample_path())]

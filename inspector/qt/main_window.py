@@ -1,9 +1,14 @@
 """The main window: the document in the centre, panels in docks, menus, toolbar and status bar.
 
-The window builds the widgets, hands each the one `InspectorState`, and persists what the user
-arranged. It holds no chunking logic: the controller re-chunks, the widgets repaint from signals.
-More panels plug in through `add_panel`, and can mark chunks on the overview strip with
+The window is the composition root: it builds the widgets and the groups of actions, hands each
+the one `InspectorState` (and the few other things it needs), connects them, and persists what
+the user arranged. It holds no chunking logic: the controller re-chunks, the widgets repaint from
+signals. More panels plug in through `add_panel`, and can mark chunks on the overview strip with
 `mark_chunks`.
+
+The actions live beside it, one group a module in `inspector.qt.actions`: opening files
+(`file_actions`), the gold set's files (`gold_actions`), strategy files and plug-ins
+(`plugin_actions`), exports (`export_actions`).
 
 Asking and measuring: the question bar sits above the text, the Reader and the gold set panel are
 docks, and `RetrievalController` (the retrieval half of the state) keeps their figures current on a
@@ -18,13 +23,11 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence
+from PySide6.QtGui import QColor, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
-    QFileDialog,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -37,6 +40,9 @@ from PySide6.QtWidgets import (
 from inspector.core.display import settings_schema as keys
 from inspector.core.documents.document import Document
 from inspector.qt.actions.export_actions import ExportActions
+from inspector.qt.actions.file_actions import FileActions, dropped_paths, split_dropped
+from inspector.qt.actions.gold_actions import GoldActions
+from inspector.qt.actions.make_action import make_action
 from inspector.qt.actions.plugin_actions import PluginActions
 from inspector.qt.controllers.chunk_jobs import ChunkResult, ChunkRunner
 from inspector.qt.controllers.chunking import DEBOUNCE_MS, ChunkingController
@@ -52,18 +58,14 @@ from inspector.qt.controllers.retrieval import (
 )
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.find_bar import FindBar
+from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.document.overview_strip import OverviewStrip
-from inspector.qt.document.view import DocumentView, answer_color, hit_color
+from inspector.qt.document.view import DocumentView
 from inspector.qt.messages import MessageCenter
 from inspector.qt.panels.chunk_table import ChunkTable
-from inspector.qt.panels.corpus_panel import CorpusPanel, document_warnings, load_corpus
+from inspector.qt.panels.corpus_panel import CorpusPanel
 from inspector.qt.panels.detail_pane import DetailPane
-from inspector.qt.panels.gold_panel import (
-    GoldFiles,
-    GoldPanel,
-    answer_spans,
-    is_gold_path,
-)
+from inspector.qt.panels.gold_panel import GoldFiles, GoldPanel, answer_spans
 from inspector.qt.panels.question_bar import QuestionBar
 from inspector.qt.panels.reader import Reader
 from inspector.qt.panels.stats_panel import StatsPanel
@@ -71,12 +73,6 @@ from inspector.qt.panels.strategy_panel import StrategyPanel
 from inspector.qt.settings import Settings
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
-FILE_FILTER = "Documents (*.md *.markdown *.mdown *.mkd *.txt *.text);;All files (*)"
-
-
-def sample_path() -> Path:
-    """The bundled handbook that opens when no file is given."""
-    return Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
 
 
 class MainWindow(QMainWindow):
@@ -161,11 +157,19 @@ class MainWindow(QMainWindow):
         # before any (synchronous) result for it arrives.
         self.controller = ChunkingController(self.state, self.runner, debounce_ms=debounce_ms, parent=self)
 
-        self.plugins = PluginActions(self)
+        # The status bar first: the groups of actions report through its message line.
+        self._build_status_bar()
+        self.files = FileActions(self.state, self.messages, self.settings, self)
+        self.files.opened.connect(self.documentOpened)
+        self.gold = GoldActions(self.state, self.retrieval, self.gold_panel, self.gold_files, self.messages,
+                                self.settings, selected_text=self._selected_text, parent=self)
+        self.files.opened.connect(lambda _doc: self.gold.load_for_document())
+        self.plugins = PluginActions(self.state, self.messages, self.settings,
+                                     strategies_registered=self._on_strategies_registered,
+                                     show_strategy=self.show_strategy, parent=self)
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
-        self._build_status_bar()
 
         self.strip.jumpRequested.connect(self.view.scroll_to_line_fraction)
         self.view.verticalScrollBar().valueChanged.connect(self._update_strip_view)
@@ -210,57 +214,40 @@ class MainWindow(QMainWindow):
         self.strip.set_marks(name, fractions, color)
 
     # -- actions, menus, toolbar, status bar -----------------------------------------------------
-    def _action(self, text: str, slot, shortcut: QKeySequence | str | None = None, tip: str = "",
-                checkable: bool = False) -> QAction:
-        a = QAction(text, self)
-        if shortcut is not None:
-            a.setShortcut(QKeySequence(shortcut))
-        if tip:
-            a.setStatusTip(tip)
-            a.setToolTip(tip)
-        a.setCheckable(checkable)
-        a.triggered.connect(slot)
-        self.addAction(a)
-        return a
-
     def _build_actions(self) -> None:
-        self.open_action = self._action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
-                                        "Open Markdown or text files")
-        self.open_folder_action = self._action("Open &Folder…", self.open_folder_dialog, "Ctrl+Shift+O",
-                                               "Open every document in a folder as a corpus")
-        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit, "Quit Chunk Inspector")
-        self.find_action = self._action("&Find…", self.find_bar.open_bar, QKeySequence.StandardKey.Find,
-                                        "Find text in the document")
-        self.next_action = self._action("&Next Chunk", lambda: self.view.select_relative(1), "Alt+Down",
-                                        "Select the next chunk")
-        self.prev_action = self._action("&Previous Chunk", lambda: self.view.select_relative(-1), "Alt+Up",
-                                        "Select the previous chunk")
-        self.only_flagged_action = self._action("Only &Flagged Chunks", self.table.set_only_flagged, "Ctrl+Shift+F",
-                                                "Show only flagged chunks in the table", checkable=True)
-        self.about_action = self._action("&About Chunk Inspector", self.about)
-        self.load_gold_action = self._action("Load &Gold Set…", self.gold_panel.load_dialog, "Ctrl+Shift+L",
-                                             "Load a gold set (JSONL, CSV or Chroma's CSV) for this document")
-        self.add_question_action = self._action("&Add to Gold Set…", lambda: self.add_question(), "Ctrl+Shift+G",
-                                                "Select the answer in the text, then add a question for it")
-        self.next_hit_action = self._action("Next &Hit", self.question_bar.next_hit, "F3",
-                                            "Scroll to the question's next retrieved chunk")
-        self.prev_hit_action = self._action("Previous H&it", self.question_bar.previous_hit, "Shift+F3",
-                                            "Scroll to the question's previous retrieved chunk")
-        self.ask_action = self._action("As&k a Question", self._focus_question, "Ctrl+K",
-                                       "Type a question and see which chunks come back")
-        self.pin_action = self._action("&Pin as Baseline", self.retrieval.pin_baseline, "Ctrl+B",
-                                       "Keep the current report to compare later settings against")
-        self.sweep_action = self._action("&Sweep Size and Overlap…", self.open_sweep, "Ctrl+Shift+W",
-                                         "Score a grid of chunk sizes and overlaps on the gold set")
+        self.open_action = self.files.open_action
+        self.open_folder_action = self.files.open_folder_action
+        self.load_gold_action = self.gold.load_gold_action
+        self.add_question_action = self.gold.add_question_action
+        self.quit_action = make_action(self, "&Quit", self.close, QKeySequence.StandardKey.Quit, "Quit Chunk Inspector")
+        self.find_action = make_action(self, "&Find…", self.find_bar.open_bar, QKeySequence.StandardKey.Find,
+                                       "Find text in the document")
+        self.next_action = make_action(self, "&Next Chunk", lambda: self.view.select_relative(1), "Alt+Down",
+                                       "Select the next chunk")
+        self.prev_action = make_action(self, "&Previous Chunk", lambda: self.view.select_relative(-1), "Alt+Up",
+                                       "Select the previous chunk")
+        self.only_flagged_action = make_action(self, "Only &Flagged Chunks", self.table.set_only_flagged,
+                                               "Ctrl+Shift+F", "Show only flagged chunks in the table",
+                                               checkable=True)
+        self.about_action = make_action(self, "&About Chunk Inspector", self.about)
+        self.next_hit_action = make_action(self, "Next &Hit", self.question_bar.next_hit, "F3",
+                                           "Scroll to the question's next retrieved chunk")
+        self.prev_hit_action = make_action(self, "Previous H&it", self.question_bar.previous_hit, "Shift+F3",
+                                           "Scroll to the question's previous retrieved chunk")
+        self.ask_action = make_action(self, "As&k a Question", self._focus_question, "Ctrl+K",
+                                      "Type a question and see which chunks come back")
+        self.pin_action = make_action(self, "&Pin as Baseline", self.retrieval.pin_baseline, "Ctrl+B",
+                                      "Keep the current report to compare later settings against")
+        self.sweep_action = make_action(self, "&Sweep Size and Overlap…", self.open_sweep, "Ctrl+Shift+W",
+                                        "Score a grid of chunk sizes and overlaps on the gold set")
         self.exports = ExportActions(self, self.show_error, self.show_message)
         self.view.context_actions = [self.add_question_action]
 
     def _build_menus(self) -> None:
         mb = self.menuBar()
         file_menu = mb.addMenu("&File")
-        file_menu.addAction(self.open_action)
-        file_menu.addAction(self.open_folder_action)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.files.add_to(file_menu)
+        self.recent_menu = self.files.recent_menu
         file_menu.addSeparator()
         file_menu.addAction(self.load_gold_action)
         self.plugins.add_to(file_menu)
@@ -345,119 +332,33 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.busy)
         sb.addPermanentWidget(self.info)
         self.messages = MessageCenter(self.message, sb, self)
-        self.loader = None
-        """JobRunner for inputs loaded off the GUI thread (created on first use)."""
 
     # -- opening -------------------------------------------------------------------------------
-    def open_dialog(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open documents", self.settings.get(keys.LAST_DIR), FILE_FILTER)
-        if paths:
-            self.open_user_paths(paths)
-
-    def open_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open folder", self.settings.get(keys.LAST_DIR))
-        if path:
-            self.open_user_paths([path])
-
     def open_user_paths(self, paths: Sequence[str | os.PathLike[str]]) -> bool | int:
-        """What the menus, drag-and-drop, recent files and the command line call. Small plain
-        files open at once; big inputs (over BACKGROUND_LOAD_BYTES in all, or PDF/DOCX/HTML, which
-        need converting) load on a worker thread so the window never freezes: the latest request
-        wins, and the result is applied like `open_paths`. Returns open_paths' result, or the
-        background request id."""
-        paths = [str(p) for p in paths]
-        if not needs_background_load(paths):
-            return self.open_paths(paths)
-        if self.loader is None:
-            from inspector.qt.runner import JobRunner
-
-            self.loader = JobRunner(self, name="loader")
-            self.loader.stageReady.connect(lambda _rid, stage: self._finish_open(*stage))
-            self.loader.errored.connect(lambda _rid, msg: self.messages.error(msg, self.loader.last_error_details, popup=True))
-
-        def job(cancelled, progress):
-            yield (paths, load_corpus(paths))
-
-        self.show_message(f"Loading {Path(paths[0]).name}{' …' if len(paths) == 1 else f' and {len(paths) - 1} more …'}")
-        return self.loader.submit(job)
+        """Open files and folders as the user asked (big inputs load in the background; see
+        `FileActions.open_user_paths`)."""
+        return self.files.open_user_paths(paths)
 
     def open_paths(self, paths: Sequence[str | os.PathLike[str]]) -> bool:
-        """Load files and folders (a corpus), on the calling thread. A file that cannot be opened
-        is reported with the line the CLI prints, in the status bar and a non-modal box, and
-        whatever was open (the document, its gold set) stays open. Among several paths the good
-        ones open, and each bad file is listed once in the Documents panel."""
-        paths = [str(p) for p in paths]
-        return self._finish_open(paths, load_corpus(paths))
-
-    def _finish_open(self, paths: list[str], loaded) -> bool:
-        problems = list(loaded.problems)
-        if not loaded.documents:
-            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-            details = "\n".join(problems + ([loaded.details] if loaded.details else []))
-            first = problems[0] if problems else "nothing to open"
-            self.state.set_error(first)  # listeners of the state hear it too (the launch smoke test)
-            self.messages.error(first + more, details, popup=True)
-            return False
-        self.state.set_error("")
-        self.state.set_documents(loaded.documents, problems=problems)
-        for p in loaded.opened:
-            self.add_recent(p)
-        self.settings.set(keys.LAST_DIR, str(Path(paths[0]).parent if Path(paths[0]).is_file() else Path(paths[0])))
-        notes = [w for d in loaded.documents for w in document_warnings(d)]
-        notes += [f"{d.doc_id}: no text to chunk (the file is empty or only whitespace)"
-                  for d in loaded.documents if not d.text.strip()]
-        details = "\n".join(problems + notes + ([loaded.details] if loaded.details else []))
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            self.show_error(f"skipped {problems[0]}{more}", details=details)
-        elif notes:
-            more = f" (+{len(notes) - 1} more)" if len(notes) > 1 else ""
-            self.messages.warning(f"{notes[0]}{more}", details)
-        else:
-            self.show_message(f"Opened {loaded.documents[0].name}" if len(loaded.documents) == 1
-                              else f"Opened {len(loaded.documents)} documents")
-        self.documentOpened.emit(self.state.document)
-        self._auto_gold()
-        return True
-
-    def add_recent(self, path: str) -> None:
-        recent = keys.add_recent(self.settings.get(keys.RECENT_FILES), str(Path(path).resolve()))
-        self.settings.set(keys.RECENT_FILES, recent)
-        self._rebuild_recent()
+        """Open files and folders on the calling thread (`FileActions.open_paths`)."""
+        return self.files.open_paths(paths)
 
     def recent_files(self) -> list[str]:
-        return self.settings.get(keys.RECENT_FILES)
+        return self.files.recent_files()
 
-    def _rebuild_recent(self) -> None:
-        self.recent_menu.clear()
-        recent = self.recent_files()
-        for i, path in enumerate(recent):
-            a = self.recent_menu.addAction(f"&{i + 1}  {path}" if i < 9 else path)
-            a.triggered.connect(lambda _checked=False, p=path: self.open_user_paths([p]))
-        if recent:
-            self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear List", self._clear_recent)
-        self.recent_menu.setEnabled(bool(recent))
-
-    def _clear_recent(self) -> None:
-        self.settings.set(keys.RECENT_FILES, [])
-        self._rebuild_recent()
-
-    # -- drag and drop ---------------------------------------------------------------------------
     def dragEnterEvent(self, e) -> None:
-        if any(u.isLocalFile() for u in e.mimeData().urls()):
+        if dropped_paths(e.mimeData()):
             e.acceptProposedAction()
 
     def dropEvent(self, e) -> None:
-        paths = [u.toLocalFile() for u in e.mimeData().urls() if u.isLocalFile()]
+        paths = dropped_paths(e.mimeData())
         if paths:
             e.acceptProposedAction()
-            gold = [p for p in paths if Path(p).is_file() and is_gold_path(p)]
-            docs = [p for p in paths if p not in gold]
+            docs, gold = split_dropped(paths)
             if docs:
-                self.open_user_paths(docs)
+                self.files.open_user_paths(docs)
             if gold:
-                self.open_gold(gold[0])
+                self.gold_panel.open_gold(gold[0])
 
     # -- state reactions ------------------------------------------------------------------------
     def _on_documents(self, docs: tuple[Document, ...]) -> None:
@@ -566,7 +467,7 @@ class MainWindow(QMainWindow):
         retriever = s.get(ASK_RETRIEVER)
         self.retrieval.retriever = retriever if retriever in RETRIEVERS else "dense"
         self.retrieval.settingsChanged.emit()
-        self._rebuild_recent()
+        self.files.rebuild_recent()
 
     def default_layout(self) -> None:
         """Side panels just wide enough for their controls; the text gets the rest."""
@@ -620,8 +521,7 @@ class MainWindow(QMainWindow):
                 self.sweep_dialog.close()
                 self.sweep_dialog.shutdown()
             self.retrieval.shutdown()
-            if self.loader is not None:
-                self.loader.shutdown()
+            self.files.shutdown()
         super().closeEvent(e)
 
     # -- asking and measuring --------------------------------------------------------------------
@@ -635,9 +535,10 @@ class MainWindow(QMainWindow):
         r.pooledReady.connect(lambda _doc: self._update_model_label())
         r.errored.connect(self.show_error)
         self.question_bar.asked.connect(self._on_asked)
-        self.reader.saveRequested.connect(lambda q: self.append_gold_question(q))
+        self.reader.saveRequested.connect(lambda q: self.gold.append_question(q))
         self.gold_panel.questionSelected.connect(self._on_gold_question)
-        self.gold_panel.goldLoaded.connect(self._remember_gold)
+        self.gold_panel.goldLoaded.connect(self.gold.remember)
+        self.gold_panel.goldLoaded.connect(lambda _path: self.gold_dock.show())
         self.gold_panel.loadFailed.connect(self.show_error)
         self._pooled_progress = (0, 0)
         r.pooledProgress.connect(self._on_pooled_progress)
@@ -712,89 +613,31 @@ class MainWindow(QMainWindow):
         self.strip.set_marks("answer", _line_index(doc).fractions([a for a, _b in spans]).tolist(),
                              answer_color(self.view.theme), 4.0, "Gold answer")
 
-    # -- gold files --------------------------------------------------------------------------------
-    def open_gold(self, path: str | os.PathLike[str]) -> bool:
-        """Load a gold file for the current documents (remembered for the document)."""
-        return self.gold_panel.open_gold(path)
-
-    def _remember_gold(self, path: str) -> None:
-        doc = self.state.document
-        if doc is not None:
-            self.gold_files.remember(doc, path)
-        self.gold_dock.show()
-
-    def _auto_gold(self) -> None:
-        """After opening: the gold file used with this document last time, else one beside it."""
-        doc = self.state.document
-        found = self.gold_files.for_document(doc) if doc is not None else None
-        if found is None:
-            if self.retrieval.gold is not None:
-                self.retrieval.set_gold(None)
-            return
-        from inspector.core.errors import InputError
-
-        try:
-            self.retrieval.load_gold(found)
-        except (InputError, OSError) as exc:
-            self.retrieval.set_gold(None)
-            msg = exc.one_line() if isinstance(exc, InputError) else str(exc)
-            self.show_error(f"gold set not loaded: {msg}")
-
+    # -- gold set, strategies --------------------------------------------------------------------
     def add_question(self, question: str | None = None, answer: str | None = None,
                      path: str | os.PathLike[str] | None = None) -> bool:
-        """Add a question whose answer is the text selected in the document (Edit ▸ Add to Gold Set…).
-        Missing pieces are asked for in dialogs."""
-        from inspector.core.evaluation.gold import GoldQuestion
+        """Edit ▸ Add to Gold Set… (`GoldActions.add_question`)."""
+        return self.gold.add_question(question, answer, path)
 
-        doc = self.state.document
-        if doc is None:
-            self.show_error("open a document first")
-            return False
-        if answer is None:
-            cursor = self.view.textCursor()
-            answer = cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else ""
-        answer = " ".join(answer.split())
-        if not answer:
-            self.show_error("select the answer in the text first, then add a question for it")
-            return False
-        if question is None:
-            shown = answer if len(answer) <= 80 else answer[:79] + "…"
-            question, ok = QInputDialog.getText(self, "Add to gold set", f"Question whose answer is “{shown}”:")
-            if not ok:
-                return False
-        question = question.strip()
-        if not question:
-            self.show_error("a question cannot be empty")
-            return False
-        return self.append_gold_question(GoldQuestion(question, answers=(answer,), source=doc.doc_id), path)
+    def _selected_text(self) -> str:
+        """The text selected in the document, with its line breaks (a new question's answer)."""
+        cursor = self.view.textCursor()
+        return cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else ""
 
-    def append_gold_question(self, q, path: str | os.PathLike[str] | None = None) -> bool:
-        """Append to the open gold file (a JSONL one), else to a file the user names; reload it."""
-        from inspector.core.errors import InputError
-        from inspector.core.evaluation.gold import append_question
+    def _on_strategies_registered(self, names: Sequence[str]) -> None:
+        """Strategy files, imported chunks or plug-ins changed the registry: counts made with a
+        re-registered strategy are stale, and the selector must show the new ones."""
+        for name in names:
+            self.corpus_panel.forget_strategy(name)
+        self.strategy_panel.refresh_strategies()
 
-        gold = self.retrieval.gold
-        if path is None and gold is not None and Path(gold.path).suffix.lower() in (".jsonl", ".ndjson"):
-            path = gold.path
-        if path is None:
-            doc = self.state.document
-            suggestion = Path(doc.path).with_name(Path(doc.path).stem + ".gold.jsonl") if doc is not None and doc.path \
-                else Path(self.settings.get(keys.LAST_DIR) or ".") / "gold.jsonl"
-            path, _ = QFileDialog.getSaveFileName(self, "Add to gold set", str(suggestion), "JSON Lines (*.jsonl)")
-            if not path:
-                return False
-        try:
-            append_question(path, q)
-        except InputError as exc:
-            self.show_error(exc.one_line())
-            return False
-        except OSError as exc:
-            self.show_error(f"could not write {path}: {exc.strerror or exc}")
-            return False
-        ok = self.open_gold(path)
-        if ok:
-            self.show_message(f"Added “{q.question}” to {Path(path).name}")
-        return ok
+    def show_strategy(self, name: str) -> None:
+        """Show `name`'s chunks: switch to it, or re-run it when it is already selected (a file
+        loaded again replaces the strategy under the same name)."""
+        if self.state.strategy == name:
+            self.controller.submit_now()
+        else:
+            self.state.set_strategy(name)
 
     def apply_config(self, config) -> None:
         """Put an EvalConfig's settings in the window (a sweep cell, a loaded configuration)."""
@@ -816,36 +659,3 @@ class MainWindow(QMainWindow):
         self.sweep_dialog.show()
         self.sweep_dialog.raise_()
 
-
-#: Inputs larger than this in all (or needing conversion) load off the GUI thread.
-BACKGROUND_LOAD_BYTES = 4_000_000
-_CONVERTED = (".pdf", ".docx", ".html", ".htm")
-
-
-def needs_background_load(paths: Sequence[str]) -> bool:
-    """True for PDF/DOCX/HTML or more than BACKGROUND_LOAD_BYTES of files (folders walked, with
-    a cap on how much of the walk this quick check itself may take)."""
-    total = 0
-    seen = 0
-    for raw in paths:
-        p = Path(raw)
-        todo = [p] if not p.is_dir() else [q for q in p.rglob("*") if not any(part.startswith(".") for part in q.parts)]
-        for q in todo:
-            seen += 1
-            if seen > 5000:
-                return True
-            if q.suffix.lower() in _CONVERTED:
-                return True
-            try:
-                if q.is_file():
-                    total += q.stat().st_size
-            except OSError:
-                continue
-            if total > BACKGROUND_LOAD_BYTES:
-                return True
-    return False
-
-
-def open_later(window: MainWindow, paths: Sequence[str]) -> None:
-    """Open after the event loop has shown the window (keeps launch-to-visible short)."""
-    QTimer.singleShot(0, lambda: window.open_user_paths(paths))

@@ -50,8 +50,9 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
 
     app = create_app()
     apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
     from inspector.qt.controllers.chunk_jobs import ChunkRunner
-    from inspector.qt.main_window import MainWindow, sample_path
+    from inspector.qt.main_window import MainWindow
     from inspector.qt.settings import ini_store
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -98,8 +99,9 @@ def render_retrieval(out_dir: Path, *, dark: bool = False) -> list[Path]:
 
     app = create_app()
     apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
     from inspector.qt.controllers.chunk_jobs import ChunkRunner
-    from inspector.qt.main_window import MainWindow, sample_path
+    from inspector.qt.main_window import MainWindow
     from inspector.qt.settings import ini_store
 
     out_dir.mkdir(parents=True, exist_ok=True)

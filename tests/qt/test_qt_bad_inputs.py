@@ -496,7 +496,7 @@ def test_big_or_converted_inputs_load_off_the_gui_thread(qtbot, make_window, wai
                                                         monkeypatch):
     """Menus, drag-and-drop and recent files open big inputs on a worker thread (the window stays
     responsive); small plain files still open at once; bad ones report the same line."""
-    from inspector.qt import main_window as mw
+    from inspector.qt.actions import file_actions as mw
 
     small = tmp_path / "small.md"
     small.write_text("# Small\n\nA short document.\n", encoding="utf-8")

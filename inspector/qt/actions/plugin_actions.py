@@ -11,24 +11,26 @@ an external splitter could not place.
   placed on the text) goes to the status bar with the full list behind Details…, never dropped.
 
 The methods take a path and a `confirm` callable, so tests drive them without a modal dialog;
-only the menu slots open dialogs.
+only the menu slots open dialogs. They need nothing of the window but what they are handed: the
+state, the message line, the settings (the last folder), and two callbacks, one told which
+strategies were (re)registered and one that shows a strategy's chunks.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Sequence
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from inspector.core.display import settings_schema as keys
 from inspector.core.errors import InputError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from inspector.qt.main_window import MainWindow
+from inspector.qt.controllers.state import InspectorState
+from inspector.qt.messages import MessageCenter
+from inspector.qt.settings import Settings
 
 #: The strategy name imported chunks are registered under (as the CLI's --import-chunks).
 IMPORTED = "imported"
@@ -66,13 +68,24 @@ def load_installed_strategies() -> tuple[str, ...]:
 class PluginActions(QObject):
     """The menu actions and start-up registration; reports through the window's messages."""
 
-    def __init__(self, window: "MainWindow") -> None:
-        super().__init__(window)
-        self.window = window
-        self.load_file_action = QAction("Load &Strategy File…", window)
+    def __init__(self, state: InspectorState, messages: MessageCenter, settings: Settings, *,
+                 strategies_registered: Callable[[Sequence[str]], None], show_strategy: Callable[[str], None],
+                 parent: QWidget) -> None:
+        """`strategies_registered(names)`: the registry changed (`names` were registered again,
+        so figures made with them are stale; empty after start-up); the selector must re-read it.
+        `show_strategy(name)`: show `name`'s chunks, re-running it if it is already selected.
+        `parent`: owns the actions and the dialogs."""
+        super().__init__(parent)
+        self.state = state
+        self.messages = messages
+        self.settings = settings
+        self._strategies_registered = strategies_registered
+        self._show_strategy = show_strategy
+        self._parent = parent
+        self.load_file_action = QAction("Load &Strategy File…", parent)
         self.load_file_action.setStatusTip("Register the strategies a Python file declares (runs the file's code)")
         self.load_file_action.triggered.connect(self.load_strategy_file_dialog)
-        self.import_action = QAction("&Import Chunks…", window)
+        self.import_action = QAction("&Import Chunks…", parent)
         self.import_action.setStatusTip("Show chunks made by another pipeline (LangChain/LlamaIndex JSONL) "
                                         "on this document, as the strategy 'imported'")
         self.import_action.triggered.connect(self.import_chunks_dialog)
@@ -81,7 +94,7 @@ class PluginActions(QObject):
         self.imported_from: str | None = None
         """The JSONL file behind the `imported` strategy."""
         self._reported: tuple[int, str] | None = None
-        window.state.chunksChanged.connect(self._on_chunks)
+        state.chunksChanged.connect(self._on_chunks)
 
     def add_to(self, menu: QMenu) -> None:
         menu.addAction(self.load_file_action)
@@ -91,10 +104,10 @@ class PluginActions(QObject):
     def load_installed(self) -> tuple[str, ...]:
         """Plug-ins and LangChain's splitters into the selector; problems as a warning."""
         problems = load_installed_strategies()
-        self.window.strategy_panel.refresh_strategies()
+        self._strategies_registered(())
         if problems:
             more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-            self.window.messages.warning(f"plug-in not loaded: {problems[0]}{more}", "\n".join(problems))
+            self.messages.warning(f"plug-in not loaded: {problems[0]}{more}", "\n".join(problems))
         return problems
 
     # -- strategy files ---------------------------------------------------------------------------
@@ -103,41 +116,37 @@ class PluginActions(QObject):
         (the first one is selected). `confirm` returning False loads nothing."""
         from inspector.core.chunking.external import load_strategy_file
 
-        w = self.window
         path = str(path)
         if not confirm(strategy_file_warning(path)):
-            w.messages.info(f"Strategy file not loaded: {Path(path).name}")
+            self.messages.info(f"Strategy file not loaded: {Path(path).name}")
             return []
         try:
             made = load_strategy_file(path)
         except InputError as exc:
-            w.messages.error(exc.one_line(), popup=True)
+            self.messages.error(exc.one_line(), popup=True)
             return []
         except Exception as exc:  # noqa: BLE001  (load_strategy_file wraps the file's errors; belt and braces)
-            w.messages.error(InputError(f"{type(exc).__name__}: {exc}", path=path).one_line(), popup=True)
+            self.messages.error(InputError(f"{type(exc).__name__}: {exc}", path=path).one_line(), popup=True)
             return []
         names = [s.name for s in made]
         if path not in self.loaded_files:
             self.loaded_files.append(path)
-        for name in names:
-            w.corpus_panel.forget_strategy(name)  # loaded again: earlier counts are stale
-        w.strategy_panel.refresh_strategies()
+        self._strategies_registered(names)  # loaded again: figures made with them are stale
         if names:
-            self._select(names[0])
-        w.messages.info(f"Loaded {len(names)} strateg{'y' if len(names) == 1 else 'ies'} from "
+            self._show_strategy(names[0])
+        self.messages.info(f"Loaded {len(names)} strateg{'y' if len(names) == 1 else 'ies'} from "
                         f"{Path(path).name}: {', '.join(names)}")
         return names
 
     def load_strategy_file_dialog(self) -> None:
-        w = self.window
-        path, _ = QFileDialog.getOpenFileName(w, "Load strategy file", w.settings.get(keys.LAST_DIR),
+        path, _ = QFileDialog.getOpenFileName(self._parent, "Load strategy file", self.settings.get(keys.LAST_DIR),
                                               "Python files (*.py);;All files (*)")
         if path:
             self.load_strategy_file(path, confirm=self._confirm_dialog)
 
     def _confirm_dialog(self, text: str) -> bool:
         box = QMessageBox(QMessageBox.Icon.Warning, "Run this file's code?", text,
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self._parent)
         box.setTextFormat(Qt.TextFormat.PlainText)
         box.button(QMessageBox.StandardButton.Yes).setText("Run It")
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
@@ -148,52 +157,39 @@ class PluginActions(QObject):
         """Register `path`'s chunks as the strategy `imported` and show them on the current document."""
         from inspector.core.chunking.imported import imported_strategy
 
-        w = self.window
         path = str(path)
-        if w.state.document is None:
-            w.messages.error("open a document first, then import the chunks made from it")
+        if self.state.document is None:
+            self.messages.error("open a document first, then import the chunks made from it")
             return False
         try:
             imported_strategy(IMPORTED, path)
         except InputError as exc:
-            w.messages.error(exc.one_line(), popup=True)
+            self.messages.error(exc.one_line(), popup=True)
             return False
         except (OSError, ValueError) as exc:
-            w.messages.error(InputError(str(exc), path=path).one_line(), popup=True)
+            self.messages.error(InputError(str(exc), path=path).one_line(), popup=True)
             return False
         self.imported_from = path
-        w.corpus_panel.forget_strategy(IMPORTED)
-        w.strategy_panel.refresh_strategies()
+        self._strategies_registered((IMPORTED,))
         self._reported = None
-        self._select(IMPORTED)
+        self._show_strategy(IMPORTED)
         return True
 
     def import_chunks_dialog(self) -> None:
-        w = self.window
-        path, _ = QFileDialog.getOpenFileName(w, "Import chunks", w.settings.get(keys.LAST_DIR),
+        path, _ = QFileDialog.getOpenFileName(self._parent, "Import chunks", self.settings.get(keys.LAST_DIR),
                                               "JSON Lines (*.jsonl *.ndjson);;All files (*)")
         if path:
             self.import_chunks(path)
-
-    def _select(self, name: str) -> None:
-        """Show `name`'s chunks: switch to it, or re-run it when it is already selected (a file
-        loaded again replaces the strategy under the same name)."""
-        w = self.window
-        if w.state.strategy == name:
-            w.controller.submit_now()
-        else:
-            w.state.set_strategy(name)
 
     # -- alignment reports -----------------------------------------------------------------------
     def _on_chunks(self, result) -> None:
         from inspector.core.chunking.external import is_external, last_alignment_report
 
-        w = self.window
         if result is None:
             return
         strategy = result.request.strategy
         if not is_external(strategy):
-            w.messages.clear(tag=ALIGNMENT_TAG)
+            self.messages.clear(tag=ALIGNMENT_TAG)
             return
         key = (result.request_id, strategy)
         if key == self._reported:
@@ -202,9 +198,9 @@ class PluginActions(QObject):
         report = last_alignment_report(strategy, result.document.doc_id)
         lines = report.lines() if report is not None else []
         if not lines:
-            w.messages.clear(tag=ALIGNMENT_TAG)
+            self.messages.clear(tag=ALIGNMENT_TAG)
             return
         n = len(report.unaligned)
         more = f" (+{len(lines) - 1} more)" if len(lines) > 1 else ""
         head = f"{n} of {report.pieces} pieces not placed · " if n else ""
-        w.messages.warning(f"{head}{lines[0]}{more}", "\n".join(lines), tag=ALIGNMENT_TAG)
+        self.messages.warning(f"{head}{lines[0]}{more}", "\n".join(lines), tag=ALIGNMENT_TAG)

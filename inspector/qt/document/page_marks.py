@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
+from PySide6.QtWidgets import QWidget
 
-if TYPE_CHECKING:  # pragma: no cover
-    from inspector.qt.document.view import DocumentView
+from inspector.core.documents.document import Document
+from inspector.qt.document.visible import VisibleText
+from inspector.qt.theme import Theme
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,34 +51,35 @@ def page_of(starts: Sequence[int], offset: int) -> int:
 
 
 class PageMarks:
-    """Paints page rules for a `DocumentView`; `last` records what the last paint drew."""
+    """Paints page rules over a text view's viewport; `last` records what the last paint drew.
 
-    def __init__(self, view: "DocumentView") -> None:
-        self.view = view
+    It is handed everything it paints from (the viewport, the visible text, the document, the
+    theme) at each paint, so it needs nothing else of the view."""
+
+    def __init__(self, font: QFont) -> None:
+        """`font`: the view's font (the labels are a smaller cut of it)."""
         self.last: tuple[PageMark, ...] = ()
-        self._font = QFont(view.font())
-        self._font.setPointSizeF(max(7.0, view.font().pointSizeF() * 0.8))
+        self._font = QFont(font)
+        self._font.setPointSizeF(max(7.0, font.pointSizeF() * 0.8))
 
-    def paint(self, vis) -> None:
-        view = self.view
-        starts = page_starts(view.document_)
+    def paint(self, viewport: QWidget, vis: VisibleText, doc: Document | None, theme: Theme) -> None:
+        starts = page_starts(doc)
         if not starts or not vis:
             self.last = ()
             return
-        lo, hi = view._visible_range(vis)
+        lo, hi = vis.text_range()
         marks: list[PageMark] = []
         for k in pages_in(starts, lo, hi):
-            pt = view._point_of(vis, view.umap.to_utf16(starts[k]))
+            pt = vis.point_of(vis.umap.to_utf16(starts[k]))
             if pt is not None:
                 marks.append(PageMark(k + 1, starts[k], pt[1]))
         self.last = tuple(marks)
         if not marks:
             return
-        theme = view.theme
         color = QColor(theme.muted)
-        width = float(view.viewport().width())
+        width = float(viewport.width())
         fm = QFontMetrics(self._font)
-        p = QPainter(view.viewport())
+        p = QPainter(viewport)
         try:
             p.setFont(self._font)
             for m in marks:

@@ -30,7 +30,8 @@ from inspector.qt.controllers.retrieval import (
     RetrievalController,
 )
 from inspector.qt.controllers.retrieval_jobs import RetrievalResult
-from inspector.qt.document.view import DocumentView, HitMark
+from inspector.qt.document.hits import HitMark
+from inspector.qt.document.view import DocumentView
 
 RETRIEVER_LABELS = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
 MAX_K = 50

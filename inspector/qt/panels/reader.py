@@ -29,7 +29,7 @@ from inspector.core.evaluation.gold import GoldQuestion
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 from inspector.qt.controllers.state import InspectorState
-from inspector.qt.document.view import format_score, hit_color
+from inspector.qt.document.hits import format_score, hit_color
 from inspector.qt.panels.question_bar import mode_text
 from inspector.qt.theme import Theme
 

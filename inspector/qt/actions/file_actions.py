@@ -1,0 +1,210 @@
+"""Getting documents into the window: File ▸ Open, Open Folder, Open Recent, drag-and-drop, the
+command line's paths, and loading big inputs off the GUI thread.
+
+Every way in ends in `FileActions.open_user_paths`. Small plain files open at once; big inputs
+(over `BACKGROUND_LOAD_BYTES` in all, or PDF/DOCX/HTML, which need converting) load on a worker
+thread so the window never freezes, the latest request winning. A file that cannot be opened is
+reported with the line the CLI prints, and whatever was open stays open. After a successful open
+`opened` is emitted (the window then looks for the document's gold set).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from PySide6.QtCore import QMimeData, QObject, QTimer, Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
+
+from inspector.core.display import settings_schema as keys
+from inspector.qt.actions.make_action import make_action
+from inspector.qt.controllers.state import InspectorState
+from inspector.qt.messages import MessageCenter
+from inspector.qt.panels.corpus_panel import document_warnings, load_corpus
+from inspector.qt.panels.gold_panel import is_gold_path
+from inspector.qt.runner import JobRunner
+from inspector.qt.settings import Settings
+
+FILE_FILTER = "Documents (*.md *.markdown *.mdown *.mkd *.txt *.text);;All files (*)"
+#: Inputs larger than this in all (or needing conversion) load off the GUI thread.
+BACKGROUND_LOAD_BYTES = 4_000_000
+_CONVERTED = (".pdf", ".docx", ".html", ".htm")
+
+
+def sample_path() -> Path:
+    """The bundled handbook that opens when no file is given."""
+    return Path(__file__).resolve().parents[3] / "sample_docs" / "handbook.md"
+
+
+def needs_background_load(paths: Sequence[str]) -> bool:
+    """True for PDF/DOCX/HTML or more than BACKGROUND_LOAD_BYTES of files (folders walked, with
+    a cap on how much of the walk this quick check itself may take)."""
+    total = 0
+    seen = 0
+    for raw in paths:
+        p = Path(raw)
+        todo = [p] if not p.is_dir() else [q for q in p.rglob("*") if not any(part.startswith(".") for part in q.parts)]
+        for q in todo:
+            seen += 1
+            if seen > 5000:
+                return True
+            if q.suffix.lower() in _CONVERTED:
+                return True
+            try:
+                if q.is_file():
+                    total += q.stat().st_size
+            except OSError:
+                continue
+            if total > BACKGROUND_LOAD_BYTES:
+                return True
+    return False
+
+
+def dropped_paths(mime: QMimeData) -> list[str]:
+    """The local files and folders of a drag (empty when it carries none: the drop is refused)."""
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
+
+
+def split_dropped(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(documents, gold files) among dropped paths: a gold set dropped with its document loads as
+    the document's gold set, not as one more document."""
+    gold = [p for p in paths if Path(p).is_file() and is_gold_path(p)]
+    return [p for p in paths if p not in gold], gold
+
+
+class PathOpener(Protocol):
+    def open_user_paths(self, paths: Sequence[str | os.PathLike[str]]) -> bool | int: ...
+
+
+def open_later(opener: PathOpener, paths: Sequence[str]) -> None:
+    """Open after the event loop has shown the window (keeps launch-to-visible short)."""
+    QTimer.singleShot(0, lambda: opener.open_user_paths(paths))
+
+
+class FileActions(QObject):
+    """The Open actions, the recent-files menu and the background loader."""
+
+    opened = Signal(object)
+    """The Document now shown (after a successful open)."""
+
+    def __init__(self, state: InspectorState, messages: MessageCenter, settings: Settings, parent: QWidget) -> None:
+        """`parent` owns the actions (their shortcuts work window-wide) and the dialogs."""
+        super().__init__(parent)
+        self.state = state
+        self.messages = messages
+        self.settings = settings
+        self._parent = parent
+        self.open_action = make_action(parent, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
+                                       "Open Markdown or text files")
+        self.open_folder_action = make_action(parent, "Open &Folder…", self.open_folder_dialog, "Ctrl+Shift+O",
+                                              "Open every document in a folder as a corpus")
+        self.recent_menu = QMenu("Open &Recent", parent)
+        self.loader: JobRunner | None = None
+        """JobRunner for inputs loaded off the GUI thread (created on first use)."""
+
+    def add_to(self, menu: QMenu) -> None:
+        menu.addAction(self.open_action)
+        menu.addAction(self.open_folder_action)
+        menu.addMenu(self.recent_menu)
+
+    # -- opening -------------------------------------------------------------------------------
+    def open_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self._parent, "Open documents", self.settings.get(keys.LAST_DIR),
+                                                FILE_FILTER)
+        if paths:
+            self.open_user_paths(paths)
+
+    def open_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self._parent, "Open folder", self.settings.get(keys.LAST_DIR))
+        if path:
+            self.open_user_paths([path])
+
+    def open_user_paths(self, paths: Sequence[str | os.PathLike[str]]) -> bool | int:
+        """What the menus, drag-and-drop, recent files and the command line call. Small plain
+        files open at once; big inputs (over BACKGROUND_LOAD_BYTES in all, or PDF/DOCX/HTML, which
+        need converting) load on a worker thread so the window never freezes: the latest request
+        wins, and the result is applied like `open_paths`. Returns open_paths' result, or the
+        background request id."""
+        names = [str(p) for p in paths]
+        if not needs_background_load(names):
+            return self.open_paths(names)
+        if self.loader is None:
+            loader = self.loader = JobRunner(self, name="loader")
+            loader.stageReady.connect(lambda _rid, stage: self._finish_open(*stage))
+            loader.errored.connect(lambda _rid, msg: self.messages.error(msg, loader.last_error_details, popup=True))
+
+        def job(cancelled, progress):
+            yield (names, load_corpus(names))
+
+        self.messages.info(f"Loading {Path(names[0]).name}"
+                           f"{' …' if len(names) == 1 else f' and {len(names) - 1} more …'}")
+        return self.loader.submit(job)
+
+    def open_paths(self, paths: Sequence[str | os.PathLike[str]]) -> bool:
+        """Load files and folders (a corpus), on the calling thread. A file that cannot be opened
+        is reported with the line the CLI prints, in the status bar and a non-modal box, and
+        whatever was open (the document, its gold set) stays open. Among several paths the good
+        ones open, and each bad file is listed once in the Documents panel."""
+        names = [str(p) for p in paths]
+        return self._finish_open(names, load_corpus(names))
+
+    def _finish_open(self, paths: list[str], loaded) -> bool:
+        problems = list(loaded.problems)
+        if not loaded.documents:
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            details = "\n".join(problems + ([loaded.details] if loaded.details else []))
+            first = problems[0] if problems else "nothing to open"
+            self.state.set_error(first)  # listeners of the state hear it too (the launch smoke test)
+            self.messages.error(first + more, details, popup=True)
+            return False
+        self.state.set_error("")
+        self.state.set_documents(loaded.documents, problems=problems)
+        for p in loaded.opened:
+            self.add_recent(p)
+        self.settings.set(keys.LAST_DIR, str(Path(paths[0]).parent if Path(paths[0]).is_file() else Path(paths[0])))
+        notes = [w for d in loaded.documents for w in document_warnings(d)]
+        notes += [f"{d.doc_id}: no text to chunk (the file is empty or only whitespace)"
+                  for d in loaded.documents if not d.text.strip()]
+        details = "\n".join(problems + notes + ([loaded.details] if loaded.details else []))
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            self.messages.error(f"skipped {problems[0]}{more}", details)
+        elif notes:
+            more = f" (+{len(notes) - 1} more)" if len(notes) > 1 else ""
+            self.messages.warning(f"{notes[0]}{more}", details)
+        else:
+            self.messages.info(f"Opened {loaded.documents[0].name}" if len(loaded.documents) == 1
+                               else f"Opened {len(loaded.documents)} documents")
+        self.opened.emit(self.state.document)
+        return True
+
+    def shutdown(self) -> None:
+        """Stop the background loader (the window is closing)."""
+        if self.loader is not None:
+            self.loader.shutdown()
+
+    # -- recent files ----------------------------------------------------------------------------
+    def add_recent(self, path: str) -> None:
+        recent = keys.add_recent(self.settings.get(keys.RECENT_FILES), str(Path(path).resolve()))
+        self.settings.set(keys.RECENT_FILES, recent)
+        self.rebuild_recent()
+
+    def recent_files(self) -> list[str]:
+        return self.settings.get(keys.RECENT_FILES)
+
+    def rebuild_recent(self) -> None:
+        self.recent_menu.clear()
+        recent = self.recent_files()
+        for i, path in enumerate(recent):
+            a = self.recent_menu.addAction(f"&{i + 1}  {path}" if i < 9 else path)
+            a.triggered.connect(lambda _checked=False, p=path: self.open_user_paths([p]))
+        if recent:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear List", self._clear_recent)
+        self.recent_menu.setEnabled(bool(recent))
+
+    def _clear_recent(self) -> None:
+        self.settings.set(keys.RECENT_FILES, [])
+        self.rebuild_recent()

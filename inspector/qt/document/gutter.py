@@ -1,0 +1,244 @@
+"""The two margins beside the document's text: the gutter on the left, the flag column on the right.
+
+The gutter shows each chunk as a bar (one lane per overlapping chunk, parents in the leftmost
+lane) with its number at its first line; clicking it selects the chunk there. The flag column
+names each chunk's flags beside its first lines, on the chunk's own tint, and a retrieved chunk's
+rank badge (#1 and its score) first, so labels never cover the text.
+
+Both paint from what the view they stand beside shows (`TextMargin`): its chunk result, theme,
+selection, hits and visible text, asked at each paint, so they never hold a stale copy.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
+from PySide6.QtWidgets import QWidget
+
+from inspector.core.documents.document import Document
+from inspector.qt.controllers.chunk_jobs import ChunkResult
+from inspector.qt.controllers.state import InspectorState
+from inspector.qt.document.hits import HitMark, format_score, hit_color
+from inspector.qt.document.visible import VisibleText
+from inspector.qt.theme import FLAG_ORDER, Theme
+
+
+class TextMargin(Protocol):
+    """What the margins read from the text they stand beside (the `DocumentView`)."""
+
+    state: InspectorState
+    document_: Document | None
+    result: ChunkResult | None
+    theme: Theme
+    hits: tuple[HitMark, ...]
+    current_hit: int
+
+    def visible_blocks(self) -> VisibleText: ...
+
+    def click_at(self, pt: QPoint) -> int: ...
+
+    def font(self) -> QFont: ...
+
+    def fontMetrics(self) -> QFontMetrics: ...
+
+    def palette(self) -> QPalette: ...
+
+
+class Gutter(QWidget):
+    """Chunk bars and numbers beside the text (one lane per overlapping chunk)."""
+
+    BAR = 4
+    GAP = 2
+
+    def __init__(self, view: TextMargin, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.view = view
+
+    def lanes(self) -> int:
+        r = self.view.result
+        if r is None:
+            return 1
+        n = max(r.index.lanes.values(), default=0) + 1
+        return n + (1 if len(r.parents) else 0)
+
+    def width_hint(self) -> int:
+        r = self.view.result
+        digits = len(str(max(len(r.chunks) - 1, 0))) if r is not None else 2
+        fm = self.view.fontMetrics()
+        return 10 + fm.horizontalAdvance("9" * max(digits, 2)) + 8 + self.lanes() * (self.BAR + self.GAP)
+
+    def sizeHint(self) -> QSize:
+        return QSize(self.width_hint(), 0)
+
+    def paintEvent(self, e: QPaintEvent) -> None:
+        view = self.view
+        p = QPainter(self)
+        pal = view.palette()
+        bg = pal.color(pal.ColorRole.Window)
+        p.fillRect(e.rect(), bg)
+        r = view.result
+        if r is None or view.document_ is None:
+            p.end()
+            return
+        vis = view.visible_blocks()
+        if not vis:
+            p.end()
+            return
+        theme = view.theme
+        lo, hi = vis.text_range()
+        w = self.width()
+        base_x = w - 4 - self.BAR
+        fm = view.fontMetrics()
+        sel = view.state.selection
+        # Parents first (leftmost lane), then painted chunks in their lanes.
+        for cid in r.parents.chunks_in(lo, hi):
+            c = r.chunk(cid)
+            y0, y1 = vis.y_span(c.start, c.end)
+            x = base_x - (self.lanes() - 1) * (self.BAR + self.GAP)
+            p.fillRect(QRectF(x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)), theme.muted)
+        numbers: list[tuple[float, int]] = []
+        for cid in r.index.chunks_in(lo, hi):
+            c = r.chunk(cid)
+            if c is None:
+                continue
+            rank = r.index.rank(cid)
+            lane = r.index.lanes.get(cid, 0)
+            x = base_x - lane * (self.BAR + self.GAP)
+            y0, y1 = vis.y_span(c.start, c.end)
+            color = theme.bar(rank)
+            p.fillRect(QRectF(x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)), color)
+            if y0 >= -1:
+                p.fillRect(QRectF(x - 3, y0 + 1, self.BAR + 3, 2), color)  # boundary tick
+                numbers.append((y0, cid))
+        text_right = base_x - (self.lanes() - 1) * (self.BAR + self.GAP) - 4
+        last_y = -1e9
+        for y0, cid in numbers:
+            if y0 - last_y < fm.height() - 2 and cid != sel:
+                continue  # two starts on one line: the first number stands for both
+            last_y = y0
+            c = r.chunk(cid)
+            font = QFont(view.font())
+            if cid == sel:
+                font.setBold(True)
+                p.setPen(theme.selection)
+            else:
+                p.setPen(theme.muted)
+            p.setFont(font)
+            p.drawText(QRectF(0, y0, text_right, fm.height()), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                       str(cid))
+            flagged = [f for f in FLAG_ORDER if f in c.flags and f != "no_heading"]
+            if flagged:
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(theme.flag(flagged[0]))
+                p.drawEllipse(QPointF(4.5, y0 + fm.height() / 2), 2.5, 2.5)
+        p.end()
+
+    def mousePressEvent(self, e) -> None:
+        # Clicking a bar or number selects the chunk whose start is nearest above the click.
+        view = self.view
+        pt = QPoint(2, int(e.position().y()))
+        view.click_at(pt)
+
+
+class FlagColumn(QWidget):
+    """Right of the text: each flagged chunk's flags as labels, stacked from its first line, on
+    the chunk's own tint so they read as part of it. A retrieved chunk's rank badge (#1 and its
+    score) comes first, so badges never cover the text."""
+
+    def __init__(self, view: TextMargin, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.view = view
+        self._font = QFont(view.font())
+        self._font.setPointSizeF(max(7.0, view.font().pointSizeF() * 0.8))
+        self._font.setBold(True)
+
+    def width_hint(self) -> int:
+        fm = QFontMetrics(self._font)
+        widest = max(fm.horizontalAdvance(self.view.theme.flag_label(f, short=True)) for f in FLAG_ORDER)
+        return widest + 22
+
+    def paintEvent(self, e: QPaintEvent) -> None:
+        view = self.view
+        p = QPainter(self)
+        p.fillRect(e.rect(), view.theme.base)
+        r = view.result
+        vis = view.visible_blocks() if r is not None else VisibleText()
+        if not vis or r is None:
+            p.end()
+            return
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        theme = view.theme
+        fm = QFontMetrics(self._font)
+        p.setFont(self._font)
+        lo, hi = vis.text_range()
+        h = fm.height() + 2
+        w = self.width()
+        badges = [(hit, *vis.y_span(hit.start, hit.end)) for hit in view.hits
+                  if hit.end > lo and hit.start < hi]
+        # Flags of a hit chunk start below its badge.
+        first_at = {(hit.start, hit.end): y0 + h + 4 for hit, y0, _y1 in badges}
+        for cid in r.index.chunks_in(lo, hi):
+            c = r.chunk(cid)
+            if c is None:
+                continue
+            y0, y1 = vis.y_span(c.start, c.end)
+            # The chunk's tint continues into the column (overlaps: the later chunk's tint wins).
+            p.fillRect(QRectF(0, max(y0, -1.0), w, min(y1, self.height() + 1.0) - max(y0, -1.0)),
+                       theme.fill(r.index.rank(cid)))
+            flags = [f for f in FLAG_ORDER if f in c.flags]
+            y = first_at.get((c.start, c.end), y0 + 2)
+            for f in flags:
+                if y + h > y1 + 1 and y > y0 + 2:
+                    break  # no room left beside this chunk: the tooltip and table list the rest
+                rect = QRectF(5, y, w - 10, h)
+                color = theme.flag(f)
+                bg = QColor(theme.base)
+                bg.setAlphaF(0.9)
+                p.setPen(QPen(color, 1.0))
+                p.setBrush(bg)
+                p.drawRoundedRect(rect, h / 2, h / 2)
+                p.drawText(rect, Qt.AlignmentFlag.AlignCenter, theme.flag_label(f, short=True))
+                y += h + 2
+        if badges:
+            self._paint_badges(p, badges, h)
+        p.end()
+
+    def _paint_badges(self, p: QPainter, badges: list[tuple[HitMark, float, float]], h: float) -> None:
+        view = self.view
+        theme = view.theme
+        w = self.width()
+        # Dim the column beside everything but the hits, as the text is dimmed.
+        keep = QPainterPath()
+        for _hit, y0, y1 in badges:
+            keep.addRect(QRectF(0, y0, w, y1 - y0))
+        veil_path = QPainterPath()
+        veil_path.addRect(QRectF(self.rect()))
+        veil = QColor(theme.base)
+        veil.setAlphaF(0.6 if not theme.dark else 0.55)
+        p.fillPath(veil_path.subtracted(keep), veil)
+        color = hit_color(theme)
+        ink = QColor("#ffffff") if not theme.dark else QColor("#1b1b1b")
+        current = view.hits[view.current_hit].rank if 0 <= view.current_hit < len(view.hits) else -1
+        placed: list[float] = []
+        for hit, y0, _y1 in sorted(badges, key=lambda b: b[0].rank):
+            y = max(2.0, y0 + 2)
+            while any(abs(y - other) < h + 2 for other in placed):
+                y += h + 2  # two hits starting on one line: stack their badges
+            placed.append(y)
+            rect = QRectF(4, y, w - 8, h)
+            p.setPen(QPen(color.darker(130), 2.0) if hit.rank == current else Qt.PenStyle.NoPen)
+            p.setBrush(color)
+            p.drawRoundedRect(rect, h / 2, h / 2)
+            p.setPen(ink)
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"#{hit.rank}  {format_score(hit.score)}")
