@@ -8,7 +8,8 @@ from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.budget import document_cut, pack
 from inspector.core.evaluation.gold import GoldQuestion
-from inspector.core.evaluation.metrics import evaluate, report_dict
+from inspector.core.evaluation.metrics import evaluate
+from inspector.core.evaluation.report import report_dict
 from inspector.core.retrieval.index import Hit
 from inspector.core.text.tokens import token_index
 

@@ -18,9 +18,9 @@ from inspector.core.evaluation.metrics import (
     IndexSearch,
     evaluate,
     index_cost,
-    report_dict,
     span_scores,
 )
+from inspector.core.evaluation.report import report_dict
 from inspector.core.retrieval.index import Hit, build_index
 from inspector.core.text.tokens import token_index
 

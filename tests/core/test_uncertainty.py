@@ -15,8 +15,8 @@ from inspector.core.evaluation.metrics import (
     IndexCost,
     QuestionResult,
     Report,
-    report_dict,
 )
+from inspector.core.evaluation.report import report_dict
 from inspector.core.evaluation.uncertainty import (
     bootstrap_ci,
     bootstrap_cis,

@@ -13,12 +13,7 @@ from typing import Any, Callable, Sequence
 
 from inspector.core.evaluation.compare import Comparison, QuestionChange
 from inspector.core.evaluation.config import EvalConfig
-from inspector.core.evaluation.metrics import (
-    INTERVAL_SEED,
-    Report,
-    question_dict,
-    report_dict,
-)
+from inspector.core.evaluation.metrics import QuestionResult, Report
 from inspector.core.evaluation.sweep import SweepResult
 from inspector.core.evaluation.uncertainty import paired_deltas, report_intervals
 
@@ -48,6 +43,73 @@ def _csv(rows: Sequence[Sequence[Any]]) -> str:
     for row in rows:
         w.writerow(["" if v is None else v for v in row])
     return out.getvalue()
+
+
+# -- plain data for JSON (the CLI's --format json and the window's exports) ----------------------------------------------------------------------------
+
+def _num(v: float | None, digits: int = 4) -> float | None:
+    return None if v is None else round(v, digits)
+
+
+def _interval(ci: tuple[float, float] | None) -> list[float | None] | None:
+    return None if ci is None else [_num(ci[0]), _num(ci[1])]
+
+
+#: Seed of the intervals in `report_dict`: the same report always exports the same JSON.
+INTERVAL_SEED = 0
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    """The report as JSON-ready data (the CLI's `--format json` and the window's export).
+    `<metric>_ci` are 95% bootstrap intervals over questions (`uncertainty.report_intervals`,
+    2000 resamples, fixed seed); None where the metric is."""
+    cis = report_intervals(report, seed=INTERVAL_SEED)
+    return {
+        "hit_rate": _num(report.hit_rate),
+        "mrr": _num(report.mrr),
+        "k": report.k,
+        "recall": _num(report.recall),
+        "precision": _num(report.precision),
+        "iou": _num(report.iou),
+        "hits": report.hits,
+        "total": len(report.questions),
+        "questions": [question_dict(r) for r in report.questions],
+        "cost": {"chunks": report.cost.chunks, "embedded_tokens": report.cost.embedded_tokens,
+                 "document_tokens": report.cost.document_tokens,
+                 "inflation": _num(report.cost.inflation)},
+        "context_tokens_mean": _num(report.context_tokens_mean, 2),
+        "budget": report.budget,
+        "hit_at_budget": _num(report.hit_at_budget),
+        "tokens_sent_mean": _num(report.tokens_sent_mean, 2),
+        **{name: _interval(ci) for name, ci in cis.items()},
+    }
+
+
+def question_dict(r: QuestionResult) -> dict[str, Any]:
+    q = r.question
+    d = r.diagnosis
+    return {
+        "question": q.question,
+        "answers": list(q.answers),
+        "source": q.source,
+        "line": q.line,
+        "hit": r.hit,
+        "rank": r.rank,
+        "diagnosis": d.message if d else None,
+        "diagnosis_kind": d.kind if d else None,
+        "diagnosis_chunks": list(d.chunks) if d else [],
+        "deep_rank": d.deep_rank if d else None,
+        "retrieved": list(r.retrieved),
+        "retrieved_ids": [int(key.rsplit("#", 1)[1]) for key in r.retrieved],
+        "recall": _num(r.recall),
+        "precision": _num(r.precision),
+        "iou": _num(r.iou),
+        "warnings": list(q.warnings),
+        "context_tokens": r.context_tokens,
+        "budget_hit": r.budget_hit,
+        "tokens_sent": r.tokens_sent,
+    }
+
 
 
 # -- one report ---------------------------------------------------------------------------------------
