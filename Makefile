@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install bench screenshots clean
+.PHONY: run test lint install bench screenshots clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,7 +24,14 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/chunk-inspector
 
-test: $(STAMP)
+# The contracts of pyproject.toml: ruff (style, lazy heavy imports), import-linter (the core imports
+# no Qt; layers inside the core), mypy (the core is typed). `make test` runs them first.
+lint: $(STAMP)
+	$(BIN)/ruff check inspector tests benchmarks
+	$(BIN)/lint-imports
+	$(BIN)/mypy
+
+test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 bench: $(STAMP)

@@ -69,7 +69,8 @@ def speed(emb, cache) -> None:
     for strategy, sizes in (("fixed_tokens", range(200, 328, 8)), ("markdown", range(200, 328, 8))):
         times = []
         for size in sizes:
-            params = {"size": size, "overlap": 16} if strategy == "fixed_tokens" else {"size": size, "hard_cap": 2 * size}
+            params = ({"size": size, "overlap": 16} if strategy == "fixed_tokens"
+                      else {"size": size, "hard_cap": 2 * size})
             cfg = EvalConfig(strategy, params, 5, "dense", None, "pooled")
             t = time.perf_counter()
             chunks = chunk_corpus([doc], cfg)

@@ -144,7 +144,8 @@ JSONL_ERRORS = [
     ([{**GOOD, "source": 7}], 1, "source", "must be a string"),
     ([{**GOOD, "references": {"start": 1}}], 1, "references", "must be a list"),
     ([{**GOOD, "references": [{"start": 5, "end": 5}]}], 1, "references[0]", "start (5) must be smaller than end (5)"),
-    ([{**GOOD, "references": [{"start": 0, "end": 4}, {"start": 9, "end": 3}]}], 1, "references[1]", "smaller than end"),
+    ([{**GOOD, "references": [{"start": 0, "end": 4}, {"start": 9, "end": 3}]}], 1, "references[1]",
+     "smaller than end"),
     ([{**GOOD, "references": [{"start": -1, "end": 4}]}], 1, "references[0]", "out of range"),
     ([{**GOOD, "references": [{"start": 0, "end": 100000}]}], 1, "references[0]", "out of range"),
     ([{**GOOD, "references": [{"start": "0", "end": 4}]}], 1, "references[0]", "'start' must be a whole number"),
@@ -273,7 +274,8 @@ def test_references_without_answer(tmp_path, docs):
 # -- naming documents -------------------------------------------------------------------------------
 
 def test_resolve_source_by_name_path_and_stem(tmp_path):
-    a = Document(text="x", name="handbook.md", doc_id="policies/handbook.md", path=str(tmp_path / "policies/handbook.md"))
+    a = Document(text="x", name="handbook.md", doc_id="policies/handbook.md",
+                 path=str(tmp_path / "policies/handbook.md"))
     b = Document(text="y", name="notes.txt", doc_id="notes.txt")
     docs = [a, b]
     assert resolve_source("policies/handbook.md", docs) is a

@@ -37,6 +37,7 @@ def test_importing_core_does_not_import_pyside6():
 
 def test_the_check_itself_catches_a_qt_import():
     # The subprocess check must be able to fail: importing PySide6 there trips it.
-    code = "import sys, PySide6.QtCore\nbad = [m for m in sys.modules if m.startswith('PySide6')]\nassert not bad, bad\n"
+    code = ("import sys, PySide6.QtCore\nbad = [m for m in sys.modules if m.startswith('PySide6')]\n"
+            "assert not bad, bad\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "PySide6" in proc.stderr

@@ -46,7 +46,8 @@ Hotel costs are refunded up to a nightly limit that depends on the city.
 
 class Counting:
     def __init__(self, inner):
-        self.inner, self.model_id, self.dim, self.max_seq_length = inner, inner.model_id, inner.dim, inner.max_seq_length
+        self.inner, self.model_id = inner, inner.model_id
+        self.dim, self.max_seq_length = inner.dim, inner.max_seq_length
         self.calls = 0
 
     def encode(self, texts):

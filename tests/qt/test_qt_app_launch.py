@@ -28,8 +28,8 @@ def test_launch_opens_the_given_file(tmp_path):
     proc = _launch([str(doc)], tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.split("\n")
-    visible = next(l for l in lines if l.startswith("visible "))
-    chunks = next(l for l in lines if l.startswith("chunks "))
+    visible = next(line for line in lines if line.startswith("visible "))
+    chunks = next(line for line in lines if line.startswith("chunks "))
     assert float(visible.split()[1]) < 5  # generous here; the benchmark reports the real figure
     assert chunks.split()[3] == "markdown" and int(chunks.split()[2]) >= 1
     assert (tmp_path / "settings.ini").exists()  # its own settings file, not the user's

@@ -69,7 +69,8 @@ def test_report_markdown_and_csv(qtbot, hash_window, open_doc, wait_result, tmp_
     report = r.report
     assert f"| Hit rate@5 | {report.hit_rate:.3f} ({report.hits}/{len(report.questions)}) |" in text
     assert f"`{r.config.label()}`" in text and "handbook.gold.jsonl" in text
-    table_rows = [line for line in text.splitlines() if line.startswith("| ") and (" hit |" in line or " miss |" in line)]
+    table_rows = [line for line in text.splitlines()
+                  if line.startswith("| ") and (" hit |" in line or " miss |" in line)]
     assert len(table_rows) == len(report.questions)
     out = tmp_path / "report.csv"
     assert w.exports.export_report_csv(out)

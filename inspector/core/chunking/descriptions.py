@@ -90,7 +90,7 @@ class _DocIndex:
         if not ws:
             return []
         tf = Counter(ws)
-        first = {}
+        first: dict[str, int] = {}
         for pos, w in enumerate(ws):
             first.setdefault(w, pos)
         n = self.n_units

@@ -164,7 +164,7 @@ def align_chunks(text: str, pieces: Sequence[str | tuple[int, int]], *,
     cursor = 0  # normalized start of the previous chain member
     for i, piece in enumerate(pieces):
         if isinstance(piece, str):
-            p = squash_whitespace(piece)
+            p: str | None = squash_whitespace(piece)
             if not p:
                 unaligned.append(Unaligned(i, _preview(piece), "empty or whitespace-only piece"))
                 continue

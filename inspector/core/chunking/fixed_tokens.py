@@ -12,7 +12,8 @@ from inspector.core.text.tokens import TokenIndex
 
 def token_windows(ti: TokenIndex, start: int, end: int, size: int, overlap: int) -> list[tuple[int, int]]:
     """Spans of at most `size` tokens (exact count of the span text) covering [start, end),
-    neighbours sharing `overlap` document tokens; whitespace-only windows are left out. Offsets are floored to character boundaries
+    neighbours sharing `overlap` document tokens; whitespace-only windows are left out. Offsets are
+    floored to character boundaries
     where a token boundary falls inside a multi-byte character."""
     spans: list[tuple[int, int]] = []
     if end <= start:

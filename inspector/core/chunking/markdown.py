@@ -149,8 +149,8 @@ def markdown(doc: Document, params: dict) -> tuple[Chunk, ...]:
     if doc.kind != "markdown" or not ctx.structure.blocks:
         from inspector.core.chunking.recursive import recursive_spans
 
-        spans = recursive_spans(doc.text, 0, len(doc.text), ctx.count, size, 0)
-        return tuple(ctx.make(spans, budget=hard_cap))
+        fallback = recursive_spans(doc.text, 0, len(doc.text), ctx.count, size, 0)
+        return tuple(ctx.make(fallback, budget=hard_cap))
     plans = plan_markdown(ctx, size, hard_cap)
     # Contiguity: each chunk starts where the previous one ended (then trimmed), so text outside
     # every block (link definitions, stray lines) is never dropped.

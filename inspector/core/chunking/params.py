@@ -112,7 +112,8 @@ class Strategy:
     """A registered chunking strategy: a pure function of (document, params)."""
 
     name: str
-    func: Callable[[Document, Mapping[str, Any]], tuple[Chunk, ...]]
+    func: Callable[[Document, dict[str, Any]], tuple[Chunk, ...]]
+    """The pure function; it receives validated params (defaults filled in, types checked)."""
     params: tuple[Param, ...]
     description: str
     needs_embedder: bool = False
@@ -252,7 +253,7 @@ def with_size_overlap(strategy: Strategy, size: int | None = None, overlap: int 
         changed = False
         for q in strategy.params:
             if q.at_least in placed and q.name not in given and q.name not in placed:
-                params[q.name] = max(q.default, params[q.at_least])  # type: ignore[type-var]
+                params[q.name] = max(q.default, params[q.at_least])
                 placed.add(q.name)
                 changed = True
     return strategy.validate(params)

@@ -67,7 +67,8 @@ def nice_width(span: float, target_bins: int = TARGET_BINS) -> int:
     return max(1, int(10 * power))  # pragma: no cover (the loop always returns)
 
 
-def histogram(values: Sequence[int], target_bins: int = TARGET_BINS) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def histogram(values: Sequence[int] | np.ndarray,
+              target_bins: int = TARGET_BINS) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(edges, counts) with round-number edges from a multiple of the width below min(values)
     to just past max(values); every value falls in exactly one [lo, hi) bin."""
     if not len(values):

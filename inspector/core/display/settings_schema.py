@@ -76,7 +76,8 @@ def _copy(value: Any) -> Any:
 
 GEOMETRY = Setting("window/geometry", bytes, b"", "Main window position and size (QMainWindow.saveGeometry).")
 WINDOW_STATE = Setting("window/state", bytes, b"", "Dock and toolbar layout (QMainWindow.saveState).")
-RECENT_FILES = Setting("files/recent", list, [], f"Recently opened files and folders, newest first, at most {MAX_RECENT}.")
+RECENT_FILES = Setting("files/recent", list, [],
+                       f"Recently opened files and folders, newest first, at most {MAX_RECENT}.")
 LAST_DIR = Setting("files/last_dir", str, "", "Folder the Open dialog starts in.")
 STRATEGY = Setting("chunking/strategy", str, "markdown", "Strategy chosen last.")
 PARAMS = Setting("chunking/params", dict, {}, "Last parameters per strategy: {strategy: {param: value}}.")

@@ -17,7 +17,7 @@ import logging
 import re
 from contextlib import contextmanager
 from html.parser import HTMLParser
-from typing import Callable, Iterator
+from typing import Callable, Iterator, cast
 
 from inspector.core.errors import InputError
 
@@ -657,12 +657,12 @@ def docx_to_markdown(data: bytes, path: str = "<docx>") -> tuple[str, str, dict]
                 if not text:
                     continue
                 if kind == "item":
-                    marker, depth = level
+                    marker, depth = cast(tuple[str, int], level)
                     list_lines.append(f"{'   ' * depth}{marker} {escape_line(collapse(text))}")
                     continue
                 close_list()
                 if kind == "heading":
-                    blocks.append("#" * level + " " + escape_heading(collapse(text)))
+                    blocks.append("#" * cast(int, level) + " " + escape_heading(collapse(text)))
                 else:
                     blocks.append(paragraph_markdown([collapse(ln) for ln in text.split("\n")]))
             elif tag == f"{_W}tbl":

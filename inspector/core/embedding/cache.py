@@ -108,7 +108,7 @@ def decode_segment(data: bytes, dim: int | None = None) -> tuple[list[bytes], np
     recs = np.frombuffer(body[:whole * dt.itemsize], dtype=dt)
     raw = np.frombuffer(body[:whole * dt.itemsize], dtype=np.uint8).reshape(whole, dt.itemsize)
     body_len = KEY_BYTES + 4 * fdim
-    ok = np.fromiter((zlib.crc32(raw[i, :body_len]) for i in range(whole)), dtype=np.uint32,
+    ok = np.fromiter((zlib.crc32(raw[i, :body_len].data) for i in range(whole)), dtype=np.uint32,
                      count=whole) == recs["crc"]
     vecs = recs["vec"]
     ok &= np.isfinite(vecs).all(axis=1)
@@ -241,8 +241,7 @@ class EmbeddingCache:
     def clear(self, model_id: str | None = None) -> None:
         """Forget vectors (of one model, or all) in memory and on disk."""
         with self._lock:
-            names = [model_id] if model_id is not None else None
-            if names is None:
+            if model_id is None:
                 stores = list(self._stores.values())
                 folders = ([p for p in self.folder.iterdir() if p.is_dir()]
                            if self.persist and self.folder.is_dir() else [])
@@ -256,7 +255,7 @@ class EmbeddingCache:
             for f in folders:
                 for p in f.glob(f"*{SEGMENT_SUFFIX}"):
                     _unlink(p)
-            if names is None:
+            if model_id is None:
                 self._stores.clear()
             else:
                 self._stores.pop(model_id, None)

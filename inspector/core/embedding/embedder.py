@@ -20,13 +20,11 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from inspector.core.cancel import Cancelled, cancel_scope  # noqa: F401  (re-exported)
+from inspector.core.cancel import current as _current_cancel
 from inspector.core.embedding.cache import FLUSH_EVERY, EmbeddingCache, text_key
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
-
-
-from inspector.core.cancel import Cancelled, cancel_scope  # noqa: E402,F401  (re-exported)
-from inspector.core.cancel import current as _current_cancel
 
 
 @runtime_checkable
@@ -111,8 +109,8 @@ class MiniLMEmbedder:
                                             local_files_only=True)
                 get_dim = (getattr(model, "get_embedding_dimension", None)
                            or model.get_sentence_embedding_dimension)
-                self.dim = int(get_dim())
-                self.max_seq_length = int(model.max_seq_length)
+                self.dim = int(get_dim() or self.dim)
+                self.max_seq_length = int(model.max_seq_length or self.max_seq_length)
                 self._model = model
             return self._model
 
@@ -186,7 +184,7 @@ class HashEmbedder:
             padded = f"^{w}$"
             for i in range(len(padded) - 2):
                 v[self._bucket("t:" + padded[i:i + 3])] += self.trigram_weight
-        norm = np.linalg.norm(v)
+        norm = float(np.linalg.norm(v))
         if norm == 0.0:  # no words at all: a fixed unit vector, so rows stay normalized
             v[self._bucket("<empty>")] = 1.0
             norm = 1.0

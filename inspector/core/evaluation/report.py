@@ -45,7 +45,7 @@ def _csv(rows: Sequence[Sequence[Any]]) -> str:
     return out.getvalue()
 
 
-# -- plain data for JSON (the CLI's --format json and the window's exports) ----------------------------------------------------------------------------
+# -- plain data for JSON (the CLI's --format json and the window's exports) ---------------------
 
 def _num(v: float | None, digits: int = 4) -> float | None:
     return None if v is None else round(v, digits)
@@ -368,7 +368,8 @@ def sweep_text(result: SweepResult, *, top: int = 0) -> str:
         r = row.report
         mark = "*" if row.current else ("=" if row.tied_with_best else " ")
         at_budget = f"{_fmt(r.hit_at_budget):>6} " if budget else ""
-        lines.append(f"{i:>3}{mark} {at_budget}{r.hit_rate:>6.3f} {r.mrr:>6.3f} {_fmt(r.recall):>7} {_fmt(r.precision):>6} "
+        lines.append(f"{i:>3}{mark} {at_budget}{r.hit_rate:>6.3f} {r.mrr:>6.3f} {_fmt(r.recall):>7} "
+                     f"{_fmt(r.precision):>6} "
                      f"{_fmt(r.iou):>6} {r.cost.chunks:>6} {r.cost.embedded_tokens:>7} "
                      f"{r.context_tokens_mean or 0:>5.0f}  {row.config.label()}")
         if row.exact is not None:

@@ -151,7 +151,8 @@ class ChunkRunner(JobRunner):
     """A `ChunkResult` stage of the latest request."""
 
     def __init__(self, parent: QObject | None = None, *, synchronous: bool = False,
-                 job: Callable[[int, ChunkRequest, Callable[[], bool]], Iterator[ChunkResult]] = compute_chunks) -> None:
+                 job: Callable[[int, ChunkRequest, Callable[[], bool]], Iterator[ChunkResult]] = compute_chunks
+                 ) -> None:
         super().__init__(parent, synchronous=synchronous, name="chunks")
         self._chunk_job = job
         self.stageReady.connect(self._on_chunk_stage)

@@ -302,7 +302,8 @@ class RetrievalController(QObject):
         self.gold = gold
         self.workbench.set_gold(gold)
         self._filter_gold()
-        if self.baseline is not None and (gold is None or len(self.baseline.report.questions) != len(self.gold_questions)):
+        if self.baseline is not None and (gold is None
+                                          or len(self.baseline.report.questions) != len(self.gold_questions)):
             self.clear_baseline()
         self.goldChanged.emit(gold)
         self.refresh(exact=self._settled_exact())
@@ -371,7 +372,8 @@ class RetrievalController(QObject):
             document=doc, chunks=r.chunks, chunk_request_id=r.request_id, strategy=r.request.strategy,
             params=dict(r.request.params), with_prefix=r.request.with_prefix, question=self.question,
             k=self.k, retriever=self.retriever, gold=self.gold_questions, exact=exact, preview=preview,
-            fallback_note=self._fallback_note(), documents=self.corpus(), filter_docs=self.filter_docs, heading_prefix=self.heading_prefix)
+            fallback_note=self._fallback_note(), documents=self.corpus(), filter_docs=self.filter_docs,
+            heading_prefix=self.heading_prefix)
 
     def refresh(self, exact: bool = False, preview: bool = True, mark_stale: bool = True) -> int:
         """Recompute hits and report for the current chunks; returns the request id (0: nothing to do).
@@ -473,5 +475,6 @@ class RetrievalController(QObject):
             r.shutdown(timeout_ms)
 
 
-__all__ = ["RetrievalController", "Baseline", "ASK_K", "ASK_RETRIEVER", "SETTLE_MS", "RETRIEVERS", "MODEL_IDLE", "MODEL_LOADING",
+__all__ = ["RetrievalController", "Baseline", "ASK_K", "ASK_RETRIEVER", "SETTLE_MS", "RETRIEVERS", "MODEL_IDLE",
+           "MODEL_LOADING",
            "MODEL_READY", "MODEL_FAILED", "EXACT", "POOLED", "FALLBACK"]

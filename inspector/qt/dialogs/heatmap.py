@@ -157,7 +157,8 @@ class Heatmap(QWidget):
                 y = top + ri * cell_h
                 p.setFont(small)
                 p.setPen(muted)
-                p.drawText(QRectF(x0, y, label_w - 6, cell_h), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                p.drawText(QRectF(x0, y, label_w - 6, cell_h),
+                           Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                            "default" if size is None else f"size {size}")
                 for ci, ov in enumerate(self.overlaps):
                     cell = self.cells.get((strategy, size, ov))

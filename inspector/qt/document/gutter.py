@@ -135,7 +135,8 @@ class Gutter(QWidget):
             else:
                 p.setPen(theme.muted)
             p.setFont(font)
-            p.drawText(QRectF(0, y0, text_right, fm.height()), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+            p.drawText(QRectF(0, y0, text_right, fm.height()),
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                        str(cid))
             flagged = [f for f in FLAG_ORDER if f in c.flags and f != "no_heading"]
             if flagged:

@@ -361,7 +361,8 @@ class ChunkTable(QWidget):
         self.view.setItemDelegateForColumn(COL_PATH, self._elide_left)
         fm = self.fontMetrics()
         for col, sample in ((COL_ID, "99999 child"), (COL_SPAN, "1,000,000–1,000,000"), (COL_TOKENS, "Tokens  "),
-                            (COL_PIECES, "Word pieces "), (COL_CHARS, "100000 "), (COL_FLAGS, "cut mid-sentence, split table")):
+                            (COL_PIECES, "Word pieces "), (COL_CHARS, "100000 "),
+                            (COL_FLAGS, "cut mid-sentence, split table")):
             header.resizeSection(col, fm.horizontalAdvance(sample) + 24)
 
         lay = QVBoxLayout(self)
