@@ -23,7 +23,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
     name, params = strategy_params(args)
     config = EvalConfig(name, params, args.k, args.retriever or "dense", args.prefix,
-                        args.embedding or "exact")
+                        args.embedding or "exact", args.describe)
     wb = open_workbench(args, [config.retriever], gold=False)
     docs = wb.documents
     known = {d.doc_id for d in docs}
@@ -69,6 +69,8 @@ def add_commands(subparsers: Any) -> None:
     prefix.add_argument("--prefix", dest="prefix", action="store_true", default=None)
     prefix.add_argument("--no-prefix", dest="prefix", action="store_false")
     p.add_argument("--embedding", choices=("exact", "pooled"), default=None)
+    p.add_argument("--describe", action="store_true",
+                   help="embed a contextual description with each chunk (no LLM)")
     p.add_argument("--docs", help="comma-separated document ids to search (metadata filter)")
     p.add_argument("--heading", help="heading-path prefix to search under, e.g. 'Leave > Germany'")
     p.add_argument("--format", choices=("table", "json"), default="table")

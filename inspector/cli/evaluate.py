@@ -56,6 +56,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedding", choices=("exact", "pooled"), default=None,
                    help="exact (default): embed each chunk as a production pipeline would; pooled: "
                         "the live preview from ~25-token piece vectors embedded once per document")
+    p.add_argument("--describe", action="store_true",
+                   help="embed a contextual description with each chunk (title > path, the section's "
+                        "first sentence, key words; no LLM) to measure what it does")
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table (default), json, markdown or csv")
     p.add_argument("--budget", type=int, default=None, metavar="TOKENS",
@@ -202,7 +205,8 @@ def _config(args: argparse.Namespace):
                       retriever=args.retriever or base.retriever,
                       with_prefix=args.prefix if args.prefix is not None
                       else (base.with_prefix if getattr(args, "config", None) else None),
-                      embedding=args.embedding or base.embedding)
+                      embedding=args.embedding or base.embedding,
+                      describe=bool(args.describe or base.describe))
 
 
 def _against(spec: str, like, forced_prefix: bool | None = None):
@@ -224,7 +228,7 @@ def _against(spec: str, like, forced_prefix: bool | None = None):
     nums += [None] * (2 - len(nums))
     params = sized_params(parts[0], nums[0], nums[1])
     # The other side keeps its own strategy's prefix default unless the user forced one.
-    return EvalConfig(parts[0], params, like.k, like.retriever, forced_prefix, like.embedding)
+    return EvalConfig(parts[0], params, like.k, like.retriever, forced_prefix, like.embedding, like.describe)
 
 
 def _ints(flag: str, raw: str) -> list[int | None]:
@@ -308,7 +312,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise CliError("--ks values must be at least 1")
     retriever = args.retriever or "dense"
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
-                            with_prefix=args.prefix, embedding=args.embedding or "exact")
+                            with_prefix=args.prefix, embedding=args.embedding or "exact",
+                            describe=args.describe)
     if not configs:
         raise CliError("the grid holds no valid configuration: " + "; ".join(r for _c, r in skipped[:3]))
     against = _against(args.against or EvalConfig().strategy, configs[0], args.prefix)

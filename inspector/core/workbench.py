@@ -236,6 +236,18 @@ class Workbench:
                 out[d.doc_id] = chunks
         return out
 
+    def chunks_for(self, config: EvalConfig, docs: Sequence[Document] | None = None, *,
+                   lenient: bool = False) -> dict[str, tuple[Chunk, ...]]:
+        """The corpus chunked as `config` says, with contextual descriptions in the prefixes when
+        `config.describe` (spans unchanged: only what is embedded changes)."""
+        chunks = self.chunk_corpus(config.strategy, config.params, docs, lenient=lenient)
+        if not config.describe:
+            return chunks
+        from inspector.core.chunking.descriptions import with_descriptions
+
+        by_id = {d.doc_id: d for d in (self.documents if docs is None else docs)}
+        return {doc_id: with_descriptions(by_id[doc_id], cs) for doc_id, cs in chunks.items()}
+
     # -- embedder and indexes ---------------------------------------------------------------------
     def embedder_for(self, retriever: str) -> Any:
         """The embedder a retriever needs: none for BM25; the bundled model when none was given
@@ -310,7 +322,7 @@ class Workbench:
     def ask(self, question: str, config: EvalConfig, *, docs: Sequence[str] | None = None,
             heading_prefix: Sequence[str] | None = None) -> list[Any]:
         """The top-k hits for one question over the corpus, with optional metadata filters."""
-        chunks = self.chunk_corpus(config.strategy, config.params)
+        chunks = self.chunks_for(config)
         index = self.build_index(config, chunks)
         return list(index.search(question, k=config.k, retriever=config.retriever, docs=docs,
                                  heading_prefix=heading_prefix))
@@ -321,7 +333,7 @@ class Workbench:
         """Chunk, index and score one configuration on the gold set (the whole corpus). `budget`:
         also score what fits into that many cl100k tokens of context (`Report.hit_at_budget`)."""
         docs = list(self.documents if docs is None else docs)
-        chunks = chunks_by_doc if chunks_by_doc is not None else self.chunk_corpus(config.strategy, config.params, docs)
+        chunks = chunks_by_doc if chunks_by_doc is not None else self.chunks_for(config, docs)
         index = self.build_index(config, chunks, docs)
         search = IndexSearch(index, retriever=config.retriever, multi_doc=len(docs) > 1)
         qs = self.questions(docs) if questions is None else tuple(questions)
@@ -374,7 +386,7 @@ class Workbench:
             first = members[0]
             if progress is not None:
                 progress(done, total, first.label())
-            chunks = self.chunk_corpus(first.strategy, first.params, docs)
+            chunks = self.chunks_for(first, docs)
             try:
                 index = self.build_index(first, chunks, docs, cancel=cancel)
             except Cancelled:
@@ -557,7 +569,7 @@ def run_config(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document],
 
 def chunk_corpus(docs: Sequence[Document], config: EvalConfig) -> dict[str, tuple[Chunk, ...]]:
     """Every document's chunks for a configuration."""
-    return Workbench(docs).chunk_corpus(config.strategy, config.params)
+    return Workbench(docs).chunks_for(config)
 
 
 def compare(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document], a: EvalConfig,

@@ -111,3 +111,30 @@ def test_split_table_header_stays_in_the_prefix():
 
 def test_words_vocabulary():
     assert words("The Elterngeld-Antrag, don't 14 weeks; café é") == ["elterngeld-antrag", "don't", "weeks", "café"]
+
+
+def test_describe_reaches_eval_and_changes_what_is_embedded(tmp_path, capsys):
+    """`--describe` (EvalConfig.describe) runs the extractive describer inside the workbench:
+    the spans stay, the embedded prefixes gain the description, and the config says so."""
+    import json
+
+    from inspector.cli import main
+    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.workbench import Workbench
+
+    doc = tmp_path / "h.md"
+    doc.write_text("# Handbook\n\n## Leave\n\nParental leave lasts 14 months in Germany.\n\n"
+                   "## Travel\n\nBook trains at least two weeks ahead.\n", encoding="utf-8")
+    gold = tmp_path / "g.jsonl"
+    gold.write_text(json.dumps({"question": "How long is parental leave?", "answer": "14 months"}) + "\n",
+                    encoding="utf-8")
+    wb = Workbench()
+    wb.open([doc])
+    plain = wb.chunks_for(EvalConfig("markdown", retriever="bm25"))["h.md"]
+    described = wb.chunks_for(EvalConfig("markdown", retriever="bm25", describe=True))["h.md"]
+    assert [(c.start, c.end) for c in plain] == [(c.start, c.end) for c in described]
+    assert all(d.prefix.startswith(p.prefix) and len(d.prefix) > len(p.prefix) for p, d in zip(plain, described))
+    assert main(["eval", str(doc), "--gold", str(gold), "--retriever", "bm25", "--describe", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["config"]["describe"] is True and out["hit_rate"] == 1.0
+    assert EvalConfig.from_dict(out["config"]).describe is True

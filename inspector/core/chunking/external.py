@@ -82,7 +82,7 @@ def _whitespace_codes() -> np.ndarray:
     return _WS_CODES
 
 
-class NormalizedText:
+class SquashedText:
     """The text without any whitespace, with a map from each kept character back to its offset.
 
     Splitters strip, collapse or re-join whitespace (`"\\n\\n"` -> `" "`, `"  \\n"` line joins);
@@ -120,11 +120,11 @@ def _preview(text: str) -> str:
 
 
 def align_chunks(text: str, pieces: Sequence[str | tuple[int, int]], *,
-                 normalized: NormalizedText | None = None) -> AlignResult:
+                 normalized: SquashedText | None = None) -> AlignResult:
     """Place a splitter's pieces on `text`, in order; report the ones that do not fit.
 
     `(start, end)` pieces are checked (integers, in range, not blank) and kept as given. String
-    pieces are matched on their non-space characters only (see NormalizedText), in order: each
+    pieces are matched on their non-space characters only (see SquashedText), in order: each
     one starts at or after the previous one's start (overlap allowed, never a search from
     position 0 that could land on an earlier repeat). Equal starts are allowed because real
     splitters emit them: LangChain's overlap can start a chunk where the previous one started
@@ -149,7 +149,7 @@ def align_chunks(text: str, pieces: Sequence[str | tuple[int, int]], *,
     reported in `unaligned`, like blank pieces and bad spans. Each pass scans from a cursor to
     the next match, so a 1 MB text with 5,000 pieces aligns in well under a second.
     """
-    nt = normalized if normalized is not None and normalized.text is text else NormalizedText(text)
+    nt = normalized if normalized is not None and normalized.text is text else SquashedText(text)
     norm = nt.norm
     n = len(text)
     placed: dict[int, tuple[int, int]] = {}

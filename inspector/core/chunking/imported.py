@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.external import (
     AlignmentReport,
-    NormalizedText,
+    SquashedText,
     Unaligned,
     align_chunks,
     record_report,
@@ -154,7 +154,7 @@ def _records_for(doc: Document, records: list[ChunkRecord], warnings: list[str])
     return records
 
 
-def _checked_span(doc: Document, nt: NormalizedText, rec: ChunkRecord) -> tuple[int, int] | None:
+def _checked_span(doc: Document, nt: SquashedText, rec: ChunkRecord) -> tuple[int, int] | None:
     """The record's own offsets, trimmed, when the text there matches the record modulo whitespace."""
     if rec.start is None:
         return None
@@ -177,7 +177,7 @@ def align_records(doc: Document, records: list[ChunkRecord], path: str = "") -> 
 
     warnings: list[str] = []
     recs = _records_for(doc, records, warnings)
-    nt = NormalizedText(doc.text)
+    nt = SquashedText(doc.text)
     pieces: list[str | tuple[int, int]] = []
     bad_offsets: list[int] = []
     for rec in recs:

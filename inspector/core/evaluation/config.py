@@ -46,6 +46,10 @@ class EvalConfig:
     embedding: str = "exact"
     """"exact": each chunk's text through the model, as a production pipeline does (truncated at
     the model's limit); "pooled": the live preview from piece vectors (`inspector.core.retrieval.pooled`)."""
+    describe: bool = False
+    """Add a contextual description (title > path, the section's first sentence, key words:
+    `inspector.core.chunking.descriptions`) to each chunk's prefix before embedding, so its
+    effect on the hit rate can be measured ("contextual retrieval" without an LLM)."""
 
     def __post_init__(self) -> None:
         strat = get_strategy(self.strategy)
@@ -61,33 +65,38 @@ class EvalConfig:
 
     def __hash__(self) -> int:
         return hash((self.strategy, tuple(sorted(self.params.items())), self.k, self.retriever,
-                     self.with_prefix, self.embedding))
+                     self.with_prefix, self.embedding, self.describe))
 
     @property
     def chunking_key(self) -> tuple:
         """Configurations with equal keys share chunks and index (they differ in k only)."""
         return (self.strategy, tuple(sorted(self.params.items())), self.retriever, self.with_prefix,
-                self.embedding)
+                self.embedding, self.describe)
 
     def label(self) -> str:
         """Short text for tables: "markdown size=400 hard_cap=1000 k=5 dense"."""
         params = " ".join(f"{k}={v}" for k, v in self.params.items())
         prefix = "" if self.with_prefix else " no-prefix"
         pooled = " pooled" if self.embedding == "pooled" and self.retriever != "bm25" else ""
-        return f"{self.strategy}{' ' + params if params else ''} k={self.k} {self.retriever}{prefix}{pooled}"
+        described = " described" if self.describe else ""
+        return (f"{self.strategy}{' ' + params if params else ''} k={self.k} {self.retriever}{prefix}{pooled}"
+                f"{described}")
 
     def to_dict(self) -> dict[str, Any]:
-        """The shape `--config` files use (the window exports it)."""
-        return {"strategy": self.strategy, "params": dict(self.params), "k": self.k,
-                "retriever": self.retriever, "with_prefix": self.with_prefix,
-                "embedding": self.embedding}
+        """The shape `--config` files use (the window exports it); `describe` only when on."""
+        out = {"strategy": self.strategy, "params": dict(self.params), "k": self.k,
+               "retriever": self.retriever, "with_prefix": self.with_prefix,
+               "embedding": self.embedding}
+        if self.describe:
+            out["describe"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, *, path: str | None = None) -> EvalConfig:
         """Validate a config object (InputError naming the field)."""
         if not isinstance(data, dict):
             raise InputError("a config must be a JSON object", path=path)
-        known = {"strategy", "params", "k", "retriever", "with_prefix", "embedding"}
+        known = {"strategy", "params", "k", "retriever", "with_prefix", "embedding", "describe"}
         extra = sorted(set(data) - known)
         if extra:
             raise InputError(f"unknown key (known: {', '.join(sorted(known))})", path=path,
@@ -120,6 +129,10 @@ class EvalConfig:
             if not isinstance(data["with_prefix"], bool):
                 raise InputError("must be true or false", path=path, field="with_prefix")
             kwargs["with_prefix"] = data["with_prefix"]
+        if "describe" in data:
+            if not isinstance(data["describe"], bool):
+                raise InputError("must be true or false", path=path, field="describe")
+            kwargs["describe"] = data["describe"]
         try:
             return cls(**kwargs)
         except ValueError as exc:

@@ -82,8 +82,8 @@ def rank_key(row: SweepRow) -> tuple:
 
 def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
          overlaps: Sequence[int | None] = (None,), ks: Sequence[int] = (5,), *,
-         retriever: str = "dense", with_prefix: bool | None = None, embedding: str = "exact"
-         ) -> tuple[list[EvalConfig], list[tuple[str, str]]]:
+         retriever: str = "dense", with_prefix: bool | None = None, embedding: str = "exact",
+         describe: bool = False) -> tuple[list[EvalConfig], list[tuple[str, str]]]:
     """The distinct configurations of strategy × size × overlap × k, and the skipped points.
     Sizes and overlaps go to each strategy's "size"/"overlap" roles (`sized_params`); a strategy
     without a size role contributes one point for all sizes, one without an overlap role one
@@ -102,7 +102,7 @@ def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
                     skipped.append((f"{strategy} size={size} overlap={overlap}", str(exc)))
                     continue
                 for k in ks:
-                    cfg = EvalConfig(strategy, params, k, retriever, with_prefix, embedding)
+                    cfg = EvalConfig(strategy, params, k, retriever, with_prefix, embedding, describe)
                     if cfg not in seen:
                         seen.add(cfg)
                         configs.append(cfg)

@@ -46,7 +46,7 @@ class ChunkRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class Heading:
+class HeadingMark:
     """A heading line to emphasize in the view."""
 
     start: int
@@ -67,7 +67,7 @@ class ChunkResult:
     parents: SpanIndex
     """Spans of parent chunks (`parent_child`), shown in the gutter only."""
     stats: ChunkStats
-    headings: tuple[Heading, ...]
+    headings: tuple[HeadingMark, ...]
     complete: bool
     """False for the first stage (no word pieces yet), True once the embedder counts are in."""
     seconds: float = 0.0
@@ -104,7 +104,7 @@ def compute_chunks(request_id: int, request: ChunkRequest,
     parents = [c for c in chunks if c.role == "parent"]
     index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
     parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
-    headings = tuple(Heading(h.start, h.end, h.level) for h in structure_of(doc).headings)
+    headings = tuple(HeadingMark(h.start, h.end, h.level) for h in structure_of(doc).headings)
     by_id = {c.id: c for c in chunks}
     lines = _line_index(doc)
     first = ChunkResult(request_id, request, chunks, index, parent_index, chunk_stats(doc, chunks), headings,
