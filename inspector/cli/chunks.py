@@ -39,8 +39,9 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
 
 
 def _cmd_chunks(args: argparse.Namespace) -> int:
+    from inspector.core.chunking.annotate import annotate
     from inspector.core.chunking.records import chunk_record
-    from inspector.core.chunking.registry import chunk_document
+    from inspector.core.chunking.registry import chunk_document, get_strategy
     from inspector.core.documents.document import load_paths
 
     load_user_strategies(args)
@@ -53,9 +54,12 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
             print(f"warning: {doc.doc_id}: {note}", file=sys.stderr)
     if not loaded.documents:
         raise CliError(f"no document could be loaded from {', '.join(map(str, args.paths))}")
+    # Measured in the embedder's word pieces with the prefix the strategy embeds by default: the
+    # figures say whether the model reads each chunk whole.
+    with_prefix = get_strategy(name).prefix_default
     rows = []
     for doc in loaded.documents:
-        for c in chunk_document(doc, name, params):
+        for c in annotate(doc, chunk_document(doc, name, params), with_prefix=with_prefix):
             rows.append((doc, c))
     print_alignment_reports(name, loaded.documents)
     if args.format == "jsonl":
@@ -64,11 +68,11 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     elif args.format == "json":
         print(json.dumps([chunk_record(doc, c) for doc, c in rows], ensure_ascii=False, indent=2))
     else:
-        print(f"{'id':>5} {'start':>8} {'end':>8} {'tokens':>6}  {'flags':<28} heading path")
+        print(f"{'id':>5} {'start':>8} {'end':>8} {'tokens':>6} {'WP':>5}  {'flags':<28} heading path")
         for doc, c in rows:
             flags = ",".join(sorted(c.flags)) or "-"
             print(f"{c.key if len(loaded.documents) > 1 else c.id:>5} {c.start:>8} {c.end:>8} "
-                  f"{c.token_count:>6}  {flags:<28} {' > '.join(c.heading_path)}")
+                  f"{c.token_count:>6} {c.embed_tokens:>5}  {flags:<28} {' > '.join(c.heading_path)}")
         print(f"{len(rows)} chunks, strategy {name} {params}")
     return 0
 

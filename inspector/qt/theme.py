@@ -24,14 +24,15 @@ FLAG_STYLE: dict[str, tuple[str, int]] = {
     "split_table": ("split table", 28),
     "over_budget": ("over budget", 300),
     "no_heading": ("no heading", 48),
+    "stub": ("stub", 100),
 }
 
 #: Short labels for the narrow flag column beside the text.
 FLAG_SHORT = {"truncated_by_embedder": "truncated", "cut_mid_sentence": "cut", "split_table": "split table",
-              "over_budget": "over budget", "no_heading": "no heading"}
+              "over_budget": "over budget", "no_heading": "no heading", "stub": "stub"}
 
 #: Order in which flags are listed (most harmful to retrieval first).
-FLAG_ORDER = ("truncated_by_embedder", "cut_mid_sentence", "split_table", "over_budget", "no_heading")
+FLAG_ORDER = ("truncated_by_embedder", "stub", "cut_mid_sentence", "split_table", "over_budget", "no_heading")
 
 
 _THEMES: "SizedLRU[Theme]" = SizedLRU(32, 32)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inspector.core.chunking.chunk import STUB_TOKENS
 from inspector.core.chunking.registry import chunk_document, get_strategy
 from inspector.core.documents.document import from_text
 from inspector.core.text.tokens import count_text, token_index
@@ -21,10 +22,12 @@ STRATEGY_PARAMS = {
     "recursive": st.integers(1, 200).flatmap(
         lambda s: st.fixed_dictionaries({"size": st.just(s), "overlap": st.integers(0, s - 1)})),
     "markdown": st.integers(16, 300).flatmap(
-        lambda s: st.fixed_dictionaries({"size": st.just(s), "hard_cap": st.integers(s, 2 * s)})),
+        lambda s: st.fixed_dictionaries({"size": st.just(s), "hard_cap": st.integers(s, 2 * s),
+                                         "fit_embedder": st.booleans(), "min_tokens": st.integers(0, 64)})),
     "parent_child": st.integers(16, 100).flatmap(
         lambda c: st.fixed_dictionaries({"child_size": st.just(c), "child_overlap": st.integers(0, c - 1),
-                                         "parent_size": st.integers(max(c + 1, 32), 4 * c + 64)})),
+                                         "parent_size": st.integers(max(c + 1, 32), 4 * c + 64),
+                                         "fit_embedder": st.booleans()})),
 }
 
 #: Which parameter bounds a strategy's chunks (by role), for the over_budget flag.
@@ -65,6 +68,7 @@ def test_spans_in_order_in_bounds_covering_and_exact(name, data, text):
         assert c.token_count == count_text(doc.text[c.start:c.end])
         budget = _budget(name, params, c)
         assert ("over_budget" in c.flags) == (budget is not None and c.token_count > budget)
+        assert ("stub" in c.flags) == (c.token_count < STUB_TOKENS)
     # Bounded output: never more chunks than characters (times the overlap factor).
     assert len(chunks) <= 2 * len(doc.text) + 1
     # Deterministic.

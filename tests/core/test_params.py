@@ -79,6 +79,9 @@ def param_dicts(draw, strat: Strategy) -> dict:
     (strictness) or cross (order) as often as they are apart."""
     out = {}
     for p in strat.params:
+        if p.kind == "bool":  # switches (fit_embedder) take any truth value; nothing to range-check
+            out[p.name] = draw(st.booleans())
+            continue
         lo, hi = int(p.minimum), int(p.maximum)
         out[p.name] = draw(st.one_of(
             st.integers(lo - 2, hi + 2),
@@ -93,7 +96,7 @@ def param_dicts(draw, strat: Strategy) -> dict:
 def test_validate_accepts_exactly_the_values_that_satisfy_ranges_and_rules(name, data):
     strat = get_strategy(name)
     values = data.draw(param_dicts(strat))
-    in_range = all(p.minimum <= values[p.name] <= p.maximum for p in strat.params)
+    in_range = all(p.kind == "bool" or p.minimum <= values[p.name] <= p.maximum for p in strat.params)
     rules_hold = all(_holds(values, r) for r in RULES[name])
     if in_range and rules_hold:
         assert strat.validate(values) == values
@@ -147,7 +150,9 @@ def test_sentences_overlap_may_exceed_size_in_other_units():
     ("semantic", None, 0, None, {"threshold": 90, "min_size": 64, "max_size": 256}),
 ])
 def test_with_size_overlap_places_values_by_role(name, size, overlap, base, expected):
-    assert with_size_overlap(get_strategy(name), size, overlap, base) == expected
+    # Parameters added after this table (the embedder budget, the stub floor) keep their defaults.
+    added = {"markdown": {"fit_embedder": True, "min_tokens": 32}, "parent_child": {"fit_embedder": True}}
+    assert with_size_overlap(get_strategy(name), size, overlap, base) == {**expected, **added.get(name, {})}
 
 
 @pytest.mark.parametrize("name, size, overlap, base, message", [

@@ -98,8 +98,9 @@ def test_grid_sizes_go_to_the_size_role():
     configs, skipped = grid(["parent_child", "semantic"], [64, 512], [0, 16], retriever="bm25")
     got = sorted((c.strategy, tuple(sorted(c.params.items()))) for c in configs)
     assert got == sorted([
-        ("parent_child", (("child_overlap", 0), ("child_size", 128), ("parent_size", 512))),
-        ("parent_child", (("child_overlap", 16), ("child_size", 128), ("parent_size", 512))),
+        ("parent_child", (("child_overlap", 0), ("child_size", 128), ("fit_embedder", True), ("parent_size", 512))),
+        ("parent_child", (("child_overlap", 16), ("child_size", 128), ("fit_embedder", True),
+                          ("parent_size", 512))),
         ("semantic", (("max_size", 512), ("min_size", 64), ("threshold", 90))),
     ])
     reasons = dict(skipped)

@@ -58,3 +58,21 @@ def test_truncation_offset_matches_tokenizing_the_chunk(text, data):
     enc = tokenizer().encode(doc.text[a:b], add_special_tokens=False)
     expected = b if keep >= len(enc.offsets) else a + enc.offsets[keep - 1][1]
     assert _truncation_offset(doc, Chunk(0, a, b, 0), keep) == expected
+
+
+@settings(max_examples=100)
+@given(text=any_text, step=st.integers(1, 40))
+def test_index_built_in_short_tokenizer_calls_equals_one_call(text, step):
+    """The index tokenizes a long document in calls cut at spaces and line breaks: words never
+    cross them, so the words and their pieces are those of one call over the whole text."""
+    from inspector.core.text import wordpieces
+
+    whole = WordPieceIndex(text)
+    saved = wordpieces.ENCODE_STEP
+    wordpieces.ENCODE_STEP = step
+    try:
+        cut = WordPieceIndex(text)
+    finally:
+        wordpieces.ENCODE_STEP = saved
+    assert cut.word_starts == whole.word_starts and cut.word_ends == whole.word_ends
+    assert cut.word_pieces_prefix.tolist() == whole.word_pieces_prefix.tolist()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import replace
-from functools import lru_cache
 from typing import Iterable
 
 import numpy as np
@@ -22,17 +21,12 @@ import numpy as np
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.text.wordpieces import (
-    SPECIAL_TOKENS,
     count_text,
+    embedded_pieces,
     max_seq_length,
     tokenizer,
     wordpiece_index,
 )
-
-
-@lru_cache(maxsize=4096)
-def _prefix_count(prefix: str) -> int:
-    return count_text(prefix)
 
 
 def _truncation_offset(doc: Document, c: Chunk, keep: int) -> int:
@@ -74,12 +68,10 @@ def annotate(doc: Document, chunks: Iterable[Chunk], *, with_prefix: bool = True
     idx = wordpiece_index(doc)
     out = []
     for c in chunks:
-        prefix = _prefix_count(c.prefix) if with_prefix and c.prefix else 0
-        body = idx.count(c.start, c.end)
-        total = SPECIAL_TOKENS + prefix + body
+        total = embedded_pieces(idx, c.prefix if with_prefix else "", c.start, c.end)
         dropped = max(0, total - limit)
         if dropped:
-            keep_body = max(0, limit - SPECIAL_TOKENS - prefix)
+            keep_body = max(0, limit - (total - idx.count(c.start, c.end)))
             out.append(replace(c, embed_tokens=total, embed_dropped=dropped,
                                truncated_at=_truncation_offset(doc, c, keep_body),
                                flags=c.flags | {"truncated_by_embedder"}))

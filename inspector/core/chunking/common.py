@@ -6,7 +6,7 @@ import bisect
 from typing import Iterable
 
 from inspector.core.cancel import check_cancelled
-from inspector.core.chunking.chunk import PREFIX_SEPARATOR, Chunk, new_chunk
+from inspector.core.chunking.chunk import PREFIX_SEPARATOR, STUB_TOKENS, Chunk, new_chunk
 from inspector.core.documents.document import Document
 from inspector.core.text.structure import Structure, structure_of
 from inspector.core.text.tokens import TokenIndex, token_index
@@ -61,6 +61,11 @@ class SpanContext:
             break
         return self.structure.heading_path_at(min(p, max(start, end - 1)))
 
+    @property
+    def heading_starts(self) -> list[int]:
+        """Offsets of the document's headings, in order."""
+        return self._heading_starts
+
     def has_heading_inside(self, start: int, end: int) -> bool:
         hs = self._heading_starts
         i = bisect.bisect_left(hs, start)
@@ -105,13 +110,25 @@ class SpanContext:
             i -= 1
         return False
 
+    def prefix_for(self, start: int, end: int, extra: str = "") -> str:
+        """The context prefix `make` gives the span: title > heading path, then `extra` (a table
+        header or a list's lead-in carried into a later piece) on its own line."""
+        return self._prefix(self.path_for(start, end), extra)
+
+    def _prefix(self, path: tuple[str, ...], extra: str) -> str:
+        prefix = self._prefixes.get(path)
+        if prefix is None:
+            prefix = self._prefixes[path] = context_prefix(self.structure.title, path)
+        if extra:
+            return f"{prefix}\n{extra}" if prefix else extra
+        return prefix
+
     # -- building ------------------------------------------------------------------------
     def make(self, spans: Iterable[tuple[int, int]], *, budget: int | None = None,
              role: str = "chunk", first_id: int = 0, parent_ids: Iterable[int | None] | None = None,
              extra_flags: Iterable[frozenset[str]] | None = None,
              prefix_extra: Iterable[str] | None = None) -> list[Chunk]:
         """Chunks for spans (already trimmed, in order), with counts, paths, prefixes and flags."""
-        title = self.structure.title
         has_headings = bool(self._heading_starts)
         out: list[Chunk] = []
         parents = iter(parent_ids) if parent_ids is not None else None
@@ -133,13 +150,9 @@ class SpanContext:
                 flags.add("split_table")
             if budget is not None and tokens > budget:
                 flags.add("over_budget")
-            prefix = self._prefixes.get(path)
-            if prefix is None:
-                prefix = self._prefixes[path] = context_prefix(title, path)
-            if pextra is not None:
-                more = next(pextra)
-                if more:
-                    prefix = f"{prefix}\n{more}" if prefix else more
+            if tokens < STUB_TOKENS:
+                flags.add("stub")
+            prefix = self._prefix(path, next(pextra) if pextra is not None else "")
             meta = {}
             if page_starts:
                 # Link back to the source's pages (1-based) for converted PDFs.

@@ -26,6 +26,10 @@ def chunk_record(doc: Document, c: Chunk) -> dict:
     if c.parent_id is not None:
         meta["parent_id"] = c.parent_id
     if c.embed_tokens is not None:
+        # Measured by `annotate`: what the embedder sees (prefix + text, [CLS]/[SEP] included),
+        # and whether it reads only part of it.
+        meta["word_pieces"] = c.embed_tokens
+        meta["truncated_by_embedder"] = "truncated_by_embedder" in c.flags
         meta["embed_tokens"] = c.embed_tokens
         meta["embed_dropped"] = c.embed_dropped
     for k, v in c.meta.items():

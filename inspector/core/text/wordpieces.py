@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from functools import lru_cache
 
 import numpy as np
@@ -58,33 +59,73 @@ def count_text(text: str) -> int:
     return len(tokenizer().encode(text, add_special_tokens=False).ids)
 
 
+@lru_cache(maxsize=4096)
+def prefix_pieces(prefix: str) -> int:
+    """Word pieces of a context prefix (cached: a document has few distinct prefixes)."""
+    return count_text(prefix)
+
+
+def embedded_pieces(idx: WordPieceIndex, prefix: str, start: int, end: int) -> int:
+    """Word pieces the embedder sees for `prefix + "\n\n" + text[start:end]` (`Chunk.embedded_text`),
+    [CLS] and [SEP] included. The parts add up exactly: BERT's pre-tokenizer splits at whitespace,
+    so no word joins the prefix to the span. The one count `annotate` and the chunkers' budget share."""
+    return SPECIAL_TOKENS + (prefix_pieces(prefix) if prefix else 0) + idx.count(start, end)
+
+
+#: Characters per tokenizer call when indexing. The text is cut at a space or line break, which
+#: no word crosses, so the pieces are the same as in one call; many short calls are about twice as
+#: fast as one call over megabytes.
+ENCODE_STEP = 1 << 16
+
+_BREAK_RE = re.compile(r"[ \t\n]")
+
+
+def _next_cut(text: str, pos: int) -> int:
+    """Where the tokenizer call starting at `pos` ends: just after a space or line break near
+    ENCODE_STEP characters on, else the first one after, else the end of the text."""
+    n = len(text)
+    limit = pos + ENCODE_STEP
+    if limit >= n:
+        return n
+    k = max(text.rfind("\n", pos + ENCODE_STEP // 2, limit), text.rfind(" ", pos + ENCODE_STEP // 2, limit))
+    if k < 0:
+        m = _BREAK_RE.search(text, limit)
+        return m.end() if m else n
+    return k + 1
+
+
 class WordPieceIndex:
     """Word-piece boundaries of one document, grouped into words."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        enc = tokenizer().encode(text, add_special_tokens=False)
-        offsets = enc.offsets
-        word_ids = enc.word_ids
-        # Words as (start, end, pieces); tokens of one word are consecutive.
-        starts: list[int] = []
-        ends: list[int] = []
-        pieces: list[int] = []
-        last_word = None
-        for (a, b), w in zip(offsets, word_ids):
-            if w is not None and w == last_word:
-                ends[-1] = max(ends[-1], b)
-                pieces[-1] += 1
-            else:
-                starts.append(a)
-                ends.append(b)
-                pieces.append(1)
-                last_word = w
-        self.word_starts = starts
-        self.word_ends = ends
-        self.word_pieces_prefix = np.zeros(len(pieces) + 1, dtype=np.int64)
-        np.cumsum(np.asarray(pieces, dtype=np.int64), out=self.word_pieces_prefix[1:])
-        self._offsets = offsets
+        tk = tokenizer()
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        pos = 0
+        while pos < len(text):
+            cut = _next_cut(text, pos)
+            enc = tk.encode(text[pos:cut], add_special_tokens=False)
+            if enc.ids:
+                offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2) + pos
+                # Tokens of one word are consecutive; a token without a word is a word of its own.
+                word_ids = enc.word_ids
+                if None in word_ids:
+                    word_ids = [-1 - k if w is None else w for k, w in enumerate(word_ids)]
+                wids = np.asarray(word_ids, dtype=np.int64)
+                new = np.ones(len(wids), dtype=bool)
+                new[1:] = wids[1:] != wids[:-1]
+                first = np.flatnonzero(new)
+                parts.append((offsets[first, 0], np.maximum.reduceat(offsets[:, 1], first),
+                              np.diff(np.append(first, len(wids)))))
+            pos = cut
+
+        def joined(k: int) -> np.ndarray:
+            return np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+
+        self.word_starts: list[int] = joined(0).tolist()
+        self.word_ends: list[int] = joined(1).tolist()
+        self.word_pieces_prefix = np.zeros(len(self.word_starts) + 1, dtype=np.int64)
+        np.cumsum(joined(2), out=self.word_pieces_prefix[1:])
 
     def count(self, start: int, end: int) -> int:
         """Word pieces of text[start:end], no special tokens (== count_text of the slice)."""
