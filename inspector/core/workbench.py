@@ -27,6 +27,7 @@ from inspector.core.evaluation.compare import Comparison, compare_reports
 from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, Progress
 from inspector.core.evaluation.gold import GoldQuestion, GoldSet, load_gold
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
+from inspector.core.evaluation.report import INTERVAL_SEED
 from inspector.core.evaluation.sweep import (
     Recommendation,
     SweepResult,
@@ -34,6 +35,7 @@ from inspector.core.evaluation.sweep import (
     grid,
     rank_key,
 )
+from inspector.core.evaluation.uncertainty import report_intervals
 from inspector.core.lru import SizedLRU
 
 log = logging.getLogger(__name__)
@@ -102,6 +104,11 @@ class RetrievalRequest:
     """Metadata filter for the question: only these document ids (None: all)."""
     heading_prefix: tuple[str, ...] | None = None
     """Metadata filter for the question: only chunks under this heading path (None: anywhere)."""
+    budget: int | None = None
+    """Context budget in cl100k tokens: the report also scores what fits into it (None: off)."""
+    alternatives: bool = True
+    """On exact stages, also score the gold set with the other retrievers on the same index (the
+    panel shows BM25 and hybrid beside dense). Previews skip it: they must be quick."""
 
     @property
     def dense(self) -> bool:
@@ -131,6 +138,11 @@ class RetrievalResult:
     note: str = ""
     """Why the figures are not exact, for people ("" when they are)."""
     seconds: float = 0.0
+    intervals: Mapping[str, tuple[float, float] | None] | None = None
+    """95 % bootstrap intervals of the report's metrics (`<metric>_ci`), None without a report."""
+    alternatives: Mapping[str, Report] | None = None
+    """The same gold set scored by the other retrievers on the same chunks ("bm25", "hybrid",
+    "dense"), computed on exact stages; None when not computed."""
 
     @property
     def document(self) -> Document:
@@ -455,19 +467,31 @@ class Workbench:
                 hits = tuple(index.search(req.question, req.k, retriever, docs=req.filter_docs,
                                           heading_prefix=req.heading_prefix))
             report = None
-            if gold:
+            intervals = None
+            alternatives: dict[str, Report] | None = None
+
+            def scored(by: str) -> Report:
                 # A stored index scored on the same questions before (only the question changed):
                 # the report is the same, so it is not computed again.
-                rkey = (key, retriever, req.k, gold) if key is not None else None
-                report = self._reports.lookup(rkey) if rkey is not None else None
-                if report is None:
-                    search = IndexSearch(index, retriever=retriever, multi_doc=len(docs) > 1)
-                    report = evaluate(gold, docs, chunks_by_doc, search, req.k)
+                rkey = (key, by, req.k, req.budget, gold) if key is not None else None
+                hit = self._reports.lookup(rkey) if rkey is not None else None
+                if hit is None:
+                    search = IndexSearch(index, retriever=by, multi_doc=len(docs) > 1)
+                    hit = evaluate(gold, docs, chunks_by_doc, search, req.k, budget=req.budget)
                     if rkey is not None:
-                        self._reports.put(rkey, report)
+                        self._reports.put(rkey, hit)
+                return hit
+
+            if gold:
+                report = scored(retriever)
+                intervals = report_intervals(report, seed=INTERVAL_SEED)
+                if req.alternatives and mode == EXACT and not cancelled():
+                    usable = ("bm25", "dense", "hybrid") if getattr(index, "vectors", None) is not None else ("bm25",)
+                    alternatives = {r: (report if r == retriever else scored(r)) for r in usable}
             config = config_for(req.strategy, req.params, req.k, retriever, req.with_prefix, mode)
             return RetrievalResult(req, mode, retriever, hits, report, config, index, more_coming=more,
-                                   exact_due=due, note=note, seconds=time.perf_counter() - t0)
+                                   exact_due=due, note=note, seconds=time.perf_counter() - t0,
+                                   intervals=intervals, alternatives=alternatives)
 
         from inspector.core.retrieval import index as retrieval
 

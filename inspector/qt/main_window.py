@@ -47,6 +47,7 @@ from inspector.qt.actions.plugin_actions import PluginActions
 from inspector.qt.controllers.chunk_jobs import ChunkResult, ChunkRunner
 from inspector.qt.controllers.chunking import DEBOUNCE_MS, ChunkingController
 from inspector.qt.controllers.retrieval import (
+    ASK_BUDGET,
     ASK_K,
     ASK_RETRIEVER,
     MODEL_FAILED,
@@ -464,6 +465,7 @@ class MainWindow(QMainWindow):
         self.state.restore_prefix_choices(s.get(keys.WITH_PREFIX))
         self.table.set_only_flagged(s.get(keys.ONLY_FLAGGED))
         self.retrieval.k = max(1, min(50, s.get(ASK_K)))
+        self.retrieval.budget = max(0, s.get(ASK_BUDGET)) or None
         retriever = s.get(ASK_RETRIEVER)
         self.retrieval.retriever = retriever if retriever in RETRIEVERS else "dense"
         self.retrieval.settingsChanged.emit()
@@ -486,6 +488,7 @@ class MainWindow(QMainWindow):
         s.set(keys.WITH_PREFIX, self.state.prefix_choices())
         s.set(keys.ONLY_FLAGGED, self.table.proxy.only_flagged)
         s.set(ASK_K, self.retrieval.k)
+        s.set(ASK_BUDGET, self.retrieval.budget or 0)
         s.set(ASK_RETRIEVER, self.retrieval.retriever)
         s.sync()
 

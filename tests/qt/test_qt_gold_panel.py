@@ -384,3 +384,57 @@ def test_reader_saves_a_question_with_its_relevant_chunk(qtbot, bm25_window, ope
     last = json.loads(gold_path.read_text(encoding="utf-8").splitlines()[-1])
     assert last["references"] == [{"start": top.start, "end": top.end}]
     assert len(load_gold(gold_path, [w.state.document]).questions) == 65
+
+
+def test_figures_carry_intervals_budget_and_the_other_retrievers(qtbot, hash_window, open_doc, wait_result):
+    """Hit rate and MRR with their bootstrap interval; a context budget adds Hit@budget (as the
+    core's evaluate computes it); the same chunks are scored by dense, BM25 and hybrid."""
+    from inspector.core.evaluation.report import INTERVAL_SEED
+    from inspector.core.evaluation.uncertainty import report_intervals
+
+    w = hash_window()
+    open_doc(w)
+    assert w.gold_panel.open_gold(GOLD)
+    r = wait_result(w, gold=True)
+    panel = w.gold_panel
+    ci = report_intervals(r.report, seed=INTERVAL_SEED)["hit_rate_ci"]
+    assert ci[0] <= r.report.hit_rate <= ci[1]
+    assert panel.ci_labels["hit_rate"].text() == f"[{ci[0] * 100:.0f}–{ci[1] * 100:.0f} %]"
+    assert panel.ci_labels["mrr"].text().startswith("[")
+    assert not panel.metric_labels["hit_at_budget"][1].isVisibleTo(panel)
+    assert set(r.alternatives) == {"dense", "bm25", "hybrid"}
+    assert r.alternatives["dense"] is r.report
+    text = panel.retrievers.text()
+    assert "Dense" in text and "BM25" in text and "Hybrid" in text and "<b>Dense" in text
+    bm25 = r.alternatives["bm25"]
+    assert f"BM25 {bm25.hit_rate * 100:.1f} %" in text
+    # A budget: Hit@budget shown, equal to the core's evaluation of the same chunks at that budget.
+    panel.budget_spin.setValue(300)
+    r = wait_result(w, gold=True)
+    assert r.request.budget == 300 and r.report.budget == 300
+    assert panel.metric_labels["hit_at_budget"][1].isVisibleTo(panel)
+    assert panel.metric_text("hit_at_budget")[0] == f"{r.report.hit_at_budget * 100:.1f} %"
+    assert r.report.hit_at_budget <= r.report.hit_rate
+    assert panel.metric_text("context_tokens_mean")[0] == f"{r.report.context_tokens_mean:,.0f}"
+
+
+def test_a_baseline_change_within_noise_says_so(bm25_window, open_doc, wait_result):
+    """Pinned markdown vs markdown with another size on the handbook's 64 questions: a change of a
+    question or two is within noise, and the panel says so instead of colouring it a win."""
+    w = bm25_window()
+    open_doc(w)
+    assert w.gold_panel.open_gold(GOLD)
+    wait_result(w, gold=True)
+    w.retrieval.pin_baseline()
+    w.state.set_params({**w.state.params, "size": 128})
+    r = wait_result(w, gold=True)
+    assert r.request.params["size"] == 128
+    d = w.retrieval.paired["hit_rate"]
+    assert d.n == len(r.report.questions)
+    assert abs(d.delta - (r.report.hit_rate - w.retrieval.baseline.report.hit_rate)) < 1e-9
+    value, delta = w.gold_panel.metric_text("hit_rate")
+    assert d.delta != 0  # BM25 on the handbook: size 128 changes one questions' outcome
+    if d.delta != 0:
+        assert d.verdict == "within noise"
+        assert delta.endswith("· noise")
+        assert "within noise" in w.gold_panel.baseline_label.text()

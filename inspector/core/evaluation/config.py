@@ -74,8 +74,16 @@ class EvalConfig:
                 self.embedding, self.describe)
 
     def label(self) -> str:
-        """Short text for tables: "markdown size=400 hard_cap=1000 k=5 dense"."""
-        params = " ".join(f"{k}={v}" for k, v in self.params.items())
+        """Short text for tables: "markdown size=400 hard_cap=1000 k=5 dense". Switches and
+        floors left at their defaults (e.g. markdown's fit_embedder, min_tokens) are not spelled
+        out; every numeric parameter with a role or a constraint is."""
+        strat = get_strategy(self.strategy)
+        quiet = {p.name for p in strat.params
+                 if (p.kind == "bool" or (not p.role and not p.less_than and not p.at_least
+                                          and not any(q.less_than == p.name or q.at_least == p.name
+                                                      for q in strat.params)))
+                 and p.name in self.params and self.params[p.name] == p.default}
+        params = " ".join(f"{k}={v}" for k, v in self.params.items() if k not in quiet)
         prefix = "" if self.with_prefix else " no-prefix"
         pooled = " pooled" if self.embedding == "pooled" and self.retriever != "bm25" else ""
         described = " described" if self.describe else ""

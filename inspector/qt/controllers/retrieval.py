@@ -44,6 +44,8 @@ DISAGREEMENT = 0.01
 MODEL_IDLE, MODEL_LOADING, MODEL_READY, MODEL_FAILED = "idle", "loading", "ready", "failed"
 
 ASK_K = Setting("retrieval/k", int, 5, "How many chunks a question retrieves (k), and the k of the gold metrics.")
+ASK_BUDGET = Setting("retrieval/budget", int, 0,
+                     "Context budget in cl100k tokens the gold panel also scores (hit@budget); 0: off.")
 ASK_RETRIEVER = Setting("retrieval/retriever", str, "dense", "Retriever chosen last: dense, bm25 or hybrid.")
 
 
@@ -103,6 +105,11 @@ class RetrievalController(QObject):
         self.model_error = ""
         self.question = ""
         self.k = 5
+        self.budget: int | None = None
+        """Context budget (cl100k tokens) the gold set is also scored at; None: off."""
+        self.paired: dict[str, Any] = {}
+        """Against the baseline: each metric's paired difference with interval and verdict
+        (`uncertainty.PairedDelta` by metric name); empty without a baseline."""
         self.retriever = "dense"
         self.filter_docs: tuple[str, ...] | None = None
         """Metadata filter of the question bar: document ids to search (None: every document)."""
@@ -172,6 +179,14 @@ class RetrievalController(QObject):
             self.k = k
             self.settingsChanged.emit()
             self.refresh(exact=True)
+
+    def set_budget(self, budget: int | None) -> None:
+        """Score the gold set at a context budget too (None or 0: off)."""
+        budget = int(budget) if budget else None
+        if budget != self.budget:
+            self.budget = budget
+            self.settingsChanged.emit()
+            self.refresh(exact=self._settled_exact())
 
     def set_retriever(self, name: str) -> None:
         if name not in RETRIEVERS:
@@ -352,6 +367,15 @@ class RetrievalController(QObject):
                 and len(r.report.questions) == len(self.baseline.report.questions):
             cmp = compare_reports(self.baseline.report, r.report, before_config=self.baseline.config,
                                   after_config=r.config)
+        self.paired = {}
+        if cmp is not None:
+            from inspector.core.evaluation.report import INTERVAL_SEED
+            from inspector.core.evaluation.uncertainty import paired_deltas
+
+            try:
+                self.paired = dict(paired_deltas(cmp.before, cmp.after, seed=INTERVAL_SEED))
+            except ValueError:  # different questions (a gold set edited under the baseline)
+                self.paired = {}
         self.comparison = cmp
         self.comparisonChanged.emit(cmp)
 
@@ -373,7 +397,7 @@ class RetrievalController(QObject):
             params=dict(r.request.params), with_prefix=r.request.with_prefix, question=self.question,
             k=self.k, retriever=self.retriever, gold=self.gold_questions, exact=exact, preview=preview,
             fallback_note=self._fallback_note(), documents=self.corpus(), filter_docs=self.filter_docs,
-            heading_prefix=self.heading_prefix)
+            heading_prefix=self.heading_prefix, budget=self.budget)
 
     def refresh(self, exact: bool = False, preview: bool = True, mark_stale: bool = True) -> int:
         """Recompute hits and report for the current chunks; returns the request id (0: nothing to do).
@@ -475,6 +499,5 @@ class RetrievalController(QObject):
             r.shutdown(timeout_ms)
 
 
-__all__ = ["RetrievalController", "Baseline", "ASK_K", "ASK_RETRIEVER", "SETTLE_MS", "RETRIEVERS", "MODEL_IDLE",
-           "MODEL_LOADING",
-           "MODEL_READY", "MODEL_FAILED", "EXACT", "POOLED", "FALLBACK"]
+__all__ = ["RetrievalController", "Baseline", "ASK_K", "ASK_BUDGET", "ASK_RETRIEVER", "SETTLE_MS", "RETRIEVERS",
+           "MODEL_IDLE", "MODEL_LOADING", "MODEL_READY", "MODEL_FAILED", "EXACT", "POOLED", "FALLBACK"]

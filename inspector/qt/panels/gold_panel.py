@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
+    QSpinBox,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -155,10 +156,39 @@ def mode_label(result: RetrievalResult | None, controller: RetrievalController) 
 # -- the panel ------------------------------------------------------------------------------------------
 
 METRICS = (("hit_rate", "Hit rate@k"), ("mrr", "MRR"), ("recall", "Recall@k"), ("precision", "Precision@k"),
-           ("iou", "IoU"), ("chunks", "Chunks indexed"), ("embedded_tokens", "Embedded tokens"),
-           ("inflation", "Token inflation"))
-"""What the summary shows (the span metrics only when the gold set has reference spans)."""
-HIGHER_IS_BETTER = {"hit_rate", "mrr", "recall", "precision", "iou"}
+           ("iou", "IoU"), ("hit_at_budget", "Hit@budget"), ("context_tokens_mean", "Context tokens"),
+           ("chunks", "Chunks indexed"), ("embedded_tokens", "Embedded tokens"), ("inflation", "Token inflation"))
+"""What the summary shows (the span metrics only when the gold set has reference spans, hit@budget
+only with a budget)."""
+HIGHER_IS_BETTER = {"hit_rate", "mrr", "recall", "precision", "iou", "hit_at_budget"}
+#: Metrics whose change against the baseline gets a paired interval and a verdict.
+PAIRED = {"hit_rate", "mrr", "recall", "precision", "iou", "hit_at_budget"}
+RETRIEVER_NAMES = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
+
+
+def ci_text(key: str, ci: Any) -> str:
+    """"[89–99 %]" for rates, "[0.81–0.93]" for the rest; "" without an interval."""
+    if ci is None:
+        return ""
+    lo, hi = ci
+    if key in ("hit_rate", "hit_at_budget"):
+        return f"[{lo * 100:.0f}–{hi * 100:.0f} %]"
+    return f"[{lo:.2f}–{hi:.2f}]"
+
+
+def verdict_text(key: str, d: Any) -> tuple[str, str]:
+    """(short verdict for the delta column, tooltip) of a `PairedDelta`."""
+    lo, hi = d.ci
+    scale, unit = (100, " pts") if key in ("hit_rate", "hit_at_budget") else (1, "")
+    tip = f"Paired 95 % interval of the change: [{lo * scale:+.1f}, {hi * scale:+.1f}]{unit}"
+    if d.p_value is not None:
+        tip += f"; McNemar p = {d.p_value:.2g} ({d.fixed} fixed, {d.broke} broken)"
+    if d.verdict == "within noise":
+        if d.questions_needed:
+            tip += (f". This gold set cannot tell the two apart; about {d.questions_needed:,} questions "
+                    "would, at this difference")
+        return "within noise", tip
+    return d.verdict, tip
 
 
 class GoldPanel(QWidget):
@@ -192,14 +222,21 @@ class GoldPanel(QWidget):
         self.stale_label.setToolTip("The figures belong to the previous chunks until the new ones are scored")
         self.stale_label.hide()
         self.metric_labels: dict[str, tuple[QLabel, QLabel, QLabel]] = {}
+        self.ci_labels: dict[str, QLabel] = {}
         grid = QGridLayout()
         grid.setContentsMargins(0, 2, 0, 2)
-        grid.setHorizontalSpacing(10)
+        grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(2)
         for row, (key, title) in enumerate(METRICS):
-            name, value, delta = QLabel(title), QLabel("–"), QLabel("")
+            name, value, delta, ci = QLabel(title), QLabel("–"), QLabel(""), QLabel("")
             value.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             delta.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            ci.setStyleSheet("color: #808080;")
+            small = ci.font()
+            small.setPointSizeF(small.pointSizeF() * 0.85)
+            ci.setFont(small)
+            ci.setToolTip("95 % bootstrap interval (questions resampled): where the figure would land "
+                          "on other questions like these")
             if key == "hit_rate":
                 f = value.font()
                 f.setBold(True)
@@ -207,9 +244,27 @@ class GoldPanel(QWidget):
                 value.setFont(f)
             grid.addWidget(name, row, 0)
             grid.addWidget(value, row, 1)
-            grid.addWidget(delta, row, 2)
+            grid.addWidget(ci, row, 2)
+            grid.addWidget(delta, row, 3)
             self.metric_labels[key] = (name, value, delta)
+            self.ci_labels[key] = ci
         grid.setColumnStretch(0, 1)
+        self.retrievers = QLabel()
+        self.retrievers.setWordWrap(True)
+        self.retrievers.setTextFormat(Qt.TextFormat.RichText)
+        self.retrievers.setToolTip("The same chunks scored by each retriever (exact figures): choose the "
+                                   "retriever by evidence, not by habit")
+        self.retrievers.hide()
+        self.budget_spin = QSpinBox()
+        self.budget_spin.setRange(0, 32_000)
+        self.budget_spin.setSingleStep(100)
+        self.budget_spin.setSpecialValueText("off")
+        self.budget_spin.setSuffix(" tokens")
+        self.budget_spin.setValue(controller.budget or 0)
+        self.budget_spin.setToolTip("Context budget: the top-k chunks packed in rank order into this many "
+                                    "cl100k tokens (the chunk that crosses it is cut); Hit@budget says how "
+                                    "often the answer is in what the LLM is handed")
+        self.budget_spin.setKeyboardTracking(False)
         self.disagreement = QLabel()
         self.disagreement.setWordWrap(True)
         self.disagreement.setStyleSheet("color: #c76a00;")
@@ -253,6 +308,12 @@ class GoldPanel(QWidget):
         line.setFrameShadow(QFrame.Shadow.Sunken)
         side.addWidget(line)
         side.addLayout(grid)
+        budget_row = QHBoxLayout()
+        budget_row.addWidget(QLabel("Context budget"))
+        budget_row.addWidget(self.budget_spin)
+        budget_row.addStretch(1)
+        side.addLayout(budget_row)
+        side.addWidget(self.retrievers)
         side.addWidget(self.disagreement)
         side.addLayout(pin_row)
         side.addWidget(self.baseline_label)
@@ -265,6 +326,8 @@ class GoldPanel(QWidget):
         summary_scroll.setFrameShape(QFrame.Shape.NoFrame)
         summary_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         summary_scroll.setMinimumWidth(190)
+        # Labels wrap to the column instead of widening it past what is visible.
+        summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.changes.setMinimumHeight(80)
         self.summary = summary
 
@@ -307,13 +370,14 @@ class GoldPanel(QWidget):
         self.splitter.addWidget(summary_scroll)
         self.splitter.addWidget(table_box)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([380, 900])
+        self.splitter.setSizes([470, 810])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.splitter)
 
         self.load_button.clicked.connect(self.load_dialog)
         self.pin_button.clicked.connect(controller.pin_baseline)
+        self.budget_spin.valueChanged.connect(lambda v: controller.set_budget(v or None))
         self.clear_button.clicked.connect(controller.clear_baseline)
         self.view.selectionModel().currentRowChanged.connect(self._on_current)
         self.view.activated.connect(lambda idx: self._on_current(idx, QModelIndex()))
@@ -386,8 +450,28 @@ class GoldPanel(QWidget):
                                base.report.questions if base is not None else None)
         self.model.set_stale(self.controller.stale)
         self._show_metrics()
+        self._show_retrievers()
         self._show_mode()
         self._update_count()
+
+    def _show_retrievers(self) -> None:
+        """Dense, BM25 and hybrid side by side on the same chunks (exact stages only); the one in use
+        bold. Kept from the last exact stage while a preview is shown."""
+        r = self.result
+        if r is None or r.report is None:
+            self.retrievers.hide()
+            return
+        if not r.alternatives:
+            return
+        parts = []
+        for name in ("dense", "bm25", "hybrid"):
+            rep = r.alternatives.get(name)
+            if rep is None:
+                continue
+            text = f"{RETRIEVER_NAMES[name]} {rep.hit_rate * 100:.1f} %"
+            parts.append(f"<b>{text}</b>" if name == r.retriever else text)
+        self.retrievers.setText(f"Hit rate@{r.request.k} by retriever: " + " · ".join(parts))
+        self.retrievers.setVisible(len(parts) > 1)
 
     def _on_stale(self, stale: bool) -> None:
         self.model.set_stale(stale)
@@ -404,15 +488,32 @@ class GoldPanel(QWidget):
                                         "and break.")
             self.changes.hide()
         else:
-            label = baseline.config.label() if baseline.config is not None else "?"
-            mode = {POOLED: " (pooled preview)", FALLBACK: " (BM25 stand-in)"}.get(baseline.mode, "")
-            self.baseline_label.setText(f"Baseline: {label}{mode} · hit rate {pct(baseline.report.hit_rate)}")
+            self._show_baseline_label()
         r = self.result
         self.model.set_results(r.report.questions if r is not None and r.report is not None else None,
                                baseline.report.questions if baseline is not None else None)
         self._update_pin()
 
+    def _show_baseline_label(self) -> None:
+        baseline = self.controller.baseline
+        if baseline is None:
+            return
+        label = baseline.config.label() if baseline.config is not None else "?"
+        mode = {POOLED: " (pooled preview)", FALLBACK: " (BM25 stand-in)"}.get(baseline.mode, "")
+        text = f"Baseline: {label}{mode} · hit rate {pct(baseline.report.hit_rate)}"
+        key = "hit_at_budget" if self.controller.budget is not None else "hit_rate"
+        d = self.controller.paired.get(key)
+        if d is not None and d.delta != 0:
+            if d.verdict == "within noise":
+                need = (f"; about {d.questions_needed:,} questions would tell them apart"
+                        if d.questions_needed else "")
+                text += f"\nThe change is within noise on these {d.n} questions{need}."
+            else:
+                text += f"\nThe current settings are {d.verdict} (paired interval excludes zero)."
+        self.baseline_label.setText(text)
+
     def _on_comparison(self, cmp: Any) -> None:
+        self._show_baseline_label()
         self._show_metrics()
         self.changes.clear()
         if cmp is None:
@@ -473,10 +574,18 @@ class GoldPanel(QWidget):
         report = r.report if r is not None else None
         cmp = self.controller.comparison
         spans = report is not None and report.recall is not None
+        intervals = (r.intervals or {}) if r is not None else {}
+        paired = self.controller.paired if cmp is not None else {}
         for key, (name, value, delta) in self.metric_labels.items():
             span_metric = key in ("recall", "precision", "iou")
-            for w in (name, value, delta):
-                w.setVisible(not span_metric or spans)
+            shown = (not span_metric or spans) and (key != "hit_at_budget" or self.controller.budget is not None)
+            ci = self.ci_labels[key]
+            for w in (name, value, delta, ci):
+                w.setVisible(shown)
+            ci.setText(ci_text(key, intervals.get(f"{key}_ci")))
+            if key == "context_tokens_mean":
+                name.setToolTip("cl100k tokens of the top-k chunks handed to the LLM per question (mean): "
+                                "hit rate rewards big chunks, this is what they cost")
             if key == "hit_rate":
                 name.setText(f"Hit rate@{report.k}" if report is not None else "Hit rate@k")
             elif key == "recall":
@@ -486,8 +595,18 @@ class GoldPanel(QWidget):
             value.setText(self._value(key, report))
             value.setToolTip(f"{report.hits} of {len(report.questions)} questions" if key == "hit_rate"
                              and report is not None else "")
-            d = cmp.delta(key) if cmp is not None else None
+            d = cmp.delta(key) if cmp is not None and key in {m.name for m in cmp.deltas} else None
             delta.setText(delta_text(key, d))
+            delta.setToolTip("")
+            pd = paired.get(key) if key in PAIRED else None
+            if pd is not None and d is not None and abs(d) >= 1e-12:
+                verdict, tip = verdict_text(key, pd)
+                if verdict == "within noise":
+                    delta.setText(f"{delta_text(key, d)} · noise")
+                    delta.setStyleSheet("color: #808080;")
+                    delta.setToolTip(tip)
+                    continue
+                delta.setToolTip(tip)
             if d is None or abs(d) < 1e-12:
                 delta.setStyleSheet("")
             else:
@@ -506,6 +625,10 @@ class GoldPanel(QWidget):
             return num(report.mrr)
         if key in ("recall", "precision", "iou"):
             return num(getattr(report, key))
+        if key == "hit_at_budget":
+            return pct(report.hit_at_budget)
+        if key == "context_tokens_mean":
+            return "–" if report.context_tokens_mean is None else f"{report.context_tokens_mean:,.0f}"
         c = report.cost
         if key == "chunks":
             return f"{c.chunks:,}"
