@@ -10,10 +10,10 @@ or scores: the baseline's chunks come with the pin, the current ones from the st
 
 In the gutter the baseline lane stands left of the current lanes, a narrow connector between:
 * kept: a faint line across the connector (the same cut on both sides);
-* moved: a purple line from the baseline's cut to the current one (purple, so it never reads as
-  a retrieved chunk's orange);
-* removed: a red tick on the baseline lane that stops in the connector;
-* added: a green tick from the connector to the current lanes.
+* moved: a purple line from the baseline's cut to the current one, ending in an arrowhead;
+* removed: a red tick on the baseline lane and a cross in the connector;
+* added: a green arrowhead pointing into the current lanes.
+Shapes as well as colours, since the chunk colours already use most hues.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QObject, QPointF, QRectF, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
 
 from inspector.core.display.boundary_diff import BoundaryDiff, boundary_diff
 from inspector.core.display.segments import SpanIndex
@@ -104,6 +104,12 @@ def _line_top(vis: VisibleText, offset: int) -> float:
     return vis.y_span(offset, offset + 1)[0]
 
 
+def _arrowhead(p: QPainter, tip_x: float, y: float, back_x: float) -> None:
+    """A filled triangle pointing right with its tip at (tip_x, y), its base at back_x."""
+    h = min(4.0, max(2.5, (tip_x - back_x) / 2))
+    p.drawPolygon(QPolygonF([QPointF(tip_x, y), QPointF(back_x, y - h), QPointF(back_x, y + h)]))
+
+
 def paint_baseline_lane(p: QPainter, vis: VisibleText, lane: BaselineLane, geo: LaneGeometry,
                         theme: Theme) -> tuple[int, ...]:
     """Paint the visible part of the baseline lane and its connectors; returns the ids of the
@@ -129,25 +135,35 @@ def paint_baseline_lane(p: QPainter, vis: VisibleText, lane: BaselineLane, geo: 
         p.fillRect(QRectF(bar_x - 2, y - 1, bar_w + 2, 2), theme.muted)
         p.setPen(QPen(kept, 1.0))
         p.drawLine(QPointF(conn_left, y), QPointF(cur_x, y))
+    # Shapes as well as colours (the chunk cycle uses most hues): removed ends in a cross, added is
+    # an arrowhead pointing into the current lanes, a move is a line ending in one.
     removed = diff_color(REMOVED, theme)
     for o in _in_range(lane.removed, lo, hi):
         y = _line_top(vis, o) + 2
-        p.fillRect(QRectF(bar_x - 3, y - 1.5, bar_w + 3 + (cur_x - conn_left) * 0.6, 3), removed)
+        p.fillRect(QRectF(bar_x - 3, y - 1.5, bar_w + 5, 3), removed)
+        cx, r = conn_left + (cur_x - conn_left) * 0.5, 3.0
+        p.setPen(QPen(removed, 1.8))
+        p.drawLine(QPointF(cx - r, y - r), QPointF(cx + r, y + r))
+        p.drawLine(QPointF(cx - r, y + r), QPointF(cx + r, y - r))
     added = diff_color(ADDED, theme)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(added)
     for o in _in_range(lane.added, lo, hi):
         y = _line_top(vis, o) + 2
-        x0 = conn_left + (cur_x - conn_left) * 0.3
-        p.fillRect(QRectF(x0, y - 1.5, cur_x - x0 + 4, 3), added)
+        _arrowhead(p, cur_x + 1, y, conn_left + 2)
     moved = diff_color(MOVED, theme)
     # A move is drawn when either end is on screen: its line then points to the other end.
     i = min(bisect.bisect_left(lane.move_before, lo), bisect.bisect_left(lane.move_after, lo))
     j = max(bisect.bisect_left(lane.move_before, hi), bisect.bisect_left(lane.move_after, hi))
-    p.setPen(QPen(moved, 2.0))
     for k in range(i, j):
         yb = _line_top(vis, lane.move_before[k]) + 2
         ya = _line_top(vis, lane.move_after[k]) + 2
         p.fillRect(QRectF(bar_x - 3, yb - 1.5, bar_w + 3, 3), moved)
-        p.drawLine(QPointF(conn_left, yb), QPointF(cur_x, ya))
+        p.setPen(QPen(moved, 2.0))
+        p.drawLine(QPointF(conn_left, yb), QPointF(cur_x - 4, ya))
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(moved)
+        _arrowhead(p, cur_x + 1, ya, cur_x - 5)
     p.restore()
     return tuple(painted)
 
