@@ -68,12 +68,12 @@ def test_settings_as_code(qtbot, hash_window, open_doc, wait_result, tmp_path):
     dialog.copy()
     assert QGuiApplication.clipboard().text() == dialog.text()
     out = tmp_path / "chunks.py"
-    assert dialog.save(out) and out.read_text(encoding="utf-8") == dialog.text()
+    assert dialog.save_as(out) and out.read_text(encoding="utf-8") == dialog.text()
     compile(dialog.text(), str(out), "exec")
     dialog.set_target("inspector")
     assert "chunk_document(doc, 'recursive', params)" in dialog.text()
     dialog.set_target("chonkie")  # no faithful equivalent: the reason, nothing to copy
     assert dialog.text() == "" and not dialog.copy_button.isEnabled() and not dialog.save_button.isEnabled()
     assert "--target inspector" in dialog.note.text()
-    assert not dialog.save(tmp_path / "nothing.py") and not Path(tmp_path / "nothing.py").exists()
+    assert not dialog.save_as(tmp_path / "nothing.py") and not Path(tmp_path / "nothing.py").exists()
     dialog.close()

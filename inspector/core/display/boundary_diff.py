@@ -11,21 +11,21 @@ pair reads as "this cut slid from here to there". A baseline boundary left unpai
 Mutual nearest neighbours need no distance threshold (which would depend on chunk size and units)
 and are symmetric: swapping the two chunkings swaps added and removed and reverses each move.
 Moves never cross one another, so they come out in text order on both sides. Computed with numpy
-bisection: O(n log n), a few milliseconds for 20,000 chunks, fast enough for every slider move.
+bisection: O(n log n), about 25 ms for 20,000 chunks, fast enough for every slider move.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
-    """A boundary of the baseline that the current chunking puts elsewhere."""
+class Move(NamedTuple):
+    """A boundary of the baseline that the current chunking puts elsewhere. (A named tuple: a
+    re-chunk of a long document makes thousands, and a tuple is built in C.)"""
 
     before: int
     """Offset (code points) of the boundary in the baseline."""
@@ -67,9 +67,17 @@ class BoundaryDiff:
         return f"{len(self.kept)} kept · {moved} · {len(self.added)} added · {len(self.removed)} removed"
 
 
+_move = tuple.__new__  # builds a Move in C (its generated __new__ is a Python function)
+
+
 def boundaries(spans: Iterable[tuple[int, int]]) -> tuple[int, ...]:
     """The boundaries of a chunking: the distinct starts of its non-empty spans, ascending."""
-    return tuple(sorted({int(a) for a, b in spans if b > a}))
+    return tuple(_starts(spans).tolist())
+
+
+def _starts(spans: Iterable[tuple[int, int]]) -> np.ndarray:
+    arr = np.asarray(list(spans), dtype=np.int64).reshape(-1, 2)
+    return np.unique(arr[arr[:, 1] > arr[:, 0], 0])
 
 
 def _nearest(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -85,8 +93,8 @@ def _nearest(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
 def boundary_diff(before: Sequence[tuple[int, int]], after: Sequence[tuple[int, int]]) -> BoundaryDiff:
     """Compare the boundaries of two chunk span lists of the same document (`before`: the
     baseline's spans, `after`: the current ones; any order, overlaps allowed)."""
-    b = np.asarray(boundaries(before), dtype=np.int64)
-    a = np.asarray(boundaries(after), dtype=np.int64)
+    b = _starts(before)
+    a = _starts(after)
     kept = np.intersect1d(a, b, assume_unique=True)
     if not len(a) or not len(b):
         return BoundaryDiff(tuple(kept.tolist()), (), tuple(a.tolist()), tuple(b.tolist()))
@@ -94,7 +102,7 @@ def boundary_diff(before: Sequence[tuple[int, int]], after: Sequence[tuple[int, 
     of_after = _nearest(b, a)  # nearest baseline boundary of each current boundary
     partner = a[of_before]
     mutual = (b[of_after[of_before]] == b) & (partner != b)
-    moved = tuple(Move(int(x), int(y)) for x, y in zip(b[mutual].tolist(), partner[mutual].tolist()))
+    moved = tuple(_move(Move, xy) for xy in zip(b[mutual].tolist(), partner[mutual].tolist()))
     paired_after = np.zeros(len(a), dtype=bool)
     paired_after[of_before[mutual]] = True
     in_kept_a = np.isin(a, kept, assume_unique=True)

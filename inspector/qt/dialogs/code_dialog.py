@@ -69,7 +69,7 @@ class CodeDialog(QDialog):
         self.resize(860, 620)
         self.target.currentIndexChanged.connect(lambda _i: self.refresh())
         self.copy_button.clicked.connect(self.copy)
-        self.save_button.clicked.connect(lambda: self.save())
+        self.save_button.clicked.connect(lambda: self.save_as())
         self.refresh()
 
     def set_target(self, target: str) -> None:
@@ -98,7 +98,7 @@ class CodeDialog(QDialog):
         if self.report_done is not None:
             self.report_done("Copied the settings as code")
 
-    def save(self, path: str | os.PathLike[str] | None = None) -> bool:
+    def save_as(self, path: str | os.PathLike[str] | None = None) -> bool:
         if not self.text():
             return False
         if path is None:

@@ -126,7 +126,7 @@ def paint_baseline_lane(p: QPainter, vis: VisibleText, lane: BaselineLane, geo: 
         y0, y1 = vis.y_span(pos, lane.index.ends[k])
         p.fillRect(QRectF(bar_x, y0 + 1, bar_w, max(2.0, y1 - y0 - 2)), shades[k % 2])
         painted.append(cid)
-    p.save()
+    antialiased = p.testRenderHint(QPainter.RenderHint.Antialiasing)
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     kept = diff_color(KEPT, theme)
     kept.setAlphaF(kept.alphaF() * 0.6)
@@ -164,7 +164,8 @@ def paint_baseline_lane(p: QPainter, vis: VisibleText, lane: BaselineLane, geo: 
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(moved)
         _arrowhead(p, cur_x + 1, ya, cur_x - 5)
-    p.restore()
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, antialiased)
+    p.setBrush(Qt.BrushStyle.NoBrush)
     return tuple(painted)
 
 
