@@ -10,14 +10,14 @@ import os
 import sys
 from typing import Sequence
 
-from inspector.cli import ask, chunks, evaluate
+from inspector.cli import ask, chunks, code, evaluate, html
 from inspector.cli.common import (
     CliError,
 )
 from inspector.core.errors import InputError
 
 #: Each module adds its subcommands (`add_commands`) and names them (`COMMANDS`).
-_COMMAND_MODULES = (chunks, evaluate, ask)
+_COMMAND_MODULES = (chunks, evaluate, ask, html, code)
 
 
 

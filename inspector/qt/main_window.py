@@ -182,6 +182,10 @@ class MainWindow(QMainWindow):
         self.state.errorChanged.connect(self._on_error)
         self.table.onlyFlaggedChanged.connect(self._on_only_flagged)
         self._connect_retrieval()
+        from inspector.qt.document.compare_lane import CompareLanes
+
+        self.compare = CompareLanes(self.state, self.retrieval, self.view, self.strip, self.gold_panel, self)
+        """The pinned baseline's chunks beside the current ones (gutter, strip, gold panel)."""
         self.plugins.load_installed()  # before restoring: the saved strategy may be a plug-in's
         self.restore_settings()
 

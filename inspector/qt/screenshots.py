@@ -4,6 +4,8 @@ window.png          the sample handbook, `markdown` strategy, a chunk selected
 window-overlap.png  the same document with `fixed_chars` 500/50, showing overlap regions
 ask.png             a question with its top-5 chunks outlined and the Reader (real model, exact)
 gold.png            the gold set panel, `markdown` pinned as baseline, `fixed_chars` 500/0 against it
+compare.png         `markdown` pinned, `recursive` 128 against it: the baseline lane beside the text,
+                    boundaries moved/added/removed, a broken question's answer in view (BM25, no model)
 Pass --dark for dark-palette versions (window-dark.png, ...). ask.png and gold.png load the bundled
 embedding model (the first run embeds the handbook: a minute or so on a laptop CPU).
 """
@@ -158,6 +160,65 @@ def render_retrieval(out_dir: Path, *, dark: bool = False) -> list[Path]:
     return written
 
 
+def render_compare(out_dir: Path, *, dark: bool = False) -> list[Path]:
+    """compare.png: the baseline's boundaries beside the current ones on the text (BM25: fast, no
+    model; the lanes do not depend on the retriever)."""
+    from PySide6.QtCore import Qt
+
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    with tempfile.TemporaryDirectory() as tmp:
+        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                            debounce_ms=0, synchronous_retrieval=True)
+        window.resize(*RETRIEVAL_SIZE)
+        window.show()
+        _settle(app)
+        window.default_layout()
+        # The text gets the width the Reader and the detail pane would take: the lanes are the point.
+        window.detail_dock.hide()
+        window.reader_dock.hide()
+        window.retrieval.set_retriever("bm25")
+        window.state.set_strategy("markdown")
+        window.open_paths([str(sample_path())])
+        _settle(app)
+        window.retrieval.pin_baseline()
+        window.state.set_strategy("recursive")
+        window.strategy_panel.set_value("size", COMPARE_SIZE)
+        window.strategy_panel.set_value("overlap", 0)
+        window.controller.submit_now()
+        _settle(app, 10)
+        window.gold_dock.raise_()
+        window.resizeDocks([window.gold_dock], [400], Qt.Orientation.Vertical)
+        _settle(app)
+        cmp = window.retrieval.comparison
+        broke = cmp.broke if cmp is not None else ()
+        target = next((c.question for c in broke if c.question.question == COMPARE_QUESTION),
+                      broke[0].question if broke else None)
+        if target is not None:
+            window.gold_panel.select_question(target)
+            _settle(app, 10)
+            window.reader_dock.hide()  # asking shows it; here the text needs the room
+            _settle(app)
+        path = out_dir / f"compare{suffix}.png"
+        window.grab().save(str(path))
+        window.close()
+        _settle(app)
+    return [path]
+
+
+COMPARE_SIZE = 128
+COMPARE_QUESTION = ASK_QUESTION
+
+
 def _chunk_at(window, offset: int) -> int:
     ids = window.view.chunk_ids_at(offset)
     if ids:
@@ -173,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-model", action="store_true", help="skip ask.png and gold.png (they load the model)")
     args = parser.parse_args(argv)
     for path in render(Path(args.out_dir), dark=args.dark):
+        print(path)
+    for path in render_compare(Path(args.out_dir), dark=args.dark):
         print(path)
     if not args.no_model:
         for path in render_retrieval(Path(args.out_dir), dark=args.dark):

@@ -87,7 +87,7 @@ def test_export_menu_and_failed_writes(qtbot, hash_window, open_doc, wait_result
     w, _r = _window(hash_window, open_doc, wait_result)
     titles = [a.text() for a in w.export_menu.actions()]
     assert titles == ["&Chunks as JSONL…", "Evaluation Report as &Markdown…", "Evaluation Report as &CSV…",
-                      "C&onfiguration as JSON…"]
+                      "C&onfiguration as JSON…", "&View as HTML…", "Settings as Co&de…"]
     w.exports.update_enabled()
     assert all(a.isEnabled() for a in w.export_menu.actions())
     out = tmp_path / "config.json"

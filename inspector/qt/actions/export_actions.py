@@ -1,5 +1,7 @@
 """File ▸ Export: the current chunks as JSONL (the CLI's format), the evaluation report as Markdown
-and CSV, and the configuration as a JSON file `chunk-inspector eval --config` accepts.
+and CSV, the configuration as a JSON file `chunk-inspector eval --config` accepts, the view as one
+standalone HTML page (`chunk-inspector html`), and the settings as code for another library
+(`chunk-inspector code`).
 
 Every file is written with `atomic_write_text`: a failed export leaves any old file as it was.
 The text of each export is made by a plain function (no widgets), so tests and scripts can
@@ -39,7 +41,17 @@ class ExportActions:
         self.config_action.setStatusTip("Strategy, parameters, k, retriever and prefix, for "
                                         "`chunk-inspector eval --config FILE`")
         self.config_action.triggered.connect(lambda: self.export_config())
-        self.actions = (self.chunks_action, self.markdown_action, self.csv_action, self.config_action)
+        self.html_action = QAction("&View as HTML…", parent)
+        self.html_action.setStatusTip("The text with its chunks, the question's hits and the gold set's results as "
+                                      "one HTML file anyone can open in a browser")
+        self.html_action.triggered.connect(lambda: self.export_html())
+        self.code_action = QAction("Settings as Co&de…", parent)
+        self.code_action.setStatusTip("The current strategy and parameters as a program for LangChain, LlamaIndex, "
+                                      "chonkie or this project's API")
+        self.code_action.triggered.connect(lambda: self.show_code())
+        self.code_dialog: Any = None
+        self.actions = (self.chunks_action, self.markdown_action, self.csv_action, self.config_action,
+                        self.html_action, self.code_action)
 
     def add_to(self, menu: QMenu) -> QMenu:
         sub = menu.addMenu("&Export")
@@ -55,6 +67,7 @@ class ExportActions:
         self.config_action.setEnabled(self.window.state.document is not None or has_chunks)
         self.markdown_action.setEnabled(r is not None and r.report is not None)
         self.csv_action.setEnabled(r is not None and r.report is not None)
+        self.html_action.setEnabled(has_chunks)
 
     # -- what is exported ----------------------------------------------------------------------------
     def current_config(self) -> Any:
@@ -133,3 +146,44 @@ class ExportActions:
         if not path:
             return False
         return self._write(path, config.to_json() + "\n", "the configuration")
+
+    def view_html(self) -> str:
+        """The page File ▸ Export ▸ View as HTML… writes: what the window shows now (the hits and the
+        figures only when they belong to the chunks on screen)."""
+        from inspector.core.display.html_export import view_html
+
+        s = self.window.state
+        doc, chunks = s.document, s.result
+        r = self.window.retrieval.result
+        if r is not None and (r.request.chunk_request_id != chunks.request_id or r.document is not doc):
+            r = None  # figures of other chunks (a re-chunk is being scored): left out
+        label = f"{s.strategy} " + " ".join(f"{k}={v}" for k, v in s.params.items())
+        return view_html(doc, chunks.chunks, hits=r.hits if r is not None and r.request.question else (),
+                         question=r.request.question if r is not None else "",
+                         answers=self.window.view.answer_spans, report=r.report if r is not None else None,
+                         config=r.config if r is not None else None, settings=label,
+                         mode=r.mode if r is not None and r.retriever != "bm25" else "")
+
+    def export_html(self, path: str | os.PathLike[str] | None = None) -> bool:
+        s = self.window.state
+        if s.result is None or s.document is None:
+            self.report_error("nothing to export: open a document first")
+            return False
+        path = path or self._ask("Export view as HTML", f"{self._stem()}.{s.strategy}.html", "HTML (*.html)")
+        if not path:
+            return False
+        return self._write(path, self.view_html(), "the view")
+
+    def show_code(self) -> Any:
+        """Settings as Code…: a dialog with the program for the chosen library, to copy or save."""
+        from inspector.core.display import settings_schema as keys
+        from inspector.qt.dialogs.code_dialog import CodeDialog
+
+        s = self.window.state
+        if self.code_dialog is not None:
+            self.code_dialog.close()
+        self.code_dialog = CodeDialog(s.strategy, dict(s.params), self.window, report_done=self.report_done,
+                                      start_dir=self.window.settings.get(keys.LAST_DIR) or str(Path.home()))
+        self.code_dialog.show()
+        return self.code_dialog
+

@@ -59,6 +59,8 @@ class Baseline:
     """evaluate.Report."""
     mode: str
     """EXACT, POOLED or FALLBACK: what the pinned figures were."""
+    chunks: tuple = ()
+    """The shown document's chunks when pinned (spans: the baseline lane beside the text)."""
 
 
 class RetrievalController(QObject):
@@ -347,7 +349,7 @@ class RetrievalController(QObject):
         r = self.result
         if r is None or r.report is None:
             return None
-        self.baseline = Baseline(r.config, r.report, r.mode)
+        self.baseline = Baseline(r.config, r.report, r.mode, r.request.chunks)
         self.baselineChanged.emit(self.baseline)
         self._compare()
         return self.baseline

@@ -1,7 +1,9 @@
 """The two margins beside the document's text: the gutter on the left, the flag column on the right.
 
 The gutter shows each chunk as a bar (one lane per overlapping chunk, parents in the leftmost
-lane) with its number at its first line; clicking it selects the chunk there. The flag column
+lane) with its number at its first line; clicking it selects the chunk there. While a baseline is
+pinned, its chunks stand in one more lane on the left, each boundary drawn as kept, moved, added
+or removed (`compare_lane`). The flag column
 names each chunk's flags beside its first lines, on the chunk's own tint, and a retrieved chunk's
 rank badge (#1 and its score) first, so labels never cover the text.
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -24,11 +26,20 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
 )
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QToolTip, QWidget
 
 from inspector.core.documents.document import Document
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.state import InspectorState
+from inspector.qt.document.compare_lane import (
+    ADDED,
+    MOVED,
+    REMOVED,
+    BaselineLane,
+    LaneGeometry,
+    diff_color_hex,
+    paint_baseline_lane,
+)
 from inspector.qt.document.hits import HitMark, format_score, hit_color
 from inspector.qt.document.visible import VisibleText
 from inspector.qt.theme import FLAG_ORDER, Theme
@@ -43,6 +54,7 @@ class TextMargin(Protocol):
     theme: Theme
     hits: tuple[HitMark, ...]
     current_hit: int
+    baseline_lane: BaselineLane | None
 
     def visible_blocks(self) -> VisibleText: ...
 
@@ -60,10 +72,14 @@ class Gutter(QWidget):
 
     BAR = 4
     GAP = 2
+    CONNECT = 16
+    """Width of the connector between the baseline lane and the current lanes."""
 
     def __init__(self, view: TextMargin, parent: QWidget) -> None:
         super().__init__(parent)
         self.view = view
+        self.baseline_painted: tuple[int, ...] = ()
+        """Ids of the baseline chunks the last paint drew (empty: no baseline lane was drawn)."""
 
     def lanes(self) -> int:
         r = self.view.result
@@ -76,7 +92,13 @@ class Gutter(QWidget):
         r = self.view.result
         digits = len(str(max(len(r.chunks) - 1, 0))) if r is not None else 2
         fm = self.view.fontMetrics()
-        return 10 + fm.horizontalAdvance("9" * max(digits, 2)) + 8 + self.lanes() * (self.BAR + self.GAP)
+        extra = self.BAR + self.CONNECT if self.view.baseline_lane is not None else 0
+        return 10 + fm.horizontalAdvance("9" * max(digits, 2)) + 8 + self.lanes() * (self.BAR + self.GAP) + extra
+
+    def _lane_geometry(self) -> LaneGeometry:
+        """The baseline lane: left of the current lanes, a connector between."""
+        current_x = self.width() - 4 - self.BAR - (self.lanes() - 1) * (self.BAR + self.GAP)
+        return LaneGeometry(current_x - self.CONNECT - self.BAR, self.BAR, current_x)
 
     def sizeHint(self) -> QSize:
         return QSize(self.width_hint(), 0)
@@ -87,6 +109,7 @@ class Gutter(QWidget):
         pal = view.palette()
         bg = pal.color(pal.ColorRole.Window)
         p.fillRect(e.rect(), bg)
+        self.baseline_painted = ()
         r = view.result
         if r is None or view.document_ is None:
             p.end()
@@ -95,6 +118,10 @@ class Gutter(QWidget):
         if not vis:
             p.end()
             return
+        lane = view.baseline_lane
+        if lane is not None:
+            geo = self._lane_geometry()
+            self.baseline_painted = paint_baseline_lane(p, vis, lane, geo, view.theme)
         theme = view.theme
         lo, hi = vis.text_range()
         w = self.width()
@@ -122,6 +149,8 @@ class Gutter(QWidget):
                 p.fillRect(QRectF(x - 3, y0 + 1, self.BAR + 3, 2), color)  # boundary tick
                 numbers.append((y0, cid))
         text_right = base_x - (self.lanes() - 1) * (self.BAR + self.GAP) - 4
+        if lane is not None:
+            text_right -= self.BAR + self.CONNECT
         last_y = -1e9
         for y0, cid in numbers:
             if y0 - last_y < fm.height() - 2 and cid != sel:
@@ -150,6 +179,37 @@ class Gutter(QWidget):
         view = self.view
         pt = QPoint(2, int(e.position().y()))
         view.click_at(pt)
+
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip and self.view.baseline_lane is not None:
+            geo = self._lane_geometry()
+            x = e.pos().x()
+            if geo.bar_x - 3 <= x < geo.current_x:
+                QToolTip.showText(e.globalPos(), self.baseline_tooltip(e.pos().y()), self)
+                return True
+        return super().event(e)
+
+    def baseline_tooltip(self, y: float) -> str:
+        """The baseline lane explained, and the baseline boundary on the line at `y`, if any."""
+        lane = self.view.baseline_lane
+        if lane is None:
+            return ""
+        dark = self.view.theme.dark
+        legend = " · ".join(f"<span style='color:{diff_color_hex(k, dark)}'>{k}</span>"
+                            for k in (MOVED, ADDED, REMOVED))
+        text = f"<b>Baseline</b> (left lane): {lane.label}<br>Boundaries {legend}; grey: kept"
+        vis = self.view.visible_blocks()
+        if vis:
+            lo, hi = vis.text_range()
+            fm_h = self.view.fontMetrics().height()
+            for cid in lane.index.chunks_in(lo, hi):
+                k = lane.index.rank(cid)
+                start = lane.index.starts[k]
+                top = vis.y_span(start, start + 1)[0]
+                if top <= y < top + fm_h:
+                    text += f"<br>Baseline chunk {cid} starts here: {lane.describe_boundary(start)}"
+                    break
+        return text
 
 
 class FlagColumn(QWidget):

@@ -3,12 +3,15 @@
 Positions are fractions (0..1) of the document's source lines. The boundaries are drawn once into
 a cached image whenever they or the strip's size change, so scrolling repaints only the image and
 the viewport indicator. Other layers (retrieved chunks, gold answers) are added with `set_marks`.
+
+With a pinned baseline (`set_compare`) the strip widens into two lanes: the baseline's boundaries
+on the left, the current ones on the right, each change in its colour (`compare_lane`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
@@ -31,16 +34,22 @@ class OverviewStrip(QWidget):
     jumpRequested = Signal(float)
     """Fraction (0..1) of the document the user clicked."""
 
+    WIDTH = 16
+    COMPARE_WIDTH = 26
+    """Width with a baseline lane beside the current boundaries."""
+    TOOLTIP = "Chunk boundaries in the whole document; click to jump"
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setFixedWidth(16)
-        self.setToolTip("Chunk boundaries in the whole document; click to jump")
+        self.setFixedWidth(self.WIDTH)
+        self.setToolTip(self.TOOLTIP)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self._boundaries: tuple[float, ...] = ()
         self._boundary_color = QColor(128, 128, 128)
         self._layers: dict[str, MarkLayer] = {}
         self._view = (0.0, 0.0)
         self._cache: QImage | None = None
+        self._compare: Mapping[str, Sequence[tuple[Sequence[float], QColor]]] | None = None
 
     # -- data ----------------------------------------------------------------------------
     def set_boundaries(self, fractions: Sequence[float], color: QColor | None = None) -> None:
@@ -64,6 +73,21 @@ class OverviewStrip(QWidget):
                                            tooltip)
         self._cache = None
         self.update()
+
+    def set_compare(self, lanes: Mapping[str, Sequence[tuple[Sequence[float], QColor]]] | None,
+                    tooltip: str = "") -> None:
+        """Two lanes: `lanes["before"]` (the baseline's boundaries) on the left and the current
+        boundaries on the right with `lanes["after"]` over them, each a sequence of (fractions,
+        colour); None goes back to one lane."""
+        self._compare = lanes
+        self.setFixedWidth(self.COMPARE_WIDTH if lanes is not None else self.WIDTH)
+        self.setToolTip(tooltip or self.TOOLTIP if lanes is not None else self.TOOLTIP)
+        self._cache = None
+        self.update()
+
+    @property
+    def comparing(self) -> bool:
+        return self._compare is not None
 
     def marks(self, name: str) -> tuple[float, ...]:
         layer = self._layers.get(name)
@@ -93,19 +117,32 @@ class OverviewStrip(QWidget):
         h = float(self.height())
         w = float(self.width())
         # Boundaries: one hairline each; thousands of them on one pixel row just overdraw.
-        p.setPen(self._boundary_color)
-        last_row = -1
-        for f in self._boundaries:
-            row = int(f * (h - 1))
-            if row != last_row:
-                p.drawLine(2, row, int(w) - 3, row)
-                last_row = row
+        left, right = 2, int(w) - 3
+        if self._compare is not None:
+            mid = int(w) // 2
+            for fractions, color in self._compare.get("before", ()):
+                self._hairlines(p, fractions, color, left, mid - 2, h)
+            left = mid + 1
+        self._hairlines(p, self._boundaries, self._boundary_color, left, right, h)
+        if self._compare is not None:
+            for fractions, color in self._compare.get("after", ()):
+                self._hairlines(p, fractions, color, left, right, h)
         for layer in self._layers.values():
             for f in layer.fractions:
                 y = f * (h - layer.thickness)
                 p.fillRect(QRectF(0, y, w, layer.thickness), layer.color)
         p.end()
         return img
+
+    @staticmethod
+    def _hairlines(p: QPainter, fractions: Sequence[float], color: QColor, x0: int, x1: int, h: float) -> None:
+        p.setPen(color)
+        last_row = -1
+        for f in fractions:
+            row = int(f * (h - 1))
+            if row != last_row:
+                p.drawLine(x0, row, x1, row)
+                last_row = row
 
     def paintEvent(self, e: QPaintEvent) -> None:
         p = QPainter(self)

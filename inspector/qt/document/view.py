@@ -42,6 +42,7 @@ from inspector.core.display.offsets import Utf16Map
 from inspector.core.documents.document import Document
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.state import InspectorState
+from inspector.qt.document.compare_lane import BaselineLane
 from inspector.qt.document.gutter import FlagColumn, Gutter
 from inspector.qt.document.hits import HitMark
 from inspector.qt.document.page_marks import PageMarks
@@ -99,6 +100,8 @@ class DocumentView(QPlainTextEdit):
         """Where a gold answer lies (code-point spans), marked over everything."""
         self.context_actions: list[QAction] = []
         """Extra actions for the text's context menu (e.g. "Add to gold set…")."""
+        self.baseline_lane: BaselineLane | None = None
+        """The pinned baseline's chunks and boundary changes, drawn as one more gutter lane."""
         self.setReadOnly(True)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                      | Qt.TextInteractionFlag.TextSelectableByKeyboard)
@@ -258,6 +261,12 @@ class DocumentView(QPlainTextEdit):
             self.current_hit = -1
             self.viewport().update()
             self.flag_column.update()
+
+    def set_baseline(self, lane: BaselineLane | None) -> None:
+        """Show the pinned baseline's chunks in a gutter lane (None: no baseline, no lane)."""
+        self.baseline_lane = lane
+        self._update_margins()
+        self.gutter.update()
 
     def set_answer_spans(self, spans: Sequence[tuple[int, int]], reveal: bool = True) -> None:
         """Mark where a gold answer lies (and scroll to the first occurrence)."""

@@ -276,6 +276,10 @@ class GoldPanel(QWidget):
         self.baseline_label = QLabel("No baseline pinned.")
         self.baseline_label.setWordWrap(True)
         self.baseline_label.setEnabled(False)
+        self.boundary_label = QLabel()
+        """Boundary counts against the baseline (set by the window's `CompareLanes`)."""
+        self.boundary_label.setWordWrap(True)
+        self.boundary_label.hide()
         self.changes = QListWidget()
         self.changes.setToolTip("Questions the current settings fixed or broke against the baseline")
         self.changes.setMinimumHeight(48)
@@ -317,6 +321,7 @@ class GoldPanel(QWidget):
         side.addWidget(self.disagreement)
         side.addLayout(pin_row)
         side.addWidget(self.baseline_label)
+        side.addWidget(self.boundary_label)
         side.addWidget(self.changes, 1)
         side.addWidget(self.warnings)
         side.addStretch(0)
@@ -530,7 +535,8 @@ class GoldPanel(QWidget):
             for ch in items:
                 item = QListWidgetItem(f"   {ch.question.question}")
                 why = ch.after.diagnosis if title == "Broke" else ch.before.diagnosis
-                item.setToolTip(why.message if why is not None else "")
+                item.setToolTip((why.message + "\n" if why is not None else "")
+                                + "Click: select it and show its answer in the text")
                 item.setData(Qt.ItemDataRole.UserRole, ch.question)
                 self.changes.addItem(item)
         self.changes.setVisible(True)
@@ -548,7 +554,12 @@ class GoldPanel(QWidget):
 
     def _on_change_item(self, item: QListWidgetItem) -> None:
         q = item.data(Qt.ItemDataRole.UserRole)
-        if q is not None:
+        if q is None:
+            return
+        row = self.proxy.data(self.view.currentIndex(), ROW_ROLE) if self.view.currentIndex().isValid() else None
+        if row is not None and 0 <= row < len(self.model.questions) and self.model.questions[row] == q:
+            self.questionSelected.emit(q)  # selected already: show its answer again
+        else:
             self.select_question(q)
 
     # -- presentation ------------------------------------------------------------------------------
@@ -664,6 +675,12 @@ class GoldPanel(QWidget):
         self.view.selectionModel().setCurrentIndex(
             idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
         self.view.scrollTo(idx)
+
+    def set_boundary_summary(self, text: str, tooltip: str = "") -> None:
+        """How the current boundaries differ from the baseline's (rich text; "" hides the line)."""
+        self.boundary_label.setText(text)
+        self.boundary_label.setToolTip(tooltip)
+        self.boundary_label.setVisible(bool(text))
 
     def fixed_questions(self) -> list[str]:
         cmp = self.controller.comparison
