@@ -82,6 +82,8 @@ class FitText(QTextEdit):
         self.viewport().setAutoFillBackground(False)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._fit_width = -1
+        self.on_fit: Any = None
+        """Called after the height changed with the width or the clamp (the card's "more" line)."""
         self.max_lines: int | None = None
         self.hidden_lines = 0
         """Lines cut off by `max_lines` at the current width."""
@@ -97,6 +99,7 @@ class FitText(QTextEdit):
         at half height so that they separate without taking a card's few lines."""
         super().setPlainText(text)
         cur = QTextCursor(self.document())
+        cur.beginEditBlock()  # one layout pass for all the changes
         block = self.document().begin()
         while block.isValid():
             if not block.text().strip():
@@ -105,6 +108,7 @@ class FitText(QTextEdit):
                 cur.setPosition(block.position())
                 cur.setBlockFormat(fmt)
             block = block.next()
+        cur.endEditBlock()
 
     def text(self) -> str:
         return self.toPlainText()
@@ -156,6 +160,8 @@ class FitText(QTextEdit):
                 self.hidden_lines = len(bottoms) - self.max_lines
         self.setFixedHeight(height + 2 * self.frameWidth())
         self.verticalScrollBar().setValue(0)
+        if self.on_fit is not None:
+            self.on_fit()
 
     def last_visible(self) -> int:
         """UTF-16 position of the last character in view (all of them when nothing is cut off)."""
@@ -332,6 +338,8 @@ class AuditCard(QFrame):
             self.header.buttons.addWidget(self.buttons[j])
         self.body = FitText()
         self.body.setFont(font)
+        self.body.on_fit = self._update_more
+        self._umap = Utf16Map("")
         self.body.viewport().installEventFilter(self)
         self.more = QLabel()
         self.more.setEnabled(False)
@@ -360,15 +368,16 @@ class AuditCard(QFrame):
         if text != self.body.toPlainText() or highlights != self.highlights:
             self.body.setPlainText(text)
             self.highlights = highlights
-            self._format(text, theme)
-            self.body.refit()
+            self._umap = Utf16Map(text)
+            self._format(theme)
+            self.body.refit()  # calls _update_more
         self.set_verdict(verdict)
-        self._update_more()
         self.update()
 
-    def _format(self, text: str, theme: Theme) -> None:
-        umap = Utf16Map(text)
+    def _format(self, theme: Theme) -> None:
+        umap = self._umap
         cur = QTextCursor(self.body.document())
+        cur.beginEditBlock()  # one layout pass for all the formats
         if self.prefix_len:
             fmt = QTextCharFormat()
             fmt.setFontItalic(True)
@@ -390,6 +399,7 @@ class AuditCard(QFrame):
             cur.setPosition(umap.to_utf16(a))
             cur.setPosition(umap.to_utf16(b), QTextCursor.MoveMode.KeepAnchor)
             cur.mergeCharFormat(fmt)
+        cur.endEditBlock()
 
     def set_verdict(self, verdict: Verdict) -> None:
         self.verdict = verdict
@@ -405,24 +415,18 @@ class AuditCard(QFrame):
             self.update()
 
     def set_max_lines(self, n: int | None) -> None:
-        self.body.set_max_lines(n)
-        self._update_more()
+        self.body.set_max_lines(n)  # calls _update_more when the height changes
 
     def _update_more(self) -> None:
         hidden = self.body.hidden_lines
         if not hidden:
             self.more.hide()
             return
-        last = self.body.last_visible()
-        umap = Utf16Map(self.body.toPlainText())
-        below = any(kind == "answer" and umap.to_utf16(a) >= last for a, _b, kind in self.highlights)
+        answers = [a for a, _b, kind in self.highlights if kind == "answer"]
+        below = bool(answers) and self._umap.to_utf16(max(answers)) >= self.body.last_visible()
         self.more.setText(f"… {hidden} more line{'s' if hidden != 1 else ''}"
                           + (" · the answer is further down" if below else "") + " (select the card to read it all)")
         self.more.show()
-
-    def resizeEvent(self, e) -> None:
-        super().resizeEvent(e)
-        self._update_more()
 
     # -- reading back (tests, the Reader's old API) -------------------------------------------------
     def shown_text(self) -> str:

@@ -431,10 +431,16 @@ class AuditPanel(QWidget):
             elif bottom > bar.value() + view:
                 bar.setValue(bottom - view)
 
-        # The clamp changed the layout: place the card once it is laid out again.
+        # The clamp changed the cards' heights: lay them out now (the card's own layout first, then
+        # the list's), and once more after the posted layout requests have run.
+        for c in self.cards:
+            lay = c.layout()
+            if lay is not None:
+                lay.activate()
         self.list.layout_.activate()
         reveal()
         QTimer.singleShot(0, self, reveal)
+        QTimer.singleShot(30, self, reveal)
 
     def judge_current(self, judgement: str | None) -> None:
         if not 0 <= self.current < len(self.cards):
