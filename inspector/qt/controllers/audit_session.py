@@ -110,7 +110,7 @@ class AuditSession(QObject):
                     self.errored.emit(f"{self.path.name}: {w}")
         self.changed.emit()
 
-    def save(self) -> bool:
+    def write(self) -> bool:
         """Write the audit file (atomically); False when it is not written."""
         if self.path is None or not self.writable:
             return False
@@ -124,7 +124,7 @@ class AuditSession(QObject):
     def _set(self, audit: Audit) -> None:
         if audit is not self.audit:
             self.audit = audit
-            self.save()
+            self.write()
             self.changed.emit()
 
     # -- judging -------------------------------------------------------------------------------
