@@ -63,6 +63,7 @@ from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.document.overview_strip import OverviewStrip
 from inspector.qt.document.view import DocumentView
 from inspector.qt.messages import MessageCenter
+from inspector.qt.panels.audit_mode import AuditMode
 from inspector.qt.panels.chunk_table import ChunkTable
 from inspector.qt.panels.corpus_panel import CorpusPanel
 from inspector.qt.panels.detail_pane import DetailPane
@@ -171,6 +172,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
+        self.audit_mode = AuditMode(self)  # Evaluate ▸ Audit Mode: the Reader at full height, keyboard judging
 
         self.strip.jumpRequested.connect(self.view.scroll_to_line_fraction)
         self.view.verticalScrollBar().valueChanged.connect(self._update_strip_view)

@@ -6,8 +6,11 @@ ask.png             a question with its top-5 chunks outlined and the Reader (re
 gold.png            the gold set panel, `markdown` pinned as baseline, `fixed_chars` 500/0 against it
 compare.png         `markdown` pinned, `recursive` 128 against it: the baseline lane beside the text,
                     boundaries moved/added/removed, a broken question's answer in view (BM25, no model)
-Pass --dark for dark-palette versions (window-dark.png, ...). ask.png and gold.png load the bundled
-embedding model (the first run embeds the handbook: a minute or so on a laptop CPU).
+audit.png           audit mode at 1400x900: the Reader at full height, judged cards, the summary
+audit-1024.png      the same at 1024x700 (the smallest window it is meant for)
+Pass --dark for dark-palette versions (window-dark.png, ...). ask.png, gold.png and the audit shots
+load the bundled embedding model (the first run embeds the handbook: a minute or so on a laptop
+CPU); `--audit-bm25` renders the audit shots with BM25 instead (no model, for a quick look).
 """
 
 from __future__ import annotations
@@ -219,6 +222,66 @@ COMPARE_SIZE = 128
 COMPARE_QUESTION = ASK_QUESTION
 
 
+AUDIT_SIZES = ((1400, 900, "audit"), (1024, 700, "audit-1024"))
+AUDIT_SECOND = "How long is statutory maternity leave in France?"
+
+
+def render_audit(out_dir: Path, *, dark: bool = False, retriever: str = "dense") -> list[Path]:
+    """audit.png and audit-1024.png: audit mode on a copy of the handbook (the audit file is written
+    beside it), two gold questions judged, the third card of the first one current."""
+    import shutil
+
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    written: list[Path] = []
+    for width, height, name in AUDIT_SIZES:
+        with tempfile.TemporaryDirectory() as tmp:
+            doc = Path(tmp) / "handbook.md"
+            shutil.copy(sample_path(), doc)
+            shutil.copy(Path(sample_path()).with_name("handbook.gold.jsonl"), Path(tmp) / "handbook.gold.jsonl")
+            window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                                debounce_ms=0, synchronous_retrieval=True)
+            window.resize(width, height)
+            window.show()
+            _settle(app)
+            window.default_layout()
+            window.state.set_strategy("markdown")
+            window.open_paths([str(doc)])
+            _settle(app)
+            if retriever == "dense":
+                window.start_model()
+                window.retrieval.set_settle_ms(0)
+            else:
+                window.retrieval.set_retriever(retriever)
+            window.audit_mode.set_active(True)
+            _settle(app)
+            reader = window.reader
+            for question, marks in ((AUDIT_SECOND, ("relevant", "not", "partly", "not", "not")),
+                                    (ASK_QUESTION, ("relevant", "not"))):
+                window.retrieval.ask(question)
+                _settle(app, 20)
+                reader.set_current(0)
+                for m in marks:
+                    reader.judge_current(m)
+                    _settle(app)
+            _settle(app, 10)
+            path = out_dir / f"{name}{suffix}.png"
+            window.grab().save(str(path))
+            written.append(path)
+            window.close()
+            _settle(app)
+    return written
+
+
 def _chunk_at(window, offset: int) -> int:
     ids = window.view.chunk_ids_at(offset)
     if ids:
@@ -232,13 +295,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir", nargs="?", default="docs")
     parser.add_argument("--dark", action="store_true", help="render with the dark palette")
     parser.add_argument("--no-model", action="store_true", help="skip ask.png and gold.png (they load the model)")
+    parser.add_argument("--only-audit", action="store_true", help="render the audit shots only")
+    parser.add_argument("--audit-bm25", action="store_true", help="render the audit shots with BM25 (no model)")
     args = parser.parse_args(argv)
-    for path in render(Path(args.out_dir), dark=args.dark):
-        print(path)
-    for path in render_compare(Path(args.out_dir), dark=args.dark):
-        print(path)
-    if not args.no_model:
-        for path in render_retrieval(Path(args.out_dir), dark=args.dark):
+    if not args.only_audit:
+        for path in render(Path(args.out_dir), dark=args.dark):
+            print(path)
+        for path in render_compare(Path(args.out_dir), dark=args.dark):
+            print(path)
+        if not args.no_model:
+            for path in render_retrieval(Path(args.out_dir), dark=args.dark):
+                print(path)
+    if args.audit_bm25 or not args.no_model:
+        for path in render_audit(Path(args.out_dir), dark=args.dark,
+                                 retriever="bm25" if args.audit_bm25 else "dense"):
             print(path)
     return 0
 

@@ -319,8 +319,9 @@ class RetrievalController(QObject):
         self.gold = gold
         self.workbench.set_gold(gold)
         self._filter_gold()
-        if self.baseline is not None and (gold is None
-                                          or len(self.baseline.report.questions) != len(self.gold_questions)):
+        # A question added to (or edited in) the gold set keeps the baseline: the comparison runs
+        # on the questions both reports share (`compare_shared`) and says how many it left out.
+        if self.baseline is not None and gold is None:
             self.clear_baseline()
         self.goldChanged.emit(gold)
         self.refresh(exact=self._settled_exact())
@@ -361,25 +362,34 @@ class RetrievalController(QObject):
         self._compare()
 
     def _compare(self) -> None:
-        from inspector.core.evaluation.compare import compare_reports
+        from inspector.core.evaluation.compare import compare_shared
 
         cmp = None
         r = self.result
-        if self.baseline is not None and r is not None and r.report is not None \
-                and len(r.report.questions) == len(self.baseline.report.questions):
-            cmp = compare_reports(self.baseline.report, r.report, before_config=self.baseline.config,
-                                  after_config=r.config)
+        if self.baseline is not None and r is not None and r.report is not None:
+            cmp = compare_shared(self.baseline.report, r.report, before_config=self.baseline.config,
+                                 after_config=r.config)
         self.paired = {}
         if cmp is not None:
             from inspector.core.evaluation.report import INTERVAL_SEED
             from inspector.core.evaluation.uncertainty import paired_deltas
 
-            try:
+            try:  # on the questions both reports scored (compare_shared restricts both to them)
                 self.paired = dict(paired_deltas(cmp.before, cmp.after, seed=INTERVAL_SEED))
-            except ValueError:  # different questions (a gold set edited under the baseline)
+            except ValueError:
                 self.paired = {}
         self.comparison = cmp
         self.comparisonChanged.emit(cmp)
+
+    def baseline_results(self) -> tuple | None:
+        """The baseline's outcome for each question of the current report, in its order (None for
+        a question the baseline never scored); None without a baseline or a report."""
+        from inspector.core.evaluation.compare import aligned
+
+        r = self.result
+        if self.baseline is None or r is None or r.report is None:
+            return None
+        return aligned(self.baseline.report, r.report)
 
     # -- requests ------------------------------------------------------------------------------
     def _has_work(self) -> bool:

@@ -450,9 +450,8 @@ class GoldPanel(QWidget):
     def _on_result(self, result: RetrievalResult | None) -> None:
         self.result = result
         report = result.report if result is not None else None
-        base = self.controller.baseline
         self.model.set_results(report.questions if report is not None else None,
-                               base.report.questions if base is not None else None)
+                               self.controller.baseline_results())
         self.model.set_stale(self.controller.stale)
         self._show_metrics()
         self._show_retrievers()
@@ -496,7 +495,7 @@ class GoldPanel(QWidget):
             self._show_baseline_label()
         r = self.result
         self.model.set_results(r.report.questions if r is not None and r.report is not None else None,
-                               baseline.report.questions if baseline is not None else None)
+                               self.controller.baseline_results())
         self._update_pin()
 
     def _show_baseline_label(self) -> None:
@@ -524,6 +523,11 @@ class GoldPanel(QWidget):
         if cmp is None:
             self.changes.setVisible(False)
             return
+        if cmp.left_out:
+            note = QListWidgetItem(f"{cmp.left_out} new question(s) not in the baseline: compared on the "
+                                   f"{len(cmp.after.questions)} both scored")
+            note.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.changes.addItem(note)
         for title, items, color in (("Broke", cmp.broke, MISS_COLOR), ("Fixed", cmp.fixed, HIT_COLOR)):
             head = QListWidgetItem(f"{title}: {len(items)}")
             font = head.font()
