@@ -2,8 +2,9 @@
 
 Each cell is one configuration of the sweep: its colour is its hit rate on a sequential scale
 between the sweep's worst and best figure, its text the hit rate in percent (and the exact
-figure below it when the cell was confirmed with exact embeddings). The best cell is framed, the
-window's current configuration dashed. Clicking a cell emits it.
+figure below it when the cell was confirmed with exact embeddings). Every cell tied with the best
+(its difference to it is within noise on these questions) is framed, rather than crowning one
+noisy winner; the window's current configuration is dashed. Clicking a cell emits it.
 """
 
 from __future__ import annotations
@@ -199,7 +200,8 @@ class Heatmap(QWidget):
         else:
             p.setFont(bold)
             p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{rate * 100:.1f}")
-        if self.best is not None and cell.config == self.best:
+        tied = getattr(cell.row, "tied_with_best", False)
+        if (self.best is not None and cell.config == self.best) or tied:
             p.setPen(QPen(self.palette().color(self.palette().ColorRole.WindowText), 2.5))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRoundedRect(rect.adjusted(1, 1, -1, -1), 3, 3)
@@ -223,8 +225,9 @@ class Heatmap(QWidget):
         p.setPen(muted)
         p.drawText(QRectF(r.left(), r.top(), bar.left() - r.left() - 4, 16),
                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, lo_text)
-        p.drawText(QRectF(bar.right() + 4, r.top(), 80, 16), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   hi_text + "  hit rate")
+        p.drawText(QRectF(bar.right() + 4, r.top(), 220, 16),
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   hi_text + "  hit rate · framed: tied with the best")
 
     # -- interaction ---------------------------------------------------------------------------------
     def cell_at(self, pos: QPointF) -> Cell | None:
@@ -263,5 +266,7 @@ def describe(cell: Cell) -> str:
     if cell.row.exact is not None:
         e = cell.row.exact
         lines.append(f"exact: hit rate {e.hit_rate:.1%} · MRR {e.mrr:.3f}")
+    if getattr(cell.row, "tied_with_best", False):
+        lines.append("tied with the best: the difference is within noise on these questions")
     lines.append("Click to apply these settings")
     return "\n".join(lines)

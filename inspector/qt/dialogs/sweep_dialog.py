@@ -102,6 +102,20 @@ def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps
     return cells, configs, skipped
 
 
+def recommendation_sentence(rec: Any) -> str:
+    """What the cross-validated recommendation says, in one or two sentences."""
+    lo, hi = rec.gain_ci
+    gain = f"{rec.gain * 100:+.1f} pts [{lo * 100:+.1f}, {hi * 100:+.1f}]"
+    folds = f"{rec.folds}-fold cross-validation over {rec.questions} questions"
+    if rec.keep_current:
+        if rec.config == rec.current:
+            return f"Recommendation: keep your current settings ({folds}: they are the best-looking)."
+        return (f"Recommendation: keep your current settings. Switching to the best-looking one gains {gain} "
+                f"on questions it was not chosen by ({folds}): within noise.")
+    return (f"Recommendation: switch to {rec.config.label()}: it gains {gain} over your current settings on "
+            f"questions it was not chosen by ({folds}).")
+
+
 class SweepDialog(QDialog):
     """Grid settings, Run/Cancel with progress, and the heatmap."""
 
@@ -231,6 +245,17 @@ class SweepDialog(QDialog):
         except ValueError:
             return None
 
+    def _against(self, retriever: str, embedding: str) -> Any:
+        """The window's current settings with the grid's k, retriever and vectors: what the
+        recommendation is measured against (scored too when the grid lacks it)."""
+        from inspector.core.evaluation.config import EvalConfig
+
+        try:
+            return EvalConfig(self.state.strategy, dict(self.state.params), self.k_spin.value(), retriever,
+                              self.state.with_prefix, embedding)
+        except ValueError:
+            return None
+
     # -- running -------------------------------------------------------------------------------------
     def run(self) -> int:
         """Start the sweep; returns the request id (0 when the settings are unusable)."""
@@ -269,8 +294,10 @@ class SweepDialog(QDialog):
         n = len(configs)
         self._say(f"Scoring {n} configuration{'s' if n != 1 else ''} on {len(gold)} questions"
                   + (" with pooled vectors…" if pooled else "…"))
-        job = sweep_job(self.controller.workbench, configs, skipped=skipped,
-                        confirm=self.confirm.value() if pooled else 0)  # the whole corpus, as the gold panel
+        against = self._against(retriever, "pooled" if pooled else "exact")
+        job = sweep_job(self.controller.workbench, configs, skipped=skipped,  # the whole corpus, as the gold panel
+                        confirm=self.confirm.value() if pooled else 0, against=against,
+                        budget=self.controller.budget)
         return self.runner.submit(job)
 
     def cancel(self) -> None:
@@ -296,16 +323,22 @@ class SweepDialog(QDialog):
         if result.rows:
             best = result.rows[0]
             r = best.report
+            tied = sum(1 for row in result.rows if row.tied_with_best)
             text = f"Best: {best.config.label()} · hit rate {r.hit_rate:.1%} · MRR {r.mrr:.3f}"
             if best.exact is not None:
                 text += f" (exact: {best.exact.hit_rate:.1%})"
+            if tied > 1:
+                text += f" · {tied} configurations tied with it (within noise)"
             if result.skipped:
                 text += f" · {len(result.skipped)} grid point(s) skipped"
+            rec = result.recommendation
+            if rec is not None:
+                text += "\n" + recommendation_sentence(rec)
             self._say(text)
         else:
             self._say("The sweep produced no rows.")
-        self.summary.setText("Click a cell to apply its settings to the strategy panel. "
-                             "Framed: best; dashed: the window's current settings.")
+        self.summary.setText("Click a cell to apply its settings. Framed: tied with the best (the differences "
+                             "between them are within noise); dashed: the window's current settings.")
         self.finished_sweep.emit(result)
 
     def _on_error(self, _rid: int, message: str) -> None:
