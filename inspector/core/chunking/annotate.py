@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import replace
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -64,6 +64,50 @@ def _truncation_offset(doc: Document, c: Chunk, keep: int) -> int:
     if keep >= len(enc.offsets):
         return c.end
     return c.start + enc.offsets[keep - 1][1]
+
+
+def read_ends(doc: Document, chunks: Sequence[Chunk], *, with_prefix: bool = True,
+              limit: int | None = None) -> np.ndarray:
+    """Where the embedder stops reading each chunk's span: `truncated_at` as `annotate` sets it,
+    else the chunk's end. Vectorized for the live preview: a chunk whose ends fall between words
+    is counted from the document's word index alone, and a cut that falls at a word's end is
+    found by one search; only the rest goes through `annotate`'s per-chunk path."""
+    limit = max_seq_length() if limit is None else limit
+    n = len(chunks)
+    s = np.fromiter((c.start for c in chunks), dtype=np.int64, count=n)
+    e = np.fromiter((c.end for c in chunks), dtype=np.int64, count=n)
+    out = e.copy()
+    if not n:
+        return out
+    idx = wordpiece_index(doc)
+    ws, we, pre = idx.word_starts_array, idx.word_ends_array, idx.word_pieces_prefix
+    words = len(ws)
+    keep = np.full(n, limit - SPECIAL_TOKENS, dtype=np.int64)
+    if with_prefix:
+        keep -= np.fromiter((_prefix_count(c.prefix) if c.prefix else 0 for c in chunks),
+                            dtype=np.int64, count=n)
+    i = np.searchsorted(ws, s, side="left")  # first word starting in the span
+    j = np.searchsorted(we, e, side="right")  # words [i, j) end within it
+    # No word is cut at either end: the span's word pieces are those of its whole words.
+    clean = ((i == 0) | (we[np.maximum(i - 1, 0)] <= s)) & ((j >= words) | (ws[np.minimum(j, words - 1)] >= e))
+    if not words:
+        clean[:] = True
+    body = np.where(j > i, pre[np.minimum(j, words)] - pre[np.minimum(i, words)], 0)
+    for k in np.flatnonzero(~clean):
+        body[k] = idx.count(int(s[k]), int(e[k]))
+    cut = np.flatnonzero(body > keep)
+    if not len(cut):
+        return out
+    # Cuts after the keep-th word piece of a clean start, where that piece ends a word.
+    target = pre[np.minimum(i[cut], words)] + np.maximum(keep[cut], 0)
+    w = np.searchsorted(pre, target, side="left") - 1
+    wc = np.clip(w, 0, max(words - 1, 0))
+    fast = (clean[cut] & (keep[cut] > 0) & (w >= i[cut]) & (w < words)
+            & (pre[np.minimum(wc + 1, words)] == target) & (we[wc] <= e[cut]))
+    out[cut[fast]] = we[wc[fast]]
+    for k in cut[~fast]:
+        out[k] = _truncation_offset(doc, chunks[k], max(0, int(keep[k])))
+    return out
 
 
 def annotate(doc: Document, chunks: Iterable[Chunk], *, with_prefix: bool = True,

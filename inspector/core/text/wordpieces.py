@@ -82,6 +82,9 @@ class WordPieceIndex:
                 last_word = w
         self.word_starts = starts
         self.word_ends = ends
+        self.word_starts_array = np.asarray(starts, dtype=np.int64)
+        """`word_starts` for vectorized lookups (many chunks at once)."""
+        self.word_ends_array = np.asarray(ends, dtype=np.int64)
         self.word_pieces_prefix = np.zeros(len(pieces) + 1, dtype=np.int64)
         np.cumsum(np.asarray(pieces, dtype=np.int64), out=self.word_pieces_prefix[1:])
         self._offsets = offsets
