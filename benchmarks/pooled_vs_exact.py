@@ -318,6 +318,16 @@ def report(corpus: Corpus, variants: list[Variant], rows: list[dict[str, Any]]) 
                 by.append(max(d) if d else float("nan"))
             print(f"{v.name[:25]:<26}{m:<8}{rho:>9.3f}{rank:>11}{agree:>10}{cos:>9.4f}  "
                   + " " * 37 + " ".join(f"{x:5.1f}" for x in by))
+    print(f"\n-- {corpus.name}: mean (pooled - exact) by size, points (a bias, where max |.| above "
+          "also counts noise)")
+    print(f"{'variant':<26}{'metric':<8}" + " ".join(f"{s:>6}" for s in SIZES) + "   para")
+    for v in variants:
+        for m in corpus.metrics:
+            by = []
+            for s in list(SIZES) + [None]:
+                d = [r["pooled"][v.name][m] - r["exact"][m] for r in rows if r["size"] == s]
+                by.append(float(np.mean(d)) if d else float("nan"))
+            print(f"{v.name[:25]:<26}{m:<8}" + " ".join(f"{x:+6.1f}" for x in by))
 
 
 def main() -> None:
@@ -334,7 +344,8 @@ def main() -> None:
     if args.report:
         for res in json.loads(Path(args.report).read_text(encoding="utf-8")):
             names = list(res["rows"][0]["pooled"])
-            corpus = Corpus(res["corpus"], [], [], None, False, tuple(res["rows"][0]["exact"]))
+            metrics = ("hit@3", "hit@5", "mrr") + (("recall",) if res["corpus"].startswith("chroma") else ())
+            corpus = Corpus(res["corpus"], [], [], None, False, metrics)
             report(corpus, [v for v in VARIANTS if v.name in names], res["rows"])
         return
     if args.variants:
