@@ -266,7 +266,8 @@ class PieceTable:
         return len(self.starts)
 
 
-def piece_spans(doc: Document, piece_tokens: int = PIECE_TOKENS, pieces: str = "grid") -> list[tuple[int, int]]:
+def piece_spans(doc: Document, piece_tokens: int = PIECE_TOKENS,
+                pieces: str = DEFAULT_SCHEME.pieces) -> list[tuple[int, int]]:
     """Spans covering the document's non-blank text: a grid of ~`piece_tokens`-token windows, or
     whole sentences packed up to `piece_tokens` tokens (a longer sentence cut into windows)."""
     from inspector.core.chunking.fixed_tokens import token_windows
