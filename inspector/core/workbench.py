@@ -325,7 +325,9 @@ class Workbench:
             from inspector.core.retrieval import pooled
 
             pv = {d.doc_id: self.build_pooled(d, cancel=cancel) for d in docs}
-            vectors = pooled.index_vectors(chunks_by_doc, pv, with_prefix=bool(config.with_prefix))
+            # Pooled where needed; a chunk whose exact vector is cached gets that one.
+            vectors = pooled.index_vectors(chunks_by_doc, pv, with_prefix=bool(config.with_prefix),
+                                           cache=self.cache)
         return retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=bool(config.with_prefix),
                                      cache=self.cache, progress=embed_progress, cancel=cancel,
                                      vectors=vectors)
@@ -525,7 +527,7 @@ class Workbench:
             pvs = {doc.doc_id: pooled_doc}
             for d in others:
                 pvs[d.doc_id] = self.pooled_vectors(d) or self.build_pooled(d, cancel=cancelled)
-            vecs = index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix)
+            vecs = index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix, cache=self.cache)
             if cancelled():
                 return
             preview = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix,

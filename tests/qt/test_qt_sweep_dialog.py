@@ -41,6 +41,9 @@ def test_tiny_grid_matches_the_core_and_a_click_applies_it(qtbot, hash_window, o
     w = hash_window()
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=20_000)
+    # Pooled rows use a chunk's exact vector when the cache has it: let the window's own exact
+    # stage finish first, so the dialog and the core below see the same cache.
+    wait_result(w, gold=True)
     d = _dialog(w)
     assert d.strategies() == ["markdown"]  # starts from the window's strategy
     d.set_strategies(["fixed_chars", "markdown"])
@@ -53,7 +56,8 @@ def test_tiny_grid_matches_the_core_and_a_click_applies_it(qtbot, hash_window, o
     # The core's sweep of the same grid, with the same embedder, gives the same figures.
     configs, _skipped = grid(["fixed_chars", "markdown"], [300, 600], [0, 50], [5], retriever="dense",
                              embedding="pooled")
-    core = sweep(w.retrieval.gold_questions, [w.state.document], configs, embedder=HashEmbedder(), confirm=1)
+    core = sweep(w.retrieval.gold_questions, [w.state.document], configs, embedder=HashEmbedder(), confirm=1,
+                 cache=w.retrieval.workbench.cache)
     # The dialog also scores the window's current settings (markdown defaults, not in this grid):
     # the recommendation is measured against them.
     grid_rows = [r for r in result.rows if r.config in set(configs)]

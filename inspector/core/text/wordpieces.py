@@ -126,6 +126,9 @@ class WordPieceIndex:
         self.word_ends: list[int] = joined(1).tolist()
         self.word_pieces_prefix = np.zeros(len(self.word_starts) + 1, dtype=np.int64)
         np.cumsum(joined(2), out=self.word_pieces_prefix[1:])
+        self.word_starts_array = np.asarray(self.word_starts, dtype=np.int64)
+        """`word_starts` for vectorized lookups (many chunks at once)."""
+        self.word_ends_array = np.asarray(self.word_ends, dtype=np.int64)
 
     def count(self, start: int, end: int) -> int:
         """Word pieces of text[start:end], no special tokens (== count_text of the slice)."""
