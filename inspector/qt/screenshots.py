@@ -1,11 +1,13 @@
 """Render the README screenshots offscreen: `python -m inspector.qt.screenshots docs`.
 
-window.png          the sample handbook, `markdown` strategy, a chunk selected
+window.png          the sample handbook, `markdown` strategy, a chunk selected, the exact hit-rate
+                    trace under the size slider (the bundled model loads for it)
 window-overlap.png  the same document with `fixed_chars` 500/50, showing overlap regions
 ask.png             a question with its top-5 chunks outlined and the Reader (real model, exact)
 gold.png            the gold set panel, `markdown` pinned as baseline, `fixed_chars` 500/0 against it
-Pass --dark for dark-palette versions (window-dark.png, ...). ask.png and gold.png load the bundled
-embedding model (the first run embeds the handbook: a minute or so on a laptop CPU).
+Pass --dark for dark-palette versions (window-dark.png, ...). Every shot loads the bundled embedding
+model (the first run embeds the handbook: a minute or so on a laptop CPU); --no-model skips ask.png
+and gold.png and leaves the window shots with BM25 and a trace waiting for the model.
 """
 
 from __future__ import annotations
@@ -45,7 +47,23 @@ def _grab_at(app, window, heading: str, fallback: float, path: Path) -> Path:
     return path
 
 
-def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
+def _wait_for_trace(app, window, timeout: float = 1800.0) -> None:
+    """Process events until the trace under the size slider has scored its positions and nothing
+    else runs (the trace holds back while anything the user waits for runs)."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        _settle(app, 2)
+        t, r = window.trace.trace, window.retrieval
+        if t is not None and (t.points or t.status) and not t.pending and not window.trace.runner.busy \
+                and not r.runner.busy and not r.exact_pending and r.pooled_building is None \
+                and not r.loader.busy and not window.state.busy:
+            return
+    raise TimeoutError("the hit-rate trace did not settle")
+
+
+def render(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Path]:
     from inspector.qt.app import apply_palette, create_app
 
     app = create_app()
@@ -70,6 +88,9 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
         window.state.set_strategy("markdown")
         window.controller.submit_now()
         _settle(app)
+        if model:
+            window.start_model()
+        _wait_for_trace(app, window)
         # Select the refund-tier chunk (a trap in the sample set): the table fits, but the caveat
         # after it runs past the embedder's 256 word pieces, so its end is shaded in the text and
         # struck through in the detail pane. Put it in view with a little context above.
@@ -81,6 +102,7 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
         window.strategy_panel.set_value("overlap", 50)
         window.controller.submit_now()
         _settle(app)
+        _wait_for_trace(app, window)
         written.append(_grab_at(app, window, "#### Laptop replacement cycle", 1 / 2,
                                 out_dir / f"window-overlap{suffix}.png"))
         window.close()
@@ -170,9 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", nargs="?", default="docs")
     parser.add_argument("--dark", action="store_true", help="render with the dark palette")
-    parser.add_argument("--no-model", action="store_true", help="skip ask.png and gold.png (they load the model)")
+    parser.add_argument("--no-model", action="store_true",
+                        help="skip ask.png and gold.png, and leave the window shots without the model")
     args = parser.parse_args(argv)
-    for path in render(Path(args.out_dir), dark=args.dark):
+    for path in render(Path(args.out_dir), dark=args.dark, model=not args.no_model):
         print(path)
     if not args.no_model:
         for path in render_retrieval(Path(args.out_dir), dark=args.dark):

@@ -174,10 +174,10 @@ STRATEGY = Strategy(
     "markdown", markdown,
     (
     Param("size", "tokens", 256, 16, 8192, 8, "Soft cap: blocks are packed up to this many tokens",
-          role="size"),
+          role="size", practical=(16, 4096), scale="log2"),
     Param("hard_cap", "tokens", 512, 16, 16384, 8,
           "Tables, code, lists and quotes stay whole up to this; chunks above it are over budget",
-          at_least="size"),
+          at_least="size", practical=(64, 8192), scale="log2"),
 ),
     "Structure first, size second: headings attached to their sections, tables, code and lists kept "
    "whole up to a hard cap, big tables split between rows with the header carried along.",

@@ -38,11 +38,11 @@ STRATEGY = Strategy(
     "parent_child", parent_child,
     (
     Param("parent_size", "tokens", 1024, 32, 16384, 16, "Size of the parents returned to the model",
-          role="size"),
+          role="size", practical=(64, 8192), scale="log2"),
     Param("child_size", "tokens", 128, 16, 4096, 8, "Size of the children that are matched",
-          less_than="parent_size"),
+          less_than="parent_size", practical=(16, 2048), scale="log2"),
     Param("child_overlap", "tokens", 0, 0, 2048, 8, "Overlap between neighbouring children",
-          role="overlap", less_than="child_size"),
+          role="overlap", less_than="child_size", scale="log2", practical_share=0.5),
 ),
     "Small children (matched) inside big parents (returned); both are spans of the text.",
 )
