@@ -1,6 +1,6 @@
 """A continuous drag of the size slider on a ~1 MB document. Printed, not asserted.
 
-    python benchmarks/slider_drag.py [--strategy fixed_tokens] [--seconds 3] [--step-ms 30] [--model]
+    python benchmarks/slider_drag.py [--strategy fixed_tokens] [--seconds 3] [--step-ms 30] [--model] [--small]
 
 The size slider is held down (sliderPressed) and moved one notch every `--step-ms` (a mouse
 crossing ~6-pixel notches at ~200 px/s), up and down its middle notches, without a pause, for
@@ -17,8 +17,17 @@ Measured:
 4. release -> final position's chunks painted.
 
 `--model` loads the bundled model first, so re-chunks are scored with the pooled preview as in
-the real app (minutes the first time: the piece vectors are embedded once, then cached), and the
-exact trace under the slider runs once the drag ends.
+the real app (minutes the first time: the piece vectors are embedded once, then cached), and adds:
+
+5. release -> exact figures shown, for a release two notches from where the slider rested (a
+   position the trace had scored: its exact embeddings are cached) and for a release on a notch
+   never visited (pooled preview first, exact after the settle interval and the embedding).
+
+With `--model` the embedding cache is a fresh temporary folder (`$CHUNK_INSPECTOR_CACHE_DIR`), so
+"never visited" means it and every run starts cold: the live-preview vectors are embedded first.
+
+`--small` uses the sample handbook itself (95 KB) instead of the ~1 MB copy: with the real model on
+a CPU, scoring seven positions of a 1 MB document exactly takes minutes.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--step-ms", type=int, default=30)
     parser.add_argument("--model", action="store_true", help="load the bundled model (pooled preview while dragging)")
+    parser.add_argument("--small", action="store_true", help="the 95 KB sample handbook instead of ~1 MB")
     args = parser.parse_args()
 
     from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
@@ -58,8 +68,11 @@ def main() -> int:
           f"QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']}")
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
+        if args.model:
+            os.environ["CHUNK_INSPECTOR_CACHE_DIR"] = str(tmpdir / "cache")  # cold: nothing embedded before
         doc_path = tmpdir / "handbook.md"
-        doc_path.write_text(big_markdown(), encoding="utf-8")
+        src = (ROOT / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+        doc_path.write_text(src if args.small else big_markdown(), encoding="utf-8")
         app = create_app()
         w = MainWindow(ini_store(str(tmpdir / "settings.ini")))  # the app's own debounce and throttle
         w.resize(1400, 900)
@@ -139,17 +152,58 @@ def main() -> int:
             wait_for(app, lambda: w.view.result is not None and w.view.result.request_id == w.runner.latest_id
                      and w.view.result.request.params.get(ctl.param.name) == final, timeout=120)
             released = (time.perf_counter() - t_release) * 1000
+            sent_at_release = len(requested) - during_requests
             dur = time.perf_counter() - start
             print(f"1. during the drag: {len(move_ms)} moves, {during_requests} chunking requests, "
                   f"{during_painted} new chunkings painted ({during_requests / args.seconds:.1f} requests/s)")
             print(f"2. one slider move on the GUI thread:   {fmt(move_ms)}")
             print(f"3. event-loop lag during the drag:      {fmt(lag_ms)}")
-            print(f"4. release -> final chunks painted:     {released:.1f} ms (size {final}; "
+            how = "its own request" if sent_at_release else "already requested by the last throttled request"
+            print(f"4. release -> final chunks painted:     {released:.1f} ms (size {final}, {how}; "
                   f"{dur:.1f} s in all)")
+            if args.model:
+                release_to_exact(app, w, ctl, far=min(slider.maximum(), hi + 5))
         finally:
             w.close()
             app.processEvents()
     return 0
+
+
+def trace_settled(w) -> bool:
+    t, r = w.trace.trace, w.retrieval
+    return (t is not None and bool(t.points) and not t.pending and not w.trace.runner.busy and not r.runner.busy
+            and not r.exact_pending and not w.state.busy)
+
+
+def release_to_exact(app, w, ctl, far: int) -> None:
+    """Drag to `target` notches and release; the time until the main figures for those chunks are exact."""
+    slider = ctl.slider
+
+    def drag_to(pos: int) -> float:
+        slider.setSliderDown(True)
+        step = 1 if pos > slider.value() else -1
+        while slider.value() != pos:
+            slider.setValue(slider.value() + step)
+            app.processEvents()
+        value = ctl.value()
+        t0 = time.perf_counter()
+        slider.setSliderDown(False)
+        wait_for(app, lambda: w.retrieval.result is not None and w.state.result is not None
+                 and w.state.result.request.params.get(ctl.param.name) == value
+                 and w.retrieval.result.request.chunk_request_id == w.state.result.request_id
+                 and w.retrieval.result.mode == "exact", timeout=1800)
+        return (time.perf_counter() - t0) * 1000
+
+    t0 = time.perf_counter()
+    wait_for(app, lambda: trace_settled(w), timeout=3600)
+    traced = sorted(p.value for p in w.trace.trace.scored)
+    print(f"   (trace around size {ctl.value()} scored {traced} in {time.perf_counter() - t0:.1f} s after the drag)")
+    near = slider.value() + 2
+    ms_near = drag_to(near)
+    ms_far = drag_to(far)
+    print(f"5. release -> exact figures: on a traced notch ({ctl.value_at(near)}) {ms_near:.0f} ms; "
+          f"on a notch never visited ({ctl.value_at(far)}) {ms_far:.0f} ms (settle interval "
+          f"{w.retrieval.settle_ms} ms included)")
 
 
 if __name__ == "__main__":

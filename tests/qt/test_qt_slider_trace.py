@@ -294,3 +294,30 @@ def test_the_caption_says_what_the_bars_are():
     assert caption(bm25, preview=True) == "BM25 hit rate@3 at nearby parent sizes: 50.0 %"  # equal: no best
     assert caption(Trace("size", (), "exact", 5, status="waits for the model")) == "waits for the model"
     assert caption(None) == ""
+
+
+def test_moving_to_a_traced_notch_is_exact_at_once(qtbot, hash_window, open_doc, wait_result):
+    """The trace embeds its positions' chunks into the shared cache, so the main figures of a
+    traced notch skip the pooled preview: the first answer for those chunks is already exact."""
+    w = hash_window(settle_ms=60_000)  # exact figures would otherwise also come from the settle timer
+    w.state.set_strategy("fixed_tokens")
+    open_doc(w)
+    qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=60_000)
+    w.retrieval.refresh(exact=True)
+    wait_result(w, mode="exact", gold=True)
+    qtbot.waitUntil(lambda: _trace_done(w, 256), timeout=60_000)
+    assert any(p.value == 384 and p.score is not None for p in w.trace.trace.points)
+    modes: list[tuple[int, str]] = []
+    w.retrieval.resultReady.connect(lambda r: modes.append((r.request.chunk_request_id, r.mode)))
+    w.strategy_panel.set_value("size", 384)
+    r = wait_result(w, mode="exact", gold=True)
+    assert r.request.params["size"] == 384
+    assert [m for rid, m in modes if rid == r.request.chunk_request_id] == ["exact"]
+    here = next(p for p in w.trace.trace.points if p.value == 384)
+    assert r.report.hit_rate == here.score.hit_rate
+    # An untraced size far away still goes through the preview first.
+    w.strategy_panel.set_value("size", 4096)
+    qtbot.waitUntil(lambda: w.retrieval.result is not None and w.state.result is not None
+                    and w.state.result.request.params["size"] == 4096
+                    and w.retrieval.result.request.chunk_request_id == w.state.result.request_id, timeout=20_000)
+    assert w.retrieval.result.mode == "pooled"

@@ -53,8 +53,11 @@ def caption(trace: Trace | None, *, preview: bool = False, unit: str = "") -> st
         span = _pct(lo) if lo == hi else f"{lo * 100:.1f}–{_pct(hi)}"
         text += f": {span}"
         if best and lo != hi:
-            where = ", ".join(f"{p.value:g}" for p in best) if len(best) <= 3 else f"{len(best)} of them"
-            text += f", best at {where}{' ' + unit if unit and len(best) <= 3 else ''}"
+            if len(best) <= 3:
+                where = ", ".join(f"{p.value:g}" for p in best)
+                text += f", best at {where}{' ' + unit if unit else ''}"
+            else:
+                text += f", {len(best)} of {len(scored)} tie for best"
     if trace.pending:
         text += f" · scoring {trace.pending} more…"
     if trace.status:
