@@ -58,6 +58,7 @@ from inspector.qt.controllers.retrieval import (
     RetrievalController,
 )
 from inspector.qt.controllers.state import InspectorState
+from inspector.qt.controllers.trace import TraceController
 from inspector.qt.document.find_bar import FindBar
 from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.document.overview_strip import OverviewStrip
@@ -158,6 +159,9 @@ class MainWindow(QMainWindow):
         # Created after the widgets, so that on a document change they have taken the new document
         # before any (synchronous) result for it arrives.
         self.controller = ChunkingController(self.state, self.runner, debounce_ms=debounce_ms, parent=self)
+        # The exact hit-rate trace under the size slider (its own low-priority runner).
+        self.trace = TraceController(self.state, self.retrieval, synchronous=synchronous_retrieval, parent=self)
+        self.strategy_panel.attach_trace(self.trace)
 
         # The status bar first: the groups of actions report through its message line.
         self._build_status_bar()
@@ -529,6 +533,7 @@ class MainWindow(QMainWindow):
             if self.sweep_dialog is not None:
                 self.sweep_dialog.close()
                 self.sweep_dialog.shutdown()
+            self.trace.shutdown()
             self.retrieval.shutdown()
             self.files.shutdown()
         super().closeEvent(e)

@@ -1,6 +1,7 @@
 """Render the README screenshots offscreen: `python -m inspector.qt.screenshots docs`.
 
-window.png          the sample handbook, `markdown` strategy, a chunk selected
+window.png          the sample handbook, `markdown` strategy, a chunk selected, the exact hit-rate
+                    trace under the size slider (the bundled model loads for it)
 window-overlap.png  the same document with `fixed_chars` 500/50, showing overlap regions
 ask.png             a question with its top-5 chunks outlined and the Reader (real model, exact)
 gold.png            the gold set panel, `markdown` pinned as baseline, `fixed_chars` 500/0 against it
@@ -8,9 +9,10 @@ compare.png         `markdown` pinned, `recursive` 128 against it: the baseline 
                     boundaries moved/added/removed, a broken question's answer in view (BM25, no model)
 audit.png           audit mode at 1400x900: the Reader at full height, judged cards, the summary
 audit-1024.png      the same at 1024x700 (the smallest window it is meant for)
-Pass --dark for dark-palette versions (window-dark.png, ...). ask.png, gold.png and the audit shots
-load the bundled embedding model (the first run embeds the handbook: a minute or so on a laptop
-CPU); `--audit-bm25` renders the audit shots with BM25 instead (no model, for a quick look).
+Pass --dark for dark-palette versions (window-dark.png, ...). Every shot but compare.png loads the
+bundled embedding model (the first run embeds the handbook: a minute or so on a laptop CPU);
+--no-model skips ask.png, gold.png and the audit shots and leaves the window shots with BM25 and a
+trace waiting for the model; `--audit-bm25` renders the audit shots with BM25 (no model).
 """
 
 from __future__ import annotations
@@ -50,7 +52,23 @@ def _grab_at(app, window, heading: str, fallback: float, path: Path) -> Path:
     return path
 
 
-def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
+def _wait_for_trace(app, window, timeout: float = 1800.0) -> None:
+    """Process events until the trace under the size slider has scored its positions and nothing
+    else runs (the trace holds back while anything the user waits for runs)."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        _settle(app, 2)
+        t, r = window.trace.trace, window.retrieval
+        if t is not None and (t.points or t.status) and not t.pending and not window.trace.runner.busy \
+                and not r.runner.busy and not r.exact_pending and r.pooled_building is None \
+                and not r.loader.busy and not window.state.busy:
+            return
+    raise TimeoutError("the hit-rate trace did not settle")
+
+
+def render(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Path]:
     from inspector.qt.app import apply_palette, create_app
 
     app = create_app()
@@ -75,6 +93,9 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
         window.state.set_strategy("markdown")
         window.controller.submit_now()
         _settle(app)
+        if model:
+            window.start_model()
+        _wait_for_trace(app, window)
         # Select the refund-tier chunk (a trap in the sample set): the table fits, but the caveat
         # after it runs past the embedder's 256 word pieces, so its end is shaded in the text and
         # struck through in the detail pane. Put it in view with a little context above.
@@ -86,6 +107,7 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
         window.strategy_panel.set_value("overlap", 50)
         window.controller.submit_now()
         _settle(app)
+        _wait_for_trace(app, window)
         written.append(_grab_at(app, window, "#### Laptop replacement cycle", 1 / 2,
                                 out_dir / f"window-overlap{suffix}.png"))
         window.close()
@@ -294,12 +316,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", nargs="?", default="docs")
     parser.add_argument("--dark", action="store_true", help="render with the dark palette")
-    parser.add_argument("--no-model", action="store_true", help="skip ask.png and gold.png (they load the model)")
+    parser.add_argument("--no-model", action="store_true",
+                        help="skip ask.png, gold.png and the audit shots, and leave the window shots without the model")
     parser.add_argument("--only-audit", action="store_true", help="render the audit shots only")
     parser.add_argument("--audit-bm25", action="store_true", help="render the audit shots with BM25 (no model)")
     args = parser.parse_args(argv)
     if not args.only_audit:
-        for path in render(Path(args.out_dir), dark=args.dark):
+        for path in render(Path(args.out_dir), dark=args.dark, model=not args.no_model):
             print(path)
         for path in render_compare(Path(args.out_dir), dark=args.dark):
             print(path)

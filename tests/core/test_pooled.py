@@ -226,7 +226,8 @@ def test_a_truncated_chunk_pools_only_what_the_embedder_reads(prefix):
 
 def test_read_ends_agree_with_annotate_for_every_strategy():
     doc = from_text(LONG + "\n\n## More\n\n" + LONG[10:], "d.md")
-    for name, params in (("fixed_tokens", {"size": 400, "overlap": 50}), ("markdown", {"size": 300, "fit_embedder": False}),
+    for name, params in (("fixed_tokens", {"size": 400, "overlap": 50}),
+                         ("markdown", {"size": 300, "fit_embedder": False}),
                          ("sentences", {"size": 350}), ("fixed_chars", {"size": 1500})):
         chunks = chunk_document(doc, name, params)
         for with_prefix in (True, False):

@@ -161,6 +161,11 @@ class RetrievalController(QObject):
         self._settle.setInterval(ms)
 
     @property
+    def exact_pending(self) -> bool:
+        """True while exact figures wait for the settings to rest (background work holds off)."""
+        return self._settle.isActive()
+
+    @property
     def cache(self) -> Any:
         if self._cache is None and self.embedder is not None and hasattr(self.embedder, "load"):
             from inspector.core.embedding.cache import default_cache
