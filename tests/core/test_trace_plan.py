@@ -28,12 +28,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_moving_the_size_drags_and_pushes_its_dependants():
     pc = get_strategy("parent_child")
-    base = {"parent_size": 1024, "child_size": 512, "child_overlap": 256}
+    fit = {"fit_embedder": True}  # parameters added later keep their defaults
+    base = {"parent_size": 1024, "child_size": 512, "child_overlap": 256, **fit}
     assert follow(pc, base, "parent_size", 2048) == {**base, "parent_size": 2048}  # nothing to move
-    assert follow(pc, base, "parent_size", 320) == {"parent_size": 320, "child_size": 319, "child_overlap": 256}
-    assert follow(pc, base, "parent_size", 64) == {"parent_size": 64, "child_size": 63, "child_overlap": 62}
+    assert follow(pc, base, "parent_size", 320) == {"parent_size": 320, "child_size": 319, "child_overlap": 256, **fit}
+    assert follow(pc, base, "parent_size", 64) == {"parent_size": 64, "child_size": 63, "child_overlap": 62, **fit}
     md = get_strategy("markdown")
-    assert follow(md, {"size": 256, "hard_cap": 512}, "size", 1024) == {"size": 1024, "hard_cap": 1024}
+    md_added = {"fit_embedder": True, "min_tokens": 32}
+    assert follow(md, {"size": 256, "hard_cap": 512}, "size", 1024) == {"size": 1024, "hard_cap": 1024, **md_added}
     ft = get_strategy("fixed_tokens")
     assert follow(ft, {"size": 256, "overlap": 200}, "size", 96) == {"size": 96, "overlap": 95}
     assert follow(ft, {"size": 256, "overlap": 0}, "size", 0) is None  # below the minimum
