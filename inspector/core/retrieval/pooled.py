@@ -45,30 +45,35 @@ class PieceEncoder(Protocol):
 
 
 class MiniLMPieceEncoder:
-    """Token vectors from the bundled MiniLM (via `MiniLMEmbedder.load()`), mean-pooled over the
-    attention mask exactly as the model's own Pooling module does, without the final Normalize."""
+    """Token vectors from the bundled MiniLM (`MiniLMEmbedder.encode_pooled`), mean-pooled over the
+    attention mask exactly as the model's own Pooling module does, without the final Normalize.
+    The pooling runs where the model runs (on a GPU, only the means and counts come back).
 
-    def __init__(self, embedder=None, batch_size: int = 64) -> None:
+    `model_id` carries the precision when it is not float32 (piece tables of float16 vectors are
+    kept apart from float32 ones); the device is not part of it."""
+
+    def __init__(self, embedder=None, batch_size: int | None = None) -> None:
         if embedder is None:
             from inspector.core.embedding.embedder import default_embedder
 
             embedder = default_embedder()
         self.embedder = embedder
-        self.model_id = embedder.model_id
+        dtype = getattr(embedder, "dtype", "float32")
+        self.model_id = embedder.model_id if dtype == "float32" else f"{embedder.model_id}|dtype={dtype}"
         self.dim = embedder.dim
-        self.batch_size = batch_size
+        self._batch_size = batch_size
+
+    @property
+    def batch_size(self) -> int:
+        """Pieces per model call: 64 on the CPU; on an accelerator twice the embedder's batch
+        (pieces are ~30 word pieces, an eighth of a full chunk)."""
+        if self._batch_size:
+            return int(self._batch_size)
+        device = str(getattr(self.embedder, "device", "cpu"))
+        return 64 if device == "cpu" else 2 * int(self.embedder.batch_size)
 
     def encode_pieces(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        model = self.embedder.load()
-        out = model.encode(list(texts), output_value="token_embeddings", batch_size=self.batch_size,
-                           convert_to_numpy=False, show_progress_bar=False)
-        means = np.zeros((len(texts), self.dim), dtype=np.float32)
-        counts = np.zeros(len(texts), dtype=np.int64)
-        for i, tok in enumerate(out):
-            arr = tok.detach().cpu().numpy() if hasattr(tok, "detach") else np.asarray(tok)
-            counts[i] = len(arr)
-            means[i] = arr.mean(axis=0)
-        return means, counts
+        return self.embedder.encode_pooled(list(texts), self.batch_size)
 
 
 class VectorPieceEncoder:
@@ -89,7 +94,7 @@ class VectorPieceEncoder:
 
 def piece_encoder_for(embedder=None) -> PieceEncoder:
     """Token-level pooling for the bundled model, sentence vectors for anything else."""
-    if embedder is None or hasattr(embedder, "load"):
+    if embedder is None or hasattr(embedder, "encode_pooled"):
         return MiniLMPieceEncoder(embedder)
     return VectorPieceEncoder(embedder)
 
@@ -141,7 +146,7 @@ def _load_table(path: Path, model_id: str, doc: Document) -> PieceTable | None:
 
 
 def build_piece_table(doc: Document, encoder: PieceEncoder, *, piece_tokens: int = PIECE_TOKENS,
-                      cache_dir: str | Path | None = None, batch: int = 64,
+                      cache_dir: str | Path | None = None, batch: int | None = None,
                       progress: Callable[[int, int], None] | None = None,
                       cancel: Callable[[], bool] | None = None) -> PieceTable:
     """Pieces of `doc` embedded once; read from / written to the persistent cache when given."""
@@ -160,6 +165,7 @@ def build_piece_table(doc: Document, encoder: PieceEncoder, *, piece_tokens: int
             return table
     spans = piece_spans(doc, piece_tokens)
     n = len(spans)
+    batch = int(batch or getattr(encoder, "batch_size", 0) or 64)
     means = np.zeros((n, encoder.dim), dtype=np.float32)
     counts = np.zeros(n, dtype=np.int64)
     # Longest first, as sentence-transformers batches, so padding stays small.
