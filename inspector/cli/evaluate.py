@@ -16,7 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from inspector.cli.common import CliError, add_strategy_args
+from inspector.cli.common import (
+    CliError,
+    add_device_args,
+    add_strategy_args,
+    configured_embedder,
+    device_fields,
+    device_line,
+)
 
 RETRIEVER_CHOICES = ("dense", "bm25", "hybrid")
 DEFAULT_SWEEP_STRATEGIES = ("markdown", "recursive", "sentences", "fixed_tokens", "paragraph")
@@ -50,6 +57,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
+    add_device_args(p)
 
 
 def add_commands(subparsers: Any) -> None:
@@ -113,12 +121,12 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
 def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
     if all(r == "bm25" for r in retrievers):
         return None
-    from inspector.core.embedding.embedder import HashEmbedder, default_embedder
+    from inspector.core.embedding.embedder import HashEmbedder
 
     if args.embedder == "hash":
         return HashEmbedder()
     try:
-        return default_embedder()
+        return configured_embedder(args)
     except ImportError as exc:
         raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
 
@@ -244,8 +252,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         data["gold"] = gold.path
         data["documents"] = [d.doc_id for d in docs]
         data["warnings"] = [w.one_line() for w in gold.warnings]
+        data.update(device_fields(wb.embedder))
         _print(data)
         return 0
+    print(device_line(wb.embedder))
     _print_report(report, config, len(docs) > 1)
     return 0
 
@@ -303,8 +313,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                 "deltas": {d.name: {"before": d.before, "after": d.after, "delta": d.delta}
                            for d in cmp.deltas},
                 "fixed": [_change_dict(c) for c in cmp.fixed],
-                "broke": [_change_dict(c) for c in cmp.broke]})
+                "broke": [_change_dict(c) for c in cmp.broke],
+                **device_fields(wb.embedder)})
         return 0
+    print(device_line(wb.embedder))
     print(f"A (baseline): {baseline.label()}")
     print(f"   {_summary(cmp.before)}")
     print(f"B:            {config.label()}")
@@ -363,8 +375,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                          "exact": None if row.exact is None else {
                              "hit_rate": round(row.exact.hit_rate, 4), "mrr": round(row.exact.mrr, 4),
                              "recall": None if row.exact.recall is None else round(row.exact.recall, 4)}})
-        _print({"rows": rows, "skipped": [{"point": p, "reason": why} for p, why in result.skipped]})
+        _print({"rows": rows, "skipped": [{"point": p, "reason": why} for p, why in result.skipped],
+                **device_fields(wb.embedder)})
         return 0
+    print(device_line(wb.embedder))
     rows = result.rows[: args.top] if args.top > 0 else result.rows
     print(f"{'#':>3} {'hit@k':>6} {'MRR':>6} {'recall':>7} {'prec':>6} {'IoU':>6} {'chunks':>6} "
           f"{'tokens':>7} {'infl':>5}  configuration")

@@ -58,13 +58,17 @@ def cache_namespace(embedder: Embedder) -> str:
 
 
 def device_info(embedder: Any) -> dict[str, Any]:
-    """What a report says about where vectors came from: {"device", "dtype", "backend"} (None
-    values for no embedder, e.g. BM25 alone; the test embedder runs on the CPU in float32)."""
+    """What a report says about where vectors come from: {"device", "dtype", "backend"}.
+
+    All None without an embedder (BM25 alone). `backend` is the runtime that ran the model
+    ("torch", "openvino"; "numpy" for the test embedder), None when it never had to run because
+    every vector came from the cache (they were computed in the same precision: the cache's
+    namespace says so)."""
     if embedder is None:
         return {"device": None, "dtype": None, "backend": None}
     return {"device": str(getattr(embedder, "device", "cpu")),
             "dtype": str(getattr(embedder, "dtype", "float32")),
-            "backend": str(getattr(embedder, "backend", None) or "numpy")}
+            "backend": getattr(embedder, "backend", "numpy")}
 
 
 # -- the bundled model -----------------------------------------------------------------------
@@ -107,6 +111,11 @@ class MiniLMEmbedder:
             )
 
             model_path = get_model_path()
+        else:
+            # Word pieces (truncation flags, token counts) are counted with this model's tokenizer.
+            from inspector.core.text.wordpieces import use_model_path
+
+            use_model_path(model_path)
         self.model_path = Path(model_path)
         self.device_spec = parse_device(device)
         """What was asked for ("auto", "cuda:1", ...); `device` is what it resolved to."""

@@ -134,9 +134,16 @@ def convert(torch_model: Any, folder: Path, max_seq_length: int) -> None:
                                 padding=True, return_tensors="pt")
     import warnings
 
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tracing warnings about shapes the model handles anyway
-        ov_model = ov.convert_model(_Hidden(bert), example_input={k: enc[k] for k in INPUTS})
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # tracing re-reads the config and chats about it
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracing warnings about shapes the model handles anyway
+            ov_model = ov.convert_model(_Hidden(bert), example_input={k: enc[k] for k in INPUTS})
+    finally:
+        hf_logging.set_verbosity(level)
     reference = torch_model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True,
                                    show_progress_bar=False)
     folder.parent.mkdir(parents=True, exist_ok=True)
