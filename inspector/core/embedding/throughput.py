@@ -31,6 +31,12 @@ def cost_units(texts: Iterable[str], max_seq_length: int) -> int:
     return sum(min(len(t), cap) for t in texts)
 
 
+def cost_units_of_lengths(lengths: Iterable[int], max_seq_length: int) -> int:
+    """`cost_units` from text lengths alone (no text needs to be built)."""
+    cap = max(1, int(max_seq_length)) * CHARS_PER_PIECE
+    return sum(min(int(n), cap) for n in lengths)
+
+
 class Throughput:
     """An exponential moving average of characters embedded per second (thread-safe)."""
 
@@ -113,4 +119,4 @@ class Eta:
         return max(total - done, 0) / rate
 
 
-__all__ = ["Throughput", "Eta", "cost_units", "predict_seconds", "format_eta"]
+__all__ = ["Throughput", "Eta", "cost_units", "cost_units_of_lengths", "predict_seconds", "format_eta"]
