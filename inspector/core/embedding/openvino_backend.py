@@ -149,12 +149,18 @@ def convert(torch_model: Any, folder: Path, max_seq_length: int) -> None:
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
     try:
+        import io
+
+        from inspector.core.atomic import atomic_write_bytes, atomic_write_text
+
         ov.save_model(ov_model, str(tmp / "model.xml"), compress_to_fp16=False)
-        np.save(tmp / "probes.npy", np.asarray(reference, dtype=np.float32))
-        (tmp / "info.json").write_text(json.dumps({"format": FORMAT, "max_seq_length": max_seq_length,
-                                                   "probes": list(PROBES)}), encoding="utf-8")
+        buf = io.BytesIO()
+        np.save(buf, np.asarray(reference, dtype=np.float32))
+        atomic_write_bytes(tmp / "probes.npy", buf.getvalue())
+        atomic_write_text(tmp / "info.json", json.dumps({"format": FORMAT, "max_seq_length": max_seq_length,
+                                                         "probes": list(PROBES)}))
         try:
-            os.replace(tmp, folder)
+            os.replace(tmp, folder)  # the folder appears whole or not at all
         except OSError:  # another process converted it meanwhile: theirs is as good
             if not (folder / "model.xml").is_file():
                 raise
