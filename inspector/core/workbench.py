@@ -144,6 +144,17 @@ def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: str,
         return None
 
 
+def _pooled_key(emb: Any) -> str:
+    """Which piece vectors an embedder can use: its model and precision (the cache namespace),
+    never its device."""
+    from inspector.core.embedding.embedder import cache_namespace
+
+    try:
+        return cache_namespace(emb)
+    except AttributeError:
+        return str(getattr(emb, "model_id", id(emb)))
+
+
 # -- the workbench ----------------------------------------------------------------------------------
 
 class Workbench:
@@ -250,7 +261,7 @@ class Workbench:
         emb = self.embedder
         if emb is None:
             return None
-        return self._pooled.lookup((getattr(emb, "model_id", id(emb)), doc.sha256))
+        return self._pooled.lookup((_pooled_key(emb), doc.sha256))
 
     def build_pooled(self, doc: Document, *, progress: Callable[[int, int], None] | None = None,
                      cancel: Cancel | None = None) -> Any:
@@ -258,7 +269,7 @@ class Workbench:
         from inspector.core.retrieval.pooled import pooled_for
 
         emb = self.embedder_for("dense")
-        key = (getattr(emb, "model_id", id(emb)), doc.sha256)
+        key = (_pooled_key(emb), doc.sha256)
         hit = self._pooled.lookup(key)
         if hit is None:
             hit = pooled_for(doc, emb, progress=progress, cancel=cancel)

@@ -346,3 +346,26 @@ def test_torch_pooling_matches_sentence_transformers_and_openvino_matches_torch(
     again.load()
     assert again.backend == "openvino"
     np.testing.assert_allclose(again.encode(texts[:3]), got[:3], atol=1e-6)
+
+
+def test_exact_stage_progress_says_how_long_is_left(tmp_path):
+    """The window's progress label: "Embedding N chunks: ~X s left" once a batch has been timed."""
+    from inspector.core.chunking.registry import chunk_document
+    from inspector.core.documents.document import load_paths
+    from inspector.core.workbench import EXACT, RetrievalRequest, Workbench
+
+    doc = load_paths([str(HANDBOOK)]).documents[0]
+    chunks = chunk_document(doc, "fixed_chars", {"size": 300, "overlap": 0})
+    emb = HashEmbedder()
+    emb.batch_size = 16
+    wb = Workbench([doc], embedder=emb, cache=EmbeddingCache(tmp_path))
+    gold = wb.load_gold(str(GOLD)).questions
+    req = RetrievalRequest(doc, chunks, 1, "fixed_chars", {"size": 300, "overlap": 0}, False, "", 5,
+                           "dense", gold, exact=True, preview=False)
+    labels = []
+    modes = [r.mode for r in wb.stages(req, lambda: False, lambda d, t, label: labels.append((d, t, label)))]
+    assert modes == [EXACT]
+    n = len(chunks)
+    assert labels[0] == (0, n, f"Embedding {n:,} chunks")  # nothing timed yet: no guess
+    assert any(label.startswith(f"Embedding {n:,} chunks: ~") and label.endswith(" left")
+               for d, t, label in labels if 0 < d < t)

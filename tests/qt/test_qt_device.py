@@ -74,3 +74,18 @@ def test_slow_embedder_keeps_the_preview_while_dragging(qtbot, hash_window, open
     w.strategy_panel.set_value("size", 300)
     r = wait_result(w, mode=None, gold=True)
     assert r.mode != "exact" and not r.note.startswith("exact while dragging")
+
+
+def test_after_the_model_loads_exact_figures_come_before_the_preview_pieces(qtbot, hash_window, open_doc):
+    """First exact figures sooner: the chunks are embedded first, the live-preview pieces after
+    (both at once would share the cores)."""
+    w = hash_window(start=False, settle_ms=60_000)
+    open_doc(w)
+    w.gold_panel.open_gold(str(w.state.document.path).replace(".md", ".gold.jsonl"))
+    events = []
+    w.retrieval.resultReady.connect(lambda r: events.append(r.mode))
+    w.retrieval.pooledReady.connect(lambda _doc: events.append("pieces"))
+    w.start_model()
+    qtbot.waitUntil(lambda: "pieces" in events, timeout=20_000)
+    assert "exact" in events and events.index("exact") < events.index("pieces"), events
+    assert "pooled" not in events[:events.index("exact")]
