@@ -524,7 +524,10 @@ class Workbench:
         without an embedder). By default every chunk is counted, as if none were cached: an
         upper bound that costs no hashing (the window asks this on its GUI thread);
         `uncached_only` looks the texts up in the cache first (exact, but hashes every text)."""
-        from inspector.core.embedding.throughput import Throughput, cost_units_of_lengths
+        from inspector.core.embedding.throughput import (
+            Throughput,
+            cost_units_of_lengths,
+        )
 
         emb = self.embedder
         tp = getattr(emb, "throughput", None)

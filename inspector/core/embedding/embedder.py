@@ -102,7 +102,11 @@ class MiniLMEmbedder:
 
     def __init__(self, *, batch_size: int | None = None, device: str = "auto", dtype: str = "float32",
                  model_path: str | os.PathLike[str] | None = None, backend: str | None = None) -> None:
-        from inspector.core.embedding.device import DeviceError, parse_device, resolve_dtype
+        from inspector.core.embedding.device import (
+            DeviceError,
+            parse_device,
+            resolve_dtype,
+        )
         from inspector.core.embedding.throughput import Throughput
 
         if model_path is None:

@@ -14,6 +14,7 @@ differ by a factor of ten between strategies.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Iterable
 
@@ -84,7 +85,7 @@ def predict_seconds(embedder: object, texts: Iterable[str]) -> float | None:
 
 def format_eta(seconds: float | None) -> str:
     """"~40 s left", "~3 min left", "" when unknown."""
-    if seconds is None or seconds != seconds or seconds < 0:
+    if seconds is None or math.isnan(seconds) or seconds < 0:
         return ""
     if seconds < 1.5:
         return "~1 s left"
