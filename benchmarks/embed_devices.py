@@ -87,8 +87,12 @@ class OnnxRuntime:
         import onnxruntime as ort
         import torch
 
+        import copy
+
         st = torch_emb.load()
-        bert = st[0].auto_model.eval()
+        # A copy: exporting traces the module, and the traced model it was given computes
+        # different vectors afterwards (cosine 0.95 with its own earlier output, measured).
+        bert = copy.deepcopy(st[0].auto_model).eval()
 
         class Hidden(torch.nn.Module):
             def __init__(self, m):
