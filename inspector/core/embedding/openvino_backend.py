@@ -1,10 +1,11 @@
 """all-MiniLM-L6-v2 on OpenVINO: the bundled torch weights converted once, run on the CPU.
 
-Why: measured on this project's 2-core machine (benchmarks/embed_backends.py), OpenVINO in
-float32 embeds the handbook's chunks about twice as fast as torch, ONNX Runtime about 1.6 times,
-and a cached OpenVINO model starts in under a second without importing torch at all (torch and
-sentence-transformers take ~5 s). Its vectors keep cosine >= 0.9999999 with torch's on the
-handbook's chunks, so they share torch's embedding cache.
+Why: measured on this project's 2-core machine (benchmarks/embed_devices.py, see
+benchmarks/README.md), OpenVINO in float32 embeds the handbook's chunks 2-3.5 times as fast as
+torch and its pieces 3-6 times, ONNX Runtime 1.5 and 3 times, and a cached OpenVINO model loads
+in ~2 s without importing torch at all (torch and sentence-transformers take 5-12 s). Its
+vectors keep cosine >= 0.9999999 with torch's on the handbook's chunks, so they share torch's
+embedding cache.
 
 How: the first time, the sentence-transformers model is loaded with torch from the package
 directory and its transformer is converted in memory (`openvino.convert_model`, no network, no
