@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inspector.cli.common import CliError, add_strategy_args, strategy_params
+from inspector.cli.common import (
+    CliError,
+    add_device_args,
+    add_strategy_args,
+    device_fields,
+    device_line,
+    strategy_params,
+)
 from inspector.cli.evaluate import (
     RETRIEVER_CHOICES,
     _one_line_error,
@@ -41,13 +48,15 @@ def _cmd_ask(args: argparse.Namespace) -> int:
                           "matched": h.matched.key, "start": h.chunk.start, "end": h.chunk.end,
                           "heading_path": list(h.chunk.heading_path),
                           "text": h.chunk.embedded_text(by_id[h.chunk.doc_id], with_prefix=config.with_prefix)}
-                         for h in hits]})
+                         for h in hits],
+                **device_fields(wb.embedder)})
         return 0
     filt = []
     if only:
         filt.append(f"documents {', '.join(only)}")
     if heading:
         filt.append(f"under {' > '.join(heading)}")
+    print(device_line(wb.embedder))
     print(f"{args.question}\n{config.label()}{'  (filtered to ' + '; '.join(filt) + ')' if filt else ''}")
     if not hits:
         print("no chunk matched")
@@ -75,6 +84,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--heading", help="heading-path prefix to search under, e.g. 'Leave > Germany'")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
+    add_device_args(p)
     p.set_defaults(func=_cmd_ask)
     p.error = _one_line_error(p)  # type: ignore[method-assign]
 

@@ -16,7 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from inspector.cli.common import CliError, add_strategy_args
+from inspector.cli.common import (
+    CliError,
+    add_device_args,
+    add_strategy_args,
+    configured_embedder,
+    device_fields,
+    device_line,
+)
 from inspector.core.evaluation.report import (
     FORMATS,
     RENDERERS,
@@ -67,6 +74,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "is cut there); a sweep then ranks by it")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
+    add_device_args(p)
 
 
 def add_commands(subparsers: Any) -> None:
@@ -135,12 +143,12 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
 def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
     if all(r == "bm25" for r in retrievers):
         return None
-    from inspector.core.embedding.embedder import HashEmbedder, default_embedder
+    from inspector.core.embedding.embedder import HashEmbedder
 
     if args.embedder == "hash":
         return HashEmbedder()
     try:
-        return default_embedder()
+        return configured_embedder(args)
     except ImportError as exc:
         raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
 
@@ -271,13 +279,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     report = wb.evaluate(config, budget=budget)
     if args.format == "json":
         _print(report_json(report, config, gold=gold.path, documents=[d.doc_id for d in docs],
-                           warnings=[w.one_line() for w in gold.warnings]))
+                           warnings=[w.one_line() for w in gold.warnings], **device_fields(wb.embedder)))
     elif args.format == "markdown":
         print(report_markdown(report, config, gold_path=gold.path,
                               document=", ".join(d.doc_id for d in docs)), end="")
     elif args.format == "csv":
         print(report_csv(report), end="")
     else:
+        print(device_line(wb.embedder))
         print(report_text(report, config, multi_doc=len(docs) > 1), end="")
     return 0
 
@@ -289,7 +298,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     baseline = _against(args.against, config, args.prefix)
     wb = open_workbench(args, [config.retriever, baseline.retriever])
     cmp = wb.compare(baseline, config, budget=_budget(args))
-    print(_render("comparison", args.format, cmp), end="" if args.format != "json" else "\n")
+    if args.format == "json":
+        _print({**RENDERERS[("comparison", "json")](cmp), **device_fields(wb.embedder)})
+        return 0
+    if args.format == "table":
+        print(device_line(wb.embedder))
+    print(_render("comparison", args.format, cmp), end="")
     return 0
 
 
@@ -320,8 +334,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     wb = open_workbench(args, [retriever])
     result = wb.sweep(configs, skipped=skipped, confirm=args.confirm, against=against,
                       budget=_budget(args), folds=max(2, args.folds))
-    if args.format == "table":
+    if args.format == "json":
+        _print({**RENDERERS[("sweep", "json")](result), **device_fields(wb.embedder)})
+    elif args.format == "table":
+        print(device_line(wb.embedder))
         print(sweep_text(result, top=args.top), end="")
     else:
-        print(_render("sweep", args.format, result), end="" if args.format != "json" else "\n")
+        print(_render("sweep", args.format, result), end="")
     return 0

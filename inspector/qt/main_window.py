@@ -177,6 +177,9 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_toolbar()
         self.audit_mode = AuditMode(self)  # Evaluate ▸ Audit Mode: the Reader at full height, keyboard judging
+        from inspector.qt.actions.device_actions import DeviceActions
+
+        self.device_actions = DeviceActions(self)  # Settings ▸ Embedding Device; the device in the status bar
 
         self.strip.jumpRequested.connect(self.view.scroll_to_line_fraction)
         self.view.verticalScrollBar().valueChanged.connect(self._update_strip_view)

@@ -144,11 +144,12 @@ def test_sweep_table(capsys, corpus, gold):
     assert main(["sweep", str(corpus), "--gold", str(gold), "--retriever", "bm25",
                  "--strategies", "paragraph,markdown", "--top", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[:3] == ["#", "hit@k", "MRR"]
+    assert lines[0] == "device: none (BM25 needs no model)"  # the header names the device
+    assert lines[1].split()[:3] == ["#", "hit@k", "MRR"]
     # One row (--top 1), the legend, then the cross-validated recommendation against the default.
-    assert lines[1].split()[0].rstrip("*=") == "1" and lines[2].startswith("= tied with the best")
-    assert lines[3].startswith("recommendation (") and ("keep" in lines[4] or "switch" in lines[4])
-    assert not any(line[:3].strip().isdigit() for line in lines[2:])
+    assert lines[2].split()[0].rstrip("*=") == "1" and lines[3].startswith("= tied with the best")
+    assert lines[4].startswith("recommendation (") and ("keep" in lines[5] or "switch" in lines[5])
+    assert not any(line[:3].strip().isdigit() for line in lines[3:])
 
 
 # -- bad input: one line on stderr, exit 2, no traceback --------------------------------------------

@@ -370,8 +370,6 @@ def test_read_ends_match_annotate_on_any_span(a, b, limit, prefix):
 
 @pytest.mark.slow
 def test_late_chunking_takes_each_token_from_the_window_where_it_is_most_central(minilm):
-    import torch
-
     from inspector.core.retrieval.pooled import MiniLMPieceEncoder
     from inspector.core.text.wordpieces import tokenizer
 
@@ -390,14 +388,12 @@ def test_late_chunking_takes_each_token_from_the_window_where_it_is_most_central
     # is nearest, run through the model alone.
     p = len(table) // 2
     toks = np.flatnonzero((starts >= table.starts[p]) & (starts < table.ends[p]))
-    bert = minilm.load()[0].auto_model
     cls_id, sep_id = tokenizer().token_to_id("[CLS]"), tokenizer().token_to_id("[SEP]")
     want = np.zeros(enc.dim)
     for t in toks:
         w = min(wins, key=lambda w0: (abs(t - (w0 + (body - 1) / 2)), -w0))
-        seq = torch.tensor([[cls_id, *ids.ids[w:w + body], sep_id]])
-        with torch.inference_mode():
-            h = bert(input_ids=seq, attention_mask=torch.ones_like(seq)).last_hidden_state[0].numpy()
+        seq = np.asarray([[cls_id, *ids.ids[w:w + body], sep_id]], dtype=np.int64)
+        h = minilm.token_states(seq, np.ones_like(seq))[0]  # the model alone (torch or OpenVINO)
         want += h[1 + t - w]
     assert table.counts[p] == len(toks)
     assert np.allclose(table.means[p] * table.counts[p], want, atol=2e-3)

@@ -106,36 +106,44 @@ class PieceEncoder(Protocol):
 
 
 class MiniLMPieceEncoder:
-    """Token vectors from the bundled MiniLM (via `MiniLMEmbedder.load()`), split into content
-    tokens and the [CLS]/[SEP] pair, exactly as the model's own Pooling module sees them."""
+    """Token vectors from the bundled MiniLM, split into content tokens and the [CLS]/[SEP] pair,
+    exactly as the model's own Pooling module sees them. The pooling runs where the model runs
+    (`MiniLMEmbedder.encode_pooled`; on a GPU only the means, counts and specials come back).
 
-    def __init__(self, embedder: Any = None, batch_size: int = 64) -> None:
+    `model_id` carries the precision when it is not float32 (piece tables of float16 vectors are
+    kept apart from float32 ones); the device is not part of it."""
+
+    def __init__(self, embedder: Any = None, batch_size: int | None = None) -> None:
         if embedder is None:
             from inspector.core.embedding.embedder import default_embedder
 
             embedder = default_embedder()
         self.embedder = embedder
-        self.model_id = embedder.model_id
+        dtype = getattr(embedder, "dtype", "float32")
+        self.model_id = embedder.model_id if dtype == "float32" else f"{embedder.model_id}|dtype={dtype}"
         self.dim = embedder.dim
         self.max_seq_length: int | None = int(embedder.max_seq_length)
-        self.batch_size = batch_size
+        self._batch_size = batch_size
+
+    @property
+    def batch_size(self) -> int:
+        """Pieces per model call: 64 on the CPU; on an accelerator twice the embedder's batch
+        (pieces are ~30 word pieces, an eighth of a full chunk)."""
+        if self._batch_size:
+            return int(self._batch_size)
+        device = str(getattr(self.embedder, "device", "cpu"))
+        return 64 if device == "cpu" else 2 * int(self.embedder.batch_size)
 
     def encode_pieces(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        model = self.embedder.load()
-        out = model.encode(list(texts), output_value="token_embeddings", batch_size=self.batch_size,
-                           convert_to_numpy=False, show_progress_bar=False)
-        means = np.zeros((len(texts), self.dim), dtype=np.float32)
-        counts = np.zeros(len(texts), dtype=np.int64)
-        specials = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, tok in enumerate(out):
-            arr = tok.detach().cpu().numpy() if hasattr(tok, "detach") else np.asarray(tok)
-            arr = arr.astype(np.float64)
-            # [CLS] first, [SEP] last (the attention mask already dropped padding).
-            specials[i] = arr[0] + arr[-1]
-            counts[i] = len(arr) - 2
-            if counts[i] > 0:
-                means[i] = arr[1:-1].mean(axis=0)
-        return means, counts, specials
+        """(content-token means, content-token counts, [CLS]+[SEP] sums): from the model's own
+        mean over all tokens M of n, content = (M * n - specials) / (n - 2)."""
+        means, counts, specials = self.embedder.encode_pooled(list(texts), self.batch_size, specials=True)
+        content = np.maximum(counts - 2, 0)
+        total = means.astype(np.float64) * counts[:, None] - specials.astype(np.float64)
+        out = np.zeros_like(total)
+        has = content > 0
+        out[has] = total[has] / content[has, None]
+        return out.astype(np.float32), content.astype(np.int64), specials.astype(np.float32)
 
     def encode_in_context(self, text: str, spans: Sequence[tuple[int, int]], window: int, stride: int,
                           cancel: Callable[[], bool] | None = None,
@@ -146,8 +154,6 @@ class MiniLMPieceEncoder:
         the spans (by where the token starts). Returns (means, counts, specials, special_of):
         `specials` one [CLS]+[SEP] sum per window, `special_of` the window that gave each span's
         first token."""
-        import torch
-
         from inspector.core.cancel import Cancelled
         from inspector.core.text.wordpieces import tokenizer
 
@@ -180,39 +186,36 @@ class MiniLMPieceEncoder:
         owner = np.searchsorted(cuts, np.arange(n), side="right")
         cls_id, sep_id = tk.token_to_id("[CLS]"), tk.token_to_id("[SEP]")
         specials = np.zeros((len(starts), self.dim), dtype=np.float64)
-        model = self.embedder.load()
-        bert = model[0].auto_model
         first_owner = np.full(n_spans, -1, dtype=np.int64)
         batch = max(1, 4096 // window)  # windows per model call: ~4k word pieces
-        with torch.inference_mode():
-            for b0 in range(0, len(starts), batch):
-                if cancel is not None and cancel():
-                    raise Cancelled()
-                ws = starts[b0:b0 + batch]
-                seqs = [np.concatenate([[cls_id], ids[w:w + body], [sep_id]]) for w in ws]
-                longest = max(len(s) for s in seqs)
-                input_ids = torch.zeros((len(seqs), longest), dtype=torch.long)
-                mask = torch.zeros((len(seqs), longest), dtype=torch.long)
-                for r, s in enumerate(seqs):
-                    input_ids[r, :len(s)] = torch.from_numpy(s)
-                    mask[r, :len(s)] = 1
-                hidden = bert(input_ids=input_ids, attention_mask=mask).last_hidden_state
-                hidden = hidden.detach().cpu().numpy().astype(np.float64)
-                for r, w in enumerate(ws):
-                    wi = b0 + r
-                    specials[wi] = hidden[r, 0] + hidden[r, len(seqs[r]) - 1]
-                    toks = np.flatnonzero(owner[w:w + body] == wi) + w
-                    toks = toks[inside[toks]]
-                    if not len(toks):
-                        continue
-                    vecs = hidden[r, 1 + toks - w]
-                    p = piece[toks]
-                    np.add.at(sums, p, vecs)
-                    np.add.at(counts, p, 1)
-                    new = np.unique(p[first_owner[p] < 0])
-                    first_owner[new] = wi
-                if progress is not None:
-                    progress(min(b0 + batch, len(starts)), len(starts))
+        # The model runs behind `token_states` (torch or OpenVINO, wherever it runs).
+        for b0 in range(0, len(starts), batch):
+            if cancel is not None and cancel():
+                raise Cancelled()
+            ws = starts[b0:b0 + batch]
+            seqs = [np.concatenate([[cls_id], ids[w:w + body], [sep_id]]) for w in ws]
+            longest = max(len(s) for s in seqs)
+            input_ids = np.zeros((len(seqs), longest), dtype=np.int64)
+            mask = np.zeros((len(seqs), longest), dtype=np.int64)
+            for r, s in enumerate(seqs):
+                input_ids[r, :len(s)] = s
+                mask[r, :len(s)] = 1
+            hidden = self.embedder.token_states(input_ids, mask).astype(np.float64)
+            for r, w in enumerate(ws):
+                wi = b0 + r
+                specials[wi] = hidden[r, 0] + hidden[r, len(seqs[r]) - 1]
+                toks = np.flatnonzero(owner[w:w + body] == wi) + w
+                toks = toks[inside[toks]]
+                if not len(toks):
+                    continue
+                vecs = hidden[r, 1 + toks - w]
+                p = piece[toks]
+                np.add.at(sums, p, vecs)
+                np.add.at(counts, p, 1)
+                new = np.unique(p[first_owner[p] < 0])
+                first_owner[new] = wi
+            if progress is not None:
+                progress(min(b0 + batch, len(starts)), len(starts))
         means = np.zeros_like(sums)
         has = counts > 0
         means[has] = sums[has] / counts[has, None]
@@ -240,7 +243,7 @@ class VectorPieceEncoder:
 
 def piece_encoder_for(embedder: Any = None) -> PieceEncoder:
     """Token-level pooling for the bundled model, sentence vectors for anything else."""
-    if embedder is None or hasattr(embedder, "load"):
+    if embedder is None or hasattr(embedder, "encode_pooled"):
         return MiniLMPieceEncoder(embedder)
     return VectorPieceEncoder(embedder)
 
@@ -336,7 +339,7 @@ def _meta(model_id: str, doc: Document, scheme: PieceScheme) -> str:
 
 def build_piece_table(doc: Document, encoder: PieceEncoder, *, piece_tokens: int | None = None,
                       scheme: PieceScheme | None = None,
-                      cache_dir: str | Path | None = None, batch: int = 64,
+                      cache_dir: str | Path | None = None, batch: int | None = None,
                       progress: Callable[[int, int], None] | None = None,
                       cancel: Callable[[], bool] | None = None) -> PieceTable:
     """Pieces of `doc` embedded once; read from / written to the persistent cache when given.
@@ -373,6 +376,7 @@ def build_piece_table(doc: Document, encoder: PieceEncoder, *, piece_tokens: int
         special_of = np.arange(n, dtype=np.int64)
         # Longest first, as sentence-transformers batches, so padding stays small.
         order = sorted(range(n), key=lambda i: -(spans[i][1] - spans[i][0]))
+        batch = int(batch or getattr(encoder, "batch_size", 0) or 64)
         if progress:
             progress(0, n)
         for b in range(0, n, batch):

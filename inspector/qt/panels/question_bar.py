@@ -63,6 +63,9 @@ def mode_text(result: RetrievalResult | None, controller: RetrievalController) -
                                   "exact embeddings replace them once the settings rest")
     if result.retriever == "bm25":
         return "BM25", "Lexical retrieval over the embedded texts"
+    if result.note:  # exact at once while dragging, because it was predicted to be fast
+        return result.note, ("Every chunk embedded by the model, as a production pipeline does; "
+                             "predicted fast enough to replace the pooled preview while you drag")
     return "exact", "Every chunk embedded by the model, as a production pipeline does"
 
 
