@@ -11,10 +11,13 @@ stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from inspector.cli.common import (
     CliError,
@@ -75,6 +78,15 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
     add_device_args(p)
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local (default): in this process; ray: chunking, embedding and scoring on a Ray "
+                        "cluster (pip install 'chunk-inspector[ray]'), same results")
+    p.add_argument("--address", default=None, metavar="HOST:PORT",
+                   help="with --engine ray: join this cluster ('auto': the one running here; default: "
+                        "start a local one)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="with --engine ray: embedding actors and tasks at once (default: the cluster's "
+                        "CPUs, or its GPUs)")
 
 
 def add_commands(subparsers: Any) -> None:
@@ -269,46 +281,124 @@ def _render(kind: str, fmt: str, result: Any) -> str:
     return json.dumps(out, ensure_ascii=False, indent=2) if fmt == "json" else out
 
 
+# -- engines ----------------------------------------------------------------------------------------
+
+def _interruptible(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Ctrl-C ends a command with one line and status 130, not a traceback. The embedding cache
+    stays whole either way: vectors are written as atomic segment files."""
+
+    @functools.wraps(cmd)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return cmd(args)
+        except KeyboardInterrupt:
+            print(f"error: {args.command}: cancelled; vectors embedded so far are kept in the cache",
+                  file=sys.stderr)
+            return 130
+
+    return run
+
+
+def _stage_printer() -> Callable[[str, int, int], None]:
+    """Progress of the Ray engine's stages on stderr: a line when a stage starts and ends, and at
+    most one a second in between."""
+    from inspector.core.distributed.engine import UNITS
+
+    last = {"stage": "", "at": 0.0}
+
+    def show(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage == last["stage"] and 0 < done < total and now - last["at"] < 1.0:
+            return
+        last.update(stage=stage, at=now)
+        print(f"ray: {stage} {done:,}/{total:,} {UNITS.get(stage, '')}".rstrip(), file=sys.stderr, flush=True)
+
+    return show
+
+
+@contextmanager
+def _engine(args: argparse.Namespace, wb: Any) -> Iterator[Any]:
+    """What runs `evaluate`, `compare` and `sweep`: the workbench itself (--engine local), or a
+    RayEngine over it, whose cluster is shut down afterwards if it started one."""
+    if args.engine == "local":
+        if args.address is not None or args.workers is not None:
+            raise CliError("--address and --workers need --engine ray")
+        yield wb
+        return
+    from inspector.core.distributed import EngineError, RayEngine
+
+    try:
+        engine = RayEngine(wb, address=args.address, workers=args.workers, progress=_stage_printer())
+    except EngineError as exc:
+        raise CliError(str(exc)) from None
+    s = engine.session
+    where = f"joined {s.address}" if s.address else ("started a local cluster" if s.owned else "cluster")
+    print(f"ray: {where} with {s.cpus} CPUs, {s.gpus} GPUs",
+          file=sys.stderr, flush=True)
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+def _device_source(runner: Any) -> Any:
+    """What the report's device line names: where the Ray engine's actors ran the model, if they
+    did; else the driver's embedder."""
+    info = getattr(runner, "device", None)
+    if isinstance(info, dict):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(**info)
+    return runner.embedder
+
+
 # -- eval -------------------------------------------------------------------------------------------
 
+@_interruptible
 def _cmd_eval(args: argparse.Namespace) -> int:
     config = _config(args)
     budget = _budget(args)
     wb = open_workbench(args, [config.retriever])
     docs, gold = wb.documents, wb.gold
-    report = wb.evaluate(config, budget=budget)
+    with _engine(args, wb) as runner:
+        report = runner.evaluate(config, budget=budget)
+        shown = _device_source(runner)
     if args.format == "json":
         _print(report_json(report, config, gold=gold.path, documents=[d.doc_id for d in docs],
-                           warnings=[w.one_line() for w in gold.warnings], **device_fields(wb.embedder)))
+                           warnings=[w.one_line() for w in gold.warnings], **device_fields(shown)))
     elif args.format == "markdown":
         print(report_markdown(report, config, gold_path=gold.path,
                               document=", ".join(d.doc_id for d in docs)), end="")
     elif args.format == "csv":
         print(report_csv(report), end="")
     else:
-        print(device_line(wb.embedder))
+        print(device_line(shown))
         print(report_text(report, config, multi_doc=len(docs) > 1), end="")
     return 0
 
 
 # -- compare ----------------------------------------------------------------------------------------
 
+@_interruptible
 def _cmd_compare(args: argparse.Namespace) -> int:
     config = _config(args)
     baseline = _against(args.against, config, args.prefix)
     wb = open_workbench(args, [config.retriever, baseline.retriever])
-    cmp = wb.compare(baseline, config, budget=_budget(args))
+    with _engine(args, wb) as runner:
+        cmp = runner.compare(baseline, config, budget=_budget(args))
+        shown = _device_source(runner)
     if args.format == "json":
-        _print({**RENDERERS[("comparison", "json")](cmp), **device_fields(wb.embedder)})
+        _print({**RENDERERS[("comparison", "json")](cmp), **device_fields(shown)})
         return 0
     if args.format == "table":
-        print(device_line(wb.embedder))
+        print(device_line(shown))
     print(_render("comparison", args.format, cmp), end="")
     return 0
 
 
 # -- sweep ------------------------------------------------------------------------------------------
 
+@_interruptible
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from inspector.core.chunking.registry import get_strategy
     from inspector.core.evaluation.config import EvalConfig
@@ -332,12 +422,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise CliError("the grid holds no valid configuration: " + "; ".join(r for _c, r in skipped[:3]))
     against = _against(args.against or EvalConfig().strategy, configs[0], args.prefix)
     wb = open_workbench(args, [retriever])
-    result = wb.sweep(configs, skipped=skipped, confirm=args.confirm, against=against,
-                      budget=_budget(args), folds=max(2, args.folds))
+    with _engine(args, wb) as runner:
+        result = runner.sweep(configs, skipped=skipped, confirm=args.confirm, against=against,
+                              budget=_budget(args), folds=max(2, args.folds))
+        shown = _device_source(runner)
     if args.format == "json":
-        _print({**RENDERERS[("sweep", "json")](result), **device_fields(wb.embedder)})
+        _print({**RENDERERS[("sweep", "json")](result), **device_fields(shown)})
     elif args.format == "table":
-        print(device_line(wb.embedder))
+        print(device_line(shown))
         print(sweep_text(result, top=args.top), end="")
     else:
         print(_render("sweep", args.format, result), end="")

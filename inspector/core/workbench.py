@@ -423,13 +423,8 @@ class Workbench:
             if cancel is not None and cancel():
                 cancelled = True
                 break
-            search = IndexSearch(index, retriever=first.retriever, multi_doc=len(docs) > 1)
-            deepest = max(c.k for c in members)
-            results = search.many(questions, deepest)
-            for c in sorted(members, key=lambda c: c.k):
-                rows.append(SweepRow(c, evaluate(questions, docs, chunks, search, c.k, results=results,
-                                                 budget=budget), current=c == against))
-                done += 1
+            rows.extend(score_group(members, index, chunks, docs, questions, budget=budget, against=against))
+            done += len(members)
         if progress is not None and not cancelled:
             progress(total, total, "")
         rows.sort(key=rank_key)
@@ -611,6 +606,20 @@ class Workbench:
         self._reports.clear()
 
 
+def score_group(members: Sequence[EvalConfig], index: Any, chunks: ChunksByDoc, docs: Sequence[Document],
+                questions: Sequence[GoldQuestion], *, budget: int | None = None,
+                against: EvalConfig | None = None) -> list[SweepRow]:
+    """Sweep rows of configurations that share chunks and index (they differ in k only): one
+    search as deep as the largest k, each k scored from it. The local sweep calls it, and so does
+    each evaluation task of the Ray engine (`inspector.core.distributed`): one scoring, two engines."""
+    first = members[0]
+    search = IndexSearch(index, retriever=first.retriever, multi_doc=len(docs) > 1)
+    results = search.many(questions, max(c.k for c in members))
+    return [SweepRow(c, evaluate(questions, docs, chunks, search, c.k, results=results, budget=budget),
+                     current=c == against)
+            for c in sorted(members, key=lambda c: c.k)]
+
+
 def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | None = None,
               folds: int = 5, seed: int = 0) -> tuple[list[SweepRow], Recommendation]:
     """Cross-validated advice over sweep rows (one gold set) against the `current` row, and the
@@ -695,4 +704,5 @@ def default_index_factory(embedder: Any = None, cache: Any = None, progress: Any
 
 __all__ = ["Workbench", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED", "FALLBACK",
            "chunks_fingerprint", "corpus_fingerprint", "config_for", "run_config", "chunk_corpus",
+           "score_group", "recommend",
            "compare", "sweep", "sweep_grid", "default_index_factory"]

@@ -346,7 +346,6 @@ def build_piece_table(doc: Document, encoder: PieceEncoder, *, piece_tokens: int
 
     `scheme` defaults to `DEFAULT_SCHEME`; `piece_tokens` overrides its piece size. An encoder
     without `encode_in_context` (sentence vectors) embeds pieces alone whatever the scheme says."""
-    from inspector.core.atomic import atomic_write_bytes
     from inspector.core.cancel import Cancelled, current
 
     if cancel is None:
@@ -392,15 +391,37 @@ def build_piece_table(doc: Document, encoder: PieceEncoder, *, piece_tokens: int
     table = PieceTable(np.asarray([s for s, _ in spans], dtype=np.int64),
                        np.asarray([e for _, e in spans], dtype=np.int64), means, counts,
                        encoder.model_id, doc.sha256, specials, scheme, special_of)
-    if path is not None:
-        buf = io.BytesIO()
-        np.savez(buf, starts=table.starts, ends=table.ends, means=table.means, counts=table.counts,
-                 specials=specials, special_of=special_of, meta=np.asarray(_meta(encoder.model_id, doc, scheme)))
-        try:
-            atomic_write_bytes(path, buf.getvalue())
-        except OSError:
-            pass  # a cache that cannot be written only costs time next run
+    if cache_dir is not None:
+        store_piece_table(table, doc, cache_dir)
     return table
+
+
+def cached_piece_table(doc: Document, encoder: PieceEncoder, cache_dir: str | Path,
+                       scheme: PieceScheme | None = None) -> PieceTable | None:
+    """The document's stored piece table for this encoder and scheme, or None (absent, unreadable
+    or inconsistent): what `build_piece_table` would read instead of embedding."""
+    scheme = scheme or DEFAULT_SCHEME
+    path = _cache_path(Path(cache_dir), encoder.model_id, doc, scheme)
+    return _load_table(path, encoder.model_id, doc, scheme) if path.exists() else None
+
+
+def store_piece_table(table: PieceTable, doc: Document, cache_dir: str | Path) -> None:
+    """Write a piece table where `build_piece_table` looks for it (atomically: a reader sees the
+    old file or the new one). The Ray engine builds tables on workers and its driver writes them
+    here, so one process writes the cache folder."""
+    from inspector.core.atomic import atomic_write_bytes
+
+    path = _cache_path(Path(cache_dir), table.model_id, doc, table.scheme)
+    n = len(table)
+    specials = table.specials if table.specials is not None else np.zeros_like(table.means)
+    special_of = table.special_of if table.special_of is not None else np.arange(n, dtype=np.int64)
+    buf = io.BytesIO()
+    np.savez(buf, starts=table.starts, ends=table.ends, means=table.means, counts=table.counts,
+             specials=specials, special_of=special_of, meta=np.asarray(_meta(table.model_id, doc, table.scheme)))
+    try:
+        atomic_write_bytes(path, buf.getvalue())
+    except OSError:
+        pass  # a cache that cannot be written only costs time next run
 
 
 class _Level:
@@ -528,10 +549,15 @@ class PooledVectors:
             return
         if self.encoder is None:
             raise ValueError("prefix vectors need a piece encoder")
-        m, c, s = self.encoder.encode_pieces(missing)
+        pieces = encode_prefix_pieces(self.encoder, missing)
         with self._lock:
-            for p, vec, cnt, sp in zip(missing, m, c, s):
-                self._prefixes[p] = (vec.astype(np.float64), int(cnt), sp.astype(np.float64))
+            self._prefixes.update(pieces)
+
+    def add_prefix_pieces(self, pieces: Mapping[str, tuple[np.ndarray, int, np.ndarray]]) -> None:
+        """Prefix pieces embedded elsewhere (`encode_prefix_pieces`, e.g. on a Ray worker that holds
+        the model): a chunk with one of these prefixes is pooled without running the model here."""
+        with self._lock:
+            self._prefixes.update(pieces)
 
     def read_ends(self, chunks: Sequence[Chunk], *, with_prefix: bool = True) -> np.ndarray:
         """End of the text pooled for each chunk: where the exact embedder stops reading."""
@@ -595,6 +621,18 @@ class PooledVectors:
                 return _normalized(vec).astype(np.float32)
             mix[rows] += weight[rows, None] * _normalized(vec)
         return _normalized(mix).astype(np.float32)
+
+
+def encode_prefix_pieces(encoder: PieceEncoder, prefixes: Sequence[str]
+                         ) -> dict[str, tuple[np.ndarray, int, np.ndarray]]:
+    """Each distinct non-empty context prefix embedded as one piece, in one encoder call (sorted):
+    prefix -> (content mean, content count, [CLS]+[SEP] sum), what `PooledVectors` adds to the
+    chunks that carry the prefix."""
+    todo = sorted({p for p in prefixes if p})
+    if not todo:
+        return {}
+    m, c, s = encoder.encode_pieces(todo)
+    return {p: (vec.astype(np.float64), int(cnt), sp.astype(np.float64)) for p, vec, cnt, sp in zip(todo, m, c, s)}
 
 
 def _hat(x: np.ndarray, knots: np.ndarray, i: int) -> np.ndarray:

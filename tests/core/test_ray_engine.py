@@ -1,0 +1,301 @@
+"""`--engine ray`: the same reports as the local engine, one-line errors, and a cache left whole
+by a cancel or a Ctrl-C. One local two-worker cluster serves every test here (Ray starts slowly)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inspector.cli import main
+from inspector.core.cancel import Cancelled
+from inspector.core.embedding.cache import EmbeddingCache, text_key
+from inspector.core.embedding.embedder import HashEmbedder, cache_namespace
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.workbench import Workbench
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "gold"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One local cluster of two CPUs for the session, shut down at its end."""
+    from inspector.core.distributed import start_local
+
+    session = start_local(2)
+    yield session
+    session.close()
+
+
+@pytest.fixture()
+def corpus(tmp_path) -> Path:
+    folder = tmp_path / "corpus"
+    shutil.copytree(DATA / "corpus", folder)
+    return folder
+
+
+@pytest.fixture()
+def gold(tmp_path) -> Path:
+    p = tmp_path / "g.gold.jsonl"
+    shutil.copy(DATA / "good.gold.jsonl", p)
+    return p
+
+
+def run_json(capsys, *argv: str) -> dict:
+    code = main(list(argv) + ["--format", "json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out)
+
+
+def both_engines(capsys, *argv: str) -> tuple[dict, dict, str]:
+    local = run_json(capsys, *argv)
+    code = main(list(argv) + ["--format", "json", "--engine", "ray", "--workers", "2"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return local, json.loads(out.out), out.err
+
+
+# -- same results -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("retriever", ["bm25", "dense"])
+def test_eval_same_report_as_local(ray_cluster, capsys, corpus, gold, retriever):
+    local, ray_, err = both_engines(capsys, "eval", str(corpus), "--gold", str(gold), "--strategy", "recursive",
+                                    "--size", "48", "--k", "2", "--retriever", retriever, "--embedder", "hash")
+    assert ray_ == local
+    assert local["questions"]  # the gold set was scored, not an empty report twice
+    assert "ray: chunking 2/2 documents" in err and "ray: evaluating 1/1 configurations" in err
+    if retriever == "dense":
+        assert "texts" in err  # the embedding stage reported its counts
+
+
+def test_eval_with_the_model_same_report_as_local(ray_cluster, capsys, corpus, gold):
+    """The bundled model, each engine on a cold embedding cache: the actors' vectors score as
+    the local process's."""
+    from inspector.core.embedding.cache import default_cache
+    from inspector.core.embedding.embedder import default_embedder
+
+    argv = ["eval", str(corpus), "--gold", str(gold), "--strategy", "recursive", "--size", "64", "--k", "2",
+            "--device", "cpu"]
+    namespace = cache_namespace(default_embedder())
+    default_cache().clear(namespace)
+    local = run_json(capsys, *argv)
+    default_cache().clear(namespace)
+    code = main(argv + ["--format", "json", "--engine", "ray"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "ray: embedding" in out.err  # the actors embedded: nothing was cached
+    assert json.loads(out.out) == local
+
+
+def test_sweep_same_rows_and_recommendation_as_local(ray_cluster, capsys, corpus, gold):
+    """Pooled rows (piece tables built on the actors), two confirmed exactly, and the
+    cross-validated recommendation: all as the local engine's."""
+    local, ray_, err = both_engines(capsys, "sweep", str(corpus), "--gold", str(gold),
+                                    "--strategies", "recursive,fixed_tokens", "--sizes", "32,64",
+                                    "--ks", "1,3", "--retriever", "hybrid", "--embedding", "pooled",
+                                    "--confirm", "2", "--against", "markdown", "--embedder", "hash")
+    assert ray_ == local
+    assert len(local["rows"]) >= 8 and local["recommendation"] is not None
+    assert sum(1 for r in local["rows"] if r.get("exact")) == 2
+    assert "ray: pieces 2/2 documents" in err
+
+
+def test_compare_bm25_same_as_local(ray_cluster, capsys, corpus, gold):
+    local, ray_, _err = both_engines(capsys, "compare", str(corpus), "--gold", str(gold), "--strategy",
+                                     "paragraph", "--against", "fixed_chars:120:0", "--retriever", "bm25")
+    assert ray_ == local
+
+
+def test_rerun_answered_from_the_cache_by_either_engine(ray_cluster, tmp_path, corpus, gold):
+    """The vectors the Ray workers computed are in the driver's cache folder: a local run and a
+    second Ray run, each with a fresh cache object on that folder, embed nothing."""
+    from inspector.core.distributed import RayEngine
+
+    config = EvalConfig("fixed_tokens", {"size": 40, "overlap": 8}, 3, "dense")
+
+    def workbench(embedder) -> Workbench:
+        wb = Workbench(embedder=embedder, cache=EmbeddingCache(tmp_path / "cache"))
+        wb.open([corpus])
+        wb.load_gold(gold)
+        return wb
+
+    engine = RayEngine(workbench(HashEmbedder()), session=ray_cluster)
+    first = engine.evaluate(config)
+    assert engine.counts["embedded"] > 0
+
+    calls: list[int] = []
+
+    class Counting(HashEmbedder):
+        def encode(self, texts):
+            calls.append(len(texts))
+            return super().encode(texts)
+
+    local = workbench(Counting()).evaluate(config)
+    assert calls == []  # chunks and questions alike came from the cache
+    assert [q.rank for q in local.questions] == [q.rank for q in first.questions]
+    assert (local.hit_rate, local.mrr) == (first.hit_rate, first.mrr)
+
+    again = RayEngine(workbench(HashEmbedder()), session=ray_cluster)
+    second = again.evaluate(config)
+    assert again.counts.get("embedded", 0) == 0 and again.counts["cached"] > 0
+    assert [q.rank for q in second.questions] == [q.rank for q in first.questions]
+
+
+# -- errors -----------------------------------------------------------------------------------------
+
+def test_missing_ray_is_one_line(monkeypatch, capsys, corpus, gold):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    monkeypatch.setitem(sys.modules, "ray.data", None)
+    code = main(["eval", str(corpus), "--gold", str(gold), "--retriever", "bm25", "--engine", "ray"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1
+    assert "needs Ray" in err and "pip install 'chunk-inspector[ray]'" in err
+
+
+def test_unreachable_address_is_one_line(capsys, corpus, gold):
+    code = main(["sweep", str(corpus), "--gold", str(gold), "--retriever", "bm25", "--strategies", "paragraph",
+                 "--engine", "ray", "--address", "127.0.0.1:1"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.splitlines() == [err] and "cannot reach the Ray cluster at 127.0.0.1:1" in err
+
+
+def test_address_needs_the_ray_engine(capsys, corpus, gold):
+    code = main(["eval", str(corpus), "--gold", str(gold), "--retriever", "bm25", "--address", "127.0.0.1:1"])
+    assert code == 2
+    assert "--address and --workers need --engine ray" in capsys.readouterr().err
+
+
+def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys, corpus, gold):
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Workbench, "evaluate", interrupted)
+    code = main(["eval", str(corpus), "--gold", str(gold), "--retriever", "bm25"])
+    err = capsys.readouterr().err.strip()
+    assert code == 130 and err.splitlines() == [err] and "cancelled" in err
+
+
+# -- cancelling leaves the cache whole --------------------------------------------------------------
+
+def _cache_records(folder: Path, embedder: HashEmbedder, texts: list[str]) -> tuple[EmbeddingCache, dict]:
+    """A fresh cache on the folder (it verifies every record's CRC on load) and what it holds of
+    these texts."""
+    cache = EmbeddingCache(folder)
+    found = cache.get_many(cache_namespace(embedder), [text_key(t) for t in texts], embedder.dim)
+    return cache, found
+
+
+def _corpus_texts(corpus: Path, config: EvalConfig) -> list[str]:
+    wb = Workbench()
+    wb.open([corpus])
+    return sorted({c.embedded_text(d, with_prefix=bool(config.with_prefix))
+                   for d in wb.documents for c in wb.chunks_for(config)[d.doc_id] if c.role != "parent"})
+
+
+def _assert_whole(cache: EmbeddingCache, found: dict, texts: list[str], embedder: HashEmbedder) -> None:
+    assert cache.damaged == 0
+    by_key = {text_key(t): t for t in texts}
+    for key, vec in found.items():
+        np.testing.assert_array_equal(vec, embedder.encode_one(by_key[key]))
+
+
+def test_cancel_mid_embedding_leaves_whole_records(ray_cluster, tmp_path, corpus, gold):
+    from inspector.core.distributed import RayEngine
+
+    config = EvalConfig("fixed_tokens", {"size": 8, "overlap": 0}, 3, "dense")
+    emb = HashEmbedder()
+    emb.batch_size = 2  # many small batches, so the cancel lands mid-stage
+    wb = Workbench(embedder=emb, cache=EmbeddingCache(tmp_path / "cache"))
+    wb.open([corpus])
+    wb.load_gold(gold)
+    seen: list[tuple[str, int]] = []
+    engine = RayEngine(wb, session=ray_cluster, progress=lambda s, d, n: seen.append((s, d)),
+                       cancel=lambda: any(s == "embedding" and d > 0 for s, d in seen))
+    with pytest.raises(Cancelled):
+        engine.evaluate(config)
+    texts = _corpus_texts(corpus, config)
+    cache, found = _cache_records(tmp_path / "cache", emb, texts)
+    _assert_whole(cache, found, texts, emb)
+    assert 0 < len(found) < len(texts)
+
+
+_SIGINT_SCRIPT = """
+import sys, time
+sys.path.insert(0, {root!r})
+from inspector.core.distributed import RayEngine
+from inspector.core.embedding.cache import EmbeddingCache
+from inspector.core.embedding.embedder import HashEmbedder
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.workbench import Workbench
+
+class SlowHash(HashEmbedder):
+    def encode(self, texts):
+        time.sleep(0.4)
+        return super().encode(texts)
+
+emb = SlowHash()
+emb.batch_size = 2
+wb = Workbench(embedder=emb, cache=EmbeddingCache({cache!r}))
+wb.open([{corpus!r}])
+wb.load_gold({gold!r})
+engine = RayEngine(wb, address={address!r}, workers=2,
+                   progress=lambda s, d, n: print("progress", s, d, n, flush=True))
+try:
+    engine.evaluate(EvalConfig("fixed_tokens", {{"size": 8, "overlap": 0}}, 3, "dense"))
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+finally:
+    engine.close()
+"""
+
+
+def test_sigint_to_a_driver_mid_embedding_leaves_whole_records(ray_cluster, tmp_path, corpus, gold):
+    """Ctrl-C as a terminal sends it: SIGINT to a driver that joined the cluster by address."""
+    script = tmp_path / "driver.py"
+    cache_dir = tmp_path / "cache"
+    script.write_text(textwrap.dedent(_SIGINT_SCRIPT.format(
+        root=str(ROOT), cache=str(cache_dir), corpus=str(corpus), gold=str(gold),
+        address=ray_cluster.ray.get_runtime_context().gcs_address)), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=str(ROOT), env=dict(os.environ))
+    lines: list[str] = []
+    deadline = time.monotonic() + 90
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.strip())
+            parts = line.split()
+            if parts[:2] == ["progress", "embedding"] and int(parts[2]) > 0:
+                proc.send_signal(signal.SIGINT)
+                break
+            assert time.monotonic() < deadline, lines
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines += out.split()
+    assert proc.returncode == 130, (lines, err[-2000:])
+    assert "interrupted" in lines and "finished" not in lines
+    config = EvalConfig("fixed_tokens", {"size": 8, "overlap": 0}, 3, "dense")
+    texts = _corpus_texts(corpus, config)
+    emb = HashEmbedder()
+    cache, found = _cache_records(cache_dir, emb, texts)
+    _assert_whole(cache, found, texts, emb)
+    assert 0 < len(found) < len(texts)
