@@ -29,9 +29,10 @@ DATA = ROOT / "tests" / "data" / "gold"
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster():
-    """One local cluster of two CPUs for the session, shut down at its end."""
+    """One local cluster of two CPUs for this module, shut down at its end (not the session's:
+    its processes would sit beside every later test on a small machine)."""
     from inspector.core.distributed import start_local
 
     session = start_local(2)
@@ -93,7 +94,7 @@ def test_eval_with_the_model_same_report_as_local(ray_cluster, capsys, corpus, g
     default_cache().clear(namespace)
     local = run_json(capsys, *argv)
     default_cache().clear(namespace)
-    code = main(argv + ["--format", "json", "--engine", "ray"])
+    code = main(argv + ["--format", "json", "--engine", "ray", "--workers", "1"])  # one model load
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "ray: embedding" in out.err  # the actors embedded: nothing was cached
@@ -102,11 +103,23 @@ def test_eval_with_the_model_same_report_as_local(ray_cluster, capsys, corpus, g
 
 def test_sweep_same_rows_and_recommendation_as_local(ray_cluster, capsys, corpus, gold):
     """Pooled rows (piece tables built on the actors), two confirmed exactly, and the
-    cross-validated recommendation: all as the local engine's."""
-    local, ray_, err = both_engines(capsys, "sweep", str(corpus), "--gold", str(gold),
-                                    "--strategies", "recursive,fixed_tokens", "--sizes", "32,64",
-                                    "--ks", "1,3", "--retriever", "hybrid", "--embedding", "pooled",
-                                    "--confirm", "2", "--against", "markdown", "--embedder", "hash")
+    cross-validated recommendation: all as the local engine's. Each engine starts without stored
+    piece tables, so the actors build theirs rather than reading the local engine's."""
+    from inspector.core.embedding.cache import default_cache_dir
+
+    argv = ["sweep", str(corpus), "--gold", str(gold), "--strategies", "recursive,fixed_tokens",
+            "--sizes", "32,64", "--ks", "1,3", "--retriever", "hybrid", "--embedding", "pooled",
+            "--confirm", "2", "--against", "markdown", "--embedder", "hash", "--format", "json"]
+    tables = default_cache_dir() / "pooled"
+    shutil.rmtree(tables, ignore_errors=True)
+    local = run_json(capsys, *argv[:-2])
+    assert any(tables.rglob("*.npz"))  # the local engine stored its tables ...
+    shutil.rmtree(tables)  # ... and the Ray engine does not get to read them
+    code = main(argv + ["--engine", "ray", "--workers", "2"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    ray_, err = json.loads(out.out), out.err
+    assert len(list(tables.rglob("*.npz"))) == 2  # built on the actors, stored by the driver
     assert ray_ == local
     assert len(local["rows"]) >= 8 and local["recommendation"] is not None
     assert sum(1 for r in local["rows"] if r.get("exact")) == 2
@@ -114,9 +127,10 @@ def test_sweep_same_rows_and_recommendation_as_local(ray_cluster, capsys, corpus
 
 
 def test_compare_bm25_same_as_local(ray_cluster, capsys, corpus, gold):
-    local, ray_, _err = both_engines(capsys, "compare", str(corpus), "--gold", str(gold), "--strategy",
-                                     "paragraph", "--against", "fixed_chars:120:0", "--retriever", "bm25")
+    local, ray_, err = both_engines(capsys, "compare", str(corpus), "--gold", str(gold), "--strategy",
+                                    "paragraph", "--against", "fixed_chars:120:0", "--retriever", "bm25")
     assert ray_ == local
+    assert "ray: evaluating 2/2 configurations" in err  # A and B, each a task
 
 
 def test_rerun_answered_from_the_cache_by_either_engine(ray_cluster, tmp_path, corpus, gold):
@@ -152,6 +166,27 @@ def test_rerun_answered_from_the_cache_by_either_engine(ray_cluster, tmp_path, c
     second = again.evaluate(config)
     assert again.counts.get("embedded", 0) == 0 and again.counts["cached"] > 0
     assert [q.rank for q in second.questions] == [q.rank for q in first.questions]
+
+
+# -- Ray stays optional ------------------------------------------------------------------------------
+
+def test_nothing_but_the_ray_engine_imports_ray():
+    """Every module of the package (the core, the command line, the window) imports without Ray,
+    and a command on the local engine runs without it: Ray loads only for `--engine ray`."""
+    code = textwrap.dedent("""
+        import importlib, pkgutil, sys
+        import inspector
+        for info in pkgutil.walk_packages(inspector.__path__, "inspector."):
+            importlib.import_module(info.name)
+        from inspector.cli import main
+        assert main(["eval", sys.argv[1], "--gold", sys.argv[2], "--retriever", "bm25"]) == 0
+        bad = sorted(m for m in sys.modules if m.split(".")[0] == "ray")
+        assert not bad, bad[:5]
+    """)
+    proc = subprocess.run([sys.executable, "-c", code, str(DATA / "corpus"), str(DATA / "good.gold.jsonl")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 # -- errors -----------------------------------------------------------------------------------------

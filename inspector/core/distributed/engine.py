@@ -77,7 +77,9 @@ class RayEngine:
         self.device: dict[str, Any] | None = None
         """What the embedding actors reported: {"device", "dtype", "backend"} (None: no model ran)."""
         self.timings: dict[str, float] = {}
-        """Seconds per stage, summed over the run (benchmarks read them)."""
+        """Seconds per stage, summed over the run (benchmarks read them); "embedding_first": of
+        the embedding stage, the seconds until the first batch came back (actors started, model
+        loaded)."""
         self.counts: dict[str, int] = {}
         """What each stage handled: documents, texts embedded, texts found in the cache, tasks."""
 
@@ -309,9 +311,14 @@ class RayEngine:
         done = 0
         self._report("embedding", 0, total)
         ok = True
+        first = True
         it = ds.iter_batches(batch_size=None, batch_format="numpy")
         try:
             for out in it:
+                if first:  # the actors' start and model load, before any batch came back
+                    first = False
+                    self.timings["embedding_first"] = (self.timings.get("embedding_first", 0.0)
+                                                       + time.perf_counter() - t0)
                 keys = [bytes(k) for k in out["key"]]
                 vecs = np.asarray(out["vector"], dtype=np.float32)
                 if keys and self.device is None:
