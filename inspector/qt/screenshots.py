@@ -6,6 +6,9 @@ ask.png             a question with its top-5 chunks outlined and the Reader (re
 gold.png            the gold set panel, `markdown` pinned as baseline, `fixed_chars` 500/0 against it
 compare.png         `markdown` pinned, `recursive` 128 against it: the baseline lane beside the text,
                     boundaries moved/added/removed, a broken question's answer in view (BM25, no model)
+laptop.png          the window at a laptop's 1280x800 as `make run` opens it (the handbook, its gold set
+                    in front), a question asked
+small.png           the same at 1024x700: one column of tabs on the left, the bottom docks full width
 Pass --dark for dark-palette versions (window-dark.png, ...). ask.png and gold.png load the bundled
 embedding model (the first run embeds the handbook: a minute or so on a laptop CPU).
 """
@@ -71,6 +74,7 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
         window.open_paths([str(sample_path())])
         window.state.set_strategy("markdown")
         window.controller.submit_now()
+        window.table_dock.raise_()  # the gold set came to the front with the handbook; here: the chunks
         _settle(app)
         # Select the refund-tier chunk (a trap in the sample set): the table fits, but the caveat
         # after it runs past the embedder's 256 word pieces, so its end is shaded in the text and
@@ -218,6 +222,53 @@ def render_compare(out_dir: Path, *, dark: bool = False) -> list[Path]:
 COMPARE_SIZE = 128
 COMPARE_QUESTION = ASK_QUESTION
 
+LAPTOP_SIZE = (1280, 800)
+SMALL_SIZE = (1024, 700)
+
+
+def render_sizes(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Path]:
+    """laptop.png and small.png: the default layout for a laptop's screen and a small window, as
+    `make run` opens the handbook (its gold set loads and comes to the front), a question asked.
+    With `model` the bundled model answers (exact embeddings), else BM25."""
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    written: list[Path] = []
+    for name, size in (("laptop", LAPTOP_SIZE), ("small", SMALL_SIZE)):
+        with tempfile.TemporaryDirectory() as tmp:
+            window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                                debounce_ms=0, synchronous_retrieval=True)
+            window.resize(*size)
+            window.show()
+            _settle(app)
+            window.state.set_strategy("markdown")
+            window.open_paths([str(sample_path())])
+            _settle(app)
+            if model:
+                window.start_model()
+                window.retrieval.set_settle_ms(0)
+            else:
+                window.retrieval.set_retriever("bm25")
+            window.question_bar.ask(ASK_QUESTION)
+            _settle(app, 20)
+            window.gold_dock.raise_()  # asking showed the Reader; the gold set stays in front below
+            window.view.goto_hit(0)
+            _settle(app)
+            path = out_dir / f"{name}{suffix}.png"
+            window.grab().save(str(path))
+            written.append(path)
+            window.close()
+            _settle(app)
+    return written
+
 
 def _chunk_at(window, offset: int) -> int:
     ids = window.view.chunk_ids_at(offset)
@@ -231,11 +282,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", nargs="?", default="docs")
     parser.add_argument("--dark", action="store_true", help="render with the dark palette")
-    parser.add_argument("--no-model", action="store_true", help="skip ask.png and gold.png (they load the model)")
+    parser.add_argument("--no-model", action="store_true",
+                        help="skip ask.png and gold.png, and answer with BM25 in laptop.png and small.png")
     args = parser.parse_args(argv)
     for path in render(Path(args.out_dir), dark=args.dark):
         print(path)
     for path in render_compare(Path(args.out_dir), dark=args.dark):
+        print(path)
+    for path in render_sizes(Path(args.out_dir), dark=args.dark, model=not args.no_model):
         print(path)
     if not args.no_model:
         for path in render_retrieval(Path(args.out_dir), dark=args.dark):
