@@ -127,8 +127,10 @@ def test_stale_chunks_are_veiled_while_a_slow_strategy_computes(qtbot, make_wind
         # The old chunks are still on screen, under a veil that says what is being computed.
         assert w.state.result is before and before.request.strategy == "markdown"
         for veil in w.stale.veils:
-            assert veil.isVisible() and veil.geometry() == veil.target.rect()
+            assert veil.isVisible() and veil.mapTo(w, QPoint(0, 0)) == veil.target.mapTo(w, QPoint(0, 0))
+            assert veil.size() == veil.target.size()
             assert "slow_test_layout" in veil.text
+        assert w.gold_panel.splitter.count() == 2  # the veil is no pane of the splitter
         assert {v.target for v in w.stale.veils} == {w.view, w.stats_panel, w.table, w.gold_panel.splitter}
         r = wait_complete(w)
         assert r.request.strategy == "slow_test_layout"

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from PySide6.QtCore import QEvent, QObject, QRectF, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPalette
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QSplitter, QWidget
 
 from inspector.qt.controllers.chunking import ChunkingController
 from inspector.qt.controllers.state import InspectorState
@@ -30,18 +30,25 @@ VEIL_ALPHA = 0.5
 
 
 class StaleVeil(QWidget):
-    """A translucent wash with a label, over the whole of its parent; clicks pass through."""
+    """A translucent wash with a label over the whole of `target`; clicks pass through. A splitter
+    would take the veil for one more pane, so over a splitter it is the splitter's sibling."""
 
     def __init__(self, target: QWidget) -> None:
-        super().__init__(target)
+        host = target.parentWidget() if isinstance(target, QSplitter) and target.parentWidget() else target
+        super().__init__(host)
         self.target = target
         self.text = "computing…"
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
         self.setAttribute(Qt.WidgetAttribute.WA_NoSystemBackground, True)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         target.installEventFilter(self)
-        self.setGeometry(target.rect())
+        self.setGeometry(self._area())
         self.hide()
+
+    def _area(self) -> QRect:
+        """The target's rectangle in the veil's parent."""
+        t = self.target
+        return t.rect() if self.parentWidget() is t else t.geometry()
 
     def set_text(self, text: str) -> None:
         if text != self.text:
@@ -49,13 +56,13 @@ class StaleVeil(QWidget):
             self.update()
 
     def show_over(self) -> None:
-        self.setGeometry(self.target.rect())
+        self.setGeometry(self._area())
         self.show()
         self.raise_()
 
     def eventFilter(self, obj: QObject, e: QEvent) -> bool:
-        if obj is self.target and e.type() == QEvent.Type.Resize:
-            self.setGeometry(self.target.rect())
+        if obj is self.target and e.type() in (QEvent.Type.Resize, QEvent.Type.Move):
+            self.setGeometry(self._area())
         return False
 
     def paintEvent(self, e: QPaintEvent) -> None:
