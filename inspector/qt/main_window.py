@@ -188,6 +188,9 @@ class MainWindow(QMainWindow):
 
         self.compare = CompareLanes(self.state, self.retrieval, self.view, self.strip, self.gold_panel, self)
         """The pinned baseline's chunks beside the current ones (gutter, strip, gold panel)."""
+        from inspector.qt.panels.embedding_map import install_embedding_map
+
+        self.embedding_map = install_embedding_map(self)  # View ▸ Embedding Map
         self.plugins.load_installed()  # before restoring: the saved strategy may be a plug-in's
         self.restore_settings()
 
@@ -264,6 +267,7 @@ class MainWindow(QMainWindow):
         edit_menu = mb.addMenu("&Edit")
         edit_menu.addAction(self.add_question_action)
         view_menu = mb.addMenu("&View")
+        self.view_menu = view_menu
         view_menu.addAction(self.find_action)
         view_menu.addSeparator()
         view_menu.addAction(self.next_action)
@@ -529,6 +533,7 @@ class MainWindow(QMainWindow):
             if self.sweep_dialog is not None:
                 self.sweep_dialog.close()
                 self.sweep_dialog.shutdown()
+            self.embedding_map.shutdown()
             self.retrieval.shutdown()
             self.files.shutdown()
         super().closeEvent(e)
