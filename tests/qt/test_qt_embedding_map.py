@@ -81,6 +81,8 @@ def test_the_gold_answer_and_the_misses_are_marked(qtbot, hash_window, open_doc,
     hits = {i for i, c in enumerate(r.index.entries) for h in r.hits if h.matched.id == c.id}
     assert set(np.flatnonzero(m.categories == ANSWER)) == holders - hits
     assert set(np.flatnonzero(m.categories == HIT)) == hits
+    assert set(m.answer_rows) == holders  # ringed, retrieved or not
+    assert "holds the answer" in m.legend.text()
     missed = [qr for qr in r.report.questions if not qr.hit and qr.diagnosis and qr.diagnosis.chunks]
     if missed:  # the hash embedder misses some: their answers' chunks are crossed
         assert (m.categories == MISSED).sum() > 0 or all(
