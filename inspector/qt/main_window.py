@@ -191,6 +191,11 @@ class MainWindow(QMainWindow):
         from inspector.qt.panels.embedding_map import install_embedding_map
 
         self.embedding_map = install_embedding_map(self)  # View ▸ Embedding Map
+        from inspector.qt.controllers.bill import install_bill
+        from inspector.qt.panels.language_note import install_language_note
+
+        self.bill = install_bill(self)  # money and time in the statistics and gold panels, the sweep
+        self.language_note = install_language_note(self)  # the bundled English model vs the text's language
         self.plugins.load_installed()  # before restoring: the saved strategy may be a plug-in's
         self.restore_settings()
 

@@ -160,7 +160,8 @@ def bill_parts(bill: Bill) -> dict[str, str]:
     else:
         out["context"] = ""
     if bill.embed_seconds_estimate is not None and r.throughput is not None:
-        out["time"] = (f"≈ {format_seconds(bill.embed_seconds_estimate)} to embed here "
+        approx = "" if bill.embed_seconds_estimate < 0.1 else "≈ "
+        out["time"] = (f"{approx}{format_seconds(bill.embed_seconds_estimate)} to embed here "
                        f"({r.throughput.tokens_per_second:,.0f} tokens/s measured)")
     else:
         out["time"] = "embedding time: not measured yet on this machine"
