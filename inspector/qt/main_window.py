@@ -204,6 +204,14 @@ class MainWindow(QMainWindow):
 
         self.compare = CompareLanes(self.state, self.retrieval, self.view, self.strip, self.gold_panel, self)
         """The pinned baseline's chunks beside the current ones (gutter, strip, gold panel)."""
+        from inspector.qt.panels.embedding_map import install_embedding_map
+
+        self.embedding_map = install_embedding_map(self)  # View ▸ Embedding Map
+        from inspector.qt.controllers.bill import install_bill
+        from inspector.qt.panels.language_note import install_language_note
+
+        self.bill = install_bill(self)  # money and time in the statistics and gold panels, the sweep
+        self.language_note = install_language_note(self)  # the bundled English model vs the text's language
         self.plugins.load_installed()  # before restoring: the saved strategy may be a plug-in's
         self.restore_settings()
 
@@ -282,6 +290,7 @@ class MainWindow(QMainWindow):
         edit_menu = mb.addMenu("&Edit")
         edit_menu.addAction(self.add_question_action)
         view_menu = mb.addMenu("&View")
+        self.view_menu = view_menu
         view_menu.addAction(self.find_action)
         view_menu.addSeparator()
         view_menu.addAction(self.next_action)
@@ -559,6 +568,7 @@ class MainWindow(QMainWindow):
                 self.sweep_dialog.close()
                 self.sweep_dialog.shutdown()
             self.trace.shutdown()
+            self.embedding_map.shutdown()
             self.retrieval.shutdown()
             self.files.shutdown()
         super().closeEvent(e)

@@ -9,6 +9,8 @@ compare.png         `markdown` pinned, `recursive` 128 against it: the baseline 
                     boundaries moved/added/removed, a broken question's answer in view (BM25, no model)
 audit.png           audit mode at 1400x900: the Reader at full height, judged cards, the summary
 audit-1024.png      the same at 1024x700 (the smallest window it is meant for)
+map.png             the embedding map (real model, exact): a gold question, its hits, its answer's chunk
+                    and the chunks holding the answers of missed questions, hovering the #1 hit
 laptop.png          the window at a laptop's 1280x800 as `make run` opens it (the handbook, its gold set
                     in front), a question asked
 small.png           the same at 1024x700: one column of tabs on the left, the bottom docks full width
@@ -356,6 +358,64 @@ def render_audit(out_dir: Path, *, dark: bool = False, retriever: str = "dense")
     return written
 
 
+def render_map(out_dir: Path, *, dark: bool = False) -> list[Path]:
+    """map.png: View ▸ Embedding Map beside the text, a gold question asked (real model, exact)."""
+    from PySide6.QtCore import Qt
+
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    with tempfile.TemporaryDirectory() as tmp:
+        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                            debounce_ms=0, synchronous_retrieval=True)
+        window.resize(*RETRIEVAL_SIZE)
+        window.show()
+        _settle(app)
+        window.default_layout()
+        window.state.set_strategy("markdown")
+        window.open_paths([str(sample_path())])
+        _settle(app)
+        window.start_model()
+        window.retrieval.set_settle_ms(0)
+        for dock in (window.table_dock, window.gold_dock, window.detail_dock):
+            dock.hide()
+        window.embedding_map_dock.show()
+        window.resizeDocks([window.embedding_map_dock], [560], Qt.Orientation.Vertical)
+        target = next((q for q in window.retrieval.gold_questions if q.question == ASK_QUESTION), None)
+        if target is not None:
+            window.gold_panel.select_question(target)
+        else:
+            window.question_bar.ask(ASK_QUESTION)
+        _settle(app, 20)
+        window.reader_dock.raise_()
+        window.view.goto_hit(0)
+        m = window.embedding_map
+        for _ in range(200):  # the map's worker: wait for the exact index's map
+            r = window.retrieval.result
+            if m.data is not None and r is not None and m.data.result is r and not m.runner.busy:
+                break
+            _settle(app, 2)
+        if m.data is not None and m.data.result.hits:
+            top = m.rows.get((m.data.result.hits[0].matched.doc_id, m.data.result.hits[0].matched.id,
+                              m.data.result.hits[0].matched.role))
+            if top is not None:
+                m.hover.setText(m.hover_text(top))
+        _settle(app)
+        path = out_dir / f"map{suffix}.png"
+        window.grab().save(str(path))
+        window.close()
+        _settle(app)
+    return [path]
+
+
 def _chunk_at(window, offset: int) -> int:
     ids = window.view.chunk_ids_at(offset)
     if ids:
@@ -372,7 +432,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip ask.png, gold.png and the audit shots; BM25 in the other shots")
     parser.add_argument("--only-audit", action="store_true", help="render the audit shots only")
     parser.add_argument("--audit-bm25", action="store_true", help="render the audit shots with BM25 (no model)")
+    parser.add_argument("--only-map", action="store_true", help="render map.png only (loads the model)")
     args = parser.parse_args(argv)
+    if args.only_map:
+        for path in render_map(Path(args.out_dir), dark=args.dark):
+            print(path)
+        return 0
     if not args.only_audit:
         for path in render(Path(args.out_dir), dark=args.dark, model=not args.no_model):
             print(path)
@@ -382,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
             print(path)
         if not args.no_model:
             for path in render_retrieval(Path(args.out_dir), dark=args.dark):
+                print(path)
+            for path in render_map(Path(args.out_dir), dark=args.dark):
                 print(path)
     if args.audit_bm25 or not args.no_model:
         for path in render_audit(Path(args.out_dir), dark=args.dark,

@@ -267,6 +267,8 @@ class GoldPanel(QWidget):
         self.retrievers.setToolTip("The same chunks scored by each retriever (exact figures): choose the "
                                    "retriever by evidence, not by habit")
         self.retrievers.hide()
+        self.bill_view = None
+        """The bill of the gold report (`set_bill`): index cost, context per question, time."""
         self.budget_spin = QSpinBox()
         self.budget_spin.setRange(0, 32_000)
         self.budget_spin.setSingleStep(100)
@@ -498,6 +500,19 @@ class GoldPanel(QWidget):
         self._show_retrievers()
         self._show_mode()
         self._update_count()
+        if self.bill_view is not None:
+            self.bill_view.set_report(report) if report is not None else self.bill_view.clear()
+
+    def set_bill(self, bill) -> None:
+        """Show the bill (`inspector.qt.controllers.bill.BillState`) under the figures, with the prices."""
+        from inspector.qt.panels.bill_view import BillView
+
+        self.bill_view = BillView(bill, editable=True)
+        side = self.retrievers.parentWidget().layout()
+        side.insertWidget(side.indexOf(self.retrievers), self.bill_view)
+        report = self.result.report if self.result is not None else None
+        if report is not None:
+            self.bill_view.set_report(report)
 
     def _show_retrievers(self) -> None:
         """Dense, BM25 and hybrid side by side on the same chunks (exact stages only); the one in use
