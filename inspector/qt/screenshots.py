@@ -9,10 +9,16 @@ compare.png         `markdown` pinned, `recursive` 128 against it: the baseline 
                     boundaries moved/added/removed, a broken question's answer in view (BM25, no model)
 audit.png           audit mode at 1400x900: the Reader at full height, judged cards, the summary
 audit-1024.png      the same at 1024x700 (the smallest window it is meant for)
+map.png             the embedding map (real model, exact): a gold question, its hits, its answer's chunk
+                    and the chunks holding the answers of missed questions, hovering the #1 hit
+laptop.png          the window at a laptop's 1280x800 as `make run` opens it (the handbook, its gold set
+                    in front), a question asked
+small.png           the same at 1024x700: one column of tabs on the left, the bottom docks full width
 Pass --dark for dark-palette versions (window-dark.png, ...). Every shot but compare.png loads the
 bundled embedding model (the first run embeds the handbook: a minute or so on a laptop CPU);
---no-model skips ask.png, gold.png and the audit shots and leaves the window shots with BM25 and a
-trace waiting for the model; `--audit-bm25` renders the audit shots with BM25 (no model).
+--no-model skips ask.png, gold.png and the audit shots, answers with BM25 in laptop.png and
+small.png and leaves the window shots with a trace waiting for the model; `--audit-bm25` renders
+the audit shots with BM25 (no model).
 """
 
 from __future__ import annotations
@@ -92,6 +98,7 @@ def render(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Pat
         window.open_paths([str(sample_path())])
         window.state.set_strategy("markdown")
         window.controller.submit_now()
+        window.table_dock.raise_()  # the gold set came to the front with the handbook; here: the chunks
         _settle(app)
         if model:
             window.start_model()
@@ -243,6 +250,53 @@ def render_compare(out_dir: Path, *, dark: bool = False) -> list[Path]:
 COMPARE_SIZE = 128
 COMPARE_QUESTION = ASK_QUESTION
 
+LAPTOP_SIZE = (1280, 800)
+SMALL_SIZE = (1024, 700)
+
+
+def render_sizes(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Path]:
+    """laptop.png and small.png: the default layout for a laptop's screen and a small window, as
+    `make run` opens the handbook (its gold set loads and comes to the front), a question asked.
+    With `model` the bundled model answers (exact embeddings), else BM25."""
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    written: list[Path] = []
+    for name, size in (("laptop", LAPTOP_SIZE), ("small", SMALL_SIZE)):
+        with tempfile.TemporaryDirectory() as tmp:
+            window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                                debounce_ms=0, synchronous_retrieval=True)
+            window.resize(*size)
+            window.show()
+            _settle(app)
+            window.state.set_strategy("markdown")
+            window.open_paths([str(sample_path())])
+            _settle(app)
+            if model:
+                window.start_model()
+                window.retrieval.set_settle_ms(0)
+            else:
+                window.retrieval.set_retriever("bm25")
+            window.question_bar.ask(ASK_QUESTION)
+            _settle(app, 20)
+            window.gold_dock.raise_()  # asking showed the Reader; the gold set stays in front below
+            window.view.goto_hit(0)
+            _settle(app)
+            path = out_dir / f"{name}{suffix}.png"
+            window.grab().save(str(path))
+            written.append(path)
+            window.close()
+            _settle(app)
+    return written
+
 
 AUDIT_SIZES = ((1400, 900, "audit"), (1024, 700, "audit-1024"))
 AUDIT_SECOND = "How long is statutory maternity leave in France?"
@@ -304,6 +358,64 @@ def render_audit(out_dir: Path, *, dark: bool = False, retriever: str = "dense")
     return written
 
 
+def render_map(out_dir: Path, *, dark: bool = False) -> list[Path]:
+    """map.png: View ▸ Embedding Map beside the text, a gold question asked (real model, exact)."""
+    from PySide6.QtCore import Qt
+
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    with tempfile.TemporaryDirectory() as tmp:
+        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                            debounce_ms=0, synchronous_retrieval=True)
+        window.resize(*RETRIEVAL_SIZE)
+        window.show()
+        _settle(app)
+        window.default_layout()
+        window.state.set_strategy("markdown")
+        window.open_paths([str(sample_path())])
+        _settle(app)
+        window.start_model()
+        window.retrieval.set_settle_ms(0)
+        for dock in (window.table_dock, window.gold_dock, window.detail_dock):
+            dock.hide()
+        window.embedding_map_dock.show()
+        window.resizeDocks([window.embedding_map_dock], [560], Qt.Orientation.Vertical)
+        target = next((q for q in window.retrieval.gold_questions if q.question == ASK_QUESTION), None)
+        if target is not None:
+            window.gold_panel.select_question(target)
+        else:
+            window.question_bar.ask(ASK_QUESTION)
+        _settle(app, 20)
+        window.reader_dock.raise_()
+        window.view.goto_hit(0)
+        m = window.embedding_map
+        for _ in range(200):  # the map's worker: wait for the exact index's map
+            r = window.retrieval.result
+            if m.data is not None and r is not None and m.data.result is r and not m.runner.busy:
+                break
+            _settle(app, 2)
+        if m.data is not None and m.data.result.hits:
+            top = m.rows.get((m.data.result.hits[0].matched.doc_id, m.data.result.hits[0].matched.id,
+                              m.data.result.hits[0].matched.role))
+            if top is not None:
+                m.hover.setText(m.hover_text(top))
+        _settle(app)
+        path = out_dir / f"map{suffix}.png"
+        window.grab().save(str(path))
+        window.close()
+        _settle(app)
+    return [path]
+
+
 def _chunk_at(window, offset: int) -> int:
     ids = window.view.chunk_ids_at(offset)
     if ids:
@@ -317,17 +429,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir", nargs="?", default="docs")
     parser.add_argument("--dark", action="store_true", help="render with the dark palette")
     parser.add_argument("--no-model", action="store_true",
-                        help="skip ask.png, gold.png and the audit shots, and leave the window shots without the model")
+                        help="skip ask.png, gold.png and the audit shots; BM25 in the other shots")
     parser.add_argument("--only-audit", action="store_true", help="render the audit shots only")
     parser.add_argument("--audit-bm25", action="store_true", help="render the audit shots with BM25 (no model)")
+    parser.add_argument("--only-map", action="store_true", help="render map.png only (loads the model)")
     args = parser.parse_args(argv)
+    if args.only_map:
+        for path in render_map(Path(args.out_dir), dark=args.dark):
+            print(path)
+        return 0
     if not args.only_audit:
         for path in render(Path(args.out_dir), dark=args.dark, model=not args.no_model):
             print(path)
         for path in render_compare(Path(args.out_dir), dark=args.dark):
             print(path)
+        for path in render_sizes(Path(args.out_dir), dark=args.dark, model=not args.no_model):
+            print(path)
         if not args.no_model:
             for path in render_retrieval(Path(args.out_dir), dark=args.dark):
+                print(path)
+            for path in render_map(Path(args.out_dir), dark=args.dark):
                 print(path)
     if args.audit_bm25 or not args.no_model:
         for path in render_audit(Path(args.out_dir), dark=args.dark,

@@ -60,7 +60,7 @@ def test_eval_json_shape_bm25(capsys, corpus, gold):
         assert all(isinstance(i, int) for i in q["retrieved_ids"])
     assert 0 <= data["hit_rate"] <= 1 and data["recall"] is not None  # the gold set has spans
     assert data["hit_rate"] == pytest.approx(sum(q["hit"] for q in data["questions"]) / 4, abs=1e-4)
-    assert set(data["cost"]) == {"chunks", "embedded_tokens", "document_tokens", "inflation"}
+    assert {"chunks", "embedded_tokens", "document_tokens", "inflation"} <= set(data["cost"])
 
 
 def test_eval_without_spans_has_null_span_metrics(capsys, corpus, plain_gold):

@@ -25,6 +25,7 @@ import numpy as np
 from inspector.core.cancel import Cancelled, cancel_scope  # noqa: F401  (re-exported)
 from inspector.core.cancel import current as _current_cancel
 from inspector.core.embedding.cache import FLUSH_EVERY, EmbeddingCache, text_key
+from inspector.core.embedding.rate import MIN_TEXTS, record
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 log = logging.getLogger(__name__)
@@ -515,12 +516,17 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache 
     # Asked only when something is missing: the embedder's default depends on its device, which
     # may import torch to resolve.
     bs = (batch_size or int(getattr(embedder, "batch_size", 0) or 32)) if missing else 1
+    sent = 0
+    encode_seconds = 0.0
     try:
         for b in range(0, len(missing), bs):
             if cancel is not None and cancel():
                 raise Cancelled()
             batch = missing[b:b + bs]
+            t0 = time.perf_counter()
             vecs = np.asarray(embedder.encode([unique[u] for u in batch]), dtype=np.float32)
+            encode_seconds += time.perf_counter() - t0
+            sent += len(batch)
             if vecs.shape != (len(batch), dim):
                 raise ValueError(f"{embedder.model_id}: encode returned shape {vecs.shape}, "
                                  f"expected {(len(batch), dim)}")
@@ -536,6 +542,8 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache 
     finally:
         if cache is not None and missing and flush:
             cache.flush()
+        if sent >= MIN_TEXTS:  # the bill's embedding-time estimate: this machine's measured speed
+            record(str(embedder.model_id), [unique[u] for u in missing[:sent]], encode_seconds)
     return out
 
 

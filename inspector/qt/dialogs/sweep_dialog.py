@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
 from inspector.qt.controllers.retrieval_jobs import sweep_job
 from inspector.qt.controllers.state import InspectorState
-from inspector.qt.dialogs.heatmap import Cell, Heatmap
+from inspector.qt.dialogs.heatmap import LAYERS, Cell, Heatmap
 from inspector.qt.panels.question_bar import RETRIEVER_LABELS
 from inspector.qt.runner import JobRunner
 
@@ -183,6 +183,12 @@ class SweepDialog(QDialog):
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.heatmap = Heatmap()
+        self.layer = QComboBox()
+        for key, name in LAYERS.items():
+            self.layer.addItem(name.capitalize(), key)
+        self.layer.setToolTip("Colour the cells by hit rate or by the bill: indexing cost and context cost "
+                              "(prices set in the gold panel), embedding time at this machine's measured speed")
+        self.layer.currentIndexChanged.connect(lambda _i: self._show_layer())
         self.summary = QLabel("Click a cell to apply its settings to the strategy panel.")
         self.summary.setWordWrap(True)
         self.summary.setEnabled(False)
@@ -198,6 +204,11 @@ class SweepDialog(QDialog):
         left.addWidget(self.status)
         left.addStretch(1)
         right = QVBoxLayout()
+        layer_row = QHBoxLayout()
+        layer_row.addWidget(QLabel("Show"))
+        layer_row.addWidget(self.layer)
+        layer_row.addStretch(1)
+        right.addLayout(layer_row)
         right.addWidget(self.heatmap, 1)
         right.addWidget(self.summary)
         lay = QHBoxLayout(self)
@@ -213,6 +224,9 @@ class SweepDialog(QDialog):
         self.runner.errored.connect(self._on_error)
         self.runner.busyChanged.connect(self._on_busy)
         self.heatmap.cellClicked.connect(self._on_cell)
+        bill = getattr(parent, "bill", None)
+        if bill is not None:
+            bill.changed.connect(self._show_layer)  # a price typed in the gold panel
         self.reset_from_window()
 
     # -- settings ------------------------------------------------------------------------------------
@@ -312,8 +326,17 @@ class SweepDialog(QDialog):
             self.progress.setValue(done)
             self.progress.setFormat(f"%v / %m  {label[:60]}" if label else "%v / %m")
 
+    def bill_rates(self) -> Any:
+        """The window's bill rates (prices and measured speed), None outside a window with a bill."""
+        bill = getattr(self.parent(), "bill", None)
+        return bill.rates() if bill is not None else None
+
+    def _show_layer(self) -> None:
+        self.heatmap.set_layer(self.layer.currentData(), self.bill_rates())
+
     def _on_result(self, _rid: int, result: Any) -> None:
         self.result = result
+        self._show_layer()  # the sweep may have measured the embedder's speed
         rows = {row.config: row for row in result.rows}
         self.cells = {key: Cell(c.strategy, c.size, c.overlap, c.config, rows.get(c.config), c.reason)
                       for key, c in self.cells.items()}
