@@ -145,7 +145,9 @@ def connect(address: str | None = None, workers: int | None = None) -> Session:
         return _session(ray, owned=False, address=address)
     if address:
         check_address(address)
-    kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
+    # Ray's own warnings (e.g. its token-authentication notice on every start) off: stderr carries
+    # the engine's stage lines, and anything that stops the run arrives as an exception.
+    kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR,
                               "runtime_env": runtime_env(remote=bool(address))}
     try:
         if address:
