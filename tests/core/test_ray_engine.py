@@ -104,8 +104,12 @@ def test_eval_with_the_model_same_report_as_local(ray_cluster, capsys, corpus, g
 def test_sweep_same_rows_and_recommendation_as_local(ray_cluster, capsys, corpus, gold):
     """Pooled rows (piece tables built on the actors), two confirmed exactly, and the
     cross-validated recommendation: all as the local engine's. Each engine starts without stored
-    piece tables, so the actors build theirs rather than reading the local engine's."""
+    piece tables, so the actors build theirs rather than reading the local engine's (nor the local
+    engine an earlier test's, kept in memory)."""
     from inspector.core.embedding.cache import default_cache_dir
+    from inspector.core.retrieval import pooled
+
+    pooled._POOLED.clear()
 
     argv = ["sweep", str(corpus), "--gold", str(gold), "--strategies", "recursive,fixed_tokens",
             "--sizes", "32,64", "--ks", "1,3", "--retriever", "hybrid", "--embedding", "pooled",
