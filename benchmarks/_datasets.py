@@ -5,6 +5,9 @@
   chunk overlapping a reference; recall / IoU as chunking_evaluation computes them). Each question
   is searched within its own corpus (`IndexSearch` honours a question's source), where Chroma's
   report searched one index over all five: our figures are not its figures.
+- `chroma-small`: the same with its three smaller corpora (chatlogs, state_of_the_union,
+  wikitexts: 207 KB of 1.45 MB, 276 questions), where exact dense vectors of a whole grid are
+  affordable on two shared CPU cores.
 - `public`: five real licensed documents (data/public), questions of one split ("tune" or "test").
   The test split is held out: only `defaults.py`, after its decision, reads it.
 
@@ -30,6 +33,7 @@ PUBLIC = ROOT / "benchmarks" / "data" / "public"
 CACHE_ROOT = ROOT / "benchmarks" / "out" / "cache"
 
 DATASETS = ("handbook", "chroma", "public")
+SMALL_CORPORA = ("chatlogs", "state_of_the_union", "wikitexts")
 
 
 @dataclass(frozen=True)
@@ -67,9 +71,13 @@ def load(name: str, *, embedder: Any = None, cache: Any = None, split: str = "tu
         wb.open([ROOT / "sample_docs" / "handbook.md"])
         qs = tuple(wb.load_gold(HANDBOOK_GOLD).questions)
         spans = False
-    elif name == "chroma":
+    elif name in ("chroma", "chroma-small"):
         wb.open([CHROMA / "corpora"])
         qs = tuple(wb.load_gold(CHROMA / "questions_df.csv").questions)
+        if name == "chroma-small":
+            keep = {f"{c}.md" for c in SMALL_CORPORA}
+            wb.set_documents([d for d in wb.documents if d.doc_id in keep])
+            qs = tuple(q for q in qs if q.source in keep)
         spans = True
     elif name == "public":
         wb.open(sorted(p / f"{p.name}.md" for p in PUBLIC.iterdir() if p.is_dir()))

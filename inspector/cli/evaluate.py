@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from inspector.cli.common import CliError, add_strategy_args
+from inspector.core.evaluation.config import DEFAULT_RETRIEVER
 from inspector.core.evaluation.report import (
     FORMATS,
     RENDERERS,
@@ -46,7 +47,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gold", required=True, help="gold set: .jsonl, or .csv (question,answer[,source] "
                                                  "or Chroma's question,references,corpus_id)")
     p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=None,
-                   help="dense (default), bm25 or hybrid (reciprocal rank fusion)")
+                   help=f"dense, bm25 or hybrid (reciprocal rank fusion); default {DEFAULT_RETRIEVER}")
     prefix = p.add_mutually_exclusive_group()
     prefix.add_argument("--prefix", dest="prefix", action="store_true", default=None,
                         help="embed the heading-path prefix with each chunk (default for markdown, "
@@ -310,7 +311,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     ks = [k for k in _ints("--ks", args.ks) if k is not None] or [5]
     if any(k < 1 for k in ks):
         raise CliError("--ks values must be at least 1")
-    retriever = args.retriever or "dense"
+    retriever = args.retriever or DEFAULT_RETRIEVER
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
                             with_prefix=args.prefix, embedding=args.embedding or "exact",
                             describe=args.describe)
