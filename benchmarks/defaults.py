@@ -31,11 +31,11 @@ THE RULE (fixed before the first run of this script):
    public `test` split (93 questions), hit@3 / hit@5 / MRR with intervals and the paired
    difference. It is reported as it comes out; it does not feed back into the choice.
 
-    .venv/bin/python benchmarks/defaults.py            # ~2 min once the vectors are cached
+    .venv/bin/python benchmarks/defaults.py            # ~30 s once the vectors are cached
     .venv/bin/python benchmarks/defaults.py --no-test  # the tune evidence and the decision only
 
 Exact MiniLM vectors come from the persistent cache in benchmarks/out/cache (embedded on first
-use; Chroma's three markdown sizes are ~7,000 chunks, ~15 min on the shared CPUs).
+use; Chroma's three markdown sizes are ~5,000 distinct chunks, ~20 min on the shared CPUs).
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ hit rate within N context tokens instead (the app's `budget`), which does not.
     .venv/bin/python benchmarks/generalization.py --budget 1024  # judged by what fits in 1,024 tokens
 
 Exact MiniLM vectors come from the persistent cache in benchmarks/out/cache (embedded on first
-use, ~6-20 chunks/s on the shared CPUs; Chroma's grid is ~25,000 chunks).
+use, ~3-15 chunks/s on the shared CPUs; Chroma's grid is 26,600 distinct chunks, chroma-small's
+about a seventh of that).
 """
 
 from __future__ import annotations
