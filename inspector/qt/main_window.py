@@ -513,7 +513,7 @@ class MainWindow(QMainWindow):
         self.retrieval.k = max(1, min(50, s.get(ASK_K)))
         self.retrieval.budget = max(0, s.get(ASK_BUDGET)) or None
         retriever = s.get(ASK_RETRIEVER)
-        self.retrieval.retriever = retriever if retriever in RETRIEVERS else "dense"
+        self.retrieval.retriever = retriever if retriever in RETRIEVERS else ASK_RETRIEVER.default
         self.retrieval.settingsChanged.emit()
         self.files.rebuild_recent()
 
