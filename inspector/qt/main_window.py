@@ -137,7 +137,8 @@ class MainWindow(QMainWindow):
         self.stats_panel = StatsPanel(self.state)
         self.table = ChunkTable(self.state)
         self.detail = DetailPane(self.state)
-        self.strategy_dock = self.add_panel(self.strategy_panel, "Strategy", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.strategy_dock = self.add_panel(scrollable(self.strategy_panel), "Strategy",
+                                            Qt.DockWidgetArea.LeftDockWidgetArea)
         self.stats_dock = self.add_panel(scrollable(self.stats_panel), "Statistics",
                                          Qt.DockWidgetArea.LeftDockWidgetArea)
         self.detail_dock = self.add_panel(self.detail, "Embedded text", Qt.DockWidgetArea.RightDockWidgetArea)
