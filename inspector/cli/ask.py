@@ -14,6 +14,7 @@ from inspector.cli.common import (
     strategy_params,
 )
 from inspector.cli.evaluate import (
+    DEFAULT_RETRIEVER,
     RETRIEVER_CHOICES,
     _one_line_error,
     _print,
@@ -29,7 +30,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     from inspector.core.evaluation.config import EvalConfig
 
     name, params = strategy_params(args)
-    config = EvalConfig(name, params, args.k, args.retriever or "dense", args.prefix,
+    config = EvalConfig(name, params, args.k, args.retriever or DEFAULT_RETRIEVER, args.prefix,
                         args.embedding or "exact", args.describe)
     wb = open_workbench(args, [config.retriever], gold=False)
     docs = wb.documents
@@ -80,7 +81,8 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--question", "-q", required=True, help="the question")
     add_strategy_args(p)
     p.add_argument("--k", type=int, default=5)
-    p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=None)
+    p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=None,
+                   help=f"dense, bm25 or hybrid; default {DEFAULT_RETRIEVER}")
     prefix = p.add_mutually_exclusive_group()
     prefix.add_argument("--prefix", dest="prefix", action="store_true", default=None)
     prefix.add_argument("--no-prefix", dest="prefix", action="store_false")

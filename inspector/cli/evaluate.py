@@ -27,6 +27,7 @@ from inspector.cli.common import (
     device_fields,
     device_line,
 )
+from inspector.core.evaluation.config import DEFAULT_RETRIEVER
 from inspector.core.evaluation.report import (
     FORMATS,
     RENDERERS,
@@ -56,7 +57,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gold", required=True, help="gold set: .jsonl, or .csv (question,answer[,source] "
                                                  "or Chroma's question,references,corpus_id)")
     p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=None,
-                   help="dense (default), bm25 or hybrid (reciprocal rank fusion)")
+                   help=f"dense, bm25 or hybrid (reciprocal rank fusion); default {DEFAULT_RETRIEVER}")
     prefix = p.add_mutually_exclusive_group()
     prefix.add_argument("--prefix", dest="prefix", action="store_true", default=None,
                         help="embed the heading-path prefix with each chunk (default for markdown, "
@@ -160,6 +161,10 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
 
 def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
     if all(r == "bm25" for r in retrievers):
+        if getattr(args, "device", None) and args.embedder != "hash":
+            # BM25 needs no model, but a device the user named and this machine lacks is still
+            # their mistake to hear about (one line, exit 2), not something to pass over.
+            configured_embedder(args)  # resolves the device only; the model is not loaded
         return None
     from inspector.core.embedding.embedder import HashEmbedder
 
@@ -449,7 +454,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     ks = [k for k in _ints("--ks", args.ks) if k is not None] or [5]
     if any(k < 1 for k in ks):
         raise CliError("--ks values must be at least 1")
-    retriever = args.retriever or "dense"
+    retriever = args.retriever or DEFAULT_RETRIEVER
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
                             with_prefix=args.prefix, embedding=args.embedding or "exact",
                             describe=args.describe)

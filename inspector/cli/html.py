@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from inspector.cli.common import CliError, add_strategy_args, load_user_strategies, strategy_params
-from inspector.cli.evaluate import RETRIEVER_CHOICES, _one_line_error, open_workbench
+from inspector.cli.evaluate import DEFAULT_RETRIEVER, RETRIEVER_CHOICES, _one_line_error, open_workbench
 
 COMMANDS = ("html",)
 
@@ -63,7 +63,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--question", "-q", help="a question: outline its top-k chunks")
     p.add_argument("--output", "-o", required=True, help="the HTML file to write")
     p.add_argument("--k", type=int, default=5)
-    p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default="dense")
+    p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=DEFAULT_RETRIEVER)
     prefix = p.add_mutually_exclusive_group()
     prefix.add_argument("--prefix", dest="prefix", action="store_true", default=None)
     prefix.add_argument("--no-prefix", dest="prefix", action="store_false")

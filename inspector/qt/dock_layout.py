@@ -78,6 +78,10 @@ class DockLayout(QObject):
             dock.topLevelChanged.connect(self._user_arranged)
             dock.toggleViewAction().triggered.connect(self._user_arranged)
         window.installEventFilter(self)
+        # The strategy panel grows when the slider trace appears (after the layout was applied):
+        # give its dock the height again rather than leave the new rows behind a scroll bar.
+        window.strategy_panel.installEventFilter(self)
+        self._refit_due = False
         window.retrieval.goldChanged.connect(self._on_gold)
 
     # -- which docks -----------------------------------------------------------------------------
@@ -170,11 +174,27 @@ class DockLayout(QObject):
         bottom = clamp(height * BOTTOM_SHARE, BOTTOM_MIN, BOTTOM_MAX)
         w.resizeDocks([w.table_dock], [bottom], v)
         if not compact:
-            # The strategy panel as tall as its controls want (at most half the column): the tabs
-            # below get the rest.
-            hint = w.strategy_panel.sizeHint().height() + 28
-            column = max(1, height - 120)
-            w.resizeDocks([w.strategy_dock, w.stats_dock], [min(hint, column // 2), max(1, column - hint)], v)
+            self._size_column()
+
+    def _size_column(self) -> None:
+        """The strategy panel as tall as its controls want (at most half the column): the tabs
+        below get the rest."""
+        w = self.window
+        hint = w.strategy_panel.sizeHint().height() + 28
+        column = max(1, w.height() - 120)
+        w.resizeDocks([w.strategy_dock, w.stats_dock], [min(hint, column // 2), max(1, column - hint)],
+                      Qt.Orientation.Vertical)
+
+    def _refit_column(self) -> None:
+        self._refit_due = False
+        w = self.window
+        if self.auto and self.compact is False and not w.strategy_dock.isFloating() \
+                and w.strategy_dock.height() < w.strategy_panel.sizeHint().height() + 28:
+            self._applying = True
+            try:
+                self._size_column()
+            finally:
+                self._applying = False
 
     # -- reactions -------------------------------------------------------------------------------
     def _user_arranged(self, *_args) -> None:
@@ -182,6 +202,11 @@ class DockLayout(QObject):
             self.auto = False
 
     def eventFilter(self, obj: QObject, e: QEvent) -> bool:
+        if obj is self.window.strategy_panel:
+            if e.type() == QEvent.Type.LayoutRequest and not self._refit_due:
+                self._refit_due = True
+                QTimer.singleShot(0, self.window, self._refit_column)
+            return False
         if obj is self.window:
             if e.type() == QEvent.Type.Show and self._pending:
                 self._pending = False

@@ -137,7 +137,8 @@ class MainWindow(QMainWindow):
         self.stats_panel = StatsPanel(self.state)
         self.table = ChunkTable(self.state)
         self.detail = DetailPane(self.state)
-        self.strategy_dock = self.add_panel(self.strategy_panel, "Strategy", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.strategy_dock = self.add_panel(scrollable(self.strategy_panel), "Strategy",
+                                            Qt.DockWidgetArea.LeftDockWidgetArea)
         self.stats_dock = self.add_panel(scrollable(self.stats_panel), "Statistics",
                                          Qt.DockWidgetArea.LeftDockWidgetArea)
         self.detail_dock = self.add_panel(self.detail, "Embedded text", Qt.DockWidgetArea.RightDockWidgetArea)
@@ -513,7 +514,7 @@ class MainWindow(QMainWindow):
         self.retrieval.k = max(1, min(50, s.get(ASK_K)))
         self.retrieval.budget = max(0, s.get(ASK_BUDGET)) or None
         retriever = s.get(ASK_RETRIEVER)
-        self.retrieval.retriever = retriever if retriever in RETRIEVERS else "dense"
+        self.retrieval.retriever = retriever if retriever in RETRIEVERS else ASK_RETRIEVER.default
         self.retrieval.settingsChanged.emit()
         self.files.rebuild_recent()
 

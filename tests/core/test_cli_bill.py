@@ -38,8 +38,8 @@ def run(capsys, *argv) -> str:
 def test_eval_json_carries_the_bill(capsys, corpus, gold):
     # fixed_chars 20: 28 chunks, over MIN_TEXTS, so the embedding is a measurement.
     data = json.loads(run(capsys, "eval", str(corpus), "--gold", str(gold), "--strategy", "fixed_chars",
-                          "--size", "20", "--overlap", "0", "--embedder", "hash", "--embed-price", "0.02",
-                          "--llm-price", "2.5", "--format", "json"))
+                          "--size", "20", "--overlap", "0", "--retriever", "dense", "--embedder", "hash",
+                          "--embed-price", "0.02", "--llm-price", "2.5", "--format", "json"))
     cost = data["cost"]
     assert FIELDS <= set(cost)
     assert cost["embed_usd"] == pytest.approx(cost["embedded_tokens"] * 0.02 / 1e6, abs=1e-8)

@@ -70,11 +70,23 @@ def test_eval_without_spans_has_null_span_metrics(capsys, corpus, plain_gold):
 
 
 def test_eval_dense_with_hash_embedder(capsys, corpus, gold):
-    data = run_json(capsys, "eval", str(corpus), "--gold", str(gold), "--embedder", "hash",
+    data = run_json(capsys, "eval", str(corpus), "--gold", str(gold), "--embedder", "hash", "--retriever", "dense",
                     "--strategy", "fixed_chars", "--size", "60", "--overlap", "0", "--no-prefix")
     assert data["config"]["retriever"] == "dense" and data["config"]["with_prefix"] is False
     assert data["config"]["params"] == {"size": 60, "overlap": 0}
     assert data["cost"]["chunks"] > 5
+
+
+def test_the_default_retriever_is_the_declared_one(capsys, corpus, gold):
+    """eval, sweep and ask without --retriever use `DEFAULT_RETRIEVER`, as EvalConfig does."""
+    from inspector.core.evaluation.config import DEFAULT_RETRIEVER, EvalConfig
+
+    assert EvalConfig().retriever == DEFAULT_RETRIEVER
+    data = run_json(capsys, "eval", str(corpus), "--gold", str(gold), "--embedder", "hash")
+    assert data["config"]["retriever"] == DEFAULT_RETRIEVER
+    data = run_json(capsys, "sweep", str(corpus), "--gold", str(gold), "--embedder", "hash",
+                    "--strategies", "fixed_tokens", "--sizes", "32", "--overlaps", "0")
+    assert {r["config"]["retriever"] for r in data["rows"]} == {DEFAULT_RETRIEVER}
 
 
 def test_eval_table(capsys, corpus, gold):
@@ -221,7 +233,7 @@ def test_prefix_defaults_follow_the_strategy_and_flags_override(capsys, corpus, 
 
 
 def test_pooled_embedding_mode_and_sweep_confirmation(capsys, corpus, gold):
-    common = ["--gold", str(gold), "--embedder", "hash"]
+    common = ["--gold", str(gold), "--embedder", "hash", "--retriever", "dense"]
     data = run_json(capsys, "eval", str(corpus), *common, "--strategy", "markdown", "--embedding", "pooled")
     assert data["config"]["embedding"] == "pooled" and 0.0 <= data["hit_rate"] <= 1.0
     data = run_json(capsys, "sweep", str(corpus), *common, "--strategies", "fixed_tokens",

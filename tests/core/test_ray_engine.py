@@ -89,7 +89,7 @@ def test_eval_with_the_model_same_report_as_local(ray_cluster, capsys, corpus, g
     from inspector.core.embedding.embedder import default_embedder
 
     argv = ["eval", str(corpus), "--gold", str(gold), "--strategy", "recursive", "--size", "64", "--k", "2",
-            "--device", "cpu"]
+            "--retriever", "dense", "--device", "cpu"]
     namespace = cache_namespace(default_embedder())
     default_cache().clear(namespace)
     local = run_json(capsys, *argv)

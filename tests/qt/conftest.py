@@ -155,6 +155,25 @@ def hash_window(make_window, tmp_path):
     return make
 
 
+@pytest.fixture
+def dense_settings(settings_store):
+    """The private settings remember "dense" as the retriever chosen last, so a window opens on the
+    dense path. BM25 is the default (benchmarks/defaults.py); tests of what only dense and hybrid
+    do (pooled previews, embedding progress, exact vectors, BM25 standing in while the model
+    loads) ask for dense as a user would have."""
+    from inspector.qt.controllers.retrieval import ASK_RETRIEVER
+    from inspector.qt.settings import Settings
+
+    Settings(settings_store).set(ASK_RETRIEVER, "dense")
+    return settings_store
+
+
+@pytest.fixture
+def dense_window(dense_settings, hash_window):
+    """hash_window(**kw) opening on the dense retriever (see `dense_settings`)."""
+    return hash_window
+
+
 def wait_retrieval(qtbot, window, *, mode: str | None = "exact", question: str | None = None,
                    gold: bool | None = None, timeout: int = 20_000):
     """Wait until the window shows a retrieval result for its current chunks (in `mode`)."""

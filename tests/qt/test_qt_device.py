@@ -47,15 +47,15 @@ def test_device_menu_stores_the_choice_and_configures_the_bundled_model(make_win
     assert default_embedder().device_spec == "auto" and da.actions["auto"].isChecked()
 
 
-def test_a_test_embedder_has_no_device_menu(hash_window, qtbot):
-    w = hash_window()
+def test_a_test_embedder_has_no_device_menu(dense_window, qtbot):
+    w = dense_window()
     qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
     assert not w.device_actions.menu.isEnabled()
     assert "test embedder" in w.device_actions.button.text()
 
 
-def test_exact_while_dragging_when_predicted_fast(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window(embedder=TimedHash(50_000_000), settle_ms=60_000)  # a fast "GPU"; no settling
+def test_exact_while_dragging_when_predicted_fast(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window(embedder=TimedHash(50_000_000), settle_ms=60_000)  # a fast "GPU"; no settling
     open_doc(w)
     w.gold_panel.open_gold(str(w.state.document.path).replace(".md", ".gold.jsonl"))
     qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
@@ -66,14 +66,14 @@ def test_exact_while_dragging_when_predicted_fast(qtbot, hash_window, open_doc, 
     assert w.gold_panel.mode.text().endswith(r.note)
 
 
-def test_slow_embedder_keeps_the_preview_while_dragging(qtbot, hash_window, open_doc, wait_result, monkeypatch):
+def test_slow_embedder_keeps_the_preview_while_dragging(qtbot, dense_window, open_doc, wait_result, monkeypatch):
     from inspector.qt.controllers.trace import TraceController
 
     # The hash embedder only claims to be slow: the slider's exact trace would really embed the
     # neighbouring sizes into the cache in the background (then the figure is exact because it is
     # cached, not because it was predicted fast). This test is about the prediction alone.
     monkeypatch.setattr(TraceController, "replan", lambda self: None)
-    w = hash_window(embedder=TimedHash(2_000), settle_ms=60_000)  # a slow CPU: minutes
+    w = dense_window(embedder=TimedHash(2_000), settle_ms=60_000)  # a slow CPU: minutes
     open_doc(w)
     w.gold_panel.open_gold(str(w.state.document.path).replace(".md", ".gold.jsonl"))
     qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
@@ -84,10 +84,10 @@ def test_slow_embedder_keeps_the_preview_while_dragging(qtbot, hash_window, open
     assert r.mode != "exact" and not r.note.startswith("exact while dragging")
 
 
-def test_after_the_model_loads_exact_figures_come_before_the_preview_pieces(qtbot, hash_window, open_doc):
+def test_after_the_model_loads_exact_figures_come_before_the_preview_pieces(qtbot, dense_window, open_doc):
     """First exact figures sooner: the chunks are embedded first, the live-preview pieces after
     (both at once would share the cores)."""
-    w = hash_window(start=False, settle_ms=60_000)
+    w = dense_window(start=False, settle_ms=60_000)
     open_doc(w)
     w.gold_panel.open_gold(str(w.state.document.path).replace(".md", ".gold.jsonl"))
     events = []

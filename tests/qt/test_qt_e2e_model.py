@@ -29,7 +29,7 @@ def _cli_eval(capsys, *args):
     return json.loads(capsys.readouterr().out)
 
 
-def test_ask_germany_measure_like_the_cli_and_see_what_fixed_chars_breaks(qtbot, make_window, open_doc,
+def test_ask_germany_measure_like_the_cli_and_see_what_fixed_chars_breaks(qtbot, make_window, dense_settings, open_doc,
                                                                           wait_result, minilm, capsys):
     w = make_window(embedder=minilm, settle_ms=300)
     w.state.set_strategy("markdown")
@@ -68,7 +68,8 @@ def test_ask_germany_measure_like_the_cli_and_see_what_fixed_chars_breaks(qtbot,
     assert w.gold_panel.metric_text("hit_rate")[1] == f"{(r2.report.hit_rate - r.report.hit_rate) * 100:+.1f} pts"
 
 
-def test_live_preview_hands_over_from_pooled_to_exact(qtbot, make_window, open_doc, wait_result, minilm):
+def test_live_preview_hands_over_from_pooled_to_exact(qtbot, make_window, dense_settings, open_doc, wait_result,
+                                                     minilm):
     w = make_window(embedder=minilm, settle_ms=500)
     w.state.set_strategy("markdown")
     open_doc(w)

@@ -42,15 +42,15 @@ def _ask(qtbot, w, wait_result, question=GERMANY):
     return wait_result(w, mode="exact", question=question)
 
 
-def test_view_menu_has_the_map_and_it_starts_hidden(hash_window):
-    w = hash_window(start=False)
+def test_view_menu_has_the_map_and_it_starts_hidden(dense_window):
+    w = dense_window(start=False)
     titles = [a.text() for a in w.view_menu.actions()]
     assert "&Embedding Map" in titles
     assert not w.embedding_map_dock.isVisible()
 
 
-def test_one_point_per_chunk_and_the_hits_marked(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_one_point_per_chunk_and_the_hits_marked(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     m = _shown_map(qtbot, w)
     r = _ask(qtbot, w, wait_result)
@@ -65,8 +65,8 @@ def test_one_point_per_chunk_and_the_hits_marked(qtbot, hash_window, open_doc, w
     assert "question" in m.legend.text() and "retrieved (5)" in m.legend.text()
 
 
-def test_the_gold_answer_and_the_misses_are_marked(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_the_gold_answer_and_the_misses_are_marked(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)  # the handbook's gold set loads with it
     m = _shown_map(qtbot, w)
     qtbot.waitUntil(lambda: w.retrieval.gold_questions != (), timeout=10_000)
@@ -90,8 +90,8 @@ def test_the_gold_answer_and_the_misses_are_marked(qtbot, hash_window, open_doc,
             for qr in missed for k in qr.diagnosis.chunks)
 
 
-def test_hover_shows_the_chunk(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_hover_shows_the_chunk(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     m = _shown_map(qtbot, w)
     r = _ask(qtbot, w, wait_result)
@@ -114,8 +114,8 @@ def test_hover_shows_the_chunk(qtbot, hash_window, open_doc, wait_result):
     assert m.hover.text() == m.hover_text(row)
 
 
-def test_click_selects_the_chunk_in_the_text(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_click_selects_the_chunk_in_the_text(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     m = _shown_map(qtbot, w)
     r = _ask(qtbot, w, wait_result)
@@ -133,8 +133,8 @@ def test_click_selects_the_chunk_in_the_text(qtbot, hash_window, open_doc, wait_
 # shows a question's cards crashes Qt now and then on this branch's base already (reported), and
 # the map needs only the index.
 
-def test_the_map_follows_a_re_chunk_and_keeps_its_orientation(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_the_map_follows_a_re_chunk_and_keeps_its_orientation(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     m = _shown_map(qtbot, w)
     r1 = wait_result(w, mode="exact", gold=True)
@@ -156,8 +156,8 @@ def test_the_map_follows_a_re_chunk_and_keeps_its_orientation(qtbot, hash_window
     assert m.data.question_point is None
 
 
-def test_the_map_follows_the_pooled_preview_then_the_exact_index(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window(settle_ms=400)
+def test_the_map_follows_the_pooled_preview_then_the_exact_index(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window(settle_ms=400)
     open_doc(w)
     m = _shown_map(qtbot, w)
     qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=20_000)
@@ -172,8 +172,8 @@ def test_the_map_follows_the_pooled_preview_then_the_exact_index(qtbot, hash_win
     assert len(m.points) == len(r.index.entries)
 
 
-def test_a_hidden_map_computes_nothing_until_shown(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_a_hidden_map_computes_nothing_until_shown(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     r = _ask(qtbot, w, wait_result)
     m = w.embedding_map
@@ -183,8 +183,8 @@ def test_a_hidden_map_computes_nothing_until_shown(qtbot, hash_window, open_doc,
     assert len(m.points) == len(r.index.entries)
 
 
-def test_bm25_has_no_vectors_to_map(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_bm25_has_no_vectors_to_map(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     m = _shown_map(qtbot, w)
     w.retrieval.set_retriever("bm25")

@@ -111,8 +111,8 @@ def test_the_handbook_opens_with_its_gold_set(qtbot, bm25_window, open_doc, wait
     assert "k = 5 · bm25 · BM25" in w.gold_panel.mode.text()
 
 
-def test_bm25_stands_in_until_the_model_loads_and_says_so(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window(start=False)
+def test_bm25_stands_in_until_the_model_loads_and_says_so(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window(start=False)
     open_doc(w)
     r = wait_result(w, mode="fallback", gold=True)
     assert r.retriever == "bm25" and r.report.hit_rate == _bm25_report(w).hit_rate
@@ -136,8 +136,8 @@ def test_stale_until_the_new_chunks_are_scored(qtbot, bm25_window, open_doc, wai
     assert r.report.hit_rate == _bm25_report(w).hit_rate
 
 
-def test_pooled_preview_then_exact(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window(settle_ms=300)
+def test_pooled_preview_then_exact(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window(settle_ms=300)
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=20_000)
     wait_result(w, mode="exact", gold=True)
@@ -386,13 +386,13 @@ def test_reader_saves_a_question_with_its_relevant_chunk(qtbot, bm25_window, ope
     assert len(load_gold(gold_path, [w.state.document]).questions) == 65
 
 
-def test_figures_carry_intervals_budget_and_the_other_retrievers(qtbot, hash_window, open_doc, wait_result):
+def test_figures_carry_intervals_budget_and_the_other_retrievers(qtbot, dense_window, open_doc, wait_result):
     """Hit rate and MRR with their bootstrap interval; a context budget adds Hit@budget (as the
     core's evaluate computes it); the same chunks are scored by dense, BM25 and hybrid."""
     from inspector.core.evaluation.report import INTERVAL_SEED
     from inspector.core.evaluation.uncertainty import report_intervals
 
-    w = hash_window()
+    w = dense_window()
     open_doc(w)
     assert w.gold_panel.open_gold(GOLD)
     r = wait_result(w, gold=True)

@@ -266,3 +266,28 @@ def test_laptop_and_small_screenshots_render(qapp, tmp_path):
     for p, size in zip(paths, (LAPTOP_SIZE, SMALL_SIZE)):
         img = QImage(str(p))
         assert (img.width(), img.height()) == size
+
+
+def test_the_slider_trace_gets_room_instead_of_squeezing_the_strategy_rows(qtbot, hash_window, open_doc,
+                                                                         wait_result):
+    """The trace under the size slider appears after the docks were sized (its first scores come
+    from a background job): the strategy dock grows for it at a laptop's size, and its rows never
+    overlap (they did: the trace drew over the Size and Hard cap rows)."""
+    w = hash_window(size=(1280, 800))
+    _settled(qtbot, w)
+    open_doc(w)
+    wait_result(w, gold=True)
+    qtbot.waitUntil(lambda: w.strategy_panel.trace_strip is not None and w.strategy_panel.trace_strip.isVisible()
+                    and bool(w.trace.trace.scored), timeout=30_000)
+    qtbot.wait(100)
+    panel = w.strategy_panel
+    strip = panel.trace_strip
+    assert_unclipped(strip.plot, w, 100, strip.plot.minimumHeight())
+    assert_unclipped(strip.caption, w, 100, strip.caption.heightForWidth(strip.caption.width()))
+    rows = [panel.control(name) for name in panel.controls]
+    rects = [_rect_in(c, w) for c in rows] + [_rect_in(strip, w)]
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert not a.intersects(b), (a, b)
+    for ctl in rows:
+        assert_unclipped(ctl, w, 1, ctl.minimumSizeHint().height())

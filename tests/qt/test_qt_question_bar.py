@@ -34,8 +34,8 @@ def _view_marks(view):
     return [(m.rank, m.chunk_id, m.start, m.end, round(m.score, 5)) for m in view.hits]
 
 
-def test_question_outlines_exactly_what_the_index_returns(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_question_outlines_exactly_what_the_index_returns(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
     w.question_bar.field.setText(GERMANY)
@@ -71,8 +71,8 @@ def test_reader_shows_the_embedded_texts_in_rank_order(qtbot, hash_window, open_
     assert w.reader.texts() == [h.chunk.embedded_text(doc, with_prefix=False) for h in r.hits]
 
 
-def test_parent_child_returns_parents(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_parent_child_returns_parents(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     w.state.set_strategy("parent_child")
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
@@ -82,6 +82,15 @@ def test_parent_child_returns_parents(qtbot, hash_window, open_doc, wait_result)
     assert _view_marks(w.view) == _marks(_expected_hits(w, GERMANY, 5, "dense", HashEmbedder()))
     doc = w.state.document
     assert w.reader.texts() == [h.chunk.embedded_text(doc, with_prefix=w.state.with_prefix) for h in r.hits]
+
+
+def test_a_first_window_starts_on_the_default_retriever(hash_window):
+    from inspector.core.evaluation.config import DEFAULT_RETRIEVER
+    from inspector.qt.controllers.retrieval import ASK_RETRIEVER
+
+    w = hash_window(start=False)
+    assert ASK_RETRIEVER.default == DEFAULT_RETRIEVER
+    assert w.retrieval.retriever == DEFAULT_RETRIEVER == w.question_bar.retriever.currentData()
 
 
 def test_k_and_retriever_controls(qtbot, hash_window, open_doc, wait_result):
@@ -121,8 +130,8 @@ def test_next_and_previous_hit(qtbot, hash_window, open_doc, wait_result):
     assert not w.question_bar.next_button.isEnabled() and w.reader.cards == []
 
 
-def test_bm25_answers_until_the_model_is_ready(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window(start=False)
+def test_bm25_answers_until_the_model_is_ready(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window(start=False)
     open_doc(w)
     w.question_bar.ask(GERMANY)
     r = wait_result(w, mode="fallback", question=GERMANY)
@@ -154,14 +163,14 @@ class SlowEmbedder(HashEmbedder):
         return super().encode(texts)
 
 
-def test_embedding_shows_progress_and_a_newer_request_cancels_it(qtbot, hash_window, open_doc, wait_result,
+def test_embedding_shows_progress_and_a_newer_request_cancels_it(qtbot, dense_window, open_doc, wait_result,
                                                                  monkeypatch):
     from inspector.qt.controllers.retrieval import RetrievalController
 
     # No live-preview vectors here (previews are BM25), so only the exact job calls the embedder.
     monkeypatch.setattr(RetrievalController, "_build_pooled", lambda self: None)
     emb = SlowEmbedder()
-    w = hash_window(embedder=emb, settle_ms=60_000)  # no exact pass by itself: only when asked
+    w = dense_window(embedder=emb, settle_ms=60_000)  # no exact pass by itself: only when asked
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
     n = len([c for c in w.state.result.chunks if c.role != "parent"])
@@ -182,8 +191,8 @@ def test_embedding_shows_progress_and_a_newer_request_cancels_it(qtbot, hash_win
     assert r.request.params["size"] == 300
 
 
-def test_heading_filter_restricts_the_hits_like_the_core(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_heading_filter_restricts_the_hits_like_the_core(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
     w.question_bar.ask(GERMANY)

@@ -165,8 +165,8 @@ def _expected(w, strategy, params):
 
 
 def test_the_trace_scores_the_neighbours_exactly_and_is_invalidated_by_a_strategy_switch(
-        qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+        qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     w.state.set_strategy("fixed_tokens")
     open_doc(w)  # the handbook opens with its gold set
     main = wait_result(w, mode="exact", gold=True)
@@ -202,8 +202,8 @@ def test_the_trace_scores_the_neighbours_exactly_and_is_invalidated_by_a_strateg
     assert p.score.hit_rate == _expected(w, "recursive", {"size": 320, "overlap": 0})
 
 
-def test_k_and_retriever_changes_supersede_the_trace(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_k_and_retriever_changes_supersede_the_trace(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     w.state.set_strategy("fixed_tokens")
     open_doc(w)
     wait_result(w, mode="exact", gold=True)
@@ -219,8 +219,8 @@ def test_k_and_retriever_changes_supersede_the_trace(qtbot, hash_window, open_do
     assert w.strategy_panel.trace_strip.caption.text().startswith("BM25 hit rate@3")
 
 
-def test_without_the_model_a_dense_trace_waits_and_says_so(qtbot, hash_window, open_doc):
-    w = hash_window(start=False)
+def test_without_the_model_a_dense_trace_waits_and_says_so(qtbot, dense_window, open_doc):
+    w = dense_window(start=False)
     open_doc(w)
     t = w.trace.trace
     assert t is not None and not t.points and "embedding model" in t.status
@@ -228,8 +228,8 @@ def test_without_the_model_a_dense_trace_waits_and_says_so(qtbot, hash_window, o
     assert not w.trace.runner.busy
 
 
-def test_the_trace_holds_while_the_user_drags(qtbot, hash_window):
-    w = hash_window(start=False)
+def test_the_trace_holds_while_the_user_drags(qtbot, dense_window):
+    w = dense_window(start=False)
     assert not w.trace.held
     w.state.set_dragging(True)
     assert w.trace.held
@@ -296,10 +296,10 @@ def test_the_caption_says_what_the_bars_are():
     assert caption(None) == ""
 
 
-def test_moving_to_a_traced_notch_is_exact_at_once(qtbot, hash_window, open_doc, wait_result):
+def test_moving_to_a_traced_notch_is_exact_at_once(qtbot, dense_window, open_doc, wait_result):
     """The trace embeds its positions' chunks into the shared cache, so the main figures of a
     traced notch skip the pooled preview: the first answer for those chunks is already exact."""
-    w = hash_window(settle_ms=60_000)  # exact figures would otherwise also come from the settle timer
+    w = dense_window(settle_ms=60_000)  # exact figures would otherwise also come from the settle timer
     w.state.set_strategy("fixed_tokens")
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=60_000)

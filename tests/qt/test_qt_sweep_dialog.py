@@ -37,8 +37,8 @@ def test_parse_and_suggest():
     assert cells[("fixed_chars", 100, 150)].config is None and "overlap" in cells[("fixed_chars", 100, 150)].reason
 
 
-def test_tiny_grid_matches_the_core_and_a_click_applies_it(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_tiny_grid_matches_the_core_and_a_click_applies_it(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=20_000)
     # Pooled rows use a chunk's exact vector when the cache has it: let the window's own exact
@@ -123,12 +123,12 @@ class SlowHash(HashEmbedder):
         return super().encode(texts)
 
 
-def test_cancel_stops_the_sweep(qtbot, hash_window, open_doc, monkeypatch):
+def test_cancel_stops_the_sweep(qtbot, dense_window, open_doc, monkeypatch):
     from inspector.qt.controllers.retrieval import RetrievalController
 
     monkeypatch.setattr(RetrievalController, "_build_pooled", lambda self: None)
     emb = SlowHash()
-    w = hash_window(embedder=emb, settle_ms=60_000)
+    w = dense_window(embedder=emb, settle_ms=60_000)
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
     d = _dialog(w)

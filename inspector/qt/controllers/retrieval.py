@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.display.settings_schema import Setting
 from inspector.core.documents.document import Document
+from inspector.core.evaluation.config import DEFAULT_RETRIEVER
 from inspector.core.workbench import chunks_fingerprint
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.retrieval_jobs import (
@@ -48,7 +49,7 @@ MODEL_IDLE, MODEL_LOADING, MODEL_READY, MODEL_FAILED = "idle", "loading", "ready
 ASK_K = Setting("retrieval/k", int, 5, "How many chunks a question retrieves (k), and the k of the gold metrics.")
 ASK_BUDGET = Setting("retrieval/budget", int, 0,
                      "Context budget in cl100k tokens the gold panel also scores (hit@budget); 0: off.")
-ASK_RETRIEVER = Setting("retrieval/retriever", str, "dense", "Retriever chosen last: dense, bm25 or hybrid.")
+ASK_RETRIEVER = Setting("retrieval/retriever", str, DEFAULT_RETRIEVER, "Retriever chosen last: dense, bm25 or hybrid.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ class RetrievalController(QObject):
         self.paired: dict[str, Any] = {}
         """Against the baseline: each metric's paired difference with interval and verdict
         (`uncertainty.PairedDelta` by metric name); empty without a baseline."""
-        self.retriever = "dense"
+        self.retriever = DEFAULT_RETRIEVER
         self.filter_docs: tuple[str, ...] | None = None
         """Metadata filter of the question bar: document ids to search (None: every document)."""
         self.heading_prefix: tuple[str, ...] | None = None

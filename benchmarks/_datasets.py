@@ -1,0 +1,91 @@
+"""The three gold sets the tuning benchmarks (generalization.py, defaults.py) measure on.
+
+- `handbook`: the bundled sample handbook and the 64 questions the team wrote for it (exact answers).
+- `chroma`: Chroma's five corpora and 472 questions with reference spans (a hit is a retrieved
+  chunk overlapping a reference; recall / IoU as chunking_evaluation computes them). Each question
+  is searched within its own corpus (`IndexSearch` honours a question's source), where Chroma's
+  report searched one index over all five: our figures are not its figures.
+- `chroma-small`: the same with its three smaller corpora (chatlogs, state_of_the_union,
+  wikitexts: 207 KB of 1.45 MB, 276 questions), where exact dense vectors of a whole grid are
+  affordable on two shared CPU cores.
+- `public`: five real licensed documents (data/public), questions of one split ("tune" or "test").
+  The test split is held out: only `defaults.py`, after its decision, reads it.
+
+Each dataset comes as a `Workbench` holding its documents and questions; the embedder and the
+persistent embedding cache are the caller's (`make_workbench`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from _common import ROOT
+
+from inspector.core.evaluation.gold import GoldQuestion, load_gold
+from inspector.core.workbench import Workbench
+
+HANDBOOK_GOLD = ROOT / "sample_docs" / "handbook.gold.jsonl"
+CHROMA = ROOT / "benchmarks" / "data" / "chroma"
+PUBLIC = ROOT / "benchmarks" / "data" / "public"
+#: Where the benchmarks keep their exact MiniLM vectors (git-ignored; see `bench_cache`).
+CACHE_ROOT = ROOT / "benchmarks" / "out" / "cache"
+
+DATASETS = ("handbook", "chroma", "public")
+SMALL_CORPORA = ("chatlogs", "state_of_the_union", "wikitexts")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    workbench: Workbench
+    questions: tuple[GoldQuestion, ...]
+    spans: bool
+    """True when the questions carry reference spans (recall / IoU are reported)."""
+
+
+def bench_cache() -> Any:
+    """The benchmarks' persistent embedding cache (`benchmarks/out/cache`, not the user's)."""
+    from inspector.core.embedding.cache import EmbeddingCache
+
+    return EmbeddingCache(CACHE_ROOT)
+
+
+def public_split(wb: Workbench, split: str) -> tuple[GoldQuestion, ...]:
+    """The public documents' questions of one split ("tune" or "test"), document by document."""
+    out: list[GoldQuestion] = []
+    for folder in sorted(p for p in PUBLIC.iterdir() if p.is_dir()):
+        path = folder / f"{folder.name}.gold.jsonl"
+        splits = {i: json.loads(line)["split"]
+                  for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()}
+        gold = load_gold(path, wb.documents)
+        out.extend(q for q in gold.questions if splits[q.line] == split)
+    return tuple(out)
+
+
+def load(name: str, *, embedder: Any = None, cache: Any = None, split: str = "tune") -> Dataset:
+    """One dataset as a Workbench with its questions set (`split`: the public set's half)."""
+    wb = Workbench(embedder=embedder, cache=cache, lazy_model=False, indexes=2)
+    if name == "handbook":
+        wb.open([ROOT / "sample_docs" / "handbook.md"])
+        qs = tuple(wb.load_gold(HANDBOOK_GOLD).questions)
+        spans = False
+    elif name in ("chroma", "chroma-small"):
+        wb.open([CHROMA / "corpora"])
+        qs = tuple(wb.load_gold(CHROMA / "questions_df.csv").questions)
+        if name == "chroma-small":
+            keep = {f"{c}.md" for c in SMALL_CORPORA}
+            wb.set_documents([d for d in wb.documents if d.doc_id in keep])
+            qs = tuple(q for q in qs if q.source in keep)
+        spans = True
+    elif name == "public":
+        wb.open(sorted(p / f"{p.name}.md" for p in PUBLIC.iterdir() if p.is_dir()))
+        qs = public_split(wb, split)
+        spans = False
+    else:
+        raise ValueError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+    if not qs:
+        raise ValueError(f"{name}: no questions")
+    wb.set_gold(qs)
+    return Dataset(name if name != "public" else f"public-{split}", wb, qs, spans)
