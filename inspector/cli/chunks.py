@@ -9,7 +9,9 @@ from typing import Any
 
 from inspector.cli.common import (
     CliError,
+    add_device_args,
     add_strategy_args,
+    configured_embedder,
     load_user_strategies,
     print_alignment_reports,
     strategy_params,
@@ -46,6 +48,9 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
 
     load_user_strategies(args)
     name, params = strategy_params(args)
+
+    if get_strategy(name).needs_embedder:  # semantic chunking embeds sentences: on --device
+        configured_embedder(args)
     loaded = load_paths(args.paths)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
@@ -82,6 +87,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("paths", nargs="+", help="files or folders")
     add_strategy_args(p)
     p.add_argument("--format", choices=("table", "json", "jsonl"), default="table")
+    add_device_args(p)
     p.set_defaults(func=_cmd_chunks)
     p = sub.add_parser("strategies", help="list strategies and their parameters")
     p.add_argument("--format", choices=("table", "json"), default="table")

@@ -261,3 +261,22 @@ def test_without_a_gold_file_the_first_question_creates_one_beside_the_document(
     assert Path(w.retrieval.gold.path) == made and bar.counter.text() == "1 question · 1 new"
     bar.undo()
     assert made.read_text(encoding="utf-8") == "" and bar.counter.text() == "0 questions"
+
+
+def test_docks_stay_tabbed_through_a_relayout(qtbot, window):
+    """The window's layout (wide or compact, View ▸ Reset Layout) moves the docks it knows; the
+    coverage and drafts docks go with the statistics and the gold set instead of staying behind."""
+    w = window()
+    tools = w.gold_tools
+    tools.show_coverage()
+    tools.open_drafts()
+    for width in (1500, 1100, 1500):  # wide, compact, wide again
+        w.resize(width, 850)
+        w.dock_layout.apply()
+        qtbot.wait(10)
+        assert tools.drafts_dock in w.tabifiedDockWidgets(w.gold_dock)
+        assert tools.coverage_dock in w.tabifiedDockWidgets(w.stats_dock)
+        assert not tools.drafts_dock.isHidden() and not tools.coverage_dock.isHidden()
+    tools.coverage_dock.hide()
+    w.dock_layout.apply()
+    assert tools.coverage_dock.isHidden()  # a closed dock stays closed

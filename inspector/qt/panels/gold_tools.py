@@ -39,12 +39,12 @@ class GoldTools(QObject):
 
         self.coverage = CoveragePanel(w.state, w.retrieval)
         self.coverage_dock = w.add_panel(self.coverage, "Gold coverage", Qt.DockWidgetArea.LeftDockWidgetArea)
-        w.tabifyDockWidget(w.stats_dock, self.coverage_dock)
+        w.dock_layout.tab_with(w.stats_dock, self.coverage_dock)
         self.coverage_dock.hide()
         self.drafts = DraftsPanel(w.state, w.retrieval, self.writer.add,
                                   synchronous=w.retrieval.runner.synchronous)
         self.drafts_dock = w.add_panel(self.drafts, "Drafts", Qt.DockWidgetArea.BottomDockWidgetArea)
-        w.tabifyDockWidget(w.gold_dock, self.drafts_dock)
+        w.dock_layout.tab_with(w.gold_dock, self.drafts_dock)
         self.drafts_dock.hide()
 
         self.quick_action = make_action(w, "&Quick Question", self.open_quick, "Ctrl+G",
