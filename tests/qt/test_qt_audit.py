@@ -273,3 +273,32 @@ def test_an_unreadable_audit_file_is_left_alone(qtbot, hash_window, open_doc, wa
     assert w.reader.judgements()[1] == RELEVANT  # kept in memory
     assert bad.read_text(encoding="utf-8") == "{broken\n"
     assert "left as it is" in w.reader.hint.text() and "handbook.audit.jsonl:1" in w.reader.hint.text()
+
+
+def test_rechunking_while_cards_show_does_not_crash(qtbot, hash_window, open_doc, wait_result):
+    """The Reader's cards refit their text height when resized; doing that inside the resize
+    re-entered the scroll area's layout and segfaulted Qt in 5 runs of 6 of this very sequence
+    (a question's cards shown, sizes dragged, strategies switched). The fit now runs after the
+    event."""
+    question = "How long is parental allowance paid in Germany?"
+    w = hash_window()
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    open_doc(w)
+    qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=20_000)
+    for _ in range(4):
+        w.question_bar.ask(question)
+        wait_result(w, mode=None, question=question)
+        qtbot.waitUntil(lambda: bool(w.reader.cards), timeout=5000)
+        for size in (200, 160, 320, 128):
+            w.strategy_panel.set_value("size", size)
+            qtbot.wait(15)
+        w.state.set_strategy("fixed_tokens")
+        qtbot.wait(30)
+        w.strategy_panel.set_value("size", 200)
+        qtbot.wait(30)
+        w.state.set_strategy("markdown")
+        qtbot.wait(30)
+    r = wait_result(w, mode=None, question=question)
+    assert r.hits and w.reader.cards  # still alive, still answering

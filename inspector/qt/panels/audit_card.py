@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -87,6 +87,7 @@ class FitText(QTextEdit):
         self.max_lines: int | None = None
         self.hidden_lines = 0
         """Lines cut off by `max_lines` at the current width."""
+        self._fit_due = False
 
     def set_text(self, text: str) -> None:
         if text != self.toPlainText():
@@ -164,13 +165,38 @@ class FitText(QTextEdit):
             self.on_fit()
 
     def last_visible(self) -> int:
-        """UTF-16 position of the last character in view (all of them when nothing is cut off)."""
-        if not self.hidden_lines:
+        """UTF-16 position just past the last character in view (all of them when nothing is cut
+        off). Read from the document's own line layout, as `_fit` cut it (after `max_lines` lines
+        of text): hit-testing with cursorForPosition here, inside a resize, crashed Qt when the
+        layout was being redone (a segfault in the suite, reproduced by re-chunking while cards
+        showed)."""
+        if not self.hidden_lines or self.max_lines is None:
             return len(self.toPlainText())
-        return self.cursorForPosition(QPoint(self.viewport().width() - 1, self.viewport().height() - 1)).position()
+        seen = 0
+        block = self.document().begin()
+        while block.isValid():
+            if block.text().strip():
+                layout = block.layout()
+                for i in range(layout.lineCount() if layout is not None else 0):
+                    seen += 1
+                    if seen == self.max_lines:
+                        line = layout.lineAt(i)
+                        return block.position() + line.textStart() + line.textLength()
+            block = block.next()
+        return len(self.toPlainText())
 
     def resizeEvent(self, e) -> None:
         super().resizeEvent(e)
+        # Fit after the event, not inside it: changing this widget's fixed height (and the card's
+        # "more" line) while the scroll area is laying its cards out re-entered the layout and
+        # crashed Qt (a segfault in QLabel::sizeHint, reproduced by re-chunking while the Reader
+        # showed cards). One deferred fit per burst of resizes.
+        if not self._fit_due:
+            self._fit_due = True
+            QTimer.singleShot(0, self, self._deferred_fit)
+
+    def _deferred_fit(self) -> None:
+        self._fit_due = False
         self._fit()
 
 

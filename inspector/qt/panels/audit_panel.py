@@ -156,8 +156,9 @@ class AuditPanel(QWidget):
         self.splitter.addWidget(self.scroll)
         self.splitter.addWidget(self.summary_box)
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 1)
+        # Height the window gains goes to the cards (what is read), not the summary's empty rows.
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 0)
 
         self.hint = QLabel()
         self.hint.setWordWrap(True)
@@ -248,13 +249,14 @@ class AuditPanel(QWidget):
                 self._size_summary()
 
     def _size_summary(self) -> None:
-        """Give the summary the rows it has (at least three, at most a third of the height): the
-        cards are what is read."""
+        """Give the summary the rows it has (at least two, at most a third of the height): the
+        cards are what is read (with the question bar a toolbar row, three rows left the cards
+        too little height at 1400x900)."""
         total = sum(self.splitter.sizes()) or self.splitter.height()
         row = self.summary_box.view.verticalHeader().defaultSectionSize()
-        rows = max(3, min(8, self.summary_box.model.rowCount()))
+        rows = max(2, min(8, self.summary_box.model.rowCount()))
         want = self.summary_box.view.horizontalHeader().sizeHint().height() + rows * row + \
-            self.summary_box.export_button.sizeHint().height() * 2 + 16
+            self.summary_box.export_button.sizeHint().height() + 16
         want = min(want, max(120, total // 3))
         self.splitter.setSizes([max(0, total - want), want])
 
