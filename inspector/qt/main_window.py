@@ -72,6 +72,7 @@ from inspector.qt.panels.chunk_table import ChunkTable
 from inspector.qt.panels.corpus_panel import CorpusPanel
 from inspector.qt.panels.detail_pane import DetailPane
 from inspector.qt.panels.gold_panel import GoldFiles, GoldPanel, answer_spans
+from inspector.qt.panels.gold_tools import GoldTools
 from inspector.qt.panels.question_bar import QuestionBar, hit_counts
 from inspector.qt.panels.reader import Reader
 from inspector.qt.panels.stats_panel import StatsPanel
@@ -186,6 +187,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_toolbar()
         self.audit_mode = AuditMode(self)  # Evaluate ▸ Audit Mode: the Reader at full height, keyboard judging
+        self.gold_tools = GoldTools(self)  # Edit ▸ Quick Question, Draft Questions, Gold Coverage
         from inspector.qt.actions.device_actions import DeviceActions
 
         self.device_actions = DeviceActions(self)  # Settings ▸ Embedding Device; the device in the status bar
