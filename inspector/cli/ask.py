@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inspector.cli.common import CliError, add_strategy_args, strategy_params
+from inspector.cli.common import CliError, add_encoding_arg, add_strategy_args, strategy_params
 from inspector.cli.evaluate import (
     RETRIEVER_CHOICES,
     _one_line_error,
@@ -75,6 +75,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--heading", help="heading-path prefix to search under, e.g. 'Leave > Germany'")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
+    add_encoding_arg(p)
     p.set_defaults(func=_cmd_ask)
     p.error = _one_line_error(p)  # type: ignore[method-assign]
 

@@ -16,7 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from inspector.cli.common import CliError, add_strategy_args
+from inspector.cli.common import (
+    CliError,
+    add_encoding_arg,
+    add_strategy_args,
+    document_encoding,
+    print_document_warnings,
+)
 from inspector.core.evaluation.report import (
     FORMATS,
     RENDERERS,
@@ -67,6 +73,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "is cut there); a sweep then ranks by it")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
+    add_encoding_arg(p)
 
 
 def add_commands(subparsers: Any) -> None:
@@ -120,10 +127,12 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
     and cache the flags ask for; problems are printed as warnings."""
     from inspector.core.workbench import Workbench
 
+    encoding = document_encoding(args)
     wb = Workbench(embedder=_embedder(args, retrievers), cache=_cache(args))
-    loaded = wb.open(args.paths)
+    loaded = wb.open(args.paths, encoding=encoding)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
+    print_document_warnings(loaded.documents)
     if not loaded.documents:
         raise CliError("no document could be loaded")
     if gold:

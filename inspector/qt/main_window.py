@@ -42,6 +42,7 @@ from inspector.core.documents.document import Document
 from inspector.qt.actions.export_actions import ExportActions
 from inspector.qt.actions.file_actions import FileActions, dropped_paths, split_dropped
 from inspector.qt.actions.gold_actions import GoldActions
+from inspector.qt.actions.history_actions import HistoryActions
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.actions.plugin_actions import PluginActions
 from inspector.qt.controllers.chunk_jobs import ChunkResult, ChunkRunner
@@ -157,6 +158,8 @@ class MainWindow(QMainWindow):
         # Created after the widgets, so that on a document change they have taken the new document
         # before any (synchronous) result for it arrives.
         self.controller = ChunkingController(self.state, self.runner, debounce_ms=debounce_ms, parent=self)
+        # New chunks requested: embedding the current ones for exact figures is superseded at once.
+        self.controller.requested.connect(self.retrieval.chunks_requested)
 
         # The status bar first: the groups of actions report through its message line.
         self._build_status_bar()
@@ -168,6 +171,10 @@ class MainWindow(QMainWindow):
         self.plugins = PluginActions(self.state, self.messages, self.settings,
                                      strategies_registered=self._on_strategies_registered,
                                      show_strategy=self.show_strategy, parent=self)
+        # Edit ▸ Undo/Redo: what an open, a gold set, a question, an import or a pin replaced.
+        self.history = HistoryActions(self.state, self.retrieval, self.messages, gold_files=self.gold_files,
+                                      parent=self)
+        self.history.connect_sources(self.files, self.gold, self.plugins)
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
@@ -260,6 +267,8 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = mb.addMenu("&Edit")
+        self.history.add_to(edit_menu)
+        edit_menu.addSeparator()
         edit_menu.addAction(self.add_question_action)
         view_menu = mb.addMenu("&View")
         view_menu.addAction(self.find_action)

@@ -9,6 +9,7 @@ from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import (
     QuestionResult,
     Report,
+    summarize,
 )
 
 
@@ -47,6 +48,27 @@ class Comparison:
     """Hit by A, missed by B."""
     before_config: EvalConfig | None = None
     after_config: EvalConfig | None = None
+    before_total: int = 0
+    """Questions in the first report before restricting to the shared ones (0: not restricted)."""
+    after_total: int = 0
+    """Questions in the second report before restricting (0: not restricted)."""
+
+    @property
+    def compared(self) -> int:
+        """Questions compared (the ones both reports share)."""
+        return len(self.after.questions)
+
+    @property
+    def restricted(self) -> bool:
+        """True when either report held questions the other lacks (they are left out)."""
+        return max(self.before_total, self.after_total) > self.compared
+
+    def note(self) -> str:
+        """'compared on 40 of 41 questions (the ones both gold sets share)', '' when all are."""
+        if not self.restricted:
+            return ""
+        total = max(self.before_total, self.after_total)
+        return f"compared on {self.compared} of {total} questions (the ones both gold sets share)"
 
     def delta(self, name: str) -> float | None:
         return next(d.delta for d in self.deltas if d.name == name)
@@ -72,3 +94,42 @@ def compare_reports(before: Report, after: Report, *, before_config: EvalConfig 
         elif b.hit and not a.hit:
             broke.append(QuestionChange(a.question, b, a))
     return Comparison(before, after, deltas, tuple(fixed), tuple(broke), before_config, after_config)
+
+
+def question_key(q: GoldQuestion) -> tuple:
+    """What makes two gold questions the same question: its text and its answers (and reference
+    spans), whatever line of the file it sits on."""
+    return (q.question.strip(), tuple(a.strip() for a in q.answers), tuple(q.references), q.source)
+
+
+def shared_reports(before: Report, after: Report) -> tuple[Report, Report]:
+    """Both reports restricted to the questions they share (matched by `question_key`, in the
+    second report's order; a question asked twice pairs with its twin in order), figures recomputed
+    on those. Each report is returned as it is when nothing needs leaving out."""
+    pool: dict[tuple, list[QuestionResult]] = {}
+    for r in before.questions:
+        pool.setdefault(question_key(r.question), []).append(r)
+    pairs: list[tuple[QuestionResult, QuestionResult]] = []
+    for r in after.questions:
+        twins = pool.get(question_key(r.question))
+        if twins:
+            pairs.append((twins.pop(0), r))
+    if len(pairs) == len(before.questions) == len(after.questions) and all(
+            b is x for (b, _a), x in zip(pairs, before.questions)):
+        return before, after
+    b_sub = summarize([b for b, _a in pairs], before.k, before.cost, seconds=before.seconds, budget=before.budget)
+    a_sub = summarize([a for _b, a in pairs], after.k, after.cost, seconds=after.seconds, budget=after.budget)
+    return b_sub, a_sub
+
+
+def compare_shared(before: Report, after: Report, *, before_config: EvalConfig | None = None,
+                   after_config: EvalConfig | None = None) -> Comparison:
+    """`compare_reports` on the questions both reports share: a baseline pinned before the gold
+    set grew (a question saved from the Reader) or shrank stays comparable. `Comparison.note()`
+    says how many questions were compared when some were left out."""
+    b, a = shared_reports(before, after)
+    cmp = compare_reports(b, a, before_config=before_config, after_config=after_config)
+    if b is before and a is after:
+        return cmp
+    return Comparison(cmp.before, cmp.after, cmp.deltas, cmp.fixed, cmp.broke, before_config, after_config,
+                      before_total=len(before.questions), after_total=len(after.questions))

@@ -474,6 +474,15 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
             context_tokens=sum(c.token_count for c in top),
             budget_hit=budget_hit, tokens_sent=tokens_sent))
 
+    return summarize(out, k, index_cost(corpus.docs.values(), chunks_by_doc), seconds=time.perf_counter() - t0,
+                     budget=budget)
+
+
+def summarize(results: Sequence[QuestionResult], k: int, cost: IndexCost, *, seconds: float = 0.0,
+              budget: int | None = None) -> Report:
+    """A Report from per-question outcomes (what `evaluate` returns; also a report restricted to
+    some of its questions, as a comparison on the questions two gold sets share)."""
+    out = tuple(results)
     n = len(out)
     with_refs = [r for r in out if r.recall is not None]
 
@@ -487,9 +496,9 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
         recall=mean([r.recall for r in with_refs if r.recall is not None]),
         precision=mean([r.precision for r in with_refs if r.precision is not None]),
         iou=mean([r.iou for r in with_refs if r.iou is not None]),
-        questions=tuple(out),
-        cost=index_cost(corpus.docs.values(), chunks_by_doc),
-        seconds=time.perf_counter() - t0,
+        questions=out,
+        cost=cost,
+        seconds=seconds,
         context_tokens_mean=sum(r.context_tokens or 0 for r in out) / n if n else 0.0,
         budget=budget,
         hit_at_budget=(sum(1 for r in out if r.budget_hit) / n if n else 0.0) if budget is not None else None,

@@ -26,6 +26,7 @@ import numpy as np
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
+from inspector.core.lru import SizedLRU
 from inspector.core.text.tokens import token_index
 
 PIECE_TOKENS = 25
@@ -269,8 +270,9 @@ def index_vectors(chunks_by_doc: Mapping[str, Sequence[Chunk]], pooled: Mapping[
     return np.concatenate(rows, axis=0)
 
 
-_POOLED: dict[tuple[str, str, int], PooledVectors] = {}
-_POOLED_LOCK = threading.Lock()
+#: A few documents' pooled vectors, by (model, document hash, piece size): the core's locked LRU
+#: (the window's pooled, retrieval and sweep workers reach it at once).
+_POOLED: SizedLRU[PooledVectors] = SizedLRU(8, 8)
 
 
 def pooled_for(doc: Document, embedder=None, *, piece_tokens: int = PIECE_TOKENS,
@@ -281,8 +283,7 @@ def pooled_for(doc: Document, embedder=None, *, piece_tokens: int = PIECE_TOKENS
     cache, else embedded now (the one-time cost). A few documents are kept in memory."""
     encoder = piece_encoder_for(embedder)
     key = (encoder.model_id, doc.sha256, piece_tokens)
-    with _POOLED_LOCK:
-        hit = _POOLED.get(key)
+    hit = _POOLED.lookup(key)
     if hit is not None:
         return hit
     if cache_dir == "default":
@@ -292,8 +293,5 @@ def pooled_for(doc: Document, embedder=None, *, piece_tokens: int = PIECE_TOKENS
     table = build_piece_table(doc, encoder, piece_tokens=piece_tokens, cache_dir=cache_dir,
                               progress=progress, cancel=cancel)
     pv = PooledVectors(table, encoder)
-    with _POOLED_LOCK:
-        if len(_POOLED) >= 8:
-            _POOLED.pop(next(iter(_POOLED)))
-        _POOLED[key] = pv
+    _POOLED.put(key, pv)
     return pv

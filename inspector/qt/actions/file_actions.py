@@ -4,8 +4,11 @@ command line's paths, and loading big inputs off the GUI thread.
 Every way in ends in `FileActions.open_user_paths`. Small plain files open at once; big inputs
 (over `BACKGROUND_LOAD_BYTES` in all, or PDF/DOCX/HTML, which need converting) load on a worker
 thread so the window never freezes, the latest request winning. A file that cannot be opened is
-reported with the line the CLI prints, and whatever was open stays open. After a successful open
-`opened` is emitted (the window then looks for the document's gold set).
+reported with the line the CLI prints, and whatever was open stays open; so does a file with no
+text at all (empty or only whitespace): opening it would throw away the document and its gold set
+for nothing to look at. Before a successful open replaces anything `aboutToReplace` is emitted
+(the window's Edit ▸ Undo keeps what was there); after it `opened` (the window then looks for
+the document's gold set).
 """
 
 from __future__ import annotations
@@ -88,6 +91,9 @@ class FileActions(QObject):
 
     opened = Signal(object)
     """The Document now shown (after a successful open)."""
+    aboutToReplace = Signal(str)
+    """An open is about to replace the documents (label: "Open handbook.md"); the window's undo
+    history keeps what is there now."""
 
     def __init__(self, state: InspectorState, messages: MessageCenter, settings: Settings, parent: QWidget) -> None:
         """`parent` owns the actions (their shortcuts work window-wide) and the dialogs."""
@@ -159,7 +165,21 @@ class FileActions(QObject):
             self.state.set_error(first)  # listeners of the state hear it too (the launch smoke test)
             self.messages.error(first + more, details, popup=True)
             return False
+        if all(not d.text.strip() for d in loaded.documents):
+            # Nothing to chunk: refuse rather than replace the open document and its gold set.
+            blank = [d.path or d.doc_id for d in loaded.documents]
+            kept = f"; {self.state.document.name} stays open" if self.state.document is not None else ""
+            if len(blank) == 1:
+                first = f"{blank[0]}: no text to open (the file is empty or only whitespace){kept}"
+            else:
+                first = (f"{blank[0]} (+{len(blank) - 1} more): no text to open (the files are all empty "
+                         f"or only whitespace){kept}")
+            self.state.set_error(first)
+            self.messages.error(first, "\n".join(blank + problems), popup=True)
+            return False
         self.state.set_error("")
+        self.aboutToReplace.emit(f"Open {loaded.documents[0].name}" if len(loaded.documents) == 1
+                                 else f"Open {len(loaded.documents)} documents")
         self.state.set_documents(loaded.documents, problems=problems)
         for p in loaded.opened:
             self.add_recent(p)

@@ -316,11 +316,13 @@ class RetrievalController(QObject):
         return gold
 
     def set_gold(self, gold: Any) -> None:
+        """A new gold set (None: none). A pinned baseline stays when the set grew or shrank (a
+        question saved from the Reader, one deleted from the file): it is compared on the
+        questions both share (`compare.compare_shared`), and `comparison.note()` says how many."""
         self.gold = gold
         self.workbench.set_gold(gold)
         self._filter_gold()
-        if self.baseline is not None and (gold is None
-                                          or len(self.baseline.report.questions) != len(self.gold_questions)):
+        if self.baseline is not None and gold is None:
             self.clear_baseline()
         self.goldChanged.emit(gold)
         self.refresh(exact=self._settled_exact())
@@ -360,15 +362,36 @@ class RetrievalController(QObject):
             self.baselineChanged.emit(None)
         self._compare()
 
+    def restore_baseline(self, baseline: Baseline | None) -> None:
+        """Put a baseline back as it was pinned (Edit ▸ Undo)."""
+        if baseline is not self.baseline:
+            self.baseline = baseline
+            self.baselineChanged.emit(baseline)
+        self._compare()
+
+    def baseline_results(self) -> tuple | None:
+        """The baseline's outcome of each question of the current report, in its order (None for
+        a question the baseline's gold set did not have); None without a baseline or report."""
+        from inspector.core.evaluation.compare import question_key
+
+        r = self.result
+        if self.baseline is None or r is None or r.report is None:
+            return None
+        pool: dict[tuple, list] = {}
+        for q in self.baseline.report.questions:
+            pool.setdefault(question_key(q.question), []).append(q)
+        return tuple((pool.get(question_key(q.question)) or [None]).pop(0) for q in r.report.questions)
+
     def _compare(self) -> None:
-        from inspector.core.evaluation.compare import compare_reports
+        from inspector.core.evaluation.compare import compare_shared
 
         cmp = None
         r = self.result
-        if self.baseline is not None and r is not None and r.report is not None \
-                and len(r.report.questions) == len(self.baseline.report.questions):
-            cmp = compare_reports(self.baseline.report, r.report, before_config=self.baseline.config,
-                                  after_config=r.config)
+        if self.baseline is not None and r is not None and r.report is not None:
+            cmp = compare_shared(self.baseline.report, r.report, before_config=self.baseline.config,
+                                 after_config=r.config)
+            if not cmp.compared:
+                cmp = None  # no question in common: nothing to compare (the panel says so)
         self.paired = {}
         if cmp is not None:
             from inspector.core.evaluation.report import INTERVAL_SEED
@@ -421,6 +444,17 @@ class RetrievalController(QObject):
         if req.gold and preview and mark_stale:
             self._set_stale(True)
         return self.runner.submit(retrieval_job(self.workbench, req))
+
+    def chunks_requested(self, _rid: int = 0) -> None:
+        """New chunks are on their way (another strategy, document or size): the runner's work for
+        the current ones is superseded now, not when the new ones arrive. Embedding the old chunks
+        for exact figures would otherwise go on competing with the new chunking (a slow strategy
+        such as `semantic` embeds too, for seconds), only to be dropped."""
+        self._settle.stop()
+        if self.runner.busy:
+            self._submitted = None
+            self.runner.cancel()
+            self.progressChanged.emit(0, 0, "")
 
     def _on_chunks(self, result: ChunkResult | None) -> None:
         if result is None:
