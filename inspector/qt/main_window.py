@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QKeySequence
 from PySide6.QtWidgets import (
@@ -405,7 +406,7 @@ class MainWindow(QMainWindow):
             self.strip.set_boundaries(())
         else:
             n = max(1, result.line_count)
-            self.strip.set_boundaries([line / n for line in result.start_lines], self.view.theme.muted)
+            self.strip.set_boundaries(np.asarray(result.start_lines, dtype=np.float64) / n, self.view.theme.muted)
         self._update_info()
         self._update_strip_view()
 
@@ -637,8 +638,7 @@ class MainWindow(QMainWindow):
 
     def _selected_text(self) -> str:
         """The text selected in the document, with its line breaks (a new question's answer)."""
-        cursor = self.view.textCursor()
-        return cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else ""
+        return self.view.selected_source_text()
 
     def _on_strategies_registered(self, names: Sequence[str]) -> None:
         """Strategy files, imported chunks or plug-ins changed the registry: counts made with a

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from pathlib import Path
 from inspector.core.documents.encoding import decode
 from inspector.core.errors import InputError
 from inspector.core.lru import SizedLRU
+from inspector.core.slices import sha256_text
 
 #: File suffixes opened as Markdown; everything in TEXT_SUFFIXES is plain text.
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
@@ -71,7 +71,7 @@ def _text_hash(text: str) -> str:
     hit = _HASHES.lookup(id(text))
     if hit is not None and hit[0] is text:
         return hit[1]
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = sha256_text(text)  # a slice at a time: 20 MB would hold the GIL ~50 ms in one encode
     _HASHES.put(id(text), (text, digest), len(text))
     return digest
 

@@ -65,6 +65,11 @@ def needs_background_load(paths: Sequence[str]) -> bool:
     return False
 
 
+def _blank(text: str) -> bool:
+    """Empty or only whitespace (without copying a 20 MB text as `strip()` would)."""
+    return not text or text.isspace()
+
+
 def dropped_paths(mime: QMimeData) -> list[str]:
     """The local files and folders of a drag (empty when it carries none: the drop is refused)."""
     return [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
@@ -142,7 +147,16 @@ class FileActions(QObject):
             loader.errored.connect(lambda _rid, msg: self.messages.error(msg, loader.last_error_details, popup=True))
 
         def job(cancelled, progress):
-            yield (names, load_corpus(names))
+            loaded = load_corpus(names)
+            if loaded.documents:
+                # What the view needs of the document shown first, made here rather than on the
+                # GUI thread (huge lines cut into blocks, the offset map, the wrap decision).
+                from inspector.core.display.display_text import display_text
+
+                display_text(loaded.documents[0].text)
+                for d in loaded.documents:
+                    _ = d.sha256  # the key of every per-document cache: hashed here, remembered
+            yield (names, loaded)
 
         self.messages.info(f"Loading {Path(names[0]).name}"
                            f"{' …' if len(names) == 1 else f' and {len(names) - 1} more …'}")
@@ -165,7 +179,7 @@ class FileActions(QObject):
             self.state.set_error(first)  # listeners of the state hear it too (the launch smoke test)
             self.messages.error(first + more, details, popup=True)
             return False
-        if all(not d.text.strip() for d in loaded.documents):
+        if all(_blank(d.text) for d in loaded.documents):
             # Nothing to chunk: refuse rather than replace the open document and its gold set.
             blank = [d.path or d.doc_id for d in loaded.documents]
             kept = f"; {self.state.document.name} stays open" if self.state.document is not None else ""
@@ -186,7 +200,7 @@ class FileActions(QObject):
         self.settings.set(keys.LAST_DIR, str(Path(paths[0]).parent if Path(paths[0]).is_file() else Path(paths[0])))
         notes = [w for d in loaded.documents for w in document_warnings(d)]
         notes += [f"{d.doc_id}: no text to chunk (the file is empty or only whitespace)"
-                  for d in loaded.documents if not d.text.strip()]
+                  for d in loaded.documents if _blank(d.text)]
         details = "\n".join(problems + notes + ([loaded.details] if loaded.details else []))
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
