@@ -31,6 +31,25 @@ def codepoints(text: str) -> np.ndarray:
     return out
 
 
+def decode_utf8(data: bytes) -> str:
+    """`data.decode("utf-8")`, a slice at a time (an incremental decoder carries a character cut
+    between slices); a UnicodeDecodeError gives offsets into the whole of `data`."""
+    import codecs
+
+    if len(data) <= STEP:
+        return data.decode("utf-8")
+    dec = codecs.getincrementaldecoder("utf-8")()
+    parts: list[str] = []
+    for a in range(0, len(data), STEP):
+        try:
+            parts.append(dec.decode(data[a:a + STEP], final=a + STEP >= len(data)))
+        except UnicodeDecodeError as exc:
+            pending = len(dec.getstate()[0])  # bytes of a character begun in the slice before
+            raise UnicodeDecodeError("utf-8", data, a - pending + exc.start, a - pending + exc.end, exc.reason) \
+                from None
+    return "".join(parts)
+
+
 def utf8_slices(text: str) -> Iterator[bytes]:
     """The text's UTF-8 bytes (lone surrogates passed through), a slice at a time."""
     for a in range(0, len(text), STEP):
@@ -61,4 +80,4 @@ def searchsorted(haystack: np.ndarray, needles: np.ndarray, side: str = "left") 
     return out
 
 
-__all__ = ["codepoints", "utf8_slices", "sha256_text", "int_list_array", "searchsorted", "STEP"]
+__all__ = ["codepoints", "decode_utf8", "utf8_slices", "sha256_text", "int_list_array", "searchsorted", "STEP"]
