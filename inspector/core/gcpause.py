@@ -1,20 +1,29 @@
-"""Keep the cyclic garbage collector out of allocation-heavy core work.
+"""Keep the cyclic garbage collector out of allocation-heavy core work, without leaking cycles.
 
 Parsing a 20 MB Markdown document creates millions of short-lived objects (markdown-it's tokens);
 CPython's collector counts allocations and, every so often, walks *every* tracked object in a
 full collection. During such a parse it ran dozens of full collections of 0.5–3 s each, finding
 nothing (the objects are acyclic and freed by reference counting), and each one held the GIL: the
-window's GUI thread froze for as long. Inside `paused_gc()` automatic collection is off; the
-sections it wraps allocate acyclic data (tokens, spans, chunks), so nothing is leaked, and the
-collector resumes when the last paused section in any thread ends.
+window's GUI thread froze for as long. Inside `paused_gc()` automatic collection is off (one
+process-wide pause shared by nested and concurrent sections in any thread, counted under a lock;
+the collector's own state is restored by the last one out).
 
 What such a section leaves behind (a document's structure, its chunks: hundreds of thousands of
-objects that live as long as the document is shown) would still be walked by the collector three
-more times as it ages through the generations (0.1–0.5 s each on a loaded machine). So the last
-section out freezes what is alive (`gc.freeze()`): frozen objects are never walked again, and
-being acyclic they are still freed by reference counting when the caches drop them. The price: a
-reference cycle that happens to be garbage at that moment is never collected (a few small
-objects; `benchmarks/soak.py` watches the resident memory of a long session).
+objects that live as long as the document is shown) would then be walked by the collector three
+times as it ages through the generations (young, middle, old: 0.1–0.5 s each on a loaded
+machine). So the last section out moves every tracked object straight into the *oldest*
+generation (`promote_survivors`: `gc.freeze()` then at once `gc.unfreeze()`, two list splices,
+no walk). Nothing is frozen for good: the oldest generation is still searched by every full
+collection (and by `gc.collect()`), so a reference cycle that is or later becomes garbage (an old
+document held by a closure, a widget) is freed as it would be anyway, only not before the next
+full collection. An earlier version left the objects frozen: every cycle alive at that moment was
+then never collected and `gc.get_objects()` no longer listed them (a long session leaked every
+document caught in one).
+
+`gc.freeze()`/`gc.unfreeze()` are process-global, so the pair runs under the same lock as the
+pause (no other section can start or end between the two calls), and nothing in this program
+keeps objects in the permanent generation: the model's load promotes its objects the same way
+(`inspector.qt.controllers.retrieval`).
 """
 
 from __future__ import annotations
@@ -29,10 +38,26 @@ _DEPTH = 0
 _WAS_ENABLED = True
 
 
+def _promote_locked() -> None:
+    gc.freeze()  # every generation -> the permanent one (also resets the young generation's count)
+    gc.unfreeze()  # the permanent generation -> the oldest one, where full collections still look
+
+
+def promote_survivors() -> None:
+    """Move every object the collector tracks into its oldest generation without walking them.
+
+    For long-lived data just built (a document's chunks, the embedding model): it is not walked
+    twice more on the way there, and any garbage among it is still found by the next full
+    collection. Safe from any thread; a no-op on the state of `paused_gc`."""
+    with _LOCK:
+        _promote_locked()
+
+
 @contextlib.contextmanager
 def paused_gc() -> Iterator[None]:
     """Automatic garbage collection off for the duration (nested and concurrent sections in
-    several threads share one pause; the collector's own state is restored by the last one out)."""
+    several threads share one pause); the last one out promotes what survived to the oldest
+    generation and restores the collector's state."""
     global _DEPTH, _WAS_ENABLED
     with _LOCK:
         if _DEPTH == 0:
@@ -45,9 +70,9 @@ def paused_gc() -> Iterator[None]:
         with _LOCK:
             _DEPTH -= 1
             if _DEPTH == 0:
-                gc.freeze()
+                _promote_locked()
                 if _WAS_ENABLED:
                     gc.enable()
 
 
-__all__ = ["paused_gc"]
+__all__ = ["paused_gc", "promote_survivors"]

@@ -78,7 +78,8 @@ def test_opening_another_document_says_what_it_replaced_and_undo_brings_it_all_b
     assert r.document is doc and w.view.toPlainText() == doc.text
     assert w.gold_panel.model.rowCount() == 64
     assert w.message.text().startswith("Undid Open notes.md.")
-    assert w.retrieval.comparison is not None  # the baseline is compared again with the new figures
+    wait_result(w, gold=True)  # retrieval follows the chunks asynchronously
+    qtbot.waitUntil(lambda: w.retrieval.comparison is not None, timeout=10_000)  # compared again
     # Redo goes forward again; and the gold file goes with the document next time it opens.
     assert w.history.redo_action.isEnabled()
     w.history.redo_action.trigger()
@@ -231,6 +232,7 @@ def test_switching_to_a_slow_strategy_stops_embedding_the_old_chunks(qtbot, hash
 
     register_strategy(Strategy("slow_demo", slow, (), "waits until released", prefix_default=False))
     emb = SlowCountingEmbedder(delay=0.05)
+    w = None
     try:
         w = hash_window(embedder=emb, settle_ms=0)
         open_doc(w)
@@ -249,4 +251,12 @@ def test_switching_to_a_slow_strategy_stops_embedding_the_old_chunks(qtbot, hash
         assert not w.embed_progress.isVisible()
     finally:
         release.set()
+        if w is not None:  # let the slow chunks arrive and leave the strategy before it goes:
+            # queued signals naming it would otherwise reach the panels after unregister
+            qtbot.waitUntil(lambda: w.state.result is not None and w.state.result.complete
+                            and w.state.result.request.strategy == "slow_demo", timeout=30_000)
+            w.state.set_strategy("recursive")
+            qtbot.waitUntil(lambda: w.state.result is not None and w.state.result.complete
+                            and w.state.result.request.strategy == "recursive", timeout=30_000)
+            qtbot.wait(50)
         unregister("slow_demo")

@@ -239,14 +239,14 @@ class RetrievalController(QObject):
         self.embedder = embedder
         self.workbench.embedder = embedder
         _ = self.cache  # the real model's vectors are persisted
-        # torch and the model leave ~400,000 long-lived objects behind; a full garbage collection
-        # walks them all (~150 ms, more with the window's own objects), and slider moves allocate
-        # enough to trigger one now and then: a visible stall. Move them out of the collector's
-        # reach for good (they live as long as the process anyway; freezing is a list splice, no
-        # collection first, which would itself be the stall).
-        import gc
+        # torch and the model leave ~400,000 long-lived objects behind; walked once in each younger
+        # generation on their way to the oldest (~150 ms each, more with the window's own objects)
+        # they would stall the window now and then. Move them to the oldest generation at once (two
+        # list splices, no collection, which would itself be the stall); full collections still
+        # see them, so nothing is frozen for good (core.gcpause explains why that leaked).
+        from inspector.core.gcpause import promote_survivors
 
-        gc.freeze()
+        promote_survivors()
         self._set_model_state(MODEL_READY)
         self._build_pooled()
         if self.result is None or self.result.mode != EXACT:
