@@ -112,6 +112,31 @@ def run_input(app, w, hb, label: str, path: Path, timeout: float) -> tuple[float
         note + "; " + "; ".join(drag_note)
 
 
+class GcTimes:
+    """Every collection the cyclic garbage collector runs (any thread), timed with gc.callbacks:
+    a full one holds the GIL, so its length is a GUI pause whichever thread triggered it."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self.counts = [0, 0, 0]
+        self.worst = [0.0, 0.0, 0.0]
+        self._t0 = 0.0
+        gc.callbacks.append(self._cb)
+
+    def _cb(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+            return
+        g = info["generation"]
+        self.counts[g] += 1
+        self.worst[g] = max(self.worst[g], (time.perf_counter() - self._t0) * 1000)
+
+    def line(self) -> str:
+        return ", ".join(f"gen{g}: {n} (longest {ms:.0f} ms)" for g, (n, ms) in
+                         enumerate(zip(self.counts, self.worst)))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=("bad", "line", "table", "big"), help="one group of inputs")
@@ -137,6 +162,7 @@ def main() -> int:
         hb = Heartbeat(threshold_ms=50.0, watchdog=args.watchdog)
         # The noise floor: the window idle for 3 s. On a loaded machine the OS alone delays the
         # GUI thread now and then; a pause no longer than this says nothing about the window.
+        gct = GcTimes()
         hb.start("idle")
         wait_for(app, lambda: False, 3.0)
         print(f"idle window, 3 s: worst gap {hb.max_for('idle'):.0f} ms (the noise floor of this machine now; "
@@ -151,6 +177,7 @@ def main() -> int:
         worst = max(rows, key=lambda r: max(r[1], r[2]))
         print(f"\nworst pause: {max(worst[1], worst[2]):.0f} ms ({worst[0]}); "
               f"pauses over 50 ms: {len(hb.pauses)} (target: none)")
+        print(f"garbage collections during the run: {gct.line()}")
         if args.watchdog:
             for p in hb.worst(8):
                 print(f"\n{p.ms:.0f} ms in {p.label}:\n{p.stack}")

@@ -37,6 +37,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from _common import ROOT  # noqa: E402  (puts the repository on sys.path)
+from gui_heartbeat import GcTimes  # noqa: E402
 
 HANDBOOK = ROOT / "sample_docs" / "handbook.md"
 PUBLIC = ROOT / "benchmarks" / "data" / "public"
@@ -206,6 +207,7 @@ def main() -> int:
         w.messages.errorShown.connect(lambda text, _details: errors.append(text))
         s = Session(app, w, rng, tmp)
         hb = Heartbeat(threshold_ms=50.0)
+        gct = GcTimes()
         hb.start("start-up")
         w.open_user_paths([str(HANDBOOK)])
         w.start_model()
@@ -244,6 +246,7 @@ def main() -> int:
           f"{sum(1 for p in hb.pauses if p.label == 'session')} (bound {args.bound_ms:.0f} ms)")
     print(f"RSS: start {rss[0][1]:.0f} MB, after a third {warm[0]:.0f} MB, peak {max(m for _t, m in rss):.0f} MB, "
           f"end {rss[-1][1]:.0f} MB; growth after the first third {growth:.0f} MB (bound {args.max_growth_mb:.0f})")
+    print(f"garbage collections: {gct.line()}")
     print(f"exceptions: {len(exceptions)}; errors in the status bar: {len(errors)} "
           f"({len(errors) - len(unexpected)} from the bad files opened on purpose)")
     for e in exceptions[:5]:

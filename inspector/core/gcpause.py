@@ -11,9 +11,12 @@ the collector's own state is restored by the last one out).
 What such a section leaves behind (a document's structure, its chunks: hundreds of thousands of
 objects that live as long as the document is shown) would then be walked by the collector three
 times as it ages through the generations (young, middle, old: 0.1–0.5 s each on a loaded
-machine). So the last section out moves every tracked object straight into the *oldest*
-generation (`promote_survivors`: `gc.freeze()` then at once `gc.unfreeze()`, two list splices,
-no walk). Nothing is frozen for good: the oldest generation is still searched by every full
+machine). So the last section out, when the sections left many new objects
+(`PROMOTE_AT` net allocations counted by the collector: a big document, not a slider move on a
+small one), moves every tracked object straight into the *oldest* generation
+(`promote_survivors`: `gc.freeze()` then at once `gc.unfreeze()`, two list splices, no walk).
+Fewer new objects are left to the ordinary young collection (a few milliseconds), so short-lived
+cycles made meanwhile are still caught young. Nothing is frozen for good: the oldest generation is still searched by every full
 collection (and by `gc.collect()`), so a reference cycle that is or later becomes garbage (an old
 document held by a closure, a widget) is freed as it would be anyway, only not before the next
 full collection. An earlier version left the objects frozen: every cycle alive at that moment was
@@ -32,6 +35,10 @@ import contextlib
 import gc
 import threading
 from typing import Iterator
+
+#: Net new tracked objects (gc.get_count()[0]) above which the last section out promotes them
+#: all: walking 50,000 young objects takes a few milliseconds, hundreds of thousands do not.
+PROMOTE_AT = 50_000
 
 _LOCK = threading.Lock()
 _DEPTH = 0
@@ -57,7 +64,7 @@ def promote_survivors() -> None:
 def paused_gc() -> Iterator[None]:
     """Automatic garbage collection off for the duration (nested and concurrent sections in
     several threads share one pause); the last one out promotes what survived to the oldest
-    generation and restores the collector's state."""
+    generation when it is a lot, and restores the collector's state."""
     global _DEPTH, _WAS_ENABLED
     with _LOCK:
         if _DEPTH == 0:
@@ -70,7 +77,8 @@ def paused_gc() -> Iterator[None]:
         with _LOCK:
             _DEPTH -= 1
             if _DEPTH == 0:
-                _promote_locked()
+                if gc.get_count()[0] > PROMOTE_AT:
+                    _promote_locked()
                 if _WAS_ENABLED:
                     gc.enable()
 

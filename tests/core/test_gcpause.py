@@ -9,7 +9,7 @@ import gc
 import threading
 import weakref
 
-from inspector.core.gcpause import paused_gc, promote_survivors
+from inspector.core.gcpause import PROMOTE_AT, paused_gc, promote_survivors
 
 
 class _Node:
@@ -28,10 +28,12 @@ def test_a_cycle_alive_during_a_section_is_collected_once_it_is_garbage() -> Non
     with paused_gc():
         inside, inside_ref = _cycle()
         assert not gc.isenabled()
+        bulk = [[k] for k in range(PROMOTE_AT + 1_000)]  # enough new objects to be promoted
+    assert any(o is bulk for o in gc.get_objects(generation=2))
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0  # nothing left in the permanent generation
     assert any(o is before for o in gc.get_objects())  # still tracked, in a searched generation
-    del before, inside
+    del before, inside, bulk
     gc.collect()
     assert before_ref() is None and inside_ref() is None  # a permanent freeze kept both forever
 
@@ -72,6 +74,13 @@ def test_nested_and_concurrent_sections_restore_the_collector_once() -> None:
     assert not any(seen_enabled)  # never enabled inside a section while another was open
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0
+
+
+def test_a_small_section_leaves_its_objects_young() -> None:
+    gc.collect()
+    with paused_gc():
+        small = [[k] for k in range(100)]
+    assert any(o is small for o in gc.get_objects(generation=0))
 
 
 def test_a_disabled_collector_stays_disabled() -> None:
