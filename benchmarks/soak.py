@@ -169,9 +169,11 @@ class Session:
     ACTIONS = (("open_document", 3), ("switch_strategy", 4), ("drag", 8), ("ask", 4), ("load_gold", 2), ("pin", 2),
                ("sweep", 0.4), ("export", 1), ("undo", 1))
 
-    def step(self) -> str:
+    def step(self, hb=None) -> str:
         names = [a for a, _w in self.ACTIONS]
         name = self.rng.choices(names, weights=[wt for _a, wt in self.ACTIONS])[0]
+        if hb is not None:  # pauses are labelled with the action that was running and the model's state
+            hb.phase(f"session|{name}|model {self.w.retrieval.model_state}")
         getattr(self, name)()
         return name
 
@@ -221,7 +223,7 @@ def main() -> int:
         while time.perf_counter() < end:
             s.deadline = end
             try:
-                s.step()
+                s.step(hb)
             except Exception:  # noqa: BLE001  (a failing action is a finding, recorded and reported)
                 exceptions.append(traceback.format_exc())
             steps += 1
@@ -247,6 +249,8 @@ def main() -> int:
     print(f"RSS: start {rss[0][1]:.0f} MB, after a third {warm[0]:.0f} MB, peak {max(m for _t, m in rss):.0f} MB, "
           f"end {rss[-1][1]:.0f} MB; growth after the first third {growth:.0f} MB (bound {args.max_growth_mb:.0f})")
     print(f"garbage collections: {gct.line()}")
+    print("longest pauses: " + "; ".join(f"{p.ms:.0f} ms ({p.label.removeprefix('session|')})"
+                                         for p in hb.worst(5) if p.label.startswith("session")))
     print(f"exceptions: {len(exceptions)}; errors in the status bar: {len(errors)} "
           f"({len(errors) - len(unexpected)} from the bad files opened on purpose)")
     for e in exceptions[:5]:
