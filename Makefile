@@ -6,7 +6,20 @@ STAMP := $(VENV)/.installed
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+# The CPU needs its cores for the model; on a GPU the embedder turns the tokenizer's threads on.
 export TOKENIZERS_PARALLELISM := false
+
+# TORCH=cuda, for NVIDIA GPUs (`make run TORCH=cuda`): torch==2.13.0 from the package index
+# itself, whose Linux wheel is the CUDA build; pip's local configuration (the CPU wheel on this
+# machine's disk) is set aside for that one command. Default: the CPU build, as before.
+# The stamp names the build: TORCH=cuda on a CPU .venv installs again (`make clean` to go back).
+TORCH ?= cpu
+ifeq ($(TORCH),cuda)
+TORCH_INSTALL := env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null $(BIN)/pip install -q --force-reinstall torch==2.13.0
+STAMP := $(VENV)/.installed-cuda
+else
+TORCH_INSTALL := $(BIN)/pip install -q torch==2.13.0
+endif
 
 .PHONY: run test lint install bench screenshots clean
 
@@ -15,8 +28,8 @@ $(BIN)/python:
 
 # torch first: a CPU build lies on this machine's disk; a bare `torch` would pull a CUDA build.
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test]'
+	$(TORCH_INSTALL)
+	$(BIN)/pip install -q -e '.[test,fast]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -35,6 +35,7 @@ from inspector.core.embedding.embedder import MiniLMEmbedder, embed_texts
 from inspector.core.evaluation.metrics import span_scores
 from inspector.core.retrieval.index import build_index
 from inspector.core.retrieval.pooled import (
+    DEFAULT_SCHEME,
     MiniLMPieceEncoder,
     PooledVectors,
     build_piece_table,
@@ -113,10 +114,10 @@ def main() -> None:
 
     t0 = time.perf_counter()
     enc = MiniLMPieceEncoder(emb)
-    pooled = {d.doc_id: PooledVectors(build_piece_table(d, enc, cache_dir=default_cache_dir()), enc)
+    pooled = {d.doc_id: PooledVectors(build_piece_table(d, enc, cache_dir=default_cache_dir()), enc, doc=d)
               for d in docs}
     pieces = sum(len(p.table) for p in pooled.values())
-    print(f"pooled pieces: {pieces} of ~25 tokens, ready in {time.perf_counter() - t0:.1f} s "
+    print(f"pooled pieces: {pieces} ({DEFAULT_SCHEME.key}), ready in {time.perf_counter() - t0:.1f} s "
           "(cached after the first run)\n")
 
     pub = published()

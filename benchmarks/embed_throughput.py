@@ -118,7 +118,7 @@ def main() -> None:
     args = ap.parse_args()
 
     doc = load_doc()
-    emb = MiniLMEmbedder(batch_size=args.batch_size)
+    emb = MiniLMEmbedder(batch_size=args.batch_size, backend="torch")  # compared with raw SentenceTransformer.encode
     t = time.perf_counter()
     emb.load()
     print(f"model: {emb.model_id} (dim {emb.dim}, max_seq_length {emb.max_seq_length}), "

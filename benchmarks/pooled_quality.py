@@ -62,7 +62,7 @@ def speed(emb, cache) -> None:
     t = time.perf_counter()
     table = build_piece_table(doc, enc, cache_dir=None)
     pieces_s = time.perf_counter() - t
-    pv = PooledVectors(table, enc)
+    pv = PooledVectors(table, enc, doc=doc)
     qv = embed_texts(emb, [q.question for q in questions], cache)
     print(f"\n2. slider change -> new pooled hit rate, {len(text.encode()) / 1e6:.2f} MB, "
           f"{len(questions)} questions")

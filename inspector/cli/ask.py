@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inspector.cli.common import CliError, add_encoding_arg, add_strategy_args, strategy_params
+from inspector.cli.common import (
+    CliError,
+    add_device_args,
+    add_encoding_arg,
+    add_strategy_args,
+    device_fields,
+    device_line,
+    strategy_params,
+)
 from inspector.cli.evaluate import (
     RETRIEVER_CHOICES,
     _one_line_error,
@@ -31,7 +39,14 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     for d in only or ():
         if d not in known:
             raise CliError(f"--docs: no document {d!r} in the corpus (known: {', '.join(sorted(known))})")
-    heading = [h.strip() for h in args.heading.split(">") if h.strip()] if args.heading else None
+    heading = None
+    if args.heading:
+        from inspector.core.text.heading_filter import resolve_heading_filter
+        from inspector.core.text.structure import structure_of
+
+        # Typed by prefix, the sole document title optional: the window's rule (heading_filter).
+        paths = [h.path for d in docs for h in structure_of(d).headings]
+        heading = list(resolve_heading_filter(args.heading, paths)) or None
     hits = wb.ask(args.question, config, docs=only, heading_prefix=heading)
     by_id = {d.doc_id: d for d in docs}
     if args.format == "json":
@@ -41,13 +56,15 @@ def _cmd_ask(args: argparse.Namespace) -> int:
                           "matched": h.matched.key, "start": h.chunk.start, "end": h.chunk.end,
                           "heading_path": list(h.chunk.heading_path),
                           "text": h.chunk.embedded_text(by_id[h.chunk.doc_id], with_prefix=config.with_prefix)}
-                         for h in hits]})
+                         for h in hits],
+                **device_fields(wb.embedder)})
         return 0
     filt = []
     if only:
         filt.append(f"documents {', '.join(only)}")
     if heading:
         filt.append(f"under {' > '.join(heading)}")
+    print(device_line(wb.embedder))
     print(f"{args.question}\n{config.label()}{'  (filtered to ' + '; '.join(filt) + ')' if filt else ''}")
     if not hits:
         print("no chunk matched")
@@ -72,10 +89,12 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--describe", action="store_true",
                    help="embed a contextual description with each chunk (no LLM)")
     p.add_argument("--docs", help="comma-separated document ids to search (metadata filter)")
-    p.add_argument("--heading", help="heading-path prefix to search under, e.g. 'Leave > Germany'")
+    p.add_argument("--heading", help="heading path to search under, each title by its start, any case, "
+                   "the document title optional, e.g. 'parental > germ'")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
     add_encoding_arg(p)
+    add_device_args(p)
     p.set_defaults(func=_cmd_ask)
     p.error = _one_line_error(p)  # type: ignore[method-assign]
 

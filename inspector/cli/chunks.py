@@ -9,8 +9,10 @@ from typing import Any
 
 from inspector.cli.common import (
     CliError,
+    add_device_args,
     add_encoding_arg,
     add_strategy_args,
+    configured_embedder,
     document_encoding,
     load_user_strategies,
     print_alignment_reports,
@@ -50,6 +52,9 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     encoding = document_encoding(args)
     load_user_strategies(args)
     name, params = strategy_params(args)
+
+    if get_strategy(name).needs_embedder:  # semantic chunking embeds sentences: on --device
+        configured_embedder(args)
     loaded = load_paths(args.paths, encoding=encoding)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
@@ -85,6 +90,7 @@ def add_commands(sub: Any) -> None:
     add_strategy_args(p)
     add_encoding_arg(p)
     p.add_argument("--format", choices=("table", "json", "jsonl"), default="table")
+    add_device_args(p)
     p.set_defaults(func=_cmd_chunks)
     p = sub.add_parser("strategies", help="list strategies and their parameters")
     p.add_argument("--format", choices=("table", "json"), default="table")

@@ -54,6 +54,47 @@ def print_document_warnings(docs) -> None:
     for doc in docs:
         for note in (doc.meta or {}).get("warnings", ()):
             print(f"warning: {doc.doc_id}: {note}", file=sys.stderr)
+def add_device_args(p: argparse.ArgumentParser) -> None:
+    """--device, --dtype and --batch-size: where and how the embedding model runs."""
+    p.add_argument("--device", default="auto", metavar="auto|cpu|cuda|cuda:N|mps",
+                   help="where the embedding model runs (default auto: CUDA, then Apple MPS, then the CPU)")
+    p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"),
+                   help="precision of the model (half precision only on a GPU; the CPU uses float32)")
+    p.add_argument("--batch-size", type=int, default=None, metavar="N",
+                   help="texts per model call (default by device: 32 on the CPU, 256 on CUDA)")
+
+
+def configured_embedder(args: argparse.Namespace):
+    """The bundled model set to the flags' device and precision, resolved now: a device that is not
+    there is a DeviceError (one line, exit 2) before any work starts."""
+    from inspector.core.embedding.embedder import configure_default_embedder
+
+    batch = getattr(args, "batch_size", None)
+    if batch is not None and batch < 1:
+        raise CliError(f"--batch-size must be at least 1, got {batch}")
+    emb = configure_default_embedder(device=getattr(args, "device", None) or "auto",
+                                     dtype=getattr(args, "dtype", None) or "float32", batch_size=batch)
+    emb.resolve()
+    if emb.dtype_note:
+        print(f"warning: {emb.dtype_note}", file=sys.stderr)
+    return emb
+
+
+def device_fields(embedder) -> dict:
+    """{"device", "dtype", "backend"} for a JSON report (None values when no model ran)."""
+    from inspector.core.embedding.embedder import device_info
+
+    return device_info(embedder)
+
+
+def device_line(embedder) -> str:
+    """The text reports' header line naming where vectors were computed."""
+    info = device_fields(embedder)
+    if info["device"] is None:
+        return "device: none (BM25 needs no model)"
+    backend = {"openvino": " (OpenVINO)", "numpy": " (test embedder)", "torch": "",
+               None: " (every vector from the cache: the model did not run)"}.get(info["backend"], "")
+    return f"device: {info['device']}, {info['dtype']}{backend}"
 
 
 def load_user_strategies(args: argparse.Namespace) -> None:

@@ -18,8 +18,12 @@ from typing import Any, Sequence
 
 from inspector.cli.common import (
     CliError,
+    add_device_args,
     add_encoding_arg,
     add_strategy_args,
+    configured_embedder,
+    device_fields,
+    device_line,
     document_encoding,
     print_document_warnings,
 )
@@ -74,6 +78,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
     add_encoding_arg(p)
+    add_device_args(p)
+    p.add_argument("--embed-price", type=float, default=None, metavar="USD",
+                   help="embedding price in dollars per million tokens: the bill's indexing cost")
+    p.add_argument("--llm-price", type=float, default=None, metavar="USD",
+                   help="the LLM's input price in dollars per million tokens: the bill's context cost "
+                        "per question")
 
 
 def add_commands(subparsers: Any) -> None:
@@ -127,6 +137,7 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
     and cache the flags ask for; problems are printed as warnings."""
     from inspector.core.workbench import Workbench
 
+    _check_prices(args)  # before the work, not after it
     encoding = document_encoding(args)
     wb = Workbench(embedder=_embedder(args, retrievers), cache=_cache(args))
     loaded = wb.open(args.paths, encoding=encoding)
@@ -144,12 +155,12 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
 def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
     if all(r == "bm25" for r in retrievers):
         return None
-    from inspector.core.embedding.embedder import HashEmbedder, default_embedder
+    from inspector.core.embedding.embedder import HashEmbedder
 
     if args.embedder == "hash":
         return HashEmbedder()
     try:
-        return default_embedder()
+        return configured_embedder(args)
     except ImportError as exc:
         raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
 
@@ -264,9 +275,32 @@ def _budget(args: argparse.Namespace) -> int | None:
     return budget
 
 
-def _render(kind: str, fmt: str, result: Any) -> str:
-    """A result in the chosen format (JSON as indented text)."""
-    out = RENDERERS[(kind, fmt)](result)
+def _rates(args: argparse.Namespace, wb: Any = None) -> Any:
+    """The bill's rates: the prices given and the embedder's last measured speed on this machine."""
+    from inspector.core.embedding.rate import last
+    from inspector.core.evaluation.bill import Rates
+
+    _check_prices(args)
+    emb = getattr(wb, "embedder", None)
+    return Rates(args.embed_price, args.llm_price, last(getattr(emb, "model_id", None)))
+
+
+def _priced(args: argparse.Namespace) -> bool:
+    """Tables show the bill when a price was given (JSON always carries it)."""
+    return args.embed_price is not None or args.llm_price is not None
+
+
+def _check_prices(args: argparse.Namespace) -> None:
+    for flag, price in (("--embed-price", getattr(args, "embed_price", None)),
+                        ("--llm-price", getattr(args, "llm_price", None))):
+        if price is not None and not price >= 0:  # also refuses nan
+            raise CliError(f"{flag} must be a price of at least 0 dollars per million tokens, got {price}")
+
+
+def _render(kind: str, fmt: str, result: Any, rates: Any = None) -> str:
+    """A result in the chosen format (JSON as indented text); JSON and tables carry the bill."""
+    fn = RENDERERS[(kind, fmt)]
+    out = fn(result, rates=rates) if fmt in ("json", "table") and rates is not None else fn(result)
     return json.dumps(out, ensure_ascii=False, indent=2) if fmt == "json" else out
 
 
@@ -278,16 +312,20 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     wb = open_workbench(args, [config.retriever])
     docs, gold = wb.documents, wb.gold
     report = wb.evaluate(config, budget=budget)
+    rates = _rates(args, wb)
+    table_rates = rates if _priced(args) else None
     if args.format == "json":
         _print(report_json(report, config, gold=gold.path, documents=[d.doc_id for d in docs],
-                           warnings=[w.one_line() for w in gold.warnings]))
+                           warnings=[w.one_line() for w in gold.warnings], rates=rates,
+                           **device_fields(wb.embedder)))
     elif args.format == "markdown":
         print(report_markdown(report, config, gold_path=gold.path,
                               document=", ".join(d.doc_id for d in docs)), end="")
     elif args.format == "csv":
         print(report_csv(report), end="")
     else:
-        print(report_text(report, config, multi_doc=len(docs) > 1), end="")
+        print(device_line(wb.embedder))
+        print(report_text(report, config, multi_doc=len(docs) > 1, rates=table_rates), end="")
     return 0
 
 
@@ -298,7 +336,15 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     baseline = _against(args.against, config, args.prefix)
     wb = open_workbench(args, [config.retriever, baseline.retriever])
     cmp = wb.compare(baseline, config, budget=_budget(args))
-    print(_render("comparison", args.format, cmp), end="" if args.format != "json" else "\n")
+    rates = _rates(args, wb)
+    if args.format == "json":
+        _print({**RENDERERS[("comparison", "json")](cmp, rates=rates), **device_fields(wb.embedder)})
+        return 0
+    if args.format == "table":
+        print(device_line(wb.embedder))
+        if not _priced(args):
+            rates = None
+    print(_render("comparison", args.format, cmp, rates), end="")
     return 0
 
 
@@ -329,8 +375,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     wb = open_workbench(args, [retriever])
     result = wb.sweep(configs, skipped=skipped, confirm=args.confirm, against=against,
                       budget=_budget(args), folds=max(2, args.folds))
-    if args.format == "table":
-        print(sweep_text(result, top=args.top), end="")
+    rates = _rates(args, wb)
+    if args.format == "json":
+        _print({**RENDERERS[("sweep", "json")](result, rates=rates), **device_fields(wb.embedder)})
+    elif args.format == "table":
+        print(device_line(wb.embedder))
+        print(sweep_text(result, top=args.top, rates=rates if _priced(args) else None), end="")
     else:
-        print(_render("sweep", args.format, result), end="" if args.format != "json" else "\n")
+        print(_render("sweep", args.format, result, rates), end="")
     return 0

@@ -16,12 +16,12 @@ machine). So the last section out, when the sections left many new objects
 small one), moves every tracked object straight into the *oldest* generation
 (`promote_survivors`: `gc.freeze()` then at once `gc.unfreeze()`, two list splices, no walk).
 Fewer new objects are left to the ordinary young collection (a few milliseconds), so short-lived
-cycles made meanwhile are still caught young. Nothing is frozen for good: the oldest generation is still searched by every full
-collection (and by `gc.collect()`), so a reference cycle that is or later becomes garbage (an old
-document held by a closure, a widget) is freed as it would be anyway, only not before the next
-full collection. An earlier version left the objects frozen: every cycle alive at that moment was
-then never collected and `gc.get_objects()` no longer listed them (a long session leaked every
-document caught in one).
+cycles made meanwhile are still caught young. Nothing is frozen for good: the oldest generation
+is still searched by every full collection (and by `gc.collect()`), so a reference cycle that is
+or later becomes garbage (an old document held by a closure, a widget) is freed as it would be
+anyway, only not before the next full collection. An earlier version left the objects frozen:
+every cycle alive at that moment was then never collected and `gc.get_objects()` no longer listed
+them (a long session leaked every document caught in one).
 
 `gc.freeze()`/`gc.unfreeze()` are process-global, so the pair runs under the same lock as the
 pause (no other section can start or end between the two calls), and nothing in this program

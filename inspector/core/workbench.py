@@ -109,6 +109,9 @@ class RetrievalRequest:
     alternatives: bool = True
     """On exact stages, also score the gold set with the other retrievers on the same index (the
     panel shows BM25 and hybrid beside dense). Previews skip it: they must be quick."""
+    exact_note: str = ""
+    """Said with the exact figures when they were asked for while the user drags, because they
+    were predicted to be fast (`Workbench.predict_exact`): "exact while dragging (predicted 40 ms)"."""
 
     @property
     def dense(self) -> bool:
@@ -157,6 +160,17 @@ def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: str,
                           "pooled" if mode == POOLED else "exact")
     except ValueError:
         return None
+
+
+def _pooled_key(emb: Any) -> str:
+    """Which piece vectors an embedder can use: its model and precision (the cache namespace),
+    never its device."""
+    from inspector.core.embedding.embedder import cache_namespace
+
+    try:
+        return cache_namespace(emb)
+    except AttributeError:
+        return str(getattr(emb, "model_id", id(emb)))
 
 
 # -- the workbench ----------------------------------------------------------------------------------
@@ -278,7 +292,7 @@ class Workbench:
         emb = self.embedder
         if emb is None:
             return None
-        return self._pooled.lookup((getattr(emb, "model_id", id(emb)), doc.sha256))
+        return self._pooled.lookup((_pooled_key(emb), doc.sha256))
 
     def build_pooled(self, doc: Document, *, progress: Callable[[int, int], None] | None = None,
                      cancel: Cancel | None = None) -> Any:
@@ -286,7 +300,7 @@ class Workbench:
         from inspector.core.retrieval.pooled import pooled_for
 
         emb = self.embedder_for("dense")
-        key = (getattr(emb, "model_id", id(emb)), doc.sha256)
+        key = (_pooled_key(emb), doc.sha256)
         hit = self._pooled.lookup(key)
         if hit is None:
             hit = pooled_for(doc, emb, progress=progress, cancel=cancel)
@@ -326,7 +340,9 @@ class Workbench:
             from inspector.core.retrieval import pooled
 
             pv = {d.doc_id: self.build_pooled(d, cancel=cancel) for d in docs}
-            vectors = pooled.index_vectors(chunks_by_doc, pv, with_prefix=bool(config.with_prefix))
+            # Pooled where needed; a chunk whose exact vector is cached gets that one.
+            vectors = pooled.index_vectors(chunks_by_doc, pv, with_prefix=bool(config.with_prefix),
+                                           cache=self.cache)
         return retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=bool(config.with_prefix),
                                      cache=self.cache, progress=embed_progress, cancel=cancel,
                                      vectors=vectors)
@@ -509,13 +525,16 @@ class Workbench:
             yield finish(bm25_index(), FALLBACK, "bm25", more=False, due=True,
                          note=f"BM25 answers until dense vectors exist: {req.fallback_note}", key=bm25_key)
             return
-        exact_key = ("exact", fp, req.with_prefix, emb.model_id)
+        from inspector.core.embedding.embedder import cache_namespace
+
+        exact_key = ("exact", fp, req.with_prefix, cache_namespace(emb))  # precision, not device
         index = self._indexes.lookup(exact_key)
         if index is None and self.exact_cached(docs, chunks_by_doc, req.with_prefix):
             index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix, cache=self.cache)
             self._indexes.put(exact_key, index)
         if index is not None:
-            yield finish(index, EXACT, req.retriever, more=False, due=False, key=exact_key)
+            yield finish(index, EXACT, req.retriever, more=False, due=False, note=req.exact_note,
+                         key=exact_key)
             return
         # A preview now (unless the preview of these chunks is on screen already): pooled piece
         # vectors when the shown document's are built, else BM25.
@@ -526,7 +545,7 @@ class Workbench:
             pvs = {doc.doc_id: pooled_doc}
             for d in others:
                 pvs[d.doc_id] = self.pooled_vectors(d) or self.build_pooled(d, cancel=cancelled)
-            vecs = index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix)
+            vecs = index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix, cache=self.cache)
             if cancelled():
                 return
             preview = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix,
@@ -534,21 +553,58 @@ class Workbench:
             yield finish(preview, POOLED, req.retriever, more=req.exact, due=True,
                          note="pooled preview: chunk vectors averaged from piece vectors")
         elif req.preview:
+            why = ("the chunks are being embedded" if req.exact
+                   else "the live-preview vectors are being prepared")
             yield finish(bm25_index(), FALLBACK, "bm25", more=req.exact, due=True,
-                         note="BM25 answers until dense vectors exist: the live-preview vectors are "
-                              "being prepared", key=bm25_key)
+                         note=f"BM25 answers until dense vectors exist: {why}", key=bm25_key)
         if not req.exact or cancelled():
             return
         n = sum(1 for d in docs for c in chunks_by_doc[d.doc_id] if c.role != "parent")
+        from inspector.core.embedding.throughput import Eta, format_eta
+
+        eta = Eta()
+        # What the cache lacks, at this embedder's observed pace (None before it has embedded).
+        first_guess = self.predict_exact(docs, chunks_by_doc, req.with_prefix, uncached_only=True)
 
         def embedded(done: int, total: int) -> None:
-            progress(done, total, f"Embedding {n:,} chunks")
+            left = format_eta(eta.update(done, total, first_guess))
+            progress(done, total, f"Embedding {n:,} chunks" + (f": {left}" if left else ""))
 
         index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix, cache=self.cache,
                                       progress=embedded, cancel=cancelled)
         self._indexes.put(exact_key, index)
         progress(0, 0, "")
-        yield finish(index, EXACT, req.retriever, more=False, due=False, key=exact_key)
+        yield finish(index, EXACT, req.retriever, more=False, due=False, note=req.exact_note, key=exact_key)
+
+    def predict_exact(self, docs: Sequence[Document], chunks_by_doc: ChunksByDoc, with_prefix: bool,
+                      *, uncached_only: bool = False) -> float | None:
+        """Seconds the current embedder is predicted to take to embed these chunks exactly, from
+        the throughput it has shown in this process (None before it has embedded anything, or
+        without an embedder). By default every chunk is counted, as if none were cached: an
+        upper bound that costs no hashing (the window asks this on its GUI thread);
+        `uncached_only` looks the texts up in the cache first (exact, but hashes every text)."""
+        from inspector.core.embedding.throughput import (
+            Throughput,
+            cost_units_of_lengths,
+        )
+
+        emb = self.embedder
+        tp = getattr(emb, "throughput", None)
+        if emb is None or not isinstance(tp, Throughput) or tp.rate is None:
+            return None
+        matchable = [(d, c) for d in docs for c in chunks_by_doc.get(d.doc_id, ()) if c.role != "parent"]
+        if uncached_only and self.cache is not None and matchable:
+            from inspector.core.embedding.cache import text_key
+            from inspector.core.embedding.embedder import cache_namespace
+
+            texts = [c.embedded_text(d, with_prefix=with_prefix) for d, c in matchable]
+            keys = [text_key(t) for t in texts]
+            found = self.cache.get_many(cache_namespace(emb), keys, int(emb.dim))
+            lengths = [len(t) for t, k in zip(texts, keys) if k not in found]
+        else:  # lengths from the spans: no text is built
+            lengths = [c.end - c.start + (len(c.prefix) + 2 if with_prefix and c.prefix else 0)
+                       for _d, c in matchable]
+        return tp.predict(cost_units_of_lengths(lengths, int(getattr(emb, "max_seq_length", 256))))
 
     def forget_indexes(self) -> None:
         """Drop remembered indexes and reports (e.g. after the embedder changed)."""

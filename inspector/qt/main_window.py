@@ -46,6 +46,7 @@ from inspector.qt.actions.gold_actions import GoldActions
 from inspector.qt.actions.history_actions import HistoryActions
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.actions.plugin_actions import PluginActions
+from inspector.qt.actions.view_actions import ViewActions
 from inspector.qt.controllers.chunk_jobs import ChunkResult, ChunkRunner
 from inspector.qt.controllers.chunking import DEBOUNCE_MS, ChunkingController
 from inspector.qt.controllers.retrieval import (
@@ -60,16 +61,20 @@ from inspector.qt.controllers.retrieval import (
     RetrievalController,
 )
 from inspector.qt.controllers.state import InspectorState
+from inspector.qt.controllers.trace import TraceController
+from inspector.qt.dock_layout import DockLayout, scrollable
 from inspector.qt.document.find_bar import FindBar
 from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.document.overview_strip import OverviewStrip
+from inspector.qt.document.stale_veil import StaleMarker
 from inspector.qt.document.view import DocumentView
 from inspector.qt.messages import MessageCenter
+from inspector.qt.panels.audit_mode import AuditMode
 from inspector.qt.panels.chunk_table import ChunkTable
 from inspector.qt.panels.corpus_panel import CorpusPanel
 from inspector.qt.panels.detail_pane import DetailPane
 from inspector.qt.panels.gold_panel import GoldFiles, GoldPanel, answer_spans
-from inspector.qt.panels.question_bar import QuestionBar
+from inspector.qt.panels.question_bar import QuestionBar, hit_counts
 from inspector.qt.panels.reader import Reader
 from inspector.qt.panels.stats_panel import StatsPanel
 from inspector.qt.panels.strategy_panel import StrategyPanel
@@ -104,7 +109,8 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
 
-        # Centre: question bar, text + overview strip, find bar below.
+        # Centre: text + overview strip, find bar below (the question bar is a toolbar row above,
+        # as wide as the window).
         self.view = DocumentView(self.state)
         self.strip = OverviewStrip()
         self.find_bar = FindBar(self.view)
@@ -124,7 +130,6 @@ class MainWindow(QMainWindow):
         col = QVBoxLayout(centre)
         col.setContentsMargins(0, 0, 0, 0)
         col.setSpacing(0)
-        col.addWidget(self.question_bar)
         col.addLayout(row, 1)
         col.addWidget(self.find_bar)
         self.setCentralWidget(centre)
@@ -135,7 +140,8 @@ class MainWindow(QMainWindow):
         self.table = ChunkTable(self.state)
         self.detail = DetailPane(self.state)
         self.strategy_dock = self.add_panel(self.strategy_panel, "Strategy", Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.stats_dock = self.add_panel(self.stats_panel, "Statistics", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.stats_dock = self.add_panel(scrollable(self.stats_panel), "Statistics",
+                                         Qt.DockWidgetArea.LeftDockWidgetArea)
         self.detail_dock = self.add_panel(self.detail, "Embedded text", Qt.DockWidgetArea.RightDockWidgetArea)
         self.table_dock = self.add_panel(self.table, "Chunks", Qt.DockWidgetArea.BottomDockWidgetArea)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -155,12 +161,20 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.stats_dock, self.corpus_dock)
         self.corpus_dock.hide()
         self.corpus_panel.wantsVisible.connect(self._show_corpus_dock)
+        self.dock_layout = DockLayout(self)
+        """Places the docks for the window's size (compact under 1200 px) and raises the gold tab."""
 
         # Created after the widgets, so that on a document change they have taken the new document
         # before any (synchronous) result for it arrives.
         self.controller = ChunkingController(self.state, self.runner, debounce_ms=debounce_ms, parent=self)
         # New chunks requested: embedding the current ones for exact figures is superseded at once.
         self.controller.requested.connect(self.retrieval.chunks_requested)
+        # The exact hit-rate trace under the size slider (its own low-priority runner).
+        self.trace = TraceController(self.state, self.retrieval, synchronous=synchronous_retrieval, parent=self)
+        self.strategy_panel.attach_trace(self.trace)
+        self.stale = StaleMarker(self.state, self.controller,
+                                 (self.view, self.stats_panel, self.table, self.gold_panel.splitter), parent=self)
+        """Veils the text, statistics, table and gold figures while they show superseded chunks."""
 
         # The status bar first: the groups of actions report through its message line.
         self._build_status_bar()
@@ -179,6 +193,10 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
+        self.audit_mode = AuditMode(self)  # Evaluate ▸ Audit Mode: the Reader at full height, keyboard judging
+        from inspector.qt.actions.device_actions import DeviceActions
+
+        self.device_actions = DeviceActions(self)  # Settings ▸ Embedding Device; the device in the status bar
 
         self.strip.jumpRequested.connect(self.view.scroll_to_line_fraction)
         self.view.verticalScrollBar().valueChanged.connect(self._update_strip_view)
@@ -194,6 +212,14 @@ class MainWindow(QMainWindow):
 
         self.compare = CompareLanes(self.state, self.retrieval, self.view, self.strip, self.gold_panel, self)
         """The pinned baseline's chunks beside the current ones (gutter, strip, gold panel)."""
+        from inspector.qt.panels.embedding_map import install_embedding_map
+
+        self.embedding_map = install_embedding_map(self)  # View ▸ Embedding Map
+        from inspector.qt.controllers.bill import install_bill
+        from inspector.qt.panels.language_note import install_language_note
+
+        self.bill = install_bill(self)  # money and time in the statistics and gold panels, the sweep
+        self.language_note = install_language_note(self)  # the bundled English model vs the text's language
         self.plugins.load_installed()  # before restoring: the saved strategy may be a plug-in's
         self.restore_settings()
 
@@ -254,6 +280,8 @@ class MainWindow(QMainWindow):
         self.sweep_action = make_action(self, "&Sweep Size and Overlap…", self.open_sweep, "Ctrl+Shift+W",
                                         "Score a grid of chunk sizes and overlaps on the gold set")
         self.exports = ExportActions(self, self.show_error, self.show_message)
+        self.view_actions = ViewActions(self.settings, reset_layout=self.dock_layout.reset, parent=self)
+        self.legend_action = self.view_actions.legend_action
         self.view.context_actions = [self.add_question_action]
 
     def _build_menus(self) -> None:
@@ -272,6 +300,7 @@ class MainWindow(QMainWindow):
         edit_menu.addSeparator()
         edit_menu.addAction(self.add_question_action)
         view_menu = mb.addMenu("&View")
+        self.view_menu = view_menu
         view_menu.addAction(self.find_action)
         view_menu.addSeparator()
         view_menu.addAction(self.next_action)
@@ -285,11 +314,13 @@ class MainWindow(QMainWindow):
         for dock in (self.strategy_dock, self.stats_dock, self.table_dock, self.detail_dock, self.reader_dock,
                      self.gold_dock, self.corpus_dock):
             self.panels_menu.addAction(dock.toggleViewAction())
+        self.theme_menu = self.view_actions.add_to(view_menu)
         eval_menu = mb.addMenu("E&valuate")
         eval_menu.addAction(self.ask_action)
         eval_menu.addAction(self.pin_action)
         eval_menu.addAction(self.sweep_action)
         help_menu = mb.addMenu("&Help")
+        help_menu.addAction(self.legend_action)
         help_menu.addAction(self.about_action)
 
     def _build_toolbar(self) -> None:
@@ -322,6 +353,14 @@ class MainWindow(QMainWindow):
         self._doc_combo_action = tb.addWidget(self.doc_combo)
         self._doc_label_action.setVisible(False)
         self._doc_combo_action.setVisible(False)
+        # The question bar: a row of its own under the main toolbar, as wide as the window.
+        self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
+        ask = self.addToolBar("Ask")
+        ask.setObjectName("toolbar_ask")
+        ask.setMovable(False)
+        ask.setFloatable(False)
+        ask.addWidget(self.question_bar)
+        self.ask_toolbar = ask
 
     def _build_status_bar(self) -> None:
         sb = self.statusBar()
@@ -469,6 +508,9 @@ class MainWindow(QMainWindow):
         state = s.get(keys.WINDOW_STATE)
         if not state or not self.restoreState(state):
             self.default_layout()
+        else:
+            self.dock_layout.auto = False  # the user's own arrangement
+        self.view_actions.restore()
         self.state.restore_params(s.get(keys.PARAMS))
         strategy = s.get(keys.STRATEGY)
         try:
@@ -486,12 +528,10 @@ class MainWindow(QMainWindow):
         self.files.rebuild_recent()
 
     def default_layout(self) -> None:
-        """Side panels just wide enough for their controls; the text gets the rest."""
-        h, v = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
-        self.resizeDocks([self.strategy_dock, self.detail_dock], [340, 380], h)
-        self.resizeDocks([self.strategy_dock, self.stats_dock], [230, 520], v)
-        self.resizeDocks([self.table_dock], [250], v)
-        QTimer.singleShot(0, self, self._hide_stray_tab_bars)
+        """The docks arranged and sized for the window's size (`DockLayout`: compact under
+        1200 px, side columns and the bottom docks a share of the window); applied once the
+        window is shown, and again when its size crosses 1200 px until the user arranges docks."""
+        self.dock_layout.request()
 
     def save_settings(self) -> None:
         s = self.settings
@@ -537,6 +577,8 @@ class MainWindow(QMainWindow):
             if self.sweep_dialog is not None:
                 self.sweep_dialog.close()
                 self.sweep_dialog.shutdown()
+            self.trace.shutdown()
+            self.embedding_map.shutdown()
             self.retrieval.shutdown()
             self.files.shutdown()
         super().closeEvent(e)
@@ -557,6 +599,11 @@ class MainWindow(QMainWindow):
         self.gold_panel.goldLoaded.connect(self.gold.remember)
         self.gold_panel.goldLoaded.connect(lambda _path: self.gold_dock.show())
         self.gold_panel.loadFailed.connect(self.show_error)
+        # The question's hits per document of a corpus, and a jump to a document's best hit.
+        r.resultReady.connect(lambda res: self.corpus_panel.set_hits(
+            hit_counts(res) if res.request.question else None))
+        r.questionChanged.connect(lambda q: q or self.corpus_panel.set_hits(None))
+        self.corpus_panel.hit_jump = self.question_bar.jump_to_best_hit
         self._pooled_progress = (0, 0)
         r.pooledProgress.connect(self._on_pooled_progress)
         self._update_model_label()

@@ -1,13 +1,24 @@
 """Render the README screenshots offscreen: `python -m inspector.qt.screenshots docs`.
 
-window.png          the sample handbook, `markdown` strategy, a chunk selected
+window.png          the sample handbook, `markdown` strategy, a chunk selected, the exact hit-rate
+                    trace under the size slider (the bundled model loads for it)
 window-overlap.png  the same document with `fixed_chars` 500/50, showing overlap regions
 ask.png             a question with its top-5 chunks outlined and the Reader (real model, exact)
 gold.png            the gold set panel, `markdown` pinned as baseline, `fixed_chars` 500/0 against it
 compare.png         `markdown` pinned, `recursive` 128 against it: the baseline lane beside the text,
                     boundaries moved/added/removed, a broken question's answer in view (BM25, no model)
-Pass --dark for dark-palette versions (window-dark.png, ...). ask.png and gold.png load the bundled
-embedding model (the first run embeds the handbook: a minute or so on a laptop CPU).
+audit.png           audit mode at 1400x900: the Reader at full height, judged cards, the summary
+audit-1024.png      the same at 1024x700 (the smallest window it is meant for)
+map.png             the embedding map (real model, exact): a gold question, its hits, its answer's chunk
+                    and the chunks holding the answers of missed questions, hovering the #1 hit
+laptop.png          the window at a laptop's 1280x800 as `make run` opens it (the handbook, its gold set
+                    in front), a question asked
+small.png           the same at 1024x700: one column of tabs on the left, the bottom docks full width
+Pass --dark for dark-palette versions (window-dark.png, ...). Every shot but compare.png loads the
+bundled embedding model (the first run embeds the handbook: a minute or so on a laptop CPU);
+--no-model skips ask.png, gold.png and the audit shots, answers with BM25 in laptop.png and
+small.png and leaves the window shots with a trace waiting for the model; `--audit-bm25` renders
+the audit shots with BM25 (no model).
 """
 
 from __future__ import annotations
@@ -47,7 +58,23 @@ def _grab_at(app, window, heading: str, fallback: float, path: Path) -> Path:
     return path
 
 
-def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
+def _wait_for_trace(app, window, timeout: float = 1800.0) -> None:
+    """Process events until the trace under the size slider has scored its positions and nothing
+    else runs (the trace holds back while anything the user waits for runs)."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        _settle(app, 2)
+        t, r = window.trace.trace, window.retrieval
+        if t is not None and (t.points or t.status) and not t.pending and not window.trace.runner.busy \
+                and not r.runner.busy and not r.exact_pending and r.pooled_building is None \
+                and not r.loader.busy and not window.state.busy:
+            return
+    raise TimeoutError("the hit-rate trace did not settle")
+
+
+def render(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Path]:
     from inspector.qt.app import apply_palette, create_app
 
     app = create_app()
@@ -71,7 +98,11 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
         window.open_paths([str(sample_path())])
         window.state.set_strategy("markdown")
         window.controller.submit_now()
+        window.table_dock.raise_()  # the gold set came to the front with the handbook; here: the chunks
         _settle(app)
+        if model:
+            window.start_model()
+        _wait_for_trace(app, window)
         # Select the refund-tier chunk (a trap in the sample set): the table fits, but the caveat
         # after it runs past the embedder's 256 word pieces, so its end is shaded in the text and
         # struck through in the detail pane. Put it in view with a little context above.
@@ -83,6 +114,7 @@ def render(out_dir: Path, *, dark: bool = False) -> list[Path]:
         window.strategy_panel.set_value("overlap", 50)
         window.controller.submit_now()
         _settle(app)
+        _wait_for_trace(app, window)
         written.append(_grab_at(app, window, "#### Laptop replacement cycle", 1 / 2,
                                 out_dir / f"window-overlap{suffix}.png"))
         window.close()
@@ -218,6 +250,171 @@ def render_compare(out_dir: Path, *, dark: bool = False) -> list[Path]:
 COMPARE_SIZE = 128
 COMPARE_QUESTION = ASK_QUESTION
 
+LAPTOP_SIZE = (1280, 800)
+SMALL_SIZE = (1024, 700)
+
+
+def render_sizes(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Path]:
+    """laptop.png and small.png: the default layout for a laptop's screen and a small window, as
+    `make run` opens the handbook (its gold set loads and comes to the front), a question asked.
+    With `model` the bundled model answers (exact embeddings), else BM25."""
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    written: list[Path] = []
+    for name, size in (("laptop", LAPTOP_SIZE), ("small", SMALL_SIZE)):
+        with tempfile.TemporaryDirectory() as tmp:
+            window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                                debounce_ms=0, synchronous_retrieval=True)
+            window.resize(*size)
+            window.show()
+            _settle(app)
+            window.state.set_strategy("markdown")
+            window.open_paths([str(sample_path())])
+            _settle(app)
+            if model:
+                window.start_model()
+                window.retrieval.set_settle_ms(0)
+            else:
+                window.retrieval.set_retriever("bm25")
+            window.question_bar.ask(ASK_QUESTION)
+            _settle(app, 20)
+            window.gold_dock.raise_()  # asking showed the Reader; the gold set stays in front below
+            window.view.goto_hit(0)
+            _settle(app)
+            path = out_dir / f"{name}{suffix}.png"
+            window.grab().save(str(path))
+            written.append(path)
+            window.close()
+            _settle(app)
+    return written
+
+
+AUDIT_SIZES = ((1400, 900, "audit"), (1024, 700, "audit-1024"))
+AUDIT_SECOND = "How long is statutory maternity leave in France?"
+
+
+def render_audit(out_dir: Path, *, dark: bool = False, retriever: str = "dense") -> list[Path]:
+    """audit.png and audit-1024.png: audit mode on a copy of the handbook (the audit file is written
+    beside it), two gold questions judged, the third card of the first one current."""
+    import shutil
+
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    written: list[Path] = []
+    for width, height, name in AUDIT_SIZES:
+        with tempfile.TemporaryDirectory() as tmp:
+            doc = Path(tmp) / "handbook.md"
+            shutil.copy(sample_path(), doc)
+            shutil.copy(Path(sample_path()).with_name("handbook.gold.jsonl"), Path(tmp) / "handbook.gold.jsonl")
+            window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                                debounce_ms=0, synchronous_retrieval=True)
+            window.resize(width, height)
+            window.show()
+            _settle(app)
+            window.default_layout()
+            window.state.set_strategy("markdown")
+            window.open_paths([str(doc)])
+            _settle(app)
+            if retriever == "dense":
+                window.start_model()
+                window.retrieval.set_settle_ms(0)
+            else:
+                window.retrieval.set_retriever(retriever)
+            window.audit_mode.set_active(True)
+            _settle(app)
+            reader = window.reader
+            for question, marks in ((AUDIT_SECOND, ("relevant", "not", "partly", "not", "not")),
+                                    (ASK_QUESTION, ("relevant", "not"))):
+                window.retrieval.ask(question)
+                _settle(app, 20)
+                reader.set_current(0)
+                for m in marks:
+                    reader.judge_current(m)
+                    _settle(app)
+            _settle(app, 10)
+            path = out_dir / f"{name}{suffix}.png"
+            window.grab().save(str(path))
+            written.append(path)
+            window.close()
+            _settle(app)
+    return written
+
+
+def render_map(out_dir: Path, *, dark: bool = False) -> list[Path]:
+    """map.png: View ▸ Embedding Map beside the text, a gold question asked (real model, exact)."""
+    from PySide6.QtCore import Qt
+
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    with tempfile.TemporaryDirectory() as tmp:
+        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                            debounce_ms=0, synchronous_retrieval=True)
+        window.resize(*RETRIEVAL_SIZE)
+        window.show()
+        _settle(app)
+        window.default_layout()
+        window.state.set_strategy("markdown")
+        window.open_paths([str(sample_path())])
+        _settle(app)
+        window.start_model()
+        window.retrieval.set_settle_ms(0)
+        for dock in (window.table_dock, window.gold_dock, window.detail_dock):
+            dock.hide()
+        window.embedding_map_dock.show()
+        window.resizeDocks([window.embedding_map_dock], [560], Qt.Orientation.Vertical)
+        target = next((q for q in window.retrieval.gold_questions if q.question == ASK_QUESTION), None)
+        if target is not None:
+            window.gold_panel.select_question(target)
+        else:
+            window.question_bar.ask(ASK_QUESTION)
+        _settle(app, 20)
+        window.reader_dock.raise_()
+        window.view.goto_hit(0)
+        m = window.embedding_map
+        for _ in range(200):  # the map's worker: wait for the exact index's map
+            r = window.retrieval.result
+            if m.data is not None and r is not None and m.data.result is r and not m.runner.busy:
+                break
+            _settle(app, 2)
+        if m.data is not None and m.data.result.hits:
+            top = m.rows.get((m.data.result.hits[0].matched.doc_id, m.data.result.hits[0].matched.id,
+                              m.data.result.hits[0].matched.role))
+            if top is not None:
+                m.hover.setText(m.hover_text(top))
+        _settle(app)
+        path = out_dir / f"map{suffix}.png"
+        window.grab().save(str(path))
+        window.close()
+        _settle(app)
+    return [path]
+
 
 def _chunk_at(window, offset: int) -> int:
     ids = window.view.chunk_ids_at(offset)
@@ -231,14 +428,31 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", nargs="?", default="docs")
     parser.add_argument("--dark", action="store_true", help="render with the dark palette")
-    parser.add_argument("--no-model", action="store_true", help="skip ask.png and gold.png (they load the model)")
+    parser.add_argument("--no-model", action="store_true",
+                        help="skip ask.png, gold.png and the audit shots; BM25 in the other shots")
+    parser.add_argument("--only-audit", action="store_true", help="render the audit shots only")
+    parser.add_argument("--audit-bm25", action="store_true", help="render the audit shots with BM25 (no model)")
+    parser.add_argument("--only-map", action="store_true", help="render map.png only (loads the model)")
     args = parser.parse_args(argv)
-    for path in render(Path(args.out_dir), dark=args.dark):
-        print(path)
-    for path in render_compare(Path(args.out_dir), dark=args.dark):
-        print(path)
-    if not args.no_model:
-        for path in render_retrieval(Path(args.out_dir), dark=args.dark):
+    if args.only_map:
+        for path in render_map(Path(args.out_dir), dark=args.dark):
+            print(path)
+        return 0
+    if not args.only_audit:
+        for path in render(Path(args.out_dir), dark=args.dark, model=not args.no_model):
+            print(path)
+        for path in render_compare(Path(args.out_dir), dark=args.dark):
+            print(path)
+        for path in render_sizes(Path(args.out_dir), dark=args.dark, model=not args.no_model):
+            print(path)
+        if not args.no_model:
+            for path in render_retrieval(Path(args.out_dir), dark=args.dark):
+                print(path)
+            for path in render_map(Path(args.out_dir), dark=args.dark):
+                print(path)
+    if args.audit_bm25 or not args.no_model:
+        for path in render_audit(Path(args.out_dir), dark=args.dark,
+                                 retriever="bm25" if args.audit_bm25 else "dense"):
             print(path)
     return 0
 

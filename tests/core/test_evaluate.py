@@ -342,7 +342,7 @@ def test_report_dict_shape():
     assert item["question"] == "germany" and item["hit"] is False and item["rank"] is None
     assert item["diagnosis"].startswith("split by a boundary")
     assert item["retrieved"] == ["d.md#2"] and item["retrieved_ids"] == [2]
-    assert set(data["cost"]) == {"chunks", "embedded_tokens", "document_tokens", "inflation"}
+    assert {"chunks", "embedded_tokens", "document_tokens", "inflation"} <= set(data["cost"])
 
 
 def test_hundred_questions_with_warm_embeddings_take_under_200ms():

@@ -231,7 +231,7 @@ def test_retrieval_and_gold_cover_every_document_of_the_corpus(qtbot, hash_windo
     assert r.hits[0].chunk.doc_id == "b.md"  # the best hit is in the document not shown
     qtbot.waitUntil(lambda: bool(w.reader.cards), timeout=5000)
     top = w.reader.cards[0]
-    assert top.facts.text().startswith("b.md") and "Zebras migrate" in top.shown_text()
+    assert top.facts.place.startswith("b.md") and "Zebras migrate" in top.shown_text()
     assert {c.hit.chunk.doc_id for c in w.reader.cards} == {"a.md", "b.md"}  # both documents listed
     shown = {h.chunk.id for h in r.hits if h.chunk.doc_id == "a.md"}
     assert {m.chunk_id for m in w.view.hits} == shown  # only the shown document's hits are outlined

@@ -374,9 +374,9 @@ def test_reader_saves_a_question_with_its_relevant_chunk(qtbot, bm25_window, ope
     open_doc(w, doc_path)
     w.question_bar.ask("Who approves a sabbatical?")
     r = wait_result(w, question="Who approves a sabbatical?")
-    w.reader.set_relevance(1, True)
-    w.reader.set_relevance(2, False)
-    assert w.reader.relevance()[1] is True and w.reader.relevance()[2] is False
+    w.reader.judge(1, "relevant")
+    w.reader.judge(2, "not")
+    assert w.reader.judgements()[1] == "relevant" and w.reader.judgements()[2] == "not"
     q = w.reader.gold_question()
     top = r.hits[0].chunk
     assert q == GoldQuestion("Who approves a sabbatical?", source="handbook.md", references=((top.start, top.end),))

@@ -41,6 +41,9 @@ def test_tiny_grid_matches_the_core_and_a_click_applies_it(qtbot, hash_window, o
     w = hash_window()
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=20_000)
+    # Pooled rows use a chunk's exact vector when the cache has it: let the window's own exact
+    # stage finish first, so the dialog and the core below see the same cache.
+    wait_result(w, gold=True)
     d = _dialog(w)
     assert d.strategies() == ["markdown"]  # starts from the window's strategy
     d.set_strategies(["fixed_chars", "markdown"])
@@ -53,10 +56,25 @@ def test_tiny_grid_matches_the_core_and_a_click_applies_it(qtbot, hash_window, o
     # The core's sweep of the same grid, with the same embedder, gives the same figures.
     configs, _skipped = grid(["fixed_chars", "markdown"], [300, 600], [0, 50], [5], retriever="dense",
                              embedding="pooled")
-    core = sweep(w.retrieval.gold_questions, [w.state.document], configs, embedder=HashEmbedder(), confirm=1)
-    assert {r.config: round(r.report.hit_rate, 9) for r in result.rows} == \
+    core = sweep(w.retrieval.gold_questions, [w.state.document], configs, embedder=HashEmbedder(), confirm=1,
+                 cache=w.retrieval.workbench.cache)
+    # The dialog also scores the window's current settings (markdown defaults, not in this grid):
+    # the recommendation is measured against them.
+    grid_rows = [r for r in result.rows if r.config in set(configs)]
+    extra = [r for r in result.rows if r.config not in set(configs)]
+    assert len(extra) == 1 and extra[0].current and extra[0].config.strategy == "markdown"
+    assert result.recommendation is not None and result.recommendation.current == extra[0].config
+    assert {r.config: round(r.report.hit_rate, 9) for r in grid_rows} == \
         {r.config: round(r.report.hit_rate, 9) for r in core.rows}
-    assert result.rows[0].exact is not None and result.rows[0].exact.hit_rate == core.rows[0].exact.hit_rate
+    confirmed = [r for r in result.rows if r.exact is not None]
+    assert confirmed == [result.rows[0]]  # --confirm 1: the best pooled row, scored exactly
+    from dataclasses import replace
+
+    from inspector.core.workbench import run_config
+
+    exact = run_config(w.retrieval.gold_questions, [w.state.document],
+                       replace(result.rows[0].config, embedding="exact"), embedder=HashEmbedder())
+    assert confirmed[0].exact.hit_rate == exact.hit_rate
     # 2 strategies x 2 sizes x 2 overlaps, but markdown has no overlap: its overlap-50 points are skipped.
     assert sum(1 for c in d.cells.values() if c.row is not None) == 6
     assert "no overlap parameter" in d.cells[("markdown", 300, 50)].reason

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.text.wordpieces import (
+    SPECIAL_TOKENS,
     count_text,
     embedded_pieces,
     max_seq_length,
+    prefix_pieces,
     tokenizer,
     wordpiece_index,
 )
@@ -39,25 +41,88 @@ def _truncation_offset(doc: Document, c: Chunk, keep: int) -> int:
     idx = wordpiece_index(doc)
     if keep >= idx.count(c.start, c.end):
         return c.end  # nothing is dropped: reading stops at the span's end (trailing space included)
+    return _cut(doc, c.start, c.end, keep)
+
+
+def _cut(doc: Document, start: int, end: int, keep: int, head: int | None = None) -> int:
+    """`_truncation_offset` of a span known to hold more than `keep` > 0 word pieces. `head`:
+    the word pieces before the span's first whole word, when the caller counted them already."""
+    idx = wordpiece_index(doc)
     text = doc.text
-    i = bisect.bisect_left(idx.word_starts, c.start)
-    if i < len(idx.word_starts) and idx.word_starts[i] < c.end:
-        head = count_text(text[c.start:idx.word_starts[i]])
+    i = bisect.bisect_left(idx.word_starts, start)
+    if i < len(idx.word_starts) and idx.word_starts[i] < end:
+        if head is None:
+            head = count_text(text[start:idx.word_starts[i]])
         if keep > head:
             prefix = idx.word_pieces_prefix
             target = int(prefix[i]) + keep - head
             w = int(np.searchsorted(prefix, target, side="left")) - 1  # word holding piece `target`
-            if i <= w < len(idx.word_ends) and idx.word_ends[w] <= c.end:
+            if i <= w < len(idx.word_ends) and idx.word_ends[w] <= end:
                 if int(prefix[w + 1]) == target:
                     return idx.word_ends[w]
                 m = target - int(prefix[w])
                 word = tokenizer().encode(text[idx.word_starts[w]:idx.word_ends[w]], add_special_tokens=False)
                 if m <= len(word.offsets):
                     return idx.word_starts[w] + word.offsets[m - 1][1]
-    enc = tokenizer().encode(doc.text[c.start:c.end], add_special_tokens=False)
+    enc = tokenizer().encode(doc.text[start:end], add_special_tokens=False)
     if keep >= len(enc.offsets):
-        return c.end
-    return c.start + enc.offsets[keep - 1][1]
+        return end
+    return start + enc.offsets[keep - 1][1]
+
+
+def read_ends(doc: Document, chunks: Sequence[Chunk], *, with_prefix: bool = True,
+              limit: int | None = None) -> np.ndarray:
+    """Where the embedder stops reading each chunk's span: `truncated_at` as `annotate` sets it,
+    else the chunk's end. Vectorized for the live preview: whole words inside a span are counted
+    from the document's word index at once, the partial words at its ends are tokenized only
+    where they decide the answer, and a cut at a word's end is found by one search."""
+    limit = max_seq_length() if limit is None else limit
+    n = len(chunks)
+    s = np.fromiter((c.start for c in chunks), dtype=np.int64, count=n)
+    e = np.fromiter((c.end for c in chunks), dtype=np.int64, count=n)
+    out = e.copy()
+    if not n:
+        return out
+    idx = wordpiece_index(doc)
+    text = doc.text
+    ws, we, pre = idx.word_starts_array, idx.word_ends_array, idx.word_pieces_prefix
+    words = len(ws)
+    keep = np.full(n, limit - SPECIAL_TOKENS, dtype=np.int64)
+    if with_prefix:
+        keep -= np.fromiter((prefix_pieces(c.prefix) if c.prefix else 0 for c in chunks),
+                            dtype=np.int64, count=n)
+    i = np.searchsorted(ws, s, side="left")  # first word starting in the span
+    j = np.searchsorted(we, e, side="right")  # words [i, j) end within it
+    whole = j > i
+    last = max(words - 1, 0)
+    # Partial words at either end (a span cutting into a word); none where a span ends between words.
+    head_cut = whole & (i > 0) & (we[np.clip(i - 1, 0, last)] > s) if words else whole & False
+    tail_cut = whole & (j < words) & (ws[np.clip(j, 0, last)] < e) if words else whole & False
+    body = np.where(whole, pre[np.minimum(j, words)] - pre[np.minimum(i, words)], 0)
+    head = np.zeros(n, dtype=np.int64)
+    for k in np.flatnonzero(head_cut):
+        head[k] = count_text(text[s[k]:ws[i[k]]])
+    body += head
+    # The tail only matters where the head and whole words leave room.
+    for k in np.flatnonzero(tail_cut & (body <= keep)):
+        body[k] += count_text(text[we[j[k] - 1]:e[k]])
+    for k in np.flatnonzero(~whole):  # no whole word inside: count the text itself
+        body[k] = idx.count(int(s[k]), int(e[k]))
+    cut = np.flatnonzero(body > keep)
+    if not len(cut):
+        return out
+    out[cut[keep[cut] <= 0]] = s[cut[keep[cut] <= 0]]
+    cut = cut[keep[cut] > 0]
+    # Cuts after the keep-th word piece, where that piece ends a whole word of the span.
+    target = pre[np.minimum(i[cut], words)] + keep[cut] - head[cut]
+    w = np.searchsorted(pre, target, side="left") - 1
+    wc = np.clip(w, 0, last)
+    fast = (whole[cut] & (keep[cut] > head[cut]) & (w >= i[cut]) & (w < words)
+            & (pre[np.minimum(wc + 1, words)] == target) & (we[wc] <= e[cut]))
+    out[cut[fast]] = we[wc[fast]]
+    for k in cut[~fast]:
+        out[k] = _cut(doc, int(s[k]), int(e[k]), int(keep[k]), int(head[k]) if whole[k] else None)
+    return out
 
 
 def annotate(doc: Document, chunks: Iterable[Chunk], *, with_prefix: bool = True,

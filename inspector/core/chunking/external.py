@@ -482,9 +482,9 @@ def register_langchain_strategies() -> list[Strategy]:
     made = [
         strategy_from_callable("lc_recursive", lc_recursive, (
             Param("size", "characters", 1000, 50, 20000, 50, "chunk_size (LangChain counts characters)",
-                  role="size"),
+                  role="size", practical=(100, 10000), scale="log10"),
             Param("overlap", "characters", 200, 0, 5000, 10, "chunk_overlap", role="overlap",
-                  less_than="size"),
+                  less_than="size", scale="log10", practical_share=0.5),
         ), "LangChain RecursiveCharacterTextSplitter with its defaults (sizes in characters), aligned "
            "back onto the text"),
         strategy_from_callable("lc_markdown_header", lc_markdown_header, (

@@ -63,9 +63,10 @@ def fixed_tokens(doc: Document, params: dict) -> tuple[Chunk, ...]:
 STRATEGY = Strategy(
     "fixed_tokens", fixed_tokens,
     (
-    Param("size", "tokens", 256, 1, 8192, 8, "Window length in cl100k tokens", role="size"),
+    Param("size", "tokens", 256, 1, 8192, 8, "Window length in cl100k tokens", role="size",
+          practical=(16, 4096), scale="log2"),
     Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens shared by neighbouring windows", role="overlap",
-          less_than="size"),
+          less_than="size", scale="log2", practical_share=0.5),
 ),
     "Windows of `size` cl100k tokens with `overlap` tokens shared, like LangChain's TokenTextSplitter.",
     prefix_default=False,

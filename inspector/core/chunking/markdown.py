@@ -337,10 +337,10 @@ STRATEGY = Strategy(
     "markdown", markdown,
     (
     Param("size", "tokens", 256, 16, 8192, 8, "Soft cap: blocks are packed up to this many tokens",
-          role="size"),
+          role="size", practical=(16, 4096), scale="log2"),
     Param("hard_cap", "tokens", 512, 16, 16384, 8,
           "Tables, code, lists and quotes stay whole up to this; chunks above it are over budget",
-          at_least="size"),
+          at_least="size", practical=(64, 8192), scale="log2"),
     Param("fit_embedder", "", True,
           help="Split what the embedder would cut short: prefix + chunk within its word-piece limit"),
     Param("min_tokens", "tokens", STUB_TOKENS, 0, 256, 8,

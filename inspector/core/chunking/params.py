@@ -7,7 +7,11 @@ about it (STYLE.md lesson 17, "declare once, read everywhere"):
   and the suggested sweep grid address, whatever the parameter is called (`parent_size` for
   parent_child, `max_size` for semantic);
 - its *constraints* against another parameter of the same unit: `less_than` (strictly smaller,
-  "overlap below size") and `at_least` (">=", "the hard cap is at least the soft cap").
+  "overlap below size") and `at_least` (">=", "the hard cap is at least the soft cap");
+- its *slider*: the `practical` range the slider spans (16..4096 tokens, where sizes are chosen,
+  not the valid 1..8192), the `scale` that maps its travel to round values, and for an overlap
+  the `practical_share` of the size its slider reaches. These only shape the control
+  (`inspector.core.display.scale`); validation reads `minimum`/`maximum` alone.
 
 `Strategy.validate` enforces the declared constraints, the strategy panel keeps its sliders
 consistent from them, and `with_size_overlap` puts a generic size/overlap into the right
@@ -24,6 +28,9 @@ from inspector.core.documents.document import Document
 
 #: The roles a parameter can declare ("" for none).
 ROLES = ("size", "overlap")
+
+#: How a slider's travel maps to values ("" chooses from the range; see `Param.scale`).
+SCALES = ("", "linear", "log2", "log10")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +56,20 @@ class Param:
     """Name of a parameter (same unit) this one must stay strictly below: overlap < size."""
     at_least: str | None = None
     """Name of a parameter (same unit) this one must be at least: hard_cap >= size."""
+    practical: tuple[int | float, int | float] | None = None
+    """(low, high): the range the slider spans, where real choices are made. A 1..8192 slider
+    some 180 pixels wide moves ~45 tokens a pixel; 16..4096 on a log scale gives every round size
+    its own notch. The spin box still takes any value from `minimum` to `maximum`. None: the
+    slider spans the whole valid range."""
+    scale: str = ""
+    """How the slider's travel maps to values, so each notch is a value people pick: "log2"
+    (token sizes: powers of two and three quarter-steps between, 64 80 96 112 128 ...), "log10"
+    (character sizes: 1 1.2 1.5 2 2.5 3 4 5 6 8 times a power of ten), "linear" (one step a
+    notch), or "" (linear up to 300 steps, else a log scale chosen from the step)."""
+    practical_share: float = 0.0
+    """With `less_than`: the slider ends at this share of the other parameter's current value
+    (0.5: an overlap slider reaches half the size, past which every text is embedded twice or
+    more); the spin box still goes up to the constraint. 0: no such end."""
 
     @property
     def kind(self) -> str:
@@ -144,6 +165,7 @@ class Strategy:
                 if not p.numeric:
                     raise ValueError(f"strategy '{self.name}': {p.name} has role {p.role!r} but is "
                                      f"not a number")
+            _check_slider(self.name, p)
             for field, other in (("less_than", p.less_than), ("at_least", p.at_least)):
                 if other is None:
                     continue
@@ -211,6 +233,21 @@ class Strategy:
 
     def __call__(self, doc: Document, params: Mapping[str, Any] | None = None) -> tuple[Chunk, ...]:
         return self.func(doc, self.validate(params))
+
+
+def _check_slider(strategy: str, p: Param) -> None:
+    """The slider fields are consistent with the valid range (they never widen it)."""
+    if p.scale not in SCALES:
+        raise ValueError(f"strategy '{strategy}': {p.name} has scale {p.scale!r} "
+                         f"(known: {', '.join(s for s in SCALES if s)}, or none)")
+    if p.practical is not None:
+        lo, hi = p.practical
+        if not p.numeric or not (p.minimum <= lo <= hi <= p.maximum):
+            raise ValueError(f"strategy '{strategy}': {p.name} practical range {p.practical} must lie "
+                             f"within {p.minimum}..{p.maximum}")
+    if p.practical_share < 0 or (p.practical_share and p.less_than is None):
+        raise ValueError(f"strategy '{strategy}': {p.name} practical_share needs less_than and a "
+                         f"share above 0")
 
 
 def with_size_overlap(strategy: Strategy, size: int | None = None, overlap: int | None = None,

@@ -161,9 +161,10 @@ def recursive(doc: Document, params: dict) -> tuple[Chunk, ...]:
 STRATEGY = Strategy(
     "recursive", recursive,
     (
-    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk", role="size"),
+    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk", role="size",
+          practical=(16, 4096), scale="log2"),
     Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens of trailing pieces repeated in the next chunk",
-          role="overlap", less_than="size"),
+          role="overlap", less_than="size", scale="log2", practical_share=0.5),
 ),
     "Separator hierarchy (paragraph, line, sentence, word, character) to a token budget, small "
    "pieces merged; LangChain's RecursiveCharacterTextSplitter on spans.",

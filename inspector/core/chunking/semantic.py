@@ -189,11 +189,11 @@ STRATEGY = Strategy(
           "Break at gaps whose sentence distance is above this percentile (90: the 10% largest "
           "drops in similarity); lower means more breaks"),
     Param("min_size", "tokens", 64, 0, 4096, 8, "A chunk is not ended at a break before this size",
-          less_than="max_size"),
+          less_than="max_size", practical=(0, 1024), scale="log2"),
     # max_size holds the size role: it is the token budget (`ctx.make(budget=...)`), what
     # `size` means for recursive and sentences, so `--size` and a sweep's sizes set it.
     Param("max_size", "tokens", 256, 1, 8192, 8, "Hard limit; a longer sentence is cut into windows",
-          role="size"),
+          role="size", practical=(16, 4096), scale="log2"),
 ),
     "Breaks where the similarity of neighbouring sentences drops (embeddings), within min and max "
    "token sizes.",

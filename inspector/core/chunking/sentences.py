@@ -66,7 +66,8 @@ def sentences(doc: Document, params: dict) -> tuple[Chunk, ...]:
 STRATEGY = Strategy(
     "sentences", sentences,
     (
-    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk", role="size"),
+    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk", role="size",
+          practical=(16, 4096), scale="log2"),
     Param("overlap", "sentences", 0, 0, 20, 1, "Sentences repeated at the start of the next chunk",
           role="overlap"),
 ),

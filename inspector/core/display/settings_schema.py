@@ -85,9 +85,15 @@ WITH_PREFIX = Setting("chunking/with_prefix", dict, {},
                       "Embed chunks with their context prefix, per strategy where the user chose "
                       "({strategy: bool}); other strategies use their own default.")
 ONLY_FLAGGED = Setting("table/only_flagged", bool, False, "Chunk table shows flagged chunks only.")
+MODEL_DEVICE = Setting("model/device", str, "auto",
+                       "Where the embedding model runs: auto (CUDA, then Apple MPS, then the CPU), "
+                       "cpu, cuda, cuda:N or mps.")
+THEMES = ("system", "light", "dark")
+THEME = Setting("view/theme", str, "system",
+                "Colours: system (follow the desktop's light or dark setting), light or dark (View ▸ Theme).")
 
 ALL: tuple[Setting, ...] = (GEOMETRY, WINDOW_STATE, RECENT_FILES, LAST_DIR, STRATEGY, PARAMS, WITH_PREFIX,
-                            ONLY_FLAGGED)
+                            ONLY_FLAGGED, MODEL_DEVICE, THEME)
 
 
 def add_recent(recent: list[str], path: str, limit: int = MAX_RECENT) -> list[str]:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import (
     QuestionResult,
     Report,
-    summarize,
+    aggregate,
 )
 
 
@@ -48,6 +48,9 @@ class Comparison:
     """Hit by A, missed by B."""
     before_config: EvalConfig | None = None
     after_config: EvalConfig | None = None
+    left_out: int = 0
+    """Questions of the current report that the baseline never scored (added to the gold set, or
+    changed, since it was pinned): left out of `before`/`after` and of every delta."""
     before_total: int = 0
     """Questions in the first report before restricting to the shared ones (0: not restricted)."""
     after_total: int = 0
@@ -98,38 +101,48 @@ def compare_reports(before: Report, after: Report, *, before_config: EvalConfig 
 
 def question_key(q: GoldQuestion) -> tuple:
     """What makes two gold questions the same question: its text and its answers (and reference
-    spans), whatever line of the file it sits on."""
+    spans, and document), whatever line of the file it sits on; an answer edited since a baseline
+    was pinned makes it a different question."""
     return (q.question.strip(), tuple(a.strip() for a in q.answers), tuple(q.references), q.source)
+
+
+def aligned(before: Report, after: Report) -> tuple[QuestionResult | None, ...]:
+    """`before`'s outcome for each of `after`'s questions, in `after`'s order (None where `before`
+    never scored that question; a question asked twice pairs with its twin in order, once each)."""
+    pool: dict[tuple, list[QuestionResult]] = {}
+    for r in before.questions:
+        pool.setdefault(question_key(r.question), []).append(r)
+    out: list[QuestionResult | None] = []
+    for r in after.questions:
+        twins = pool.get(question_key(r.question))
+        out.append(twins.pop(0) if twins else None)
+    return tuple(out)
 
 
 def shared_reports(before: Report, after: Report) -> tuple[Report, Report]:
     """Both reports restricted to the questions they share (matched by `question_key`, in the
-    second report's order; a question asked twice pairs with its twin in order), figures recomputed
-    on those. Each report is returned as it is when nothing needs leaving out."""
-    pool: dict[tuple, list[QuestionResult]] = {}
-    for r in before.questions:
-        pool.setdefault(question_key(r.question), []).append(r)
-    pairs: list[tuple[QuestionResult, QuestionResult]] = []
-    for r in after.questions:
-        twins = pool.get(question_key(r.question))
-        if twins:
-            pairs.append((twins.pop(0), r))
+    second report's order), figures recomputed on those. Each report is returned as it is when
+    nothing needs leaving out."""
+    pairs = [(b, a) for b, a in zip(aligned(before, after), after.questions) if b is not None]
     if len(pairs) == len(before.questions) == len(after.questions) and all(
             b is x for (b, _a), x in zip(pairs, before.questions)):
         return before, after
-    b_sub = summarize([b for b, _a in pairs], before.k, before.cost, seconds=before.seconds, budget=before.budget)
-    a_sub = summarize([a for _b, a in pairs], after.k, after.cost, seconds=after.seconds, budget=after.budget)
+    b_sub = aggregate([b for b, _a in pairs], before.k, before.cost, seconds=before.seconds, budget=before.budget)
+    a_sub = aggregate([a for _b, a in pairs], after.k, after.cost, seconds=after.seconds, budget=after.budget)
     return b_sub, a_sub
 
 
 def compare_shared(before: Report, after: Report, *, before_config: EvalConfig | None = None,
-                   after_config: EvalConfig | None = None) -> Comparison:
-    """`compare_reports` on the questions both reports share: a baseline pinned before the gold
-    set grew (a question saved from the Reader) or shrank stays comparable. `Comparison.note()`
-    says how many questions were compared when some were left out."""
+                   after_config: EvalConfig | None = None) -> Comparison | None:
+    """`compare_reports` on the questions both reports share, their figures recomputed on those
+    alone: a baseline pinned before the gold set grew (a question saved from the Reader) or shrank
+    stays comparable. `left_out` counts the current report's questions the baseline lacks and
+    `note()` says how many were compared; None when they share no question."""
     b, a = shared_reports(before, after)
-    cmp = compare_reports(b, a, before_config=before_config, after_config=after_config)
     if b is before and a is after:
-        return cmp
-    return Comparison(cmp.before, cmp.after, cmp.deltas, cmp.fixed, cmp.broke, before_config, after_config,
-                      before_total=len(before.questions), after_total=len(after.questions))
+        return compare_reports(before, after, before_config=before_config, after_config=after_config)
+    if not a.questions:
+        return None
+    cmp = compare_reports(b, a, before_config=before_config, after_config=after_config)
+    return replace(cmp, left_out=len(after.questions) - len(a.questions), before_total=len(before.questions),
+                   after_total=len(after.questions))

@@ -561,14 +561,7 @@ def question_record(q: GoldQuestion) -> dict:
     return rec
 
 
-def append_question(path: str | os.PathLike[str], question: GoldQuestion) -> None:
-    """Append one question to a JSONL gold file (created if missing): read, add, write a temporary
-    file, rename over the original, so a crash leaves the old file or the new one."""
-    from inspector.core.atomic import atomic_write_text
-
-    p = Path(path)
-    if p.suffix.lower() not in JSONL_SUFFIXES:
-        raise InputError("questions can only be appended to a .jsonl gold file", path=str(p))
+def _check_question(p: Path, question: GoldQuestion) -> None:
     if not question.question.strip():
         raise InputError("empty question", path=str(p), field="question")
     if not question.answers and not question.references:
@@ -579,16 +572,98 @@ def append_question(path: str | os.PathLike[str], question: GoldQuestion) -> Non
         if a < 0 or a >= b:
             raise InputError(f"start ({a}) must be smaller than end ({b})", path=str(p),
                              field="references")
+
+
+def _same_question(rec: Any, q: GoldQuestion) -> bool:
+    """Whether a line of the file holds `q` already: the same question text (case and spacing
+    aside) about the same document (a side that names none matches any)."""
+    if not isinstance(rec, dict) or not isinstance(rec.get("question"), str):
+        return False
+    if normalize(rec["question"]) != normalize(q.question):
+        return False
+    src = rec.get("source")
+    return not src or not q.source or src == q.source
+
+
+def _merged(rec: dict, q: GoldQuestion) -> dict:
+    """An existing line with `q` folded in: answers united (the line's first), references replaced
+    when `q` brings some, every other key of the line kept."""
+    out = dict(rec)
+    old = rec.get("answer", rec.get("answers"))
+    answers = [old] if isinstance(old, str) else [a for a in old if isinstance(a, str)] \
+        if isinstance(old, list) else []
+    seen = {normalize(a) for a in answers}
+    for a in q.answers:
+        if normalize(a) not in seen:
+            seen.add(normalize(a))
+            answers.append(a)
+    out.pop("answers", None)
+    out.pop("answer", None)
+    if answers:
+        out["answer"] = answers[0] if len(answers) == 1 else answers
+    if q.source and not rec.get("source"):
+        out["source"] = q.source
+    if q.references:
+        out["references"] = [{"start": a, "end": b} for a, b in q.references]
+    # Keep the line's key order, new keys last.
+    return {**{k: out[k] for k in rec if k in out}, **{k: v for k, v in out.items() if k not in rec}}
+
+
+def add_questions(path: str | os.PathLike[str], questions: Sequence[GoldQuestion]) -> tuple[str, ...]:
+    """Add questions to a JSONL gold file (created if missing) in one atomic write, without
+    duplicates: a question already in the file (same text, same document) is updated in its line
+    (answers united, references replaced by the new ones) instead of appended again. Returns, per
+    question, "added", "updated" or "unchanged"; nothing is written when all are unchanged."""
+    from inspector.core.atomic import atomic_write_text
+
+    p = Path(path)
+    if p.suffix.lower() not in JSONL_SUFFIXES:
+        raise InputError("questions can only be appended to a .jsonl gold file", path=str(p))
+    for q in questions:
+        _check_question(p, q)
     old = ""
     if p.exists():
         try:
             old, _enc = decode_bytes(p.read_bytes(), str(p))
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=str(p)) from None
-        if old and not old.endswith("\n"):
-            old += "\n"
-    line = json.dumps(question_record(question), ensure_ascii=False) + "\n"
-    atomic_write_text(p, old + line)
+    if old.startswith("\ufeff"):
+        old = old[1:]
+    lines = old.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    parsed: list[Any] = []
+    for raw in lines:
+        try:
+            parsed.append(json.loads(raw) if raw.strip() else None)
+        except (json.JSONDecodeError, RecursionError):
+            parsed.append(None)  # kept as it is; loading the file reports it
+    outcomes: list[str] = []
+    for q in questions:
+        at = next((i for i, rec in enumerate(parsed) if _same_question(rec, q)), None)
+        if at is None:
+            rec = question_record(q)
+            lines.append(json.dumps(rec, ensure_ascii=False))
+            parsed.append(rec)
+            outcomes.append("added")
+            continue
+        merged = _merged(parsed[at], q)
+        if merged == parsed[at]:
+            outcomes.append("unchanged")
+        else:
+            lines[at] = json.dumps(merged, ensure_ascii=False)
+            parsed[at] = merged
+            outcomes.append("updated")
+    if any(o != "unchanged" for o in outcomes):
+        atomic_write_text(p, "".join(line + "\n" for line in lines))
+    return tuple(outcomes)
+
+
+def append_question(path: str | os.PathLike[str], question: GoldQuestion) -> str:
+    """Add one question to a JSONL gold file (created if missing), atomically: a crash leaves the
+    old file or the new one. Saving the same question again updates its line instead of writing a
+    duplicate (`add_questions`); returns "added", "updated" or "unchanged"."""
+    return add_questions(path, (question,))[0]
 
 
 def questions_from(items: Iterable[tuple[str, str | Sequence[str]]], source: str | None = None
@@ -601,6 +676,6 @@ def questions_from(items: Iterable[tuple[str, str | Sequence[str]]], source: str
     return tuple(out)
 
 
-__all__ = ["GoldQuestion", "GoldSet", "load_gold", "append_question", "normalize", "normalized_text",
+__all__ = ["GoldQuestion", "GoldSet", "load_gold", "append_question", "add_questions", "normalize", "normalized_text",
            "NormalizedText", "resolve_source", "locate_passage", "detect_format", "question_record",
            "questions_from"]

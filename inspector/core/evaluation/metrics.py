@@ -474,14 +474,14 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
             context_tokens=sum(c.token_count for c in top),
             budget_hit=budget_hit, tokens_sent=tokens_sent))
 
-    return summarize(out, k, index_cost(corpus.docs.values(), chunks_by_doc), seconds=time.perf_counter() - t0,
-                     budget=budget)
+    cost = index_cost(corpus.docs.values(), chunks_by_doc)
+    return aggregate(out, k, cost, seconds=time.perf_counter() - t0, budget=budget)
 
 
-def summarize(results: Sequence[QuestionResult], k: int, cost: IndexCost, *, seconds: float = 0.0,
+def aggregate(results: Sequence[QuestionResult], k: int, cost: IndexCost, *, seconds: float = 0.0,
               budget: int | None = None) -> Report:
-    """A Report from per-question outcomes (what `evaluate` returns; also a report restricted to
-    some of its questions, as a comparison on the questions two gold sets share)."""
+    """A report's figures from its questions' outcomes (`evaluate`'s last step; also a report cut
+    down to the questions two reports share, `compare.compare_shared`)."""
     out = tuple(results)
     n = len(out)
     with_refs = [r for r in out if r.recall is not None]
@@ -516,6 +516,6 @@ def index_cost(docs: Iterable[Document], chunks_by_doc: Mapping[str, Sequence[Ch
                      document_tokens=doc_tokens)
 
 
-__all__ = ["evaluate", "Report", "QuestionResult", "Diagnosis", "IndexCost", "IndexSearch",
+__all__ = ["evaluate", "aggregate", "Report", "QuestionResult", "Diagnosis", "IndexCost", "IndexSearch",
            "span_scores", "SpanScores", "index_cost", "DEEP_K",
            "union_ranges", "intersect_two_ranges", "difference", "sum_of_ranges"]

@@ -11,6 +11,7 @@ import csv
 import io
 from typing import Any, Callable, Sequence
 
+from inspector.core.evaluation.bill import Rates, bill_dict, bill_for, bill_line
 from inspector.core.evaluation.compare import Comparison, QuestionChange
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.metrics import QuestionResult, Report
@@ -59,10 +60,11 @@ def _interval(ci: tuple[float, float] | None) -> list[float | None] | None:
 INTERVAL_SEED = 0
 
 
-def report_dict(report: Report) -> dict[str, Any]:
+def report_dict(report: Report, rates: Rates | None = None) -> dict[str, Any]:
     """The report as JSON-ready data (the CLI's `--format json` and the window's export).
     `<metric>_ci` are 95% bootstrap intervals over questions (`uncertainty.report_intervals`,
-    2000 resamples, fixed seed); None where the metric is."""
+    2000 resamples, fixed seed); None where the metric is. `cost` carries the bill (`bill.py`):
+    dollars where `rates` has prices, the embedding-time estimate where it has a measurement."""
     cis = report_intervals(report, seed=INTERVAL_SEED)
     return {
         "hit_rate": _num(report.hit_rate),
@@ -76,7 +78,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "questions": [question_dict(r) for r in report.questions],
         "cost": {"chunks": report.cost.chunks, "embedded_tokens": report.cost.embedded_tokens,
                  "document_tokens": report.cost.document_tokens,
-                 "inflation": _num(report.cost.inflation)},
+                 "inflation": _num(report.cost.inflation), **bill_dict(bill_for(report, rates))},
         "context_tokens_mean": _num(report.context_tokens_mean, 2),
         "budget": report.budget,
         "hit_at_budget": _num(report.hit_at_budget),
@@ -114,9 +116,10 @@ def question_dict(r: QuestionResult) -> dict[str, Any]:
 
 # -- one report ---------------------------------------------------------------------------------------
 
-def report_json(report: Report, config: EvalConfig | None = None, **extra: Any) -> dict[str, Any]:
+def report_json(report: Report, config: EvalConfig | None = None, *, rates: Rates | None = None,
+                **extra: Any) -> dict[str, Any]:
     """The report as JSON-ready data, with its configuration and any extra top-level fields."""
-    data = report_dict(report)
+    data = report_dict(report, rates)
     if config is not None:
         data["config"] = config.to_dict()
     data.update(extra)
@@ -147,12 +150,16 @@ def cost_line(report: Report) -> str:
             f"{c.document_tokens} document tokens (inflation {c.inflation:.2f}x)")
 
 
-def report_text(report: Report, config: EvalConfig | None, *, multi_doc: bool = False) -> str:
+def report_text(report: Report, config: EvalConfig | None, *, multi_doc: bool = False,
+                rates: Rates | None = None) -> str:
     """The terminal table: figures, then every question with its rank, diagnosis and hits."""
     lines = []
     if config is not None:
         lines.append(f"config: {config.label()}")
-    lines += [summary_line(report), cost_line(report), "", f"{'hit':<4} {'rank':>4}  question"]
+    lines += [summary_line(report), cost_line(report)]
+    if rates is not None:
+        lines.append(bill_line(bill_for(report, rates)))
+    lines += ["", f"{'hit':<4} {'rank':>4}  question"]
     for r in report.questions:
         rank = str(r.rank) if r.rank else "-"
         lines.append(f"{'yes' if r.hit else 'MISS':<4} {rank:>4}  {r.question.question}")
@@ -228,9 +235,9 @@ def _paired(cmp: Comparison) -> dict[str, Any]:
     return out
 
 
-def comparison_json(cmp: Comparison) -> dict[str, Any]:
-    return {"before": report_json(cmp.before, cmp.before_config),
-            "after": report_json(cmp.after, cmp.after_config),
+def comparison_json(cmp: Comparison, rates: Rates | None = None) -> dict[str, Any]:
+    return {"before": report_json(cmp.before, cmp.before_config, rates=rates),
+            "after": report_json(cmp.after, cmp.after_config, rates=rates),
             "deltas": {d.name: {"before": d.before, "after": d.after, "delta": d.delta} for d in cmp.deltas},
             "paired": _paired(cmp),
             "fixed": [_change_dict(c) for c in cmp.fixed],
@@ -249,11 +256,16 @@ def verdict_line(name: str, d: dict[str, Any]) -> str:
     return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
-def comparison_text(cmp: Comparison) -> str:
+def comparison_text(cmp: Comparison, rates: Rates | None = None) -> str:
     before = cmp.before_config.label() if cmp.before_config else "A"
     after = cmp.after_config.label() if cmp.after_config else "B"
-    lines = [f"A (baseline): {before}", f"   {summary_line(cmp.before)}", f"B:            {after}",
-             f"   {summary_line(cmp.after)}", "", f"{'metric':<16} {'A':>10} {'B':>10} {'B - A':>10}"]
+    lines = [f"A (baseline): {before}", f"   {summary_line(cmp.before)}"]
+    if rates is not None:
+        lines.append(f"   {bill_line(bill_for(cmp.before, rates))}")
+    lines += [f"B:            {after}", f"   {summary_line(cmp.after)}"]
+    if rates is not None:
+        lines.append(f"   {bill_line(bill_for(cmp.after, rates))}")
+    lines += ["", f"{'metric':<16} {'A':>10} {'B':>10} {'B - A':>10}"]
     for d in cmp.deltas:
         digits = 0 if d.name in ("chunks", "embedded_tokens") else 3
         delta = "-" if d.delta is None else f"{d.delta:+.{digits}f}"
@@ -302,7 +314,7 @@ def comparison_csv(cmp: Comparison) -> str:
 
 # -- a sweep ------------------------------------------------------------------------------------------
 
-def _sweep_row_dict(row: Any) -> dict[str, Any]:
+def _sweep_row_dict(row: Any, rates: Rates | None = None) -> dict[str, Any]:
     r = row.report
     ci = report_intervals(r, seed=INTERVAL_SEED)
     return {"config": row.config.to_dict(), "label": row.config.label(),
@@ -312,7 +324,7 @@ def _sweep_row_dict(row: Any) -> dict[str, Any]:
             "tied_with_best": row.tied_with_best, "current": row.current,
             "recall": _round(r.recall), "precision": _round(r.precision), "iou": _round(r.iou),
             "cost": {"chunks": r.cost.chunks, "embedded_tokens": r.cost.embedded_tokens,
-                     "inflation": round(r.cost.inflation, 4)},
+                     "inflation": round(r.cost.inflation, 4), **bill_dict(bill_for(r, rates))},
             "exact": None if row.exact is None else {
                 "hit_rate": round(row.exact.hit_rate, 4), "mrr": round(row.exact.mrr, 4),
                 "recall": _round(row.exact.recall)}}
@@ -351,19 +363,31 @@ def recommendation_text(rec: Any) -> str:
             f"optimistic than its cross-validated {rec.cross_validated:.3f}")
 
 
-def sweep_json(result: SweepResult) -> dict[str, Any]:
-    return {"rows": [_sweep_row_dict(row) for row in result.rows],
+def sweep_json(result: SweepResult, rates: Rates | None = None) -> dict[str, Any]:
+    return {"rows": [_sweep_row_dict(row, rates) for row in result.rows],
             "skipped": [{"point": p, "reason": why} for p, why in result.skipped],
             "budget": result.budget,
             "recommendation": recommendation_json(result.recommendation)}
 
 
-def sweep_text(result: SweepResult, *, top: int = 0) -> str:
+def _bill_cells(r: Report, rates: Rates | None) -> str:
+    """The sweep table's bill columns: index $, context $ per question, embedding time."""
+    if rates is None:
+        return ""
+    from inspector.core.evaluation.bill import format_seconds, format_usd
+
+    b = bill_for(r, rates)
+    return (f"{format_usd(b.embed_usd):>10} {format_usd(b.context_usd_per_question):>10} "
+            f"{format_seconds(b.embed_seconds_estimate):>10} ")
+
+
+def sweep_text(result: SweepResult, *, top: int = 0, rates: Rates | None = None) -> str:
     rows = result.rows[:top] if top > 0 else result.rows
     budget = result.budget is not None
     head = f"{'hit@B':>6} " if budget else ""
+    money = f"{'index $':>10} {'$/question':>10} {'embed':>10} " if rates is not None else ""
     lines = [f"{'#':>3}  {head}{'hit@k':>6} {'MRR':>6} {'recall':>7} {'prec':>6} {'IoU':>6} {'chunks':>6} "
-             f"{'tokens':>7} {'ctx':>5}  configuration"]
+             f"{'tokens':>7} {'ctx':>5}  {money}configuration"]
     for i, row in enumerate(rows, 1):
         r = row.report
         mark = "*" if row.current else ("=" if row.tied_with_best else " ")
@@ -371,7 +395,7 @@ def sweep_text(result: SweepResult, *, top: int = 0) -> str:
         lines.append(f"{i:>3}{mark} {at_budget}{r.hit_rate:>6.3f} {r.mrr:>6.3f} {_fmt(r.recall):>7} "
                      f"{_fmt(r.precision):>6} "
                      f"{_fmt(r.iou):>6} {r.cost.chunks:>6} {r.cost.embedded_tokens:>7} "
-                     f"{r.context_tokens_mean or 0:>5.0f}  {row.config.label()}")
+                     f"{r.context_tokens_mean or 0:>5.0f}  {_bill_cells(r, rates)}{row.config.label()}")
         if row.exact is not None:
             e = row.exact
             gap = abs(e.hit_rate - r.hit_rate) * 100
@@ -384,6 +408,9 @@ def sweep_text(result: SweepResult, *, top: int = 0) -> str:
     if result.skipped:
         lines.append(f"skipped {len(result.skipped)} grid points, e.g. {result.skipped[0][0]}: "
                      f"{result.skipped[0][1]}")
+    if rates is not None:
+        lines.append("index $: embedded tokens x the embedding price;  $/question: context tokens x the LLM "
+                     "input price;  embed: time to embed them at this machine's measured speed")
     return "\n".join(lines) + "\n"
 
 

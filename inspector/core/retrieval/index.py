@@ -20,6 +20,7 @@ from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import EmbeddingCache
 from inspector.core.embedding.embedder import Embedder, embed_texts
 from inspector.core.lru import SizedLRU
+from inspector.core.text.heading_filter import heading_matches
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
 RRF_K = 60
@@ -125,10 +126,15 @@ class Index:
         return None if mask is None else np.flatnonzero(mask)
 
     def _heading_mask(self, prefix: tuple[str, ...]) -> np.ndarray:
+        """Entries under the typed heading path (`heading_filter.heading_matches`: segments
+        match titles from the top by prefix, case-insensitive), decided once per distinct path."""
         hit = self._heading_masks.lookup(prefix)
         if hit is None:
-            n = len(prefix)
-            hit = np.fromiter((c.heading_path[:n] == prefix for c in self.entries), dtype=bool,
+            verdict: dict[tuple[str, ...], bool] = {}
+            for c in self.entries:
+                if c.heading_path not in verdict:
+                    verdict[c.heading_path] = heading_matches(c.heading_path, prefix)
+            hit = np.fromiter((verdict[c.heading_path] for c in self.entries), dtype=bool,
                               count=len(self.entries))
             self._heading_masks.put(prefix, hit)
         return hit
@@ -193,8 +199,10 @@ class Index:
         rank fusion (RRF_K = 60) of the dense and BM25 rankings, ties ordered by the dense rank.
         For parent_child, children are ranked and each parent is returned once, at its best
         child's rank. `docs` keeps chunks of those doc ids; `heading_prefix` keeps chunks whose
-        (matched chunk's) heading_path starts with it. Equal scores keep index order, so results
-        are deterministic. `query_vector` skips embedding the query (dense and hybrid).
+        (matched chunk's) heading_path it names: titles matched from the top by prefix,
+        case-insensitive ("parental > germ"; `inspector.core.text.heading_filter`). Equal scores
+        keep index order, so results are deterministic. `query_vector` skips embedding the query
+        (dense and hybrid).
         """
         if retriever not in RETRIEVERS:
             raise ValueError(f"unknown retriever {retriever!r} (known: {', '.join(RETRIEVERS)})")

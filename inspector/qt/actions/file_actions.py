@@ -30,7 +30,24 @@ from inspector.qt.panels.gold_panel import is_gold_path
 from inspector.qt.runner import JobRunner
 from inspector.qt.settings import Settings
 
-FILE_FILTER = "Documents (*.md *.markdown *.mdown *.mkd *.txt *.text);;All files (*)"
+
+def file_filter() -> str:
+    """The Open dialog's filters, from the loaders' own suffix lists: every format the core opens
+    by default (PDF, DOCX and HTML included), then one filter per kind."""
+    from inspector.core.documents.document import MARKDOWN_SUFFIXES, TEXT_SUFFIXES
+    from inspector.core.documents.formats import CONVERTED_SUFFIXES
+
+    def globs(suffixes) -> str:
+        return " ".join(f"*{x}" for x in sorted(suffixes))
+
+    kinds = (("Markdown", MARKDOWN_SUFFIXES), ("Plain text", TEXT_SUFFIXES), ("PDF", {".pdf"}),
+             ("Word", {".docx"}), ("HTML", {".html", ".htm"} & CONVERTED_SUFFIXES))
+    everything = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | CONVERTED_SUFFIXES
+    return ";;".join([f"Documents ({globs(everything)})", *(f"{name} ({globs(sfx)})" for name, sfx in kinds),
+                      "All files (*)"])
+
+
+FILE_FILTER = file_filter()
 #: Inputs larger than this in all (or needing conversion) load off the GUI thread.
 BACKGROUND_LOAD_BYTES = 4_000_000
 _CONVERTED = (".pdf", ".docx", ".html", ".htm")

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
 
 from inspector.core.display import settings_schema as keys
 from inspector.core.errors import InputError
-from inspector.core.evaluation.gold import GoldQuestion, append_question
+from inspector.core.evaluation.gold import GoldQuestion, add_questions
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
@@ -110,7 +110,15 @@ class GoldActions(QObject):
         return self.append_question(GoldQuestion(question, answers=(answer,), source=doc.doc_id), path)
 
     def append_question(self, q: GoldQuestion, path: str | os.PathLike[str] | None = None) -> bool:
-        """Append to the open gold file (a JSONL one), else to a file the user names; reload it."""
+        """Add to the open gold file (a JSONL one), else to a file the user names; reload it. A
+        question already in the file is updated in its line, never written twice."""
+        return self.add_questions((q,), path)
+
+    def add_questions(self, qs: Sequence[GoldQuestion], path: str | os.PathLike[str] | None = None) -> bool:
+        """Add questions in one atomic write (`gold.add_questions`: no duplicate lines) to the open
+        gold file when it is JSON Lines, else to a file the user names; reload it once."""
+        if not qs:
+            return False
         gold = self.retrieval.gold
         if path is None and gold is not None and Path(gold.path).suffix.lower() in (".jsonl", ".ndjson"):
             path = gold.path
@@ -122,13 +130,15 @@ class GoldActions(QObject):
                                                   "JSON Lines (*.jsonl)")
             if not path:
                 return False
-        self.aboutToReplace.emit(f"Add question “{q.question if len(q.question) <= 40 else q.question[:39] + '…'}”")
+        first = qs[0].question
+        self.aboutToReplace.emit(f"Add question “{first if len(first) <= 40 else first[:39] + '…'}”" if len(qs) == 1
+                                 else f"Add {len(qs)} questions")
         try:
             before = Path(path).read_bytes() if Path(path).is_file() else None
         except OSError:
             before = None
         try:
-            append_question(path, q)
+            outcomes = add_questions(path, qs)
         except InputError as exc:
             self.messages.error(exc.one_line())
             return False
@@ -138,5 +148,13 @@ class GoldActions(QObject):
         self.fileWritten.emit(str(path), before)
         ok = self.panel.open_gold(path)
         if ok:
-            self.messages.info(f"Added “{q.question}” to {Path(path).name}")
+            name = Path(path).name
+            if len(qs) == 1:
+                q = qs[0].question
+                self.messages.info({"added": f"Added “{q}” to {name}", "updated": f"Updated “{q}” in {name}",
+                                    "unchanged": f"“{q}” is already in {name}"}[outcomes[0]])
+            else:
+                counts = {o: outcomes.count(o) for o in ("added", "updated", "unchanged")}
+                self.messages.info(f"{name}: {counts['added']} added, {counts['updated']} updated, "
+                                   f"{counts['unchanged']} already there")
         return ok

@@ -40,6 +40,8 @@ SETTLE_MS = 1500
 RETRIEVERS = ("dense", "bm25", "hybrid")
 #: Pooled and exact hit rates further apart than this (a share, i.e. one point) are pointed out.
 DISAGREEMENT = 0.01
+#: Exact figures predicted to take less than this are computed at once, even while dragging.
+FAST_EXACT_S = 0.2
 
 MODEL_IDLE, MODEL_LOADING, MODEL_READY, MODEL_FAILED = "idle", "loading", "ready", "failed"
 
@@ -132,6 +134,8 @@ class RetrievalController(QObject):
         self._chunks: ChunkResult | None = None
         self._submitted: RetrievalRequest | None = None
         self._pooled_rate: dict[tuple, float] = {}
+        self._pooled_deferred = False
+        """The live-preview pieces wait for the exact embedding running now (`_build_pooled`)."""
         self.runner = JobRunner(self, synchronous=synchronous, name="retrieval")
         self.loader = JobRunner(self, synchronous=synchronous, name="model")
         self.pooled_runner = JobRunner(self, synchronous=synchronous, name="pooled")
@@ -159,6 +163,11 @@ class RetrievalController(QObject):
 
     def set_settle_ms(self, ms: int) -> None:
         self._settle.setInterval(ms)
+
+    @property
+    def exact_pending(self) -> bool:
+        """True while exact figures wait for the settings to rest (background work holds off)."""
+        return self._settle.isActive()
 
     @property
     def cache(self) -> Any:
@@ -235,7 +244,28 @@ class RetrievalController(QObject):
         self._set_model_state(MODEL_LOADING)
         self.loader.submit(load_model_job(emb))
 
+    @property
+    def model(self) -> Any:
+        """The embedder the controller loads (None: the bundled one, made by `start_model`)."""
+        return self._embedder
+
+    def set_model(self, embedder: Any) -> None:
+        """Use another embedder (the same model on another device, say): it loads on a worker
+        thread while BM25 answers, and every figure is computed again with it."""
+        self.loader.cancel()
+        self.runner.cancel()
+        self._embedder = embedder
+        self.embedder = None
+        self.workbench.embedder = None
+        self.workbench.forget_indexes()
+        self.result = None
+        self._set_model_state(MODEL_IDLE)
+        self.start_model()
+        self.refresh(exact=False)
+
     def _on_model(self, _rid: int, embedder: Any) -> None:
+        if embedder is not self._embedder:
+            return  # a model replaced by `set_model` while it loaded
         self.embedder = embedder
         self.workbench.embedder = embedder
         _ = self.cache  # the real model's vectors are persisted
@@ -248,9 +278,12 @@ class RetrievalController(QObject):
 
         promote_survivors()
         self._set_model_state(MODEL_READY)
-        self._build_pooled()
+        # First exact figures sooner: nothing is being dragged yet, so embed the chunks exactly
+        # now (BM25 answers meanwhile) and build the live-preview pieces after; both at once
+        # would share the cores and delay both. A slider move starts the pieces at once.
         if self.result is None or self.result.mode != EXACT:
-            self.refresh(exact=False)
+            self.refresh(exact=True)
+        self._build_pooled()
 
     def _on_model_error(self, _rid: int, message: str) -> None:
         self.model_error = message
@@ -271,12 +304,16 @@ class RetrievalController(QObject):
         return "the embedding model is loading"
 
     # -- pooled vectors ------------------------------------------------------------------------
-    def _build_pooled(self) -> None:
+    def _build_pooled(self, wait_for_exact: bool = True) -> None:
         doc = self.state.document
         if doc is None or self.embedder is None or self.workbench.pooled_vectors(doc) is not None:
             return
         if self.pooled_building is doc:
             return
+        if wait_for_exact and self.runner.busy and self._submitted is not None and self._submitted.exact:
+            self._pooled_deferred = True  # after the exact figures (`_on_stage`, `_on_error`)
+            return
+        self._pooled_deferred = False
         self.pooled_building = doc
         self.pooled_runner.submit(pooled_job(self.workbench, doc))
 
@@ -322,6 +359,8 @@ class RetrievalController(QObject):
         self.gold = gold
         self.workbench.set_gold(gold)
         self._filter_gold()
+        # A question added to (or edited in) the gold set keeps the baseline: the comparison runs
+        # on the questions both reports share (`compare_shared`) and says how many it left out.
         if self.baseline is not None and gold is None:
             self.clear_baseline()
         self.goldChanged.emit(gold)
@@ -369,19 +408,6 @@ class RetrievalController(QObject):
             self.baselineChanged.emit(baseline)
         self._compare()
 
-    def baseline_results(self) -> tuple | None:
-        """The baseline's outcome of each question of the current report, in its order (None for
-        a question the baseline's gold set did not have); None without a baseline or report."""
-        from inspector.core.evaluation.compare import question_key
-
-        r = self.result
-        if self.baseline is None or r is None or r.report is None:
-            return None
-        pool: dict[tuple, list] = {}
-        for q in self.baseline.report.questions:
-            pool.setdefault(question_key(q.question), []).append(q)
-        return tuple((pool.get(question_key(q.question)) or [None]).pop(0) for q in r.report.questions)
-
     def _compare(self) -> None:
         from inspector.core.evaluation.compare import compare_shared
 
@@ -390,19 +416,27 @@ class RetrievalController(QObject):
         if self.baseline is not None and r is not None and r.report is not None:
             cmp = compare_shared(self.baseline.report, r.report, before_config=self.baseline.config,
                                  after_config=r.config)
-            if not cmp.compared:
-                cmp = None  # no question in common: nothing to compare (the panel says so)
         self.paired = {}
         if cmp is not None:
             from inspector.core.evaluation.report import INTERVAL_SEED
             from inspector.core.evaluation.uncertainty import paired_deltas
 
-            try:
+            try:  # on the questions both reports scored (compare_shared restricts both to them)
                 self.paired = dict(paired_deltas(cmp.before, cmp.after, seed=INTERVAL_SEED))
-            except ValueError:  # different questions (a gold set edited under the baseline)
+            except ValueError:
                 self.paired = {}
         self.comparison = cmp
         self.comparisonChanged.emit(cmp)
+
+    def baseline_results(self) -> tuple | None:
+        """The baseline's outcome for each question of the current report, in its order (None for
+        a question the baseline never scored); None without a baseline or a report."""
+        from inspector.core.evaluation.compare import aligned
+
+        r = self.result
+        if self.baseline is None or r is None or r.report is None:
+            return None
+        return aligned(self.baseline.report, r.report)
 
     # -- requests ------------------------------------------------------------------------------
     def _has_work(self) -> bool:
@@ -412,7 +446,7 @@ class RetrievalController(QObject):
         """Whether a refresh that is not a re-chunk may embed: yes unless the user is dragging."""
         return not self._settle.isActive()
 
-    def request(self, exact: bool, preview: bool = True) -> RetrievalRequest | None:
+    def request(self, exact: bool, preview: bool = True, exact_note: str = "") -> RetrievalRequest | None:
         r = self._chunks
         doc = self.state.document
         if r is None or doc is None or r.document is not doc:
@@ -422,15 +456,16 @@ class RetrievalController(QObject):
             params=dict(r.request.params), with_prefix=r.request.with_prefix, question=self.question,
             k=self.k, retriever=self.retriever, gold=self.gold_questions, exact=exact, preview=preview,
             fallback_note=self._fallback_note(), documents=self.corpus(), filter_docs=self.filter_docs,
-            heading_prefix=self.heading_prefix, budget=self.budget)
+            heading_prefix=self.heading_prefix, budget=self.budget, exact_note=exact_note)
 
-    def refresh(self, exact: bool = False, preview: bool = True, mark_stale: bool = True) -> int:
+    def refresh(self, exact: bool = False, preview: bool = True, mark_stale: bool = True,
+                exact_note: str = "") -> int:
         """Recompute hits and report for the current chunks; returns the request id (0: nothing to do).
         `exact`: embed the chunks now if their vectors are not cached; `preview`: answer with the
         cheapest index first (False when only the exact stage is wanted: the preview of these very
         settings is on screen already)."""
         self._settle.stop()
-        req = self.request(exact, preview)
+        req = self.request(exact, preview, exact_note)
         if req is None or not self._has_work():
             self._submitted = None
             self.runner.cancel()
@@ -441,7 +476,7 @@ class RetrievalController(QObject):
             self._set_stale(False)
             return 0
         self._submitted = req
-        if req.gold and preview and mark_stale:
+        if req.gold and (preview or exact_note) and mark_stale:  # exact_note: a re-chunk too
             self._set_stale(True)
         return self.runner.submit(retrieval_job(self.workbench, req))
 
@@ -471,8 +506,28 @@ class RetrievalController(QObject):
             self._chunks = result  # a later stage of the same chunks (word pieces): same spans
             return
         self._chunks = result
+        # Exact at once, without a preview, when the loaded model is predicted to embed these
+        # chunks in under FAST_EXACT_S (small documents on a GPU); the figures say so.
+        note = self._fast_exact_note(result)
+        if note:
+            self.refresh(exact=True, preview=False, exact_note=note)
+            return
         # A re-chunk: preview at once; exact once the settings rest (or at once, when cached).
         self.refresh(exact=False)
+        if self._pooled_deferred:
+            self._build_pooled(wait_for_exact=False)  # the preview needs the pieces now
+
+    def _fast_exact_note(self, result: ChunkResult) -> str:
+        """"exact while dragging (predicted N ms)" when the workbench predicts the exact stage
+        of these chunks under FAST_EXACT_S (counting every chunk, cached or not: an upper
+        bound), "" otherwise or before the model has shown its speed."""
+        if self.embedder is None or self.retriever == "bm25" or not self._has_work() or self.corpus():
+            return ""
+        doc = result.document
+        secs = self.workbench.predict_exact([doc], {doc.doc_id: result.chunks}, result.request.with_prefix)
+        if secs is None or secs >= FAST_EXACT_S:
+            return ""
+        return f"exact while dragging (predicted {max(1, round(secs * 1000))} ms)"
 
     def _on_document(self, doc: Document | None) -> None:
         self._sync_documents()
@@ -494,6 +549,8 @@ class RetrievalController(QObject):
             self.progressChanged.emit(0, 0, "")
             if res.exact_due and self.embedder is not None:
                 self._settle.start()
+            if self._pooled_deferred:
+                self._build_pooled(wait_for_exact=False)
 
     def _update_disagreement(self, res: RetrievalResult) -> None:
         if res.report is None:
@@ -517,6 +574,8 @@ class RetrievalController(QObject):
         self._set_stale(False)
         self.progressChanged.emit(0, 0, "")
         self.errored.emit(message)
+        if self._pooled_deferred:
+            self._build_pooled(wait_for_exact=False)
 
     def _on_busy(self, busy: bool) -> None:
         self.busyChanged.emit(busy)

@@ -51,12 +51,14 @@ def pooled_job(workbench: Workbench, doc: Document) -> Job:
 
 
 def sweep_job(workbench: Workbench, configs: list, *, skipped: list, confirm: int,
-              docs: Sequence[Document] | None = None) -> Job:
-    """The sweep dialog's job: `Workbench.sweep` with progress and cancellation."""
+              docs: Sequence[Document] | None = None, against: Any = None,
+              budget: int | None = None) -> Job:
+    """The sweep dialog's job: `Workbench.sweep` with progress and cancellation (and, `against`
+    the window's settings, its cross-validated recommendation)."""
 
     def job(cancelled: Callable[[], bool], progress: Progress) -> Iterator[Any]:
         yield workbench.sweep(configs, progress=progress, cancel=cancelled, skipped=skipped,
-                              confirm=confirm, docs=docs)
+                              confirm=confirm, docs=docs, against=against, budget=budget)
 
     return job
 

@@ -34,6 +34,9 @@ class InspectorState(QObject):
     selectionChanged = Signal(int)
     """Id of the selected chunk, -1 for none."""
     busyChanged = Signal(bool)
+    draggingChanged = Signal(bool)
+    """True while the user holds a parameter slider down (re-chunking is throttled, not debounced,
+    and background work that could wait does)."""
     errorChanged = Signal(str)
     """One-line problem to show the user ('' once resolved)."""
 
@@ -50,6 +53,7 @@ class InspectorState(QObject):
         self.result: ChunkResult | None = None
         self.selection: int = -1
         self.busy: bool = False
+        self.dragging: bool = False
         self.error: str = ""
 
     # -- documents -------------------------------------------------------------------------
@@ -201,6 +205,11 @@ class InspectorState(QObject):
         if busy != self.busy:
             self.busy = busy
             self.busyChanged.emit(busy)
+
+    def set_dragging(self, on: bool) -> None:
+        if bool(on) != self.dragging:
+            self.dragging = bool(on)
+            self.draggingChanged.emit(self.dragging)
 
     def set_error(self, message: str) -> None:
         if message != self.error:

@@ -2,8 +2,9 @@
 
 Each cell is one configuration of the sweep: its colour is its hit rate on a sequential scale
 between the sweep's worst and best figure, its text the hit rate in percent (and the exact
-figure below it when the cell was confirmed with exact embeddings). The best cell is framed, the
-window's current configuration dashed. Clicking a cell emits it.
+figure below it when the cell was confirmed with exact embeddings). Every cell tied with the best
+(its difference to it is within noise on these questions) is framed, rather than crowning one
+noisy winner; the window's current configuration is dashed. Clicking a cell emits it.
 """
 
 from __future__ import annotations
@@ -58,6 +59,32 @@ class Cell:
         return self.row.exact.hit_rate if self.row is not None and self.row.exact is not None else None
 
 
+#: What the cells can show: hit rate, or a layer of the bill (`inspector.core.evaluation.bill`).
+LAYERS = {"hit_rate": "hit rate", "embed_usd": "indexing cost", "context_usd": "context $ per question",
+          "embed_seconds": "embedding time"}
+
+
+def layer_value(cell: Cell, layer: str, rates: Any = None) -> float | None:
+    """A scored cell's figure on `layer` (None where the bill lacks a price or a measurement)."""
+    if cell.row is None:
+        return None
+    if layer == "hit_rate":
+        return cell.hit_rate
+    from inspector.core.evaluation.bill import bill_for
+
+    b = bill_for(cell.row.report, rates)
+    return {"embed_usd": b.embed_usd, "context_usd": b.context_usd_per_question,
+            "embed_seconds": b.embed_seconds_estimate}[layer]
+
+
+def layer_text(value: float, layer: str) -> str:
+    from inspector.core.evaluation.bill import format_seconds, format_usd
+
+    if layer == "hit_rate":
+        return f"{value * 100:.1f}"
+    return format_seconds(value) if layer == "embed_seconds" else format_usd(value)
+
+
 class Heatmap(QWidget):
     """Grids of cells by strategy (rows: sizes, columns: overlaps)."""
 
@@ -74,6 +101,10 @@ class Heatmap(QWidget):
         self.cells: dict[tuple[str, int | None, int | None], Cell] = {}
         self.current: Any = None
         self.best: Any = None
+        self.layer = "hit_rate"
+        """What the colour and the number show: a key of LAYERS."""
+        self.rates: Any = None
+        """The bill's rates for the cost layers (`bill.Rates`)."""
         self._rects: list[tuple[QRectF, Cell]] = []
         self.setMouseTracking(True)
         self.setMinimumSize(240, 140)
@@ -97,12 +128,22 @@ class Heatmap(QWidget):
         self.current = config
         self.update()
 
+    def set_layer(self, layer: str, rates: Any = None) -> None:
+        """Colour the cells by hit rate or by a bill layer; costs: cheap is bright, like a high rate."""
+        if layer not in LAYERS:
+            raise ValueError(f"unknown layer {layer!r}")
+        self.layer, self.rates = layer, rates
+        self.update()
+
+    def value(self, cell: Cell) -> float | None:
+        return layer_value(cell, self.layer, self.rates)
+
     def cell_rects(self) -> list[tuple[QRectF, Cell]]:
         """Where each cell was last painted (tests click them)."""
         return list(self._rects)
 
     def rate_range(self) -> tuple[float, float]:
-        rates = [c.hit_rate for c in self.cells.values() if c.hit_rate is not None]
+        rates = [v for v in (self.value(c) for c in self.cells.values()) if v is not None]
         return (min(rates), max(rates)) if rates else (0.0, 1.0)
 
     def sizeHint(self) -> QSize:
@@ -181,16 +222,30 @@ class Heatmap(QWidget):
             label = "–" if cell is None or cell.config is None else "…"
             p.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
             return
-        rate = cell.hit_rate or 0.0
+        value = self.value(cell)
+        if value is None:  # a bill layer without its price or measurement
+            p.setPen(QPen(muted, 1.0, Qt.PenStyle.DotLine))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRoundedRect(rect, 3, 3)
+            p.setFont(small)
+            p.setPen(muted)
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, "no price" if self.layer != "embed_seconds" else "–")
+            return
+        rate = value
         t = (rate - lo) / (hi - lo) if hi > lo else 1.0
+        if self.layer != "hit_rate":
+            t = 1.0 - t  # cheaper or faster is better: bright
         bg = ramp(t)
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(bg)
         p.drawRoundedRect(rect, 3, 3)
         ink = _ink(bg)
         p.setPen(ink)
-        exact = cell.exact_rate
-        if exact is not None and rect.height() >= 30:
+        exact = cell.exact_rate if self.layer == "hit_rate" else None
+        if self.layer != "hit_rate":
+            p.setFont(bold)
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, layer_text(rate, self.layer))
+        elif exact is not None and rect.height() >= 30:
             p.setFont(bold)
             p.drawText(rect.adjusted(0, 1, 0, -rect.height() / 2), Qt.AlignmentFlag.AlignCenter, f"{rate * 100:.1f}")
             p.setFont(small)
@@ -199,7 +254,8 @@ class Heatmap(QWidget):
         else:
             p.setFont(bold)
             p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{rate * 100:.1f}")
-        if self.best is not None and cell.config == self.best:
+        tied = getattr(cell.row, "tied_with_best", False)
+        if (self.best is not None and cell.config == self.best) or tied:
             p.setPen(QPen(self.palette().color(self.palette().ColorRole.WindowText), 2.5))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRoundedRect(rect.adjusted(1, 1, -1, -1), 3, 3)
@@ -211,7 +267,10 @@ class Heatmap(QWidget):
     def _paint_legend(self, p: QPainter, r: QRectF, lo: float, hi: float, muted: QColor, small: QFont) -> None:
         fm = QFontMetrics(small)
         p.setFont(small)
-        lo_text, hi_text = f"{lo * 100:.1f} %", f"{hi * 100:.1f} %"
+        if self.layer == "hit_rate":
+            lo_text, hi_text = f"{lo * 100:.1f} %", f"{hi * 100:.1f} %"
+        else:  # the bright end is the cheap one
+            lo_text, hi_text = layer_text(hi, self.layer), layer_text(lo, self.layer)
         bar = QRectF(r.left() + fm.horizontalAdvance(lo_text) + 6, r.top() + 4,
                      max(40.0, r.width() - fm.horizontalAdvance(lo_text + hi_text) - 12), 8)
         grad = QLinearGradient(QPointF(bar.left(), 0), QPointF(bar.right(), 0))
@@ -223,8 +282,9 @@ class Heatmap(QWidget):
         p.setPen(muted)
         p.drawText(QRectF(r.left(), r.top(), bar.left() - r.left() - 4, 16),
                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, lo_text)
-        p.drawText(QRectF(bar.right() + 4, r.top(), 80, 16), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   hi_text + "  hit rate")
+        p.drawText(QRectF(bar.right() + 4, r.top(), 260, 16),
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   hi_text + "  " + LAYERS[self.layer] + " · framed: tied with the best")
 
     # -- interaction ---------------------------------------------------------------------------------
     def cell_at(self, pos: QPointF) -> Cell | None:
@@ -242,7 +302,7 @@ class Heatmap(QWidget):
         cell = self.cell_at(e.position())
         self.setCursor(Qt.CursorShape.PointingHandCursor if cell is not None else Qt.CursorShape.ArrowCursor)
         if cell is not None:
-            QToolTip.showText(e.globalPosition().toPoint(), describe(cell), self)
+            QToolTip.showText(e.globalPosition().toPoint(), describe(cell, self.rates), self)
         else:
             QToolTip.hideText()
 
@@ -251,8 +311,8 @@ def _same_chunking(a: Any, b: Any) -> bool:
     return a.strategy == b.strategy and dict(a.params) == dict(b.params) and a.with_prefix == b.with_prefix
 
 
-def describe(cell: Cell) -> str:
-    """A cell's figures for its tooltip."""
+def describe(cell: Cell, rates: Any = None) -> str:
+    """A cell's figures for its tooltip (with the bill when `rates` are given)."""
     if cell.row is None:
         return cell.reason or "not scored"
     r = cell.row.report
@@ -263,5 +323,11 @@ def describe(cell: Cell) -> str:
     if cell.row.exact is not None:
         e = cell.row.exact
         lines.append(f"exact: hit rate {e.hit_rate:.1%} · MRR {e.mrr:.3f}")
+    if getattr(cell.row, "tied_with_best", False):
+        lines.append("tied with the best: the difference is within noise on these questions")
+    if rates is not None:
+        from inspector.core.evaluation.bill import bill_for, bill_parts
+
+        lines += [part for part in bill_parts(bill_for(r, rates)).values() if part]
     lines.append("Click to apply these settings")
     return "\n".join(lines)

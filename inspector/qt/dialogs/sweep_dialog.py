@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
 from inspector.qt.controllers.retrieval_jobs import sweep_job
 from inspector.qt.controllers.state import InspectorState
-from inspector.qt.dialogs.heatmap import Cell, Heatmap
+from inspector.qt.dialogs.heatmap import LAYERS, Cell, Heatmap
 from inspector.qt.panels.question_bar import RETRIEVER_LABELS
 from inspector.qt.runner import JobRunner
 
@@ -102,6 +102,20 @@ def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps
     return cells, configs, skipped
 
 
+def recommendation_sentence(rec: Any) -> str:
+    """What the cross-validated recommendation says, in one or two sentences."""
+    lo, hi = rec.gain_ci
+    gain = f"{rec.gain * 100:+.1f} pts [{lo * 100:+.1f}, {hi * 100:+.1f}]"
+    folds = f"{rec.folds}-fold cross-validation over {rec.questions} questions"
+    if rec.keep_current:
+        if rec.config == rec.current:
+            return f"Recommendation: keep your current settings ({folds}: they are the best-looking)."
+        return (f"Recommendation: keep your current settings. Switching to the best-looking one gains {gain} "
+                f"on questions it was not chosen by ({folds}): within noise.")
+    return (f"Recommendation: switch to {rec.config.label()}: it gains {gain} over your current settings on "
+            f"questions it was not chosen by ({folds}).")
+
+
 class SweepDialog(QDialog):
     """Grid settings, Run/Cancel with progress, and the heatmap."""
 
@@ -169,6 +183,12 @@ class SweepDialog(QDialog):
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.heatmap = Heatmap()
+        self.layer = QComboBox()
+        for key, name in LAYERS.items():
+            self.layer.addItem(name.capitalize(), key)
+        self.layer.setToolTip("Colour the cells by hit rate or by the bill: indexing cost and context cost "
+                              "(prices set in the gold panel), embedding time at this machine's measured speed")
+        self.layer.currentIndexChanged.connect(lambda _i: self._show_layer())
         self.summary = QLabel("Click a cell to apply its settings to the strategy panel.")
         self.summary.setWordWrap(True)
         self.summary.setEnabled(False)
@@ -184,6 +204,11 @@ class SweepDialog(QDialog):
         left.addWidget(self.status)
         left.addStretch(1)
         right = QVBoxLayout()
+        layer_row = QHBoxLayout()
+        layer_row.addWidget(QLabel("Show"))
+        layer_row.addWidget(self.layer)
+        layer_row.addStretch(1)
+        right.addLayout(layer_row)
         right.addWidget(self.heatmap, 1)
         right.addWidget(self.summary)
         lay = QHBoxLayout(self)
@@ -199,6 +224,9 @@ class SweepDialog(QDialog):
         self.runner.errored.connect(self._on_error)
         self.runner.busyChanged.connect(self._on_busy)
         self.heatmap.cellClicked.connect(self._on_cell)
+        bill = getattr(parent, "bill", None)
+        if bill is not None:
+            bill.changed.connect(self._show_layer)  # a price typed in the gold panel
         self.reset_from_window()
 
     # -- settings ------------------------------------------------------------------------------------
@@ -228,6 +256,17 @@ class SweepDialog(QDialog):
         try:
             return EvalConfig(self.state.strategy, dict(self.state.params), self.controller.k,
                               self.controller.retriever, self.state.with_prefix)
+        except ValueError:
+            return None
+
+    def _against(self, retriever: str, embedding: str) -> Any:
+        """The window's current settings with the grid's k, retriever and vectors: what the
+        recommendation is measured against (scored too when the grid lacks it)."""
+        from inspector.core.evaluation.config import EvalConfig
+
+        try:
+            return EvalConfig(self.state.strategy, dict(self.state.params), self.k_spin.value(), retriever,
+                              self.state.with_prefix, embedding)
         except ValueError:
             return None
 
@@ -269,8 +308,10 @@ class SweepDialog(QDialog):
         n = len(configs)
         self._say(f"Scoring {n} configuration{'s' if n != 1 else ''} on {len(gold)} questions"
                   + (" with pooled vectors…" if pooled else "…"))
-        job = sweep_job(self.controller.workbench, configs, skipped=skipped,
-                        confirm=self.confirm.value() if pooled else 0)  # the whole corpus, as the gold panel
+        against = self._against(retriever, "pooled" if pooled else "exact")
+        job = sweep_job(self.controller.workbench, configs, skipped=skipped,  # the whole corpus, as the gold panel
+                        confirm=self.confirm.value() if pooled else 0, against=against,
+                        budget=self.controller.budget)
         return self.runner.submit(job)
 
     def cancel(self) -> None:
@@ -285,8 +326,17 @@ class SweepDialog(QDialog):
             self.progress.setValue(done)
             self.progress.setFormat(f"%v / %m  {label[:60]}" if label else "%v / %m")
 
+    def bill_rates(self) -> Any:
+        """The window's bill rates (prices and measured speed), None outside a window with a bill."""
+        bill = getattr(self.parent(), "bill", None)
+        return bill.rates() if bill is not None else None
+
+    def _show_layer(self) -> None:
+        self.heatmap.set_layer(self.layer.currentData(), self.bill_rates())
+
     def _on_result(self, _rid: int, result: Any) -> None:
         self.result = result
+        self._show_layer()  # the sweep may have measured the embedder's speed
         rows = {row.config: row for row in result.rows}
         self.cells = {key: Cell(c.strategy, c.size, c.overlap, c.config, rows.get(c.config), c.reason)
                       for key, c in self.cells.items()}
@@ -296,16 +346,22 @@ class SweepDialog(QDialog):
         if result.rows:
             best = result.rows[0]
             r = best.report
+            tied = sum(1 for row in result.rows if row.tied_with_best)
             text = f"Best: {best.config.label()} · hit rate {r.hit_rate:.1%} · MRR {r.mrr:.3f}"
             if best.exact is not None:
                 text += f" (exact: {best.exact.hit_rate:.1%})"
+            if tied > 1:
+                text += f" · {tied} configurations tied with it (within noise)"
             if result.skipped:
                 text += f" · {len(result.skipped)} grid point(s) skipped"
+            rec = result.recommendation
+            if rec is not None:
+                text += "\n" + recommendation_sentence(rec)
             self._say(text)
         else:
             self._say("The sweep produced no rows.")
-        self.summary.setText("Click a cell to apply its settings to the strategy panel. "
-                             "Framed: best; dashed: the window's current settings.")
+        self.summary.setText("Click a cell to apply its settings. Framed: tied with the best (the differences "
+                             "between them are within noise); dashed: the window's current settings.")
         self.finished_sweep.emit(result)
 
     def _on_error(self, _rid: int, message: str) -> None:

@@ -5,8 +5,9 @@ several opens the rest, and turns every failure into the one line the CLI prints
 (`InputError.one_line()`); a loader bug (an exception that is not an InputError) becomes one such
 line too, with its traceback kept as details, instead of taking the window down.
 
-`CorpusPanel` lists the documents (name, size, chunk count under the current strategy, problems)
-and the files that could not be opened; selecting a document shows it. The counts of the
+`CorpusPanel` lists the documents (name, size, chunk count under the current strategy, the
+question's hits in it, problems) and the files that could not be opened; selecting a document
+shows it, at its best hit when the question has hits there. The counts of the
 documents not shown are computed in the background on a latest-wins `JobRunner`, only while the
 chunk runner is idle (the shown document goes first) and never for strategies that need the
 embedding model (those are counted when shown).
@@ -113,8 +114,8 @@ def document_warnings(doc: Document) -> tuple[str, ...]:
 
 # -- the table --------------------------------------------------------------------------------------
 
-COLUMNS = ("Document", "Size", "Chunks", "Problems")
-COL_NAME, COL_SIZE, COL_CHUNKS, COL_PROBLEMS = range(len(COLUMNS))
+COLUMNS = ("Document", "Size", "Chunks", "Hits", "Problems")
+COL_NAME, COL_SIZE, COL_CHUNKS, COL_HITS, COL_PROBLEMS = range(len(COLUMNS))
 DOCUMENT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -129,6 +130,9 @@ class CorpusRow:
     chunks: int | None = None
     """Chunks (parents not counted) under the current strategy; None while unknown."""
     problems: tuple[str, ...] = ()
+    hits: tuple[int, int] | None = None
+    """The question's hits in this document: (how many, best rank); (0, 0) for none; None while
+    no question is asked."""
 
 
 def human_size(chars: int) -> str:
@@ -189,6 +193,8 @@ class CorpusModel(QAbstractTableModel):
                 return human_size(row.chars)
             if col == COL_CHUNKS:
                 return "" if row.chunks is None else f"{row.chunks:,}"
+            if col == COL_HITS:
+                return hits_text(row.hits)
             if col == COL_PROBLEMS:
                 return _problem_text(row.problems)
         elif role == Qt.ItemDataRole.ToolTipRole:
@@ -196,17 +202,36 @@ class CorpusModel(QAbstractTableModel):
             lines += list(row.problems)
             if col == COL_CHUNKS and row.document is not None and row.chunks is None:
                 lines.append(self.pending_note)
+            if col == COL_HITS and row.hits:
+                lines.append(f"{row.hits[0]} of the question's top-k chunks are in this document, the best at "
+                             f"rank {row.hits[1]}; select the row to show it")
             return _plain("\n".join(lines))
         elif role == Qt.ItemDataRole.ForegroundRole:
             if row.document is None:
                 return QBrush(QColor("#d03a3a"))
             if col == COL_PROBLEMS and row.problems:
                 return QBrush(QColor("#c76a00"))
-        elif role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIZE, COL_CHUNKS):
+            if col == COL_HITS and row.hits and row.hits[1] == 1:
+                return QBrush(QColor("#c2580a"))  # the best hit of all is here
+        elif role == Qt.ItemDataRole.FontRole and col == COL_HITS and row.hits and row.hits[0]:
+            from PySide6.QtGui import QFont
+
+            font = QFont()
+            font.setBold(True)
+            return font
+        elif role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIZE, COL_CHUNKS, COL_HITS):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         elif role == DOCUMENT_ROLE:
             return row.document
         return None
+
+
+def hits_text(hits: tuple[int, int] | None) -> str:
+    """"2 · #1" (two hits, the best at rank 1), "–" for none, "" without a question."""
+    if hits is None:
+        return ""
+    n, best = hits
+    return f"{n} · #{best}" if n else "–"
 
 
 def _problem_text(problems: tuple[str, ...]) -> str:
@@ -282,7 +307,8 @@ class CorpusPanel(QWidget):
         header = self.view.horizontalHeader()
         header.setStretchLastSection(True)  # problems: as much room as the dock gives
         fm = self.fontMetrics()
-        for col, sample in ((COL_NAME, "handbook-2024.md"), (COL_SIZE, "999.9 k chars"), (COL_CHUNKS, "99,999")):
+        for col, sample in ((COL_NAME, "handbook-2024.md"), (COL_SIZE, "999.9 k chars"), (COL_CHUNKS, "99,999"),
+                            (COL_HITS, "Hits 99")):
             header.resizeSection(col, fm.horizontalAdvance(sample) + 16)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -290,6 +316,10 @@ class CorpusPanel(QWidget):
         lay.addWidget(self.summary)
         lay.addWidget(self.view, 1)
 
+        self.hit_jump = None
+        """Called with a document id when the user selects a row whose document holds hits of the
+        question: shows that document at its best hit (returns False to switch plainly)."""
+        self._hits: dict[str, tuple[int, int]] | None = None
         self._counts: "OrderedDict[tuple, tuple[int | None, tuple[str, ...]]]" = OrderedDict()
         self._pending: dict[int, tuple] = {}  # row -> count key of the running job
         self.runner = JobRunner(self, synchronous=synchronous, name="corpus counts")
@@ -321,6 +351,16 @@ class CorpusPanel(QWidget):
                 self.view.selectRow(i)
                 return
 
+    def set_hits(self, counts: dict[str, tuple[int, int]] | None) -> None:
+        """The question's hits per document (doc_id -> (how many, best rank)); None: no question."""
+        self._hits = dict(counts) if counts is not None else None
+        for i, r in enumerate(self.model.rows):
+            if r.document is None:
+                continue
+            hits = None if counts is None else counts.get(r.document.doc_id, (0, 0))
+            if hits != r.hits:
+                self.model.update_row(i, hits=hits)
+
     def forget_strategy(self, name: str) -> None:
         """Drop the counts made with `name` (its file was loaded again: the function changed)."""
         for key in [k for k in self._counts if k[2] == name]:
@@ -344,7 +384,8 @@ class CorpusPanel(QWidget):
         for d in docs:
             hit = self._counts.get(self._key(d))
             rows.append(CorpusRow(d.doc_id, d, len(d.text), hit[0] if hit else None,
-                                  document_warnings(d) + (hit[1] if hit else ())))
+                                  document_warnings(d) + (hit[1] if hit else ()),
+                                  None if self._hits is None else self._hits.get(d.doc_id, (0, 0))))
         for line in self.state.load_problems:
             rows.append(CorpusRow(problem_file_name(line), None, problems=(line,)))
         self.model.set_rows(rows)
@@ -455,5 +496,9 @@ class CorpusPanel(QWidget):
         rows = self.view.selectionModel().selectedRows()
         if rows:
             doc = rows[0].data(DOCUMENT_ROLE)
+            row = self.model.rows[rows[0].row()]
+            if doc is not None and row.hits and row.hits[0] and self.hit_jump is not None \
+                    and self.hit_jump(doc.doc_id):
+                return  # shown at its best hit
             if doc is not None and doc is not self.state.document:
                 self.state.set_document(doc)

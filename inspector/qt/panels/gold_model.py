@@ -177,7 +177,9 @@ class GoldTableModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_QUESTION:
-                return q.question + ("\n⚠ " + "\n⚠ ".join(q.warnings) if q.warnings else "")
+                answer = answer_text(q)
+                return (q.question + (f"\nAnswer: {answer}" if answer else "")
+                        + ("\n⚠ " + "\n⚠ ".join(q.warnings) if q.warnings else ""))
             if col == COL_ANSWER:
                 return answer_text(q) or None
             if col == COL_DIAGNOSIS and r is not None and r.diagnosis is not None:

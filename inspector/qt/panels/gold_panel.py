@@ -45,6 +45,7 @@ from inspector.qt.controllers.retrieval import (
     RetrievalController,
 )
 from inspector.qt.controllers.retrieval_jobs import RetrievalResult
+from inspector.qt.panels.elided_label import ElidedLabel
 from inspector.qt.panels.gold_model import (
     COL_ANSWER,
     COL_BASELINE,
@@ -61,6 +62,15 @@ from inspector.qt.panels.gold_model import (
 )
 from inspector.qt.panels.question_bar import mode_text
 from inspector.qt.settings import Settings
+
+#: The question table keeps at least this width beside the baseline's box; a narrower panel puts
+#: the box (at least COMPARE_MIN wide beside the table) under the figures instead.
+TABLE_MIN, COMPARE_MIN = 600, 260
+#: The figures' column takes at most this share of the panel's width; the intervals get a column
+#: of their own when it can hold them (else they are in the figures' tooltips).
+SUMMARY_SHARE = 0.45
+#: A question table narrower than this hides its Answer column.
+NARROW_TABLE = 560
 
 GOLD_FILTER = "Gold sets (*.jsonl *.ndjson *.csv);;All files (*)"
 GOLD_SUFFIXES = frozenset({".jsonl", ".ndjson", ".csv"})
@@ -192,7 +202,9 @@ def verdict_text(key: str, d: Any) -> tuple[str, str]:
 
 
 class GoldPanel(QWidget):
-    """Summary (figures, baseline, changes) beside the question table."""
+    """A head row (the gold file, what answered, Load/Pin/Clear) over the figures, the question
+    table and, with a baseline pinned, the questions fixed and broken; laid out for the panel's
+    width (`_place_compare`) so a short, narrow dock keeps its buttons, list and columns in view."""
 
     questionSelected = Signal(object)
     """GoldQuestion the user selected (the window asks it and marks its answer)."""
@@ -255,6 +267,8 @@ class GoldPanel(QWidget):
         self.retrievers.setToolTip("The same chunks scored by each retriever (exact figures): choose the "
                                    "retriever by evidence, not by habit")
         self.retrievers.hide()
+        self.bill_view = None
+        """The bill of the gold report (`set_bill`): index cost, context per question, time."""
         self.budget_spin = QSpinBox()
         self.budget_spin.setRange(0, 32_000)
         self.budget_spin.setSingleStep(100)
@@ -270,10 +284,11 @@ class GoldPanel(QWidget):
         self.disagreement.setStyleSheet("color: #c76a00;")
         self.disagreement.hide()
         self.pin_button = QPushButton("Pin as Baseline")
-        self.pin_button.setToolTip("Keep this configuration's report; later settings show their change against it")
+        self.pin_button.setToolTip("Keep this configuration's report: later settings show each figure's change "
+                                   "against it, and the questions they fix and break")
         self.clear_button = QPushButton("Clear")
         self.clear_button.setToolTip("Forget the baseline")
-        self.baseline_label = QLabel("No baseline pinned.")
+        self.baseline_label = ElidedLabel("No baseline pinned.")
         self.baseline_label.setWordWrap(True)
         self.baseline_label.setEnabled(False)
         self.boundary_label = QLabel()
@@ -289,28 +304,25 @@ class GoldPanel(QWidget):
         self.warnings.setStyleSheet("color: #c76a00;")
         self.warnings.hide()
 
-        head = QHBoxLayout()
+        # The head row spans the panel: what is loaded, what answered, and the buttons, always in
+        # view however short the dock is.
         self.file_label.setStyleSheet("font-weight: 600;")
-        head.addWidget(self.file_label, 1)
+        self.file_label.setMinimumWidth(60)
+        self.mode.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.mode.setMinimumWidth(40)
+        head = QHBoxLayout()
+        head.setContentsMargins(6, 3, 6, 1)
+        head.setSpacing(6)
+        head.addWidget(self.file_label, 3)
+        head.addWidget(self.mode, 2)
+        head.addWidget(self.stale_label)
         head.addWidget(self.load_button)
-        mode_row = QHBoxLayout()
-        mode_row.addWidget(self.mode)
-        mode_row.addStretch(1)
-        mode_row.addWidget(self.stale_label)
-        pin_row = QHBoxLayout()
-        pin_row.addWidget(self.pin_button)
-        pin_row.addWidget(self.clear_button)
-        pin_row.addStretch(1)
+        head.addWidget(self.pin_button)
+        head.addWidget(self.clear_button)
         summary = QWidget()
         side = QVBoxLayout(summary)
-        side.setContentsMargins(6, 4, 6, 4)
+        side.setContentsMargins(6, 2, 6, 4)
         side.setSpacing(4)
-        side.addLayout(head)
-        side.addLayout(mode_row)
-        line = QFrame()
-        line.setFrameShape(QFrame.Shape.HLine)
-        line.setFrameShadow(QFrame.Shadow.Sunken)
-        side.addWidget(line)
         side.addLayout(grid)
         budget_row = QHBoxLayout()
         budget_row.addWidget(QLabel("Context budget"))
@@ -319,12 +331,8 @@ class GoldPanel(QWidget):
         side.addLayout(budget_row)
         side.addWidget(self.retrievers)
         side.addWidget(self.disagreement)
-        side.addLayout(pin_row)
-        side.addWidget(self.baseline_label)
-        side.addWidget(self.boundary_label)
-        side.addWidget(self.changes, 1)
         side.addWidget(self.warnings)
-        side.addStretch(0)
+        side.addStretch(1)
         summary_scroll = QScrollArea()
         summary_scroll.setWidget(summary)
         summary_scroll.setWidgetResizable(True)
@@ -333,8 +341,30 @@ class GoldPanel(QWidget):
         summary_scroll.setMinimumWidth(190)
         # Labels wrap to the column instead of widening it past what is visible.
         summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.changes.setMinimumHeight(80)
         self.summary = summary
+        self.summary_scroll = summary_scroll
+
+        # Against the baseline: what it was, the boundary counts, the questions fixed and broken
+        # (shown while one is pinned; beside the table when the panel is wide, under the figures
+        # when it is not, never below the fold of the figures).
+        self.changes.setMinimumHeight(40)
+        self.changes.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.changes.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.changes.setUniformItemSizes(True)
+        compare = QWidget()
+        cv = QVBoxLayout(compare)
+        cv.setContentsMargins(6, 2, 6, 2)
+        cv.setSpacing(2)
+        cv.addWidget(self.baseline_label)
+        cv.addWidget(self.boundary_label)
+        cv.addWidget(self.changes, 1)
+        self.baseline_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.boundary_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        compare.hide()
+        self.compare_box = compare
+        self.left_split = QSplitter(Qt.Orientation.Vertical)
+        self.left_split.setChildrenCollapsible(False)
+        self.left_split.addWidget(summary_scroll)
 
         # Question table.
         self.view = QTableView()
@@ -350,11 +380,15 @@ class GoldPanel(QWidget):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        for col, width in ((COL_LINE, 36), (COL_ANSWER, 150), (COL_HIT, 44), (COL_RANK, 44), (COL_BASELINE, 62)):
-            self.view.setColumnWidth(col, width)
-        # Question and diagnosis share what is left; the short columns keep their widths.
+        fm = self.view.fontMetrics()
+        for col, sample in ((COL_LINE, "99"), (COL_ANSWER, "every 36 months"), (COL_HIT, "miss"),
+                            (COL_RANK, "Rank"), (COL_BASELINE, "Baseline")):
+            self.view.setColumnWidth(col, fm.horizontalAdvance(sample) + 18)
+        # Question and diagnosis share what is left; the short columns keep their widths. Below
+        # MIN_TEXT_COLUMN each, the table scrolls sideways instead of cutting them to nothing.
         header.setSectionResizeMode(COL_QUESTION, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(COL_DIAGNOSIS, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(fm.horizontalAdvance("Rank") + 14)
         self.view.setColumnHidden(COL_BASELINE, True)
         self.misses_only = QCheckBox("Misses only")
         self.misses_only.toggled.connect(self.proxy.set_misses_only)
@@ -370,15 +404,24 @@ class GoldPanel(QWidget):
         bar.addWidget(self.misses_only)
         tv.addLayout(bar)
         tv.addWidget(self.view, 1)
+        self.table_box = table_box
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(summary_scroll)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.left_split)
         self.splitter.addWidget(table_box)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([470, 810])
+        self.splitter.setSizes([320, 810])
+        self._compare_wide: bool | None = None
+        self._show_ci = True
+        self._user_split = False
+        """True once the user dragged the splitter: the panel stops sizing its columns."""
+        self.splitter.splitterMoved.connect(self._on_splitter_moved)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.splitter)
+        lay.setSpacing(0)
+        lay.addLayout(head)
+        lay.addWidget(self.splitter, 1)
 
         self.load_button.clicked.connect(self.load_dialog)
         self.pin_button.clicked.connect(controller.pin_baseline)
@@ -458,6 +501,19 @@ class GoldPanel(QWidget):
         self._show_retrievers()
         self._show_mode()
         self._update_count()
+        if self.bill_view is not None:
+            self.bill_view.set_report(report) if report is not None else self.bill_view.clear()
+
+    def set_bill(self, bill) -> None:
+        """Show the bill (`inspector.qt.controllers.bill.BillState`) under the figures, with the prices."""
+        from inspector.qt.panels.bill_view import BillView
+
+        self.bill_view = BillView(bill, editable=True)
+        side = self.retrievers.parentWidget().layout()
+        side.insertWidget(side.indexOf(self.retrievers), self.bill_view)
+        report = self.result.report if self.result is not None else None
+        if report is not None:
+            self.bill_view.set_report(report)
 
     def _show_retrievers(self) -> None:
         """Dense, BM25 and hybrid side by side on the same chunks (exact stages only); the one in use
@@ -488,6 +544,8 @@ class GoldPanel(QWidget):
     def _on_baseline(self, baseline: Baseline | None) -> None:
         self.clear_button.setEnabled(baseline is not None)
         self.view.setColumnHidden(COL_BASELINE, baseline is None)
+        self.compare_box.setVisible(baseline is not None)
+        self._place_compare(force=True)
         if baseline is None:
             self.baseline_label.setText("No baseline pinned: pin one, change the settings, and see what they fix "
                                         "and break.")
@@ -530,6 +588,11 @@ class GoldPanel(QWidget):
         if cmp is None:
             self.changes.setVisible(False)
             return
+        if cmp.left_out:
+            note = QListWidgetItem(f"{cmp.left_out} new question(s) not in the baseline: compared on the "
+                                   f"{len(cmp.after.questions)} both scored")
+            note.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.changes.addItem(note)
         for title, items, color in (("Broke", cmp.broke, MISS_COLOR), ("Fixed", cmp.fixed, HIT_COLOR)):
             head = QListWidgetItem(f"{title}: {len(items)}")
             font = head.font()
@@ -568,6 +631,65 @@ class GoldPanel(QWidget):
         else:
             self.select_question(q)
 
+    # -- geometry ----------------------------------------------------------------------------------
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        self._place_compare()
+
+    def _on_splitter_moved(self, *_args) -> None:
+        self._user_split = True
+
+    def _place_compare(self, force: bool = False) -> None:
+        """Fit the panel to its width (until the user drags the splitter): the baseline's box
+        beside the table when the table keeps TABLE_MIN beside it, else under the figures; the
+        intervals in a column of their own when there is room, else in the figures' tooltips; the
+        Answer column only in a table wider than NARROW_TABLE."""
+        width = self.width()
+        pinned = self.compare_box.isVisibleTo(self)
+        wide = width - self._summary_width(False, True) - COMPARE_MIN >= TABLE_MIN
+        if wide != self._compare_wide:
+            self._compare_wide = wide
+            (self.splitter if wide else self.left_split).addWidget(self.compare_box)
+            # Under the figures the baseline's sentence takes one line (whole in its tooltip).
+            self.baseline_label.set_elide(not wide)
+            force = True
+        beside = COMPARE_MIN if wide and pinned else 0
+        ci_need = self._summary_width(True, pinned)
+        show_ci = ci_need <= width * SUMMARY_SHARE and width - ci_need - beside >= TABLE_MIN
+        if show_ci != self._show_ci:
+            self._show_ci = show_ci
+            self._show_metrics()
+        if self._user_split and not force:
+            return
+        summary = max(240, min(self._summary_width(show_ci, pinned), int(width * SUMMARY_SHARE)))
+        if pinned and not wide:
+            summary = max(summary, min(int(width * 0.4), 460))  # the fixed/broke list shares it
+        compare = max(COMPARE_MIN, min(380, int(width * 0.22), width - summary - TABLE_MIN)) if wide and pinned \
+            else 0
+        sizes = [summary, max(1, width - summary - compare)]
+        if wide:
+            sizes.append(compare)
+        self.splitter.setSizes(sizes)
+        # A narrow table drops the answers (the question's tooltip and the marks in the text show
+        # them) so the questions and diagnoses stay readable.
+        self.view.setColumnHidden(COL_ANSWER, self.splitter.sizes()[1] < NARROW_TABLE)
+        if not wide and pinned:
+            h = max(1, self.left_split.height())
+            self.left_split.setSizes([h * 9 // 20, h - h * 9 // 20])
+
+    def _summary_width(self, ci: bool, deltas: bool) -> int:
+        """What the figures' column needs for its widest texts (name, value, and the interval and
+        the change against a baseline when shown)."""
+        name = max(n.fontMetrics().horizontalAdvance(t) for (n, _v, _d), (_k, t) in
+                   zip(self.metric_labels.values(), METRICS))
+        value_label = self.metric_labels["hit_rate"][1]
+        value = value_label.fontMetrics().horizontalAdvance("100.0 %  (99/99)")
+        delta = self.metric_labels["hit_rate"][2].fontMetrics().horizontalAdvance("+10.0 pts · noise") \
+            if deltas else 0
+        interval = self.ci_labels["hit_rate"].fontMetrics().horizontalAdvance("[100–100 %]") if ci else 0
+        spacing = 8 * (1 + bool(deltas) + bool(ci))
+        return name + value + delta + interval + spacing + 12 + 16  # margins, scroll bar
+
     # -- presentation ------------------------------------------------------------------------------
     def _show_mode(self) -> None:
         r = self.result
@@ -597,8 +719,9 @@ class GoldPanel(QWidget):
             span_metric = key in ("recall", "precision", "iou")
             shown = (not span_metric or spans) and (key != "hit_at_budget" or self.controller.budget is not None)
             ci = self.ci_labels[key]
-            for w in (name, value, delta, ci):
+            for w in (name, value, delta):
                 w.setVisible(shown)
+            ci.setVisible(shown and self._show_ci)
             ci.setText(ci_text(key, intervals.get(f"{key}_ci")))
             if key == "context_tokens_mean":
                 name.setToolTip("cl100k tokens of the top-k chunks handed to the LLM per question (mean): "
@@ -610,8 +733,11 @@ class GoldPanel(QWidget):
             elif key == "precision":
                 name.setText(f"Precision@{report.k}" if report is not None else "Precision@k")
             value.setText(self._value(key, report))
-            value.setToolTip(f"{report.hits} of {len(report.questions)} questions" if key == "hit_rate"
-                             and report is not None else "")
+            tip = f"{report.hits} of {len(report.questions)} questions" if key == "hit_rate" and report is not None \
+                else ""
+            if not self._show_ci and ci.text():
+                tip = (tip + "\n" if tip else "") + f"95 % bootstrap interval: {ci.text()}"
+            value.setToolTip(tip)
             d = cmp.delta(key) if cmp is not None and key in {m.name for m in cmp.deltas} else None
             delta.setText(delta_text(key, d))
             delta.setToolTip("")

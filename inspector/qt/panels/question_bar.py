@@ -7,13 +7,15 @@ loads (with a warning colour, since dense figures are what the user asked for).
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
+    QCompleter,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QSizePolicy,
     QSpinBox,
     QToolButton,
@@ -35,6 +37,25 @@ from inspector.qt.document.view import DocumentView
 
 RETRIEVER_LABELS = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
 MAX_K = 50
+
+
+def hits_elsewhere(result: RetrievalResult | None) -> list:
+    """The result's hits in documents other than the one shown (a corpus), best first."""
+    if result is None or not result.request.question:
+        return []
+    doc_id = result.document.doc_id
+    return [h for h in result.hits if h.chunk.doc_id != doc_id]
+
+
+def hit_counts(result: RetrievalResult | None) -> dict[str, tuple[int, int]]:
+    """doc_id -> (hits in it, best rank) for a question's result (empty without a question)."""
+    out: dict[str, tuple[int, int]] = {}
+    if result is None or not result.request.question:
+        return out
+    for h in result.hits:
+        n, best = out.get(h.chunk.doc_id, (0, h.rank))
+        out[h.chunk.doc_id] = (n + 1, min(best, h.rank))
+    return out
 
 
 def hit_marks(result: RetrievalResult) -> tuple[HitMark, ...]:
@@ -63,6 +84,9 @@ def mode_text(result: RetrievalResult | None, controller: RetrievalController) -
                                   "exact embeddings replace them once the settings rest")
     if result.retriever == "bm25":
         return "BM25", "Lexical retrieval over the embedded texts"
+    if result.note:  # exact at once while dragging, because it was predicted to be fast
+        return result.note, ("Every chunk embedded by the model, as a production pipeline does; "
+                             "predicted fast enough to replace the pooled preview while you drag")
     return "exact", "Every chunk embedded by the model, as a production pipeline does"
 
 
@@ -100,16 +124,41 @@ class QuestionBar(QWidget):
         self.heading_filter = QLineEdit()
         self.heading_filter.setPlaceholderText("under heading…")
         self.heading_filter.setClearButtonEnabled(True)
-        self.heading_filter.setToolTip("Only chunks under this heading path, e.g. 'Parental leave > Germany' "
-                                       "(the title may be left out)")
-        self.heading_filter.setMaximumWidth(200)
+        self.heading_filter.setToolTip("Only chunks under this heading path, e.g. 'parental > germ': each title "
+                                       "by its start (or a word's), any case; the document title may be left out")
+        self.heading_filter.setMinimumWidth(110)
+        self.heading_filter.setMaximumWidth(220)
+        # Completion from the document's heading paths, by the core's own matching rule (what
+        # it offers is what the filter keeps).
+        self.completer_model = QStringListModel(self)
+        self.completer = QCompleter(self.completer_model, self)
+        self.completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
+        self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.completer.setMaxVisibleItems(14)
+        self.heading_filter.setCompleter(self.completer)
+        self._heading_paths: list[tuple[str, ...]] = []
+        # Hits in the corpus's other documents: a menu that shows them and jumps there.
+        self.elsewhere = QToolButton()
+        self.elsewhere.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.elsewhere.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.elsewhere.setToolTip("Hits in the other documents of the corpus: choose one to show it")
+        self.elsewhere_menu = QMenu(self.elsewhere)
+        self.elsewhere.setMenu(self.elsewhere_menu)
+        self.elsewhere.hide()
+        self._jump: tuple[str, int, int] | None = None
+        """(doc_id, start, end) of a hit in another document being jumped to."""
         self.doc_filter = QComboBox()
         self.doc_filter.setToolTip("Search every document of the corpus, or one")
         self.doc_filter.addItem("All documents", None)
         self.doc_filter.setVisible(False)
         self.field.setMinimumWidth(120)
-        # The bar never widens the window: in a narrow window it is squeezed, not the docks.
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.mode.setMinimumWidth(30)
+        self.mode.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.mode.setMaximumWidth(self.mode.fontMetrics().horizontalAdvance("BM25 (preparing vectors)") + 8)
+        # The bar spans the window (a toolbar row of its own): it takes the room it is given and
+        # never widens the window; the field gets whatever the other controls leave.
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMinimumWidth(1)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
         ask = QLabel("Ask")
@@ -123,17 +172,23 @@ class QuestionBar(QWidget):
         lay.addWidget(self.prev_button)
         lay.addWidget(self.next_button)
         lay.addWidget(self.hit_label)
-        lay.addWidget(self.mode)
+        lay.addWidget(self.elsewhere)
+        lay.addWidget(self.mode, 1)
 
         self.field.returnPressed.connect(self.submit)
         self.k_spin.valueChanged.connect(controller.set_k)
         self.retriever.currentIndexChanged.connect(lambda i: controller.set_retriever(self.retriever.itemData(i)))
         self.heading_filter.editingFinished.connect(self._apply_filters)
         self.heading_filter.textChanged.connect(lambda t: t or self._apply_filters())
+        self.heading_filter.textEdited.connect(self._complete_headings)
+        self.completer.activated.connect(lambda _text: self._apply_filters())
+        self.elsewhere_menu.triggered.connect(lambda a: self.jump_to_hit(*a.data()))
         self.doc_filter.currentIndexChanged.connect(lambda _i: self._apply_filters())
         state = getattr(controller, "state", None)
         if state is not None and hasattr(state, "documentsChanged"):
             state.documentsChanged.connect(lambda *_a: self._fill_documents())
+        if state is not None and hasattr(state, "documentChanged"):
+            state.documentChanged.connect(lambda *_a: self._fill_headings())
         self.next_button.clicked.connect(self.next_hit)
         self.prev_button.clicked.connect(self.previous_hit)
         clear = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.field, self.clear)
@@ -163,16 +218,38 @@ class QuestionBar(QWidget):
 
     def _with_title(self, parts: list[str]) -> tuple[str, ...]:
         """Heading paths start at the top-level heading; let users leave out a title-like first
-        heading they do not see in the prefix (e.g. "Employee Handbook")."""
-        doc = getattr(getattr(self.controller, "state", None), "document", None)
-        if doc is None:
-            return tuple(parts)
-        from inspector.core.text.structure import structure_of
+        heading they do not see in the prefix (e.g. "Employee Handbook"): the core's rule
+        (`heading_filter.resolve_heading_filter`) over the shown document's heading paths."""
+        from inspector.core.text.heading_filter import resolve_heading_filter
 
-        tops = {h.path[0] for h in structure_of(doc).headings if h.path}
-        if parts[0] not in tops and len(tops) == 1:
-            return (next(iter(tops)), *parts)
-        return tuple(parts)
+        return resolve_heading_filter(tuple(parts), self._paths()) or tuple(parts)
+
+    def _paths(self) -> list[tuple[str, ...]]:
+        if not self._heading_paths:
+            doc = getattr(getattr(self.controller, "state", None), "document", None)
+            if doc is not None:
+                from inspector.core.text.structure import structure_of
+
+                self._heading_paths = [h.path for h in structure_of(doc).headings if h.path]
+        return self._heading_paths
+
+    def _fill_headings(self) -> None:
+        """A new document: its heading paths are what the completer offers."""
+        self._heading_paths = []
+        if self.heading_filter.hasFocus():
+            self._complete_headings(self.heading_filter.text())
+
+    def _complete_headings(self, text: str) -> None:
+        from inspector.core.text.heading_filter import heading_completions
+
+        self.completer_model.setStringList(heading_completions(text, self._paths()))
+        if self.heading_filter.hasFocus() and self.completer_model.rowCount():
+            self.completer.complete()
+
+    def completions(self, text: str) -> list[str]:
+        """What the completer offers for `text` (tests; the popup shows the same)."""
+        self._complete_headings(text)
+        return self.completer_model.stringList()
 
     def _fill_documents(self) -> None:
         state = self.controller.state
@@ -218,17 +295,73 @@ class QuestionBar(QWidget):
             self._update_nav()
 
     # -- reactions -----------------------------------------------------------------------------
+    def jump_to_hit(self, doc_id: str, start: int, end: int) -> bool:
+        """Show the document holding a hit (of another document of the corpus) and scroll to it;
+        its outline follows when the question's hits for that document are in."""
+        state = self.controller.state
+        doc = next((d for d in getattr(state, "documents", ()) if d.doc_id == doc_id), None)
+        if doc is None:
+            return False
+        self._jump = (doc_id, start, end)
+        self._reveal = False
+        if doc is not state.document:
+            state.set_document(doc)
+        if self.view.document_ is doc:
+            self.view.scroll_to_offset(start, context_lines=2)
+            self._goto_jump()
+        return True
+
+    def jump_to_best_hit(self, doc_id: str) -> bool:
+        """Show `doc_id` at its best hit of the current question (False: it has none)."""
+        r = self.controller.result
+        hits = [h for h in (r.hits if r is not None and r.request.question else ()) if h.chunk.doc_id == doc_id]
+        if not hits:
+            return False
+        return self.jump_to_hit(doc_id, hits[0].chunk.start, hits[0].chunk.end)
+
+    def _goto_jump(self) -> None:
+        """Navigate to the hit being jumped to, once the shown hits include it."""
+        if self._jump is None or self.view.document_ is None or self.view.document_.doc_id != self._jump[0]:
+            return
+        for i, h in enumerate(self.view.hits):
+            if (h.start, h.end) == self._jump[1:]:
+                self.view.goto_hit(i)
+                self._jump = None
+                self._update_nav()
+                return
+
     def _on_result(self, result: RetrievalResult) -> None:
         marks = hit_marks(result) if result.request.question else ()
         self.view.set_hits(marks)
         if self._reveal and marks:
             self.view.goto_hit(0)
             self._reveal = result.more_coming  # the exact stage may put another chunk first
+        self._goto_jump()
+        if not result.more_coming and self._jump is not None and self._jump[0] == result.document.doc_id:
+            self._jump = None  # the chunk is no longer among the hits: the scroll stays
+        self._show_elsewhere(result)
         self._show_mode(result)
         self._update_nav()
 
+    def _show_elsewhere(self, result: RetrievalResult | None) -> None:
+        """The menu of hits in the other documents, and its button ("+3 elsewhere")."""
+        others = hits_elsewhere(result)
+        self.elsewhere_menu.clear()
+        if not others:
+            self.elsewhere.hide()
+            return
+        from inspector.qt.document.hits import format_score
+
+        for h in others:
+            where = " > ".join(h.chunk.heading_path[-2:]) or f"characters {h.chunk.start:,}–{h.chunk.end:,}"
+            a = self.elsewhere_menu.addAction(f"#{h.rank}  {h.chunk.doc_id} · {where}  ({format_score(h.score)})")
+            a.setData((h.chunk.doc_id, h.chunk.start, h.chunk.end))
+        self.elsewhere.setText(f"+{len(others)} elsewhere")
+        self.elsewhere.show()
+
     def _on_cleared(self) -> None:
         self.view.set_hits(())
+        self._show_elsewhere(None)
         self._show_mode(None)
         self._update_nav()
 
@@ -237,6 +370,7 @@ class QuestionBar(QWidget):
             self.field.setText(question)
         if not question:
             self.view.set_hits(())
+            self._show_elsewhere(None)
             self._update_nav()
 
     def _on_settings(self) -> None:

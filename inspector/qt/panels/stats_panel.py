@@ -147,7 +147,19 @@ class StatsPanel(QWidget):
         lay.addLayout(grid)
         lay.addWidget(self.histogram, 1)
         lay.addLayout(flags)
+        self._layout = lay
+        self.bill_view = None
+        """The bill of the current chunks (`set_bill`): indexing cost and embedding time."""
         state.chunksChanged.connect(self.set_result)
+
+    def set_bill(self, bill) -> None:
+        """Show the bill (`inspector.qt.controllers.bill.BillState`) below the flags."""
+        from inspector.qt.panels.bill_view import BillView
+
+        self.bill_view = BillView(bill)
+        self._layout.addWidget(self.bill_view)
+        if self.stats is not None:
+            self.bill_view.set_counts(self.stats.count, self.stats.total_tokens)
 
     def text(self, key: str) -> str:
         """The figure shown for `key` (see FIGURES), as displayed."""
@@ -159,6 +171,8 @@ class StatsPanel(QWidget):
     def set_result(self, result) -> None:
         if result is None:
             self.stats = None
+            if self.bill_view is not None:
+                self.bill_view.clear()
             for v in self.figures.values():
                 v.setText("–")
             self.histogram.set_data((), ())
@@ -168,6 +182,8 @@ class StatsPanel(QWidget):
             return
         s: ChunkStats = result.stats
         self.stats = s
+        if self.bill_view is not None:
+            self.bill_view.set_counts(s.count, s.total_tokens)
         count = f"{s.count:,}" + (f" (+ {s.parents:,} parents)" if s.parents else "")
         self.figures["count"].setText(count)
         if s.count:

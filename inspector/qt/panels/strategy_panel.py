@@ -11,6 +11,13 @@ user can never reach a state the strategy rejects by moving one slider:
   carries the other along ("push").
 
 Anything still invalid is shown under the controls and not sent on.
+
+Sliders are rows of round values on the scale each parameter declares (`Param.practical`,
+`Param.scale`; `inspector.core.display.scale`): a size slider spans 16..4096 tokens on a log
+scale, an overlap slider up to half the size, and the spin box beside still takes any valid
+value. Holding a slider sets `InspectorState.dragging`, so the chunking controller re-chunks during
+the drag (throttled) rather than after it. Under the size slider, once `attach_trace` is called,
+the exact hit rate of the nearby positions is drawn (`inspector.qt.panels.trace`).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QAbstractSlider,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -35,23 +43,38 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.chunking.params import Param, Strategy
+from inspector.core.display.scale import SliderScale, slider_scale
 from inspector.qt.controllers.state import InspectorState
-
-SLIDER_STEPS = 1000
-LINEAR_UP_TO = 300
+from inspector.qt.controllers.trace import TraceController
+from inspector.qt.panels.trace import TraceStrip
 
 
 def pretty(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
+#: QAbstractSlider actions that step from the current value (one notch, or a page of notches).
+_STEPS = {
+    QAbstractSlider.SliderAction.SliderSingleStepAdd: 1,
+    QAbstractSlider.SliderAction.SliderSingleStepSub: -1,
+    QAbstractSlider.SliderAction.SliderPageStepAdd: 0,  # page: filled in from the scale
+    QAbstractSlider.SliderAction.SliderPageStepSub: 0,
+}
+
+
 class NumberControl(QWidget):
     """Slider + spin box + unit label for an int or float parameter.
 
-    Wide ranges (more than 300 steps) use a quadratic slider so small values, where most choices
-    are made, get most of the travel; the spin box always takes exact values."""
+    The slider is a row of notches, each a round value (`inspector.core.display.scale`): sizes on
+    a log scale over the declared practical range (16..4096 tokens: 64 80 96 112 128 ...), so
+    every common size has a notch one can hit and a drag moves in proportion. An arrow key moves
+    one notch, PageUp/PageDown about a doubling. The spin box takes any valid value; the slider
+    then rests on the nearest notch. `dragStarted`/`dragFinished` tell the panel when the user
+    holds the slider (re-chunking is throttled during a drag rather than debounced)."""
 
     valueChanged = Signal(object)
+    dragStarted = Signal()
+    dragFinished = Signal()
 
     def __init__(self, param: Param, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -59,6 +82,8 @@ class NumberControl(QWidget):
         self.is_float = param.kind == "float"
         self._min = param.minimum
         self._max = param.maximum
+        self._reference: float | None = None
+        self.scale: SliderScale = slider_scale(param)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.spin = QDoubleSpinBox() if self.is_float else QSpinBox()
@@ -82,21 +107,21 @@ class NumberControl(QWidget):
         self._apply_range()
         self.set_value(param.default, emit=False)
         self.slider.valueChanged.connect(self._from_slider)
+        self.slider.actionTriggered.connect(self._on_action)
+        self.slider.sliderPressed.connect(self.dragStarted)
+        self.slider.sliderReleased.connect(self.dragFinished)
         self.spin.valueChanged.connect(self._from_spin)
 
     # -- mapping -----------------------------------------------------------------------------
-    def _steps(self) -> int:
-        return max(1, round((self._max - self._min) / self.param.step))
-
-    def _linear(self) -> bool:
-        return self._steps() <= LINEAR_UP_TO
-
     def _apply_range(self) -> None:
+        self.scale = slider_scale(self.param, self._max, self._reference)
         self.slider.blockSignals(True)
         self.spin.blockSignals(True)
-        self.slider.setRange(0, self._steps() if self._linear() else SLIDER_STEPS)
-        self.slider.setPageStep(max(1, self.slider.maximum() // 20))
+        self.slider.setRange(0, self.scale.last)
+        self.slider.setSingleStep(1)
+        self.slider.setPageStep(self.scale.page)
         self.spin.setRange(self._min, self._max)
+        self.slider.setValue(self.position_of(self.spin.value()))
         self.slider.blockSignals(False)
         self.spin.blockSignals(False)
 
@@ -104,30 +129,28 @@ class NumberControl(QWidget):
         v = min(max(v, self._min), self._max)
         return round(v, 6) if self.is_float else int(round(v))
 
-    def _snap(self, v: float) -> int | float:
-        """Round to a multiple of the step (500, not 501, for a range starting at 1)."""
-        step = self.param.step
-        if step > 0:
-            v = round(v / step) * step
-        return self._clamp(v)
-
     def value_at(self, pos: int) -> int | float:
-        """The value a slider position stands for (a multiple of the step, within range)."""
-        if pos <= 0:
-            return self._clamp(self._min)
-        if pos >= self.slider.maximum():
-            return self._clamp(self._max)
-        if self._linear():
-            return self._snap(self._min + pos * self.param.step)
-        t = pos / SLIDER_STEPS
-        return self._snap(self._min + (self._max - self._min) * t * t)
+        """The value a slider position (notch) stands for."""
+        return self._clamp(self.scale.value_at(pos))
 
     def position_of(self, value: float) -> int:
-        if self._linear():
-            return int(round((value - self._min) / self.param.step))
-        span = self._max - self._min
-        t = math.sqrt(max(0.0, (value - self._min) / span)) if span > 0 else 0.0
-        return int(round(t * SLIDER_STEPS))
+        """The notch nearest to `value`."""
+        return self.scale.position_of(value)
+
+    def _on_action(self, action: int) -> None:
+        """Arrow and page keys step from the *value*, not from the notch the slider rests on: from
+        300 (typed; the slider shows 320) one step up is 320, one step down 256."""
+        kind = QAbstractSlider.SliderAction(action)
+        notches = _STEPS.get(kind)
+        if notches is None:
+            return
+        if notches == 0:
+            add = kind == QAbstractSlider.SliderAction.SliderPageStepAdd
+            notches = self.scale.page if add else -self.scale.page
+        pos = self.scale.step(self.value(), notches)
+        self.slider.setSliderPosition(pos)
+        if pos == self.slider.value():  # 300 -> 320 while the slider already rests on 320's notch:
+            self._from_slider(pos)      # the slider's value does not change, so say it here
 
     # -- values ------------------------------------------------------------------------------
     def value(self) -> int | float:
@@ -135,7 +158,7 @@ class NumberControl(QWidget):
         return round(v, 6) if self.is_float else int(v)
 
     def set_value(self, v: Any, *, emit: bool = True) -> None:
-        """Set an exact value (clamped to the range, not snapped to the step)."""
+        """Set an exact value (clamped to the range, not snapped to a notch)."""
         v = self._clamp(float(v))
         changed = v != self.value()
         self.spin.blockSignals(True)
@@ -147,13 +170,18 @@ class NumberControl(QWidget):
         if emit and changed:
             self.valueChanged.emit(self.value())
 
-    def set_maximum(self, maximum: float) -> None:
-        """Narrow (or restore) the range from above; a value past it is clamped (and emitted)."""
+    def set_maximum(self, maximum: float, *, reference: float | None = None) -> None:
+        """Narrow (or restore) the range from above; a value past it is clamped (and emitted).
+        `reference`: the value of the parameter this one stays below, where the slider ends at
+        its declared share (`Param.practical_share`); the spin box still reaches `maximum`."""
         maximum = min(max(maximum, self.param.minimum), self.param.maximum)
-        if maximum == self._max:
+        if not self.param.practical_share:
+            reference = None
+        if maximum == self._max and reference == self._reference:
             return
         old = self.value()
         self._max = maximum
+        self._reference = reference
         self._apply_range()
         self.set_value(min(old, maximum), emit=False)
         if self.value() != old:
@@ -237,6 +265,9 @@ class StrategyPanel(QWidget):
         self._strategies: dict[str, Strategy] = strategies()
         self.controls: dict[str, QWidget] = {}
         self._building = False
+        self._trace: TraceController | None = None
+        self.trace_strip: TraceStrip | None = None
+        """The hit-rate trace under the size slider (once `attach_trace` is called)."""
 
         self.combo = QComboBox()
         self._fill_combo()
@@ -299,6 +330,11 @@ class StrategyPanel(QWidget):
         """Rebuild the controls for the state's strategy and parameters."""
         self._on_strategy(self.state.strategy)
 
+    def attach_trace(self, trace: TraceController) -> None:
+        """Draw `trace`'s exact hit rates under the size slider (of every strategy shown from now)."""
+        self._trace = trace
+        self.rebuild()
+
     def refresh_strategies(self) -> None:
         """Re-read the strategy registry (strategies registered or re-registered at run time: a
         strategy file, imported chunks, plug-ins) and rebuild the selector and the controls."""
@@ -343,18 +379,28 @@ class StrategyPanel(QWidget):
             strat = self._strategies.get(name)
             self.description.setText(strat.description if strat else "")
             self._on_prefix(self.state.with_prefix)
+            self.state.set_dragging(False)  # a rebuilt slider is not held
             while self.form.rowCount():
                 self.form.removeRow(0)
             self.controls = {}
+            self.trace_strip = None
             if strat is None:
                 return
+            size = strat.param_for_role("size")
             for p in strat.params:
                 ctl = make_control(p)
                 ctl.valueChanged.connect(lambda _v, n=p.name: self._on_control(n))
+                if isinstance(ctl, NumberControl):
+                    ctl.dragStarted.connect(lambda: self.state.set_dragging(True))
+                    ctl.dragFinished.connect(lambda: self.state.set_dragging(False))
                 label = QLabel(pretty(p.name))
                 label.setToolTip(p.help)
                 self.form.addRow(label, ctl)
                 self.controls[p.name] = ctl
+                if self._trace is not None and size is not None and p.name == size.name \
+                        and isinstance(ctl, NumberControl):
+                    self.trace_strip = TraceStrip(self._trace, ctl)
+                    self.form.addRow(self.trace_strip)
             self._load_values(self.state.params_for(name))
         finally:
             self._building = False
@@ -410,7 +456,7 @@ class StrategyPanel(QWidget):
         # valid (and a pathological case users test), though the overlap slider steps by 10.
         gap = (lo.param.step if lo.is_float else 1) if strict else 0
         if mode == "limit":
-            lo.set_maximum(max(lo.param.minimum, hi.value() - (gap if strict else 0)))
+            lo.set_maximum(max(lo.param.minimum, hi.value() - (gap if strict else 0)), reference=hi.value())
             if strict and lo.value() >= hi.value():
                 lo.set_value(max(lo.param.minimum, hi.value() - 1), emit=False)
         elif lo.value() > hi.value() - (1 if strict else 0):

@@ -1,0 +1,125 @@
+"""Where the embedding model runs, in the window: Settings ▸ Embedding Device, and a status bar
+button that names the device once the model is loaded ("MiniLM on cpu, float32").
+
+The choice (auto, cpu, cuda, mps) is stored in QSettings (`settings_schema.MODEL_DEVICE`). It is
+applied before the model first loads, and when changed, the model loads again on the new device
+while BM25 answers (`RetrievalController.set_model`). A device that is not there makes the load
+fail with the core's one-line reason, shown like any model failure; auto always works.
+
+Only the bundled model has a device: a window given another embedder (tests) shows its name and
+leaves the menu disabled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QMainWindow, QMenu, QToolButton
+
+from inspector.core.display.settings_schema import MODEL_DEVICE
+from inspector.core.embedding.device import DEVICE_CHOICES, DeviceError, parse_device
+
+LABELS = {"auto": "&Automatic (CUDA, then MPS, then CPU)", "cpu": "&CPU", "cuda": "CU&DA (NVIDIA GPU)",
+          "mps": "&MPS (Apple GPU)"}
+
+
+class DeviceActions:
+    """The device menu and the status bar's model button of one window."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        self.window = window
+        self.retrieval = window.retrieval
+        self.settings = window.settings
+        self.menu = QMenu("Embedding &Device", window)
+        self.group = QActionGroup(window)
+        self.group.setExclusive(True)
+        self.actions: dict[str, QAction] = {}
+        for name in DEVICE_CHOICES:
+            a = QAction(LABELS[name], window)
+            a.setCheckable(True)
+            a.setData(name)
+            a.triggered.connect(lambda _checked=False, n=name: self.set_device(n))
+            self.group.addAction(a)
+            self.menu.addAction(a)
+            self.actions[name] = a
+        self.button = QToolButton()
+        self.button.setAutoRaise(True)
+        self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.button.setMenu(self.menu)
+        self.button.setToolTip("Where the embedding model runs (click to change)")
+        window.statusBar().addPermanentWidget(self.button)
+        self._add_menu()
+        self.device = self._saved()
+        self._check(self.device)
+        self.bundled = self.retrieval.model is None or _is_minilm(self.retrieval.model)
+        self.menu.setEnabled(self.bundled)
+        if self.bundled and self.retrieval.model is None:
+            self._configure(self.device)  # before the model first loads: start_model picks it up
+        self.retrieval.modelStateChanged.connect(lambda _s: self.update_label())
+        self.update_label()
+
+    # -- the choice ----------------------------------------------------------------------------
+    def _saved(self) -> str:
+        raw = self.settings.get(MODEL_DEVICE)
+        try:
+            return parse_device(raw)
+        except DeviceError:
+            return "auto"
+
+    def _check(self, device: str) -> None:
+        a = self.actions.get(device.split(":", 1)[0])
+        if a is not None:
+            a.setChecked(True)
+
+    def _configure(self, device: str) -> Any:
+        from inspector.core.embedding.embedder import configure_default_embedder
+
+        return configure_default_embedder(device=device)
+
+    def set_device(self, device: str) -> None:
+        """Store the choice and, if it changes where the model runs, load the model there."""
+        device = parse_device(device)
+        self.settings.set(MODEL_DEVICE, device)
+        self._check(device)
+        if device == self.device or not self.bundled:
+            self.device = device
+            return
+        self.device = device
+        emb = self._configure(device)
+        if self.retrieval.model is not None and self.retrieval.model is not emb:
+            self.retrieval.set_model(emb)  # loads it on a worker thread; BM25 answers meanwhile
+        self.update_label()
+
+    # -- what is shown -------------------------------------------------------------------------
+    def update_label(self) -> None:
+        r = self.retrieval
+        emb = r.embedder if r.embedder is not None else r.model
+        if r.embedder is not None and hasattr(emb, "describe"):
+            text = emb.describe()  # "MiniLM on cpu, float32"
+        elif emb is not None and not _is_minilm(emb):
+            text = f"{getattr(emb, 'model_id', 'embedder')} (test embedder)"
+        else:
+            text = f"MiniLM: {self.device}"
+        self.button.setText(text)
+
+    def _add_menu(self) -> None:
+        """A Settings menu before Help (or at the end when there is no Help menu)."""
+        mb = self.window.menuBar()
+        settings_menu = QMenu("&Settings", self.window)
+        settings_menu.addMenu(self.menu)
+        help_action = next((a for a in mb.actions() if a.text().replace("&", "") == "Help"), None)
+        if help_action is not None:
+            mb.insertMenu(help_action, settings_menu)
+        else:
+            mb.addMenu(settings_menu)
+        self.settings_menu = settings_menu
+
+
+def _is_minilm(embedder: Any) -> bool:
+    from inspector.core.embedding.embedder import MiniLMEmbedder
+
+    return isinstance(embedder, MiniLMEmbedder)
+
+
+__all__ = ["DeviceActions", "LABELS"]

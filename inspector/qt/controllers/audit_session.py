@@ -1,0 +1,213 @@
+"""The audit's state in the window: the judgements of the shown document's audit file, kept current
+and written after every change.
+
+It owns one immutable `Audit` (inspector.core.evaluation.audit) and its file (`<stem>.audit.jsonl`
+beside the shown document, loaded when the document opens: a restart resumes the audit). Marks are
+keyed by question and span, so switching question and back, or changing the settings, loses
+nothing; a chunk of new settings takes its verdict from `replay`. Each exact ranking of a question
+that has judgements is recorded per configuration, so the summary of that configuration can be
+given later without asking again. A file that cannot be read is never overwritten: the marks of
+this session are then kept in memory and the window says why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from PySide6.QtCore import QObject, Signal
+
+from inspector.core.documents.document import Document
+from inspector.core.errors import InputError
+from inspector.core.evaluation.audit import (
+    Audit,
+    AuditSummary,
+    GoldProposal,
+    Span,
+    Verdict,
+    audit_path,
+    gold_from_audit,
+    load_audit,
+    question_text,
+    replay,
+    save_audit,
+    summarize,
+)
+from inspector.core.evaluation.gold import GoldQuestion
+from inspector.qt.controllers.retrieval import POOLED, RetrievalController
+from inspector.qt.controllers.retrieval_jobs import RetrievalResult
+from inspector.qt.controllers.state import InspectorState
+
+
+def config_label(result: RetrievalResult | None) -> str:
+    """The label a result's configuration is recorded under: `EvalConfig.label()`, with the
+    retriever that actually answered when BM25 stood in for dense vectors."""
+    if result is None:
+        return ""
+    req = result.request
+    cfg = result.config
+    if cfg is not None:
+        label = cfg.label()
+    else:
+        params = " ".join(f"{k}={v}" for k, v in req.params.items())
+        label = f"{req.strategy}{' ' + params if params else ''} k={req.k} {req.retriever}"
+    if result.retriever != req.retriever:
+        label += f" ({result.retriever} stand-in)"
+    return label
+
+
+def hit_span(hit: Any) -> Span:
+    """The span a hit hands the model (the parent, for parent_child): what is judged."""
+    c = hit.chunk
+    return (c.doc_id, c.start, c.end)
+
+
+class AuditSession(QObject):
+    """The judgements of the open document's audit, for the Reader and the audit mode."""
+
+    changed = Signal()
+    """Marks, recorded runs or the file changed."""
+    errored = Signal(str)
+    """A line for the status bar (a file that could not be read or written)."""
+
+    def __init__(self, state: InspectorState, retrieval: RetrievalController, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.retrieval = retrieval
+        self.audit = Audit()
+        self.path: Path | None = None
+        """The audit file (None: a document read from no file; marks stay in memory)."""
+        self.writable = True
+        """False when the file exists but could not be read: it is then never overwritten."""
+        self.problem = ""
+        self.asked: list[str] = []
+        """Questions asked in this session, in order (navigation offers them after the gold set's)."""
+        self._doc: Document | None = None
+        state.documentChanged.connect(self._on_document)
+        retrieval.questionChanged.connect(self._on_question)
+        retrieval.resultReady.connect(self._on_result)
+        if state.document is not None:
+            self._on_document(state.document)
+
+    # -- the file ------------------------------------------------------------------------------
+    def _on_document(self, doc: Document | None) -> None:
+        if doc is self._doc:
+            return
+        self._doc = doc
+        self.audit = Audit()
+        self.path = audit_path(doc) if doc is not None else None
+        self.writable = True
+        self.problem = ""
+        if self.path is not None:
+            try:
+                self.audit = load_audit(self.path, self.state.documents or (doc,))
+            except InputError as exc:
+                self.writable = False
+                self.problem = f"audit not loaded, and left as it is: {exc.one_line()}"
+                self.errored.emit(self.problem)
+            else:
+                for w in self.audit.warnings:
+                    self.errored.emit(f"{self.path.name}: {w}")
+        self.changed.emit()
+
+    def write(self) -> bool:
+        """Write the audit file (atomically); False when it is not written."""
+        if self.path is None or not self.writable:
+            return False
+        try:
+            save_audit(self.path, self.audit)
+        except OSError as exc:
+            self.errored.emit(f"could not write {self.path}: {exc.strerror or exc}")
+            return False
+        return True
+
+    def _set(self, audit: Audit) -> None:
+        if audit is not self.audit:
+            self.audit = audit
+            self.write()
+            self.changed.emit()
+
+    # -- judging -------------------------------------------------------------------------------
+    def judge(self, question: str, hit: Any, judgement: str | None) -> None:
+        """Judge the span a hit returns for a question (None: unjudged again); the current
+        ranking of that question is recorded with it."""
+        span = hit_span(hit)
+        docs = {d.doc_id: d for d in (self.state.documents or ())}
+        if self.state.document is not None:
+            docs.setdefault(self.state.document.doc_id, self.state.document)
+        d = docs.get(span[0])
+        text = d.text[span[1]:span[2]] if d is not None else None
+        result = self.retrieval.result
+        audit = self.audit.judge(question, span, judgement, config=config_label(result), text=text)
+        self._set(self._with_run(audit, result))
+
+    def verdict(self, question: str, hit: Any) -> Verdict:
+        return replay(self.audit.marks, question, hit_span(hit))
+
+    def _with_run(self, audit: Audit, result: RetrievalResult | None) -> Audit:
+        if result is None or result.mode == POOLED or not result.request.question or not result.hits:
+            return audit
+        q = question_text(result.request.question)
+        if not audit.marks_for(q):
+            return audit
+        return audit.record(q, config_label(result), [hit_span(h) for h in result.hits])
+
+    def _on_result(self, result: RetrievalResult) -> None:
+        self._set(self._with_run(self.audit, result))
+
+    def _on_question(self, question: str) -> None:
+        q = question_text(question)
+        if q and q not in self.asked:
+            self.asked.append(q)
+
+    # -- questions -----------------------------------------------------------------------------
+    def gold_question(self, question: str) -> GoldQuestion | None:
+        """The gold set's question with this text (its answers are highlighted), if any."""
+        q = question_text(question)
+        return next((g for g in self.retrieval.gold_questions if question_text(g.question) == q), None)
+
+    def questions(self) -> list[str]:
+        """What next/previous question walks through: the gold set's questions about the open
+        documents, then the audited ones, then the ones asked in this session."""
+        gold = [question_text(g.question) for g in self.retrieval.gold_questions]
+        return list(dict.fromkeys([*gold, *self.audit.questions, *self.asked]))
+
+    # -- summary and gold ----------------------------------------------------------------------
+    def rankings(self) -> dict[str, list[Span]]:
+        """Every ranking the window has now: the asked question's hits and each gold question's
+        retrieved chunks (from the report), as spans."""
+        r = self.retrieval.result
+        out: dict[str, list[Span]] = {}
+        if r is None:
+            return out
+        if r.report is not None:
+            by_key = {c.key: c for c in r.request.chunks}
+            index = r.index
+            for c in (*getattr(index, "entries", ()), *getattr(index, "parents", {}).values()):
+                by_key.setdefault(c.key, c)
+            for qr in r.report.questions:
+                chunks = [by_key.get(k) for k in qr.retrieved]
+                if all(c is not None for c in chunks):
+                    out[question_text(qr.question.question)] = [(c.doc_id, c.start, c.end) for c in chunks if c]
+        if r.request.question:
+            out[question_text(r.request.question)] = [hit_span(h) for h in r.hits]
+        return out
+
+    def summary(self) -> AuditSummary:
+        """The audited questions (and the one asked now) under the current settings."""
+        r = self.retrieval.result
+        current = [question_text(r.request.question)] if r is not None and r.request.question else []
+        qs = list(dict.fromkeys([*self.audit.questions, *current]))
+        return summarize(self.audit, self.rankings(), config_label(r), qs)
+
+    def gold_proposal(self, questions: Sequence[str] | None = None) -> GoldProposal:
+        """Gold questions from the spans judged relevant (answers of a matching gold question kept)."""
+        answers = {}
+        for q in self.audit.questions:
+            g = self.gold_question(q)
+            if g is not None and g.answers:
+                answers[q] = g.answers
+        return gold_from_audit(self.audit, questions, answers)
+
+
+__all__ = ["AuditSession", "config_label", "hit_span"]

@@ -1,0 +1,152 @@
+"""Audit mode: the window rearranged for reading and judging a question's top-k chunks.
+
+Evaluate ▸ Audit Mode (Ctrl+Shift+A, or the toolbar's Audit button) hides every dock but the
+Reader, puts the Reader on the right at the window's full height and about 60 % of its width, and
+shows its summary; the text stays on the left, where a click on a card (or Enter) shows the chunk.
+Leaving the mode restores the layout exactly as it was (`saveState`/`restoreState`); closing the
+window in audit mode leaves it first, so the saved layout is the user's own, not the audit's.
+
+This module also connects the panel's ways out to the window: chunks shown in the text, the marks
+added to the gold file (`GoldActions.add_questions`, no duplicate lines) and the summary exported
+(`audit.export_summary`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QToolBar
+
+from inspector.core.errors import InputError
+from inspector.core.evaluation.audit import AuditSummary, GoldProposal, export_summary
+from inspector.qt.actions.make_action import make_action
+
+#: Share of the window's width the Reader takes in audit mode.
+AUDIT_WIDTH = 0.6
+
+
+class AuditMode(QObject):
+    """The audit mode's action and layout, and the Reader's connections to the window."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window: Any = window
+        self.panel = window.reader  # type: ignore[attr-defined]
+        self.dock: QDockWidget = window.reader_dock  # type: ignore[attr-defined]
+        self.session = self.panel.session
+        self.active = False
+        self._saved: QByteArray | None = None
+        self.action = make_action(window, "&Audit Mode", self.set_active, "Ctrl+Shift+A",
+                                  "Read and judge a question's top-k chunks with the window to yourself "
+                                  "(1/2/3 judge, J/K move, ]/[ next question)", checkable=True)
+        for a in window.menuBar().actions():
+            if a.menu() is not None and a.text().replace("&", "") == "Evaluate":
+                a.menu().addSeparator()
+                a.menu().addAction(self.action)
+        bar = window.findChild(QToolBar, "toolbar_main")
+        if bar is not None:
+            bar.addSeparator()
+            bar.addAction(self.action)
+        self.panel.chunkActivated.connect(self.show_chunk)
+        self.panel.currentChanged.connect(lambda c: self.show_chunk(c, quiet=True) if self.active else None)
+        self.panel.goldRequested.connect(self.add_gold)
+        self.panel.exportRequested.connect(self.export)
+        self.session.errored.connect(window.show_error)  # type: ignore[attr-defined]
+        window.installEventFilter(self)
+
+    # -- the layout ------------------------------------------------------------------------------
+    def set_active(self, on: bool) -> None:
+        on = bool(on)
+        if on == self.active:
+            return
+        w = self.window
+        if on:
+            self._saved = w.saveState()
+            for d in w.findChildren(QDockWidget):
+                if d is not self.dock:
+                    d.hide()
+            if self.dock.isFloating():
+                self.dock.setFloating(False)
+            w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+            self.dock.show()
+            self.dock.raise_()
+            self._widen()
+            QTimer.singleShot(0, self, self._widen)  # again once the docks are laid out
+            self.active = True
+            self.panel.set_roomy(True)
+            self.panel.setFocus()
+        else:
+            self.active = False
+            if self._saved is not None:
+                w.restoreState(self._saved)
+            self._saved = None
+            self.panel.set_roomy(False)
+            hide_stray = getattr(w, "_hide_stray_tab_bars", None)
+            if hide_stray is not None:
+                QTimer.singleShot(0, w, hide_stray)
+        if self.action.isChecked() != on:
+            self.action.setChecked(on)
+
+    def _widen(self) -> None:
+        if self.active:
+            w = self.window
+            w.resizeDocks([self.dock], [int(w.width() * AUDIT_WIDTH)], Qt.Orientation.Horizontal)
+
+    def eventFilter(self, obj: QObject, e: QEvent) -> bool:
+        if obj is self.window and e.type() == QEvent.Type.Close and self.active:
+            self.set_active(False)  # before the window saves its layout
+        return False
+
+    # -- the panel's ways out --------------------------------------------------------------------
+    def show_chunk(self, chunk: Any, quiet: bool = False) -> None:
+        """Show a card's chunk in the text: select it and scroll to it (its hit outline emphasised).
+        `quiet`: say nothing when it is not in the shown document (the mode following the cards)."""
+        w = self.window
+        doc = w.state.document
+        if doc is None:
+            return
+        if chunk.doc_id and chunk.doc_id != doc.doc_id:
+            if not quiet:
+                w.show_message(f"That chunk is in {chunk.doc_id}: choose it under Document to see it in the text")
+            return
+        if w.state.result is not None and w.state.result.chunk(chunk.id) is not None:
+            w.state.select(chunk.id)
+        at = next((i for i, h in enumerate(w.view.hits) if (h.start, h.end) == (chunk.start, chunk.end)), None)
+        if at is not None:
+            w.view.goto_hit(at)
+        else:
+            w.view.scroll_to_offset(chunk.start, context_lines=2)
+
+    def add_gold(self, proposal: GoldProposal) -> bool:
+        ok = bool(self.window.gold.add_questions(proposal.questions))
+        for note in proposal.notes:
+            self.window.show_message(note)
+        return ok
+
+    def export(self, summary: AuditSummary, path: str | os.PathLike[str] | None = None) -> bool:
+        """Write the summary (Markdown or CSV by the file's extension); asks for the file when
+        `path` is None."""
+        if path is None:
+            doc = self.window.state.document
+            base = Path(doc.path).with_name(Path(doc.path).stem + ".audit.md") if doc is not None and doc.path \
+                else Path("audit.md")
+            path, _ = QFileDialog.getSaveFileName(self.window, "Export audit summary", str(base),
+                                                  "Markdown (*.md);;CSV (*.csv)")
+            if not path:
+                return False
+        try:
+            export_summary(path, summary)
+        except InputError as exc:
+            self.window.show_error(exc.one_line())
+            return False
+        except OSError as exc:
+            self.window.show_error(f"could not write {path}: {exc.strerror or exc}")
+            return False
+        self.window.show_message(f"Audit summary written to {Path(path).name}")
+        return True
+
+
+__all__ = ["AuditMode", "AUDIT_WIDTH"]

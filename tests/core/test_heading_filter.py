@@ -1,0 +1,115 @@
+"""The heading filter's matching rule (`inspector.core.text.heading_filter`), and retrieval using it."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from inspector.core.documents.document import from_text
+from inspector.core.text.heading_filter import (
+    display_path,
+    heading_completions,
+    heading_matches,
+    parse_heading_filter,
+    resolve_heading_filter,
+    segment_matches,
+)
+
+GERMANY = ("Employee Handbook", "Parental leave", "Germany")
+FRANCE = ("Employee Handbook", "Parental leave", "France")
+SICK = ("Employee Handbook", "Sick leave", "Sick children")
+TRAVEL = ("Employee Handbook", "Travel and expenses", "Hotels")
+PATHS = [("Employee Handbook",), ("Employee Handbook", "Parental leave"), FRANCE, GERMANY,
+         ("Employee Handbook", "Sick leave"), SICK, ("Employee Handbook", "Travel and expenses"), TRAVEL]
+
+
+def test_parse_drops_blank_segments_and_collapses_spaces():
+    assert parse_heading_filter(" Parental   leave >  Germ > ") == ("Parental leave", "Germ")
+    assert parse_heading_filter(">>  ") == ()
+
+
+def test_a_segment_matches_by_the_start_of_the_title_or_of_a_word_any_case():
+    assert segment_matches("Germany", "germ")
+    assert segment_matches("Parental leave", "PARENTAL LE")
+    assert segment_matches("Parental leave", "leave")  # a word's start
+    assert segment_matches("Travel and expenses", "exp")
+    assert not segment_matches("Germany", "many")  # inside a word: no
+    assert not segment_matches("Parental leave", "leave now")
+
+
+def test_paths_match_from_the_top_with_a_partial_last_segment():
+    assert heading_matches(GERMANY, ("employee handbook", "parental leave", "Germ"))
+    assert heading_matches(GERMANY, ("Employee", "Parental"))  # a prefix of the path
+    assert not heading_matches(FRANCE, ("Employee Handbook", "Parental leave", "Germ"))
+    assert not heading_matches(("Employee Handbook", "Parental leave"), ("Employee Handbook", "Parental leave", "G"))
+    assert not heading_matches(GERMANY, ("Parental leave", "Germany"))  # anchored at the top
+    assert heading_matches(GERMANY, ())
+
+
+def test_the_sole_title_is_optional():
+    assert resolve_heading_filter("Leave > Germ", PATHS) == ("Employee Handbook", "Leave", "Germ")
+    assert resolve_heading_filter("parental > germ", PATHS) == ("Employee Handbook", "parental", "germ")
+    assert resolve_heading_filter("Employee Handbook > Parental leave", PATHS) == ("Employee Handbook",
+                                                                                   "Parental leave")
+    # Two top-level titles: nothing to put in front.
+    two = [("Leave", "Germany"), ("Travel", "Germany")]
+    assert resolve_heading_filter("Germany", two) == ("Germany",)
+    assert resolve_heading_filter("", PATHS) == ()
+
+
+def test_completions_are_what_the_filter_keeps():
+    offered = heading_completions("leave > ", PATHS)
+    assert offered == ["Parental leave", "Parental leave > France", "Parental leave > Germany", "Sick leave",
+                       "Sick leave > Sick children"]
+    assert heading_completions("Parental leave > Germ", PATHS) == ["Parental leave > Germany"]
+    assert heading_completions("", PATHS)[:2] == ["Employee Handbook", "Parental leave"]
+    assert display_path(GERMANY, "Employee Handbook") == "Parental leave > Germany"
+    # Choosing an offered completion filters by exactly that section.
+    for text in heading_completions("", PATHS):
+        full = resolve_heading_filter(text, PATHS)
+        assert any(heading_matches(p, full) for p in PATHS)
+
+
+_title = st.text(alphabet="abcdeFGH ", min_size=1, max_size=10).filter(lambda t: t.strip())
+
+
+@given(st.lists(_title, min_size=1, max_size=4), st.integers(0, 3), st.integers(1, 10))
+def test_any_path_matches_its_own_prefixes_cut_anywhere(path, n, cut):
+    """A path always matches its first titles, the last one cut short, in any case."""
+    n = min(n, len(path) - 1)
+    prefix = [t.upper() for t in path[:n]] + [path[n].strip()[:cut]]
+    assert heading_matches(tuple(path), tuple(prefix))
+
+
+def test_retrieval_filters_by_a_partial_heading(tmp_path):
+    from inspector.core.chunking.registry import chunk_document
+    from inspector.core.retrieval.index import build_index
+
+    text = ("# Handbook\n\n## Parental leave\n\n### Germany\n\nElterngeld is paid for 14 months.\n\n"
+            "### France\n\nLeave is 16 weeks.\n\n## Sick leave\n\nCall in sick before nine.\n")
+    doc = from_text(text, "hb.md")
+    chunks = chunk_document(doc, "markdown", {"size": 16, "hard_cap": 64, "min_tokens": 0})
+    index = build_index([doc], {doc.doc_id: chunks}, None)
+    under = index.search("leave weeks months", k=10, retriever="bm25",
+                         heading_prefix=("handbook", "parental", "germ"))
+    assert under and {h.chunk.heading_path for h in under} == {("Handbook", "Parental leave", "Germany")}
+    leave = index.search("leave weeks months sick", k=10, retriever="bm25", heading_prefix=("Handbook", "leave"))
+    assert {h.chunk.heading_path[1] for h in leave} == {"Parental leave", "Sick leave"}
+
+
+def test_cli_ask_heading_by_prefix_with_the_title_left_out(capsys, tmp_path):
+    import json
+
+    from inspector.cli import main
+
+    (tmp_path / "hb.md").write_text("# Handbook\n\n## Parental leave\n\n### Germany\n\nElterngeld is paid for up to "
+                                    "14 months.\n\n### France\n\nLeave is 16 weeks, paid by the state.\n\n"
+                                    "## Sick leave\n\nCall in sick before nine; leave is paid.\n", encoding="utf-8")
+    code = main(["ask", str(tmp_path / "hb.md"), "-q", "how long is leave paid", "--retriever", "bm25",
+                 "--strategy", "markdown", "--size", "16", "--param", "hard_cap=64", "--param", "min_tokens=0",
+                 "--heading", "leave > germ", "--format", "json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    data = json.loads(out.out)
+    assert data["filters"]["heading_prefix"] == ["Handbook", "leave", "germ"]
+    assert data["hits"] and all(h["heading_path"] == ["Handbook", "Parental leave", "Germany"] for h in data["hits"])

@@ -1,0 +1,304 @@
+"""The audit in the window: keyboard judging, judgements that survive a question switch and a
+restart (the audit file beside the document), no duplicate lines in the gold file, the baseline
+kept after saving a question, replay after a re-chunk, marks -> gold questions, a click that shows
+the chunk in the text, the audit mode's layout, the summary's export, an unreadable audit file left
+alone. BM25 keeps these fast (no model).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QFontMetrics
+
+from inspector.core.evaluation.audit import (
+    NOT,
+    PARTLY,
+    RELEVANT,
+    load_audit,
+    replay,
+    summary_markdown,
+)
+from inspector.core.evaluation.gold import load_gold
+from inspector.qt.controllers.audit_session import config_label, hit_span
+
+ROOT = Path(__file__).resolve().parents[2]
+HANDBOOK = ROOT / "sample_docs" / "handbook.md"
+GOLD = ROOT / "sample_docs" / "handbook.gold.jsonl"
+GERMANY = "How long is parental allowance paid in Germany?"
+FRANCE = "How long is statutory maternity leave in France?"
+NEW = "Who approves a sabbatical?"  # not in the gold set
+
+
+@pytest.fixture
+def copies(tmp_path):
+    """The handbook and its gold set copied to a folder of the test's own (the audit file is
+    written beside the document)."""
+    doc, gold = tmp_path / "handbook.md", tmp_path / "handbook.gold.jsonl"
+    shutil.copy(HANDBOOK, doc)
+    shutil.copy(GOLD, gold)
+    return doc, gold
+
+
+@pytest.fixture
+def window(hash_window, open_doc, copies):
+    def make(**kw):
+        w = hash_window(start=False, **kw)
+        w.retrieval.set_retriever("bm25")
+        open_doc(w, copies[0])
+        return w
+    return make
+
+
+def _ask(w, wait_result, question):
+    w.retrieval.ask(question)
+    return wait_result(w, question=question)
+
+
+def _key(qtbot, w, key, modifier=Qt.KeyboardModifier.NoModifier):
+    qtbot.keyClick(w.reader.list, key, modifier)
+
+
+def test_keyboard_judging_in_audit_mode(qtbot, window, wait_result, copies):
+    w = window()
+    r = _ask(w, wait_result, GERMANY)
+    w.audit_mode.set_active(True)
+    w.activateWindow()
+    w.reader.list.setFocus()
+    qtbot.waitUntil(lambda: w.reader.list.hasFocus(), timeout=3000)
+    assert w.reader.current == 0 and w.reader.cards[0].current
+    _key(qtbot, w, Qt.Key.Key_1)  # relevant, then the next card is current
+    assert w.reader.current == 1
+    _key(qtbot, w, Qt.Key.Key_N)  # not relevant
+    _key(qtbot, w, Qt.Key.Key_K)  # back to card 2
+    assert w.reader.current == 1
+    _key(qtbot, w, Qt.Key.Key_2)  # judged again: partly replaces not
+    _key(qtbot, w, Qt.Key.Key_J)
+    assert w.reader.current == 3
+    _key(qtbot, w, Qt.Key.Key_3)  # rank 4 not relevant, rank 5 current
+    _key(qtbot, w, Qt.Key.Key_Up)
+    _key(qtbot, w, Qt.Key.Key_Backspace)  # rank 4 unjudged again; no advance
+    assert w.reader.current == 3 and w.reader.judgements()[4] is None
+    _key(qtbot, w, Qt.Key.Key_3)
+    assert w.reader.judgements() == {1: RELEVANT, 2: PARTLY, 3: None, 4: NOT, 5: None}
+    # Only the current card is shown whole; the header is never squeezed below its two rows.
+    for i, card in enumerate(w.reader.cards):
+        assert card.current == (i == w.reader.current)
+        assert card.header.height() >= 2 * QFontMetrics(card.header.font()).height()
+    assert w.reader.cards[w.reader.current].body.hidden_lines == 0
+    # One mark per judged span in the file, none for the unjudged ones.
+    audit = load_audit(copies[0].with_name("handbook.audit.jsonl"))
+    got = {(m.start, m.end): m.judgement for m in audit.marks}
+    assert got == {(h.chunk.start, h.chunk.end): j for h, j in zip(r.hits, (RELEVANT, PARTLY, None, NOT, None)) if j}
+    run = audit.run_for(GERMANY, config_label(r))
+    assert run is not None and run.ranking == tuple(hit_span(h) for h in r.hits)
+
+
+def test_next_question_walks_the_gold_set(qtbot, window, wait_result):
+    w = window()
+    _ask(w, wait_result, GERMANY)
+    w.reader.list.setFocus()
+    qs = w.reader.session.questions()
+    assert qs[0] == GERMANY and FRANCE in qs
+    _key(qtbot, w, Qt.Key.Key_BracketRight)
+    wait_result(w, question=qs[1])
+    assert w.question_bar.field.text() == qs[1]
+    _key(qtbot, w, Qt.Key.Key_K, Qt.KeyboardModifier.ShiftModifier)
+    wait_result(w, question=GERMANY)
+
+
+def test_judgements_survive_a_question_switch_and_a_restart(qtbot, window, wait_result, settings_store, copies):
+    w = window()
+    r = _ask(w, wait_result, GERMANY)
+    w.reader.judge(1, RELEVANT)
+    w.reader.judge(2, NOT)
+    _ask(w, wait_result, FRANCE)
+    assert all(j is None for j in w.reader.judgements().values())  # France has none of its own
+    _ask(w, wait_result, GERMANY)
+    assert w.reader.judgements()[1] == RELEVANT and w.reader.judgements()[2] == NOT
+    w.close()
+    # A new window on the same document reads the audit file back.
+    w2 = window()
+    r2 = _ask(w2, wait_result, GERMANY)
+    assert [hit_span(h) for h in r2.hits] == [hit_span(h) for h in r.hits]
+    assert w2.reader.judgements()[1] == RELEVANT and w2.reader.judgements()[2] == NOT
+    assert all(c.verdict.how == "judged" for c in w2.reader.cards[:2])
+
+
+def test_saving_twice_writes_one_line_and_keeps_the_baseline(qtbot, window, wait_result, copies):
+    w = window()
+    wait_result(w, gold=True)
+    lines_before = len(copies[1].read_text(encoding="utf-8").splitlines())
+    w.retrieval.pin_baseline()
+    assert w.retrieval.baseline is not None
+    _ask(w, wait_result, NEW)
+    w.reader.judge(1, RELEVANT)
+    w.reader.judge(2, NOT)
+    w.reader.save_button.click()
+    wait_result(w, gold=True)
+    w.reader.save_button.click()  # the same question again: no second line
+    wait_result(w, gold=True)
+    lines = copies[1].read_text(encoding="utf-8").splitlines()
+    assert len(lines) == lines_before + 1
+    assert sum(1 for x in lines if json.loads(x)["question"] == NEW) == 1
+    # The baseline is kept, and compared on the questions it scored.
+    assert w.retrieval.baseline is not None
+    cmp = w.retrieval.comparison
+    assert cmp is not None and cmp.left_out == 1
+    assert len(cmp.after.questions) == len(w.retrieval.baseline.report.questions)
+    items = [w.gold_panel.changes.item(i).text() for i in range(w.gold_panel.changes.count())]
+    assert "1 new question(s) not in the baseline" in items[0]
+    base_col = w.retrieval.baseline_results()
+    assert base_col is not None and base_col[-1] is None and all(b is not None for b in base_col[:-1])
+
+
+def test_replay_after_a_rechunk(qtbot, window, wait_result, copies):
+    w = window()
+    r = _ask(w, wait_result, GERMANY)
+    for rank, j in zip(range(1, 6), (RELEVANT, NOT, PARTLY, NOT, NOT)):
+        w.reader.judge(rank, j)
+    marks = w.reader.session.audit.marks
+    w.strategy_panel.set_strategy("fixed_chars")
+    w.strategy_panel.set_value("size", 300)
+    r2 = wait_result(w, question=GERMANY)
+    assert r2.request.strategy == "fixed_chars"
+    qtbot.waitUntil(lambda: [c.hit for c in w.reader.cards] == list(r2.hits), timeout=5000)
+    verdicts = [c.verdict for c in w.reader.cards]
+    assert verdicts == [replay(marks, GERMANY, hit_span(h)) for h in r2.hits]
+    # New chunks: none is judged on its own span; what they inherit follows the rule.
+    assert all(v.how != "judged" for v in verdicts)
+    old = {hit_span(h) for h in r.hits}
+    for h, v in zip(r2.hits, verdicts):
+        d, a, b = hit_span(h)
+        if v.judgement == RELEVANT:
+            assert any(m.judgement == RELEVANT and a <= m.start and m.end <= b for m in marks)
+        if v.judgement is None:
+            assert hit_span(h) not in old
+    # The file still holds the five judgements, and a run per configuration.
+    audit = load_audit(copies[0].with_name("handbook.audit.jsonl"))
+    assert len(audit.marks) == 5
+    assert {config_label(r), config_label(r2)} <= {run.config for run in audit.runs}
+    s = w.reader.session.summary()
+    mine = next(x for x in s.questions if x.question == GERMANY)
+    assert mine.unjudged == sum(1 for v in verdicts if v.judgement is None)
+
+
+def test_marks_become_gold_questions_once(qtbot, window, wait_result, copies):
+    w = window()
+    wait_result(w, gold=True)
+    n_before = len(copies[1].read_text(encoding="utf-8").splitlines())
+    r = _ask(w, wait_result, NEW)
+    w.reader.judge(1, RELEVANT)
+    w.reader.judge(3, RELEVANT)
+    w.reader.judge(2, PARTLY)
+    _ask(w, wait_result, GERMANY)
+    w.reader.judge(1, RELEVANT)
+    w.audit_mode.set_active(True)
+    w.reader.summary_box.gold_button.click()
+    wait_result(w, gold=True)
+    w.reader.summary_box.gold_button.click()  # twice: nothing new
+    wait_result(w, gold=True)
+    lines = [json.loads(x) for x in copies[1].read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == n_before + 1  # the new question added, the gold one updated in place
+    new = next(x for x in lines if x["question"] == NEW)
+    spans = sorted({(h.chunk.start, h.chunk.end) for h in (r.hits[0], r.hits[2])})
+    assert [(x["start"], x["end"]) for x in new["references"]] == spans
+    germany = next(x for x in lines if x["question"] == GERMANY)
+    assert germany["answer"] == "14 months"  # the gold line keeps its answer
+    gold = load_gold(copies[1], [w.state.document])
+    assert sum(1 for q in gold.questions if q.question == NEW) == 1
+
+
+def test_a_click_on_a_card_shows_the_chunk_in_the_text(qtbot, window, wait_result):
+    w = window()
+    r = _ask(w, wait_result, GERMANY)
+    w.audit_mode.set_active(True)
+    w.view.verticalScrollBar().setValue(0)
+    card = w.reader.cards[2]
+    qtbot.mouseClick(card.header, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+    chunk = r.hits[2].chunk
+    assert w.reader.current == 2
+    assert w.state.selection == chunk.id and w.view.current_hit == 2
+    top, _bottom = w.view.y_range(chunk.start, chunk.end)
+    assert 0 <= top < w.view.viewport().height()
+
+
+def test_audit_mode_takes_the_window_and_gives_it_back(qtbot, window, wait_result, settings_store):
+    w = window(size=(1400, 900))
+    _ask(w, wait_result, GERMANY)
+    visible = {d.objectName() for d in (w.strategy_dock, w.stats_dock, w.table_dock) if d.isVisible()}
+    w.audit_mode.action.trigger()
+    assert w.audit_mode.active and w.reader_dock.isVisible() and not w.strategy_dock.isVisible()
+    assert w.reader.summary_box.isVisible()
+    qtbot.waitUntil(lambda: w.reader_dock.width() > w.width() // 2, timeout=3000)
+    qtbot.wait(50)
+    top, view = w.reader.scroll.verticalScrollBar().value(), w.reader.scroll.viewport().height()
+    shown = [c for c in w.reader.cards if min(c.y() + c.height(), top + view) - max(c.y(), top) > 40]
+    assert len(shown) >= 3  # several cards at once at 1400x900, the first one whole
+    w.audit_mode.action.trigger()
+    assert not w.audit_mode.active
+    assert {d.objectName() for d in (w.strategy_dock, w.stats_dock, w.table_dock) if d.isVisible()} == visible
+    # Closing in audit mode saves the user's layout, not the audit's.
+    w.audit_mode.set_active(True)
+    w.close()
+    w2 = window()
+    assert w2.strategy_dock.isVisible() and not w2.audit_mode.active
+
+
+def test_summary_export(qtbot, window, wait_result, tmp_path):
+    w = window()
+    _ask(w, wait_result, GERMANY)
+    w.reader.judge(1, RELEVANT)
+    w.reader.judge(2, PARTLY)
+    s = w.reader.session.summary()
+    assert w.audit_mode.export(s, tmp_path / "out.md")
+    assert (tmp_path / "out.md").read_text(encoding="utf-8") == summary_markdown(s)
+    w.reader.set_roomy(True)
+    assert w.reader.summary_box.model.rowCount() == 1
+    assert "75%" in w.reader.summary_box.overall.text()  # (1 + 0.5) / 2 judged
+
+
+def test_an_unreadable_audit_file_is_left_alone(qtbot, hash_window, open_doc, wait_result, copies):
+    bad = copies[0].with_name("handbook.audit.jsonl")
+    bad.write_text("{broken\n", encoding="utf-8")
+    w = hash_window(start=False)
+    w.retrieval.set_retriever("bm25")
+    open_doc(w, copies[0])
+    _ask(w, wait_result, GERMANY)
+    w.reader.judge(1, RELEVANT)
+    assert w.reader.judgements()[1] == RELEVANT  # kept in memory
+    assert bad.read_text(encoding="utf-8") == "{broken\n"
+    assert "left as it is" in w.reader.hint.text() and "handbook.audit.jsonl:1" in w.reader.hint.text()
+
+
+def test_rechunking_while_cards_show_does_not_crash(qtbot, hash_window, open_doc, wait_result):
+    """The Reader's cards refit their text height when resized; doing that inside the resize
+    re-entered the scroll area's layout and segfaulted Qt in 5 runs of 6 of this very sequence
+    (a question's cards shown, sizes dragged, strategies switched). The fit now runs after the
+    event."""
+    question = "How long is parental allowance paid in Germany?"
+    w = hash_window()
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    open_doc(w)
+    qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=20_000)
+    for _ in range(4):
+        w.question_bar.ask(question)
+        wait_result(w, mode=None, question=question)
+        qtbot.waitUntil(lambda: bool(w.reader.cards), timeout=5000)
+        for size in (200, 160, 320, 128):
+            w.strategy_panel.set_value("size", size)
+            qtbot.wait(15)
+        w.state.set_strategy("fixed_tokens")
+        qtbot.wait(30)
+        w.strategy_panel.set_value("size", 200)
+        qtbot.wait(30)
+        w.state.set_strategy("markdown")
+        qtbot.wait(30)
+    r = wait_result(w, mode=None, question=question)
+    assert r.hits and w.reader.cards  # still alive, still answering

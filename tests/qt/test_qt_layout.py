@@ -1,0 +1,268 @@
+"""The window at a laptop's 1280x800 and at 1024x700: nothing clipped, the text readable, the gold
+panel's buttons in view; the reading aids (legend, stale veil, hits across a corpus, the heading
+completer, the Open filter, the theme switch)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QApplication, QWidget
+
+from inspector.core.chunking.params import Strategy
+from inspector.core.chunking.registry import chunk_document, register_strategy, unregister
+from inspector.core.display import settings_schema as keys
+from inspector.qt.settings import Settings, ini_store
+
+#: (window size, least text width, least question-field width) the layout promises.
+SIZES = [((1024, 700), 420, 300), ((1280, 800), 540, 500)]
+
+
+def _rect_in(w: QWidget, window: QWidget) -> QRect:
+    return QRect(w.mapTo(window, QPoint(0, 0)), w.size())
+
+
+def assert_unclipped(w: QWidget, window: QWidget, min_w: int = 1, min_h: int = 1) -> None:
+    """Shown, at least min_w x min_h, inside the window, and not covered or cut by any parent."""
+    assert w.isVisible(), w
+    assert w.width() >= min_w and w.height() >= min_h, (w, w.size())
+    assert window.rect().contains(_rect_in(w, window)), (w, _rect_in(w, window), window.rect())
+    assert w.visibleRegion().boundingRect() == w.rect(), (w, w.visibleRegion().boundingRect(), w.rect())
+
+
+def _settled(qtbot, w) -> None:
+    qtbot.waitUntil(lambda: w.dock_layout.compact is not None, timeout=5000)
+    qtbot.wait(50)
+
+
+@pytest.mark.parametrize("size,text_min,field_min", SIZES)
+def test_small_windows_keep_the_text_the_question_and_the_gold_buttons(qtbot, hash_window, open_doc, wait_result,
+                                                                       size, text_min, field_min):
+    w = hash_window(size=size)
+    _settled(qtbot, w)
+    assert w.table_dock.isVisible() and w.gold_dock.visibleRegion().isEmpty()  # no gold set yet
+    open_doc(w)  # the sample handbook, as `make run` opens it: its gold set loads with it
+    wait_result(w, gold=True)
+    qtbot.wait(50)
+    assert w.dock_layout.compact is (size[0] < 1200)
+    assert_unclipped(w.view, w, text_min, 250)
+    bar = w.question_bar
+    assert_unclipped(bar.field, w, field_min)
+    for part in (bar.k_spin, bar.retriever, bar.heading_filter, bar.mode):
+        assert_unclipped(part, w, part.minimumSizeHint().width())
+    # The gold set opened with the document: its tab is in front, its buttons in view.
+    assert w.gold_dock.isVisible() and not w.gold_dock.visibleRegion().isEmpty()
+    assert w.table_dock.visibleRegion().isEmpty()
+    g = w.gold_panel
+    for button in (g.load_button, g.pin_button, g.clear_button):
+        assert_unclipped(button, w, button.sizeHint().width(), button.sizeHint().height())
+    assert_unclipped(g.view.viewport(), w, 300, 100)
+    # Pinned, the questions fixed and broken are in view too, beside or under the figures.
+    g.pin_button.click()
+    w.state.set_strategy("fixed_chars")
+    wait_result(w, gold=True)
+    qtbot.waitUntil(lambda: w.retrieval.comparison is not None, timeout=10_000)
+    qtbot.wait(50)
+    assert_unclipped(g.changes.viewport(), w, 200, 40)
+    assert g.changes.count() > 2
+    assert_unclipped(g.view.viewport(), w, 300, 100)
+    assert g.view.horizontalHeader().sectionSize(1) >= 120  # the Question column is readable
+
+
+def test_the_arrangement_follows_the_window_until_the_user_moves_a_dock(qtbot, make_window):
+    w = make_window(size=(1400, 900))
+    _settled(qtbot, w)
+    assert w.dock_layout.compact is False
+    assert w.reader_dock not in w.tabifiedDockWidgets(w.strategy_dock)
+    w.resize(1024, 700)
+    qtbot.waitUntil(lambda: w.dock_layout.compact is True, timeout=5000)
+    assert w.reader_dock in w.tabifiedDockWidgets(w.strategy_dock)  # one column of tabs
+    # The user moves a dock: from now on the window leaves the arrangement alone.
+    from PySide6.QtCore import Qt
+
+    w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, w.detail_dock)
+    assert w.dock_layout.auto is False
+    w.resize(1400, 900)
+    qtbot.wait(50)
+    assert w.dock_layout.compact is True
+    w.dock_layout.reset()  # View ▸ Reset Layout
+    assert w.dock_layout.auto is True and w.dock_layout.compact is False
+
+
+def test_the_legend_explains_what_is_drawn(qtbot, make_window):
+    from inspector.qt.panels.legend import Swatch
+
+    w = make_window()
+    w.legend_action.trigger()
+    legend = w.view_actions.legend
+    qtbot.waitExposed(legend)
+    names = [n for n, _m in legend.entries]
+    for expected in ("Chunks", "Overlap", "Never embedded", "Cut mid-sentence", "Split table", "Selected chunk",
+                     "Computing…", "Retrieved chunk", "Gold answer", "Kept", "Moved", "Added", "Removed",
+                     "Flag: truncated", "Flag: stub", "Flag: no heading"):
+        assert expected in names
+    # Every swatch draws something: more than the background's one colour.
+    for swatch in legend.findChildren(Swatch):
+        img = swatch.grab().toImage()
+        colours = {img.pixel(x, y) for x in range(0, img.width(), 3) for y in range(0, img.height(), 3)}
+        assert len(colours) > 1, swatch.painter
+
+
+def _slow(doc, params):
+    time.sleep(0.8)
+    return chunk_document(doc, "paragraph", {})
+
+
+def test_stale_chunks_are_veiled_while_a_slow_strategy_computes(qtbot, make_window, open_doc, wait_complete):
+    register_strategy(Strategy("slow_test_layout", _slow, (), "sleeps, then splits on blank lines"))
+    try:
+        w = make_window()
+        open_doc(w)
+        before = w.state.result
+        assert not w.stale.shown
+        w.stale.set_delay_ms(0)
+        w.state.set_strategy("slow_test_layout")
+        qtbot.waitUntil(lambda: w.stale.shown, timeout=5000)
+        # The old chunks are still on screen, under a veil that says what is being computed.
+        assert w.state.result is before and before.request.strategy == "markdown"
+        for veil in w.stale.veils:
+            assert veil.isVisible() and veil.mapTo(w, QPoint(0, 0)) == veil.target.mapTo(w, QPoint(0, 0))
+            assert veil.size() == veil.target.size()
+            assert "slow_test_layout" in veil.text
+        assert w.gold_panel.splitter.count() == 2  # the veil is no pane of the splitter
+        assert {v.target for v in w.stale.veils} == {w.view, w.stats_panel, w.table, w.gold_panel.splitter}
+        r = wait_complete(w)
+        assert r.request.strategy == "slow_test_layout"
+        qtbot.waitUntil(lambda: not w.stale.shown, timeout=5000)
+        assert not any(v.isVisible() for v in w.stale.veils)
+    finally:
+        unregister("slow_test_layout")
+
+
+def _two_documents(tmp_path):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Refunds\n\nRefunds are issued within 14 days.\n\n"
+                                 "## Receipts\n\nReceipts are required for every refund.\n", encoding="utf-8")
+    (folder / "b.md").write_text("# Wildlife\n\nZebras migrate across the savanna every spring.\n\n"
+                                 "## Lions\n\nLions hunt at night in small prides, zebras flee.\n", encoding="utf-8")
+    return folder
+
+
+def test_hits_in_other_documents_are_counted_and_one_click_away(qtbot, hash_window, wait_complete, wait_result,
+                                                                tmp_path):
+    from inspector.qt.panels.corpus_panel import COL_HITS
+    from inspector.qt.panels.question_bar import hit_counts
+
+    w = hash_window(start=False)
+    w.retrieval.set_retriever("bm25")
+    assert w.open_paths([str(_two_documents(tmp_path))])
+    wait_complete(w)
+    assert w.state.document.doc_id == "a.md"
+    question = "When do zebras migrate and flee?"
+    w.question_bar.ask(question)
+    r = wait_result(w, question=question)
+    counts = hit_counts(r)
+    assert counts["b.md"][0] >= 1 and counts["b.md"][1] == 1  # the best hit is in b.md
+    model = w.corpus_panel.model
+    qtbot.waitUntil(lambda: model.rows[1].hits == counts["b.md"], timeout=5000)
+    assert model.index(1, COL_HITS).data() == f"{counts['b.md'][0]} · #1"
+    assert model.index(0, COL_HITS).data() == (f"{counts['a.md'][0]} · #{counts['a.md'][1]}" if "a.md" in counts
+                                               else "–")
+    # The question bar offers them: "+n elsewhere", a menu of the hits in b.md.
+    bar = w.question_bar
+    assert bar.elsewhere.isVisibleTo(w) and bar.elsewhere.text() == f"+{counts['b.md'][0]} elsewhere"
+    first = bar.elsewhere_menu.actions()[0]
+    doc_id, start, end = first.data()
+    assert doc_id == "b.md" and first.text().startswith("#1 ")
+    first.trigger()
+    assert w.state.document.doc_id == "b.md"
+    wait_result(w, question=question)
+    qtbot.waitUntil(lambda: w.view.current_hit >= 0, timeout=5000)
+    hit = w.view.hits[w.view.current_hit]
+    assert (hit.start, hit.end) == (start, end) and hit.rank == 1
+    top, bottom = w.view.y_range(start, end)
+    assert 0 <= top < w.view.viewport().height()  # scrolled into view
+    # Back in a.md through the list: selecting its row shows it at its best hit, if it has one.
+    w.corpus_panel.view.selectRow(0)
+    wait_result(w, question=question)
+    assert w.state.document.doc_id == "a.md"
+    if "a.md" in counts:
+        qtbot.waitUntil(lambda: w.view.current_hit >= 0, timeout=5000)
+    # No question: no counts.
+    bar.clear()
+    qtbot.waitUntil(lambda: model.rows[1].hits is None, timeout=5000)
+    assert model.index(1, COL_HITS).data() == "" and not bar.elsewhere.isVisibleTo(w)
+
+
+def test_heading_filter_completes_and_matches_by_prefix(qtbot, hash_window, open_doc, wait_result):
+    w = hash_window()
+    open_doc(w)
+    bar = w.question_bar
+    assert bar.completions("parental > ger") == ["Parental leave > Germany"]
+    offered = bar.completions("leave")
+    assert "Parental leave" in offered and "Sick leave" in offered
+    assert all("leave" in o.split(" > ")[0].lower() for o in offered)
+    assert bar.heading_filter.completer() is bar.completer
+    question = "How long is parental allowance paid?"
+    bar.ask(question)
+    bar.set_filters("parental > germ")
+    r = wait_result(w, question=question)
+    assert r.request.heading_prefix == ("Employee Handbook", "parental", "germ")
+    assert r.hits and all(h.matched.heading_path[:3] == ("Employee Handbook", "Parental leave", "Germany")
+                          for h in r.hits)
+
+
+def test_open_dialog_offers_every_supported_format(qtbot, make_window, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    seen = {}
+
+    def fake(parent, caption, folder, filters):
+        seen["filters"] = filters
+        return [], ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", staticmethod(fake))
+    w = make_window()
+    w.open_action.trigger()
+    default = seen["filters"].split(";;")[0]
+    for suffix in ("*.md", "*.txt", "*.pdf", "*.docx", "*.html", "*.htm"):
+        assert suffix in default
+
+
+def test_theme_switch_repaints_and_is_remembered(qtbot, make_window, tmp_path):
+    from inspector.qt.app import set_theme
+    from inspector.qt.theme import Theme
+
+    store = str(tmp_path / "theme.ini")
+    app = QApplication.instance()
+    try:
+        w = make_window(store=ini_store(store))
+        assert w.view_actions.theme_actions["system"].isChecked()
+        w.view_actions.theme_actions["dark"].trigger()  # View ▸ Theme ▸ Dark
+        assert Theme.for_palette(app.palette()).dark
+        qtbot.waitUntil(lambda: w.view.theme.dark, timeout=5000)
+        w.close()
+        assert Settings(ini_store(store)).get(keys.THEME) == "dark"
+        set_theme(app, "system")
+        assert not Theme.for_palette(app.palette()).dark
+        w2 = make_window(store=ini_store(store))  # a new start: the choice comes back
+        assert w2.view_actions.theme_actions["dark"].isChecked() and Theme.for_palette(app.palette()).dark
+        w2.view_actions.set_theme("light")
+        assert not Theme.for_palette(app.palette()).dark
+        assert Settings(ini_store(store)).get(keys.THEME) == "light"
+    finally:
+        set_theme(app, "system")
+
+
+def test_laptop_and_small_screenshots_render(qapp, tmp_path):
+    from PySide6.QtGui import QImage
+
+    from inspector.qt.screenshots import LAPTOP_SIZE, SMALL_SIZE, render_sizes
+
+    paths = render_sizes(tmp_path, model=False)
+    assert [p.name for p in paths] == ["laptop.png", "small.png"]
+    for p, size in zip(paths, (LAPTOP_SIZE, SMALL_SIZE)):
+        img = QImage(str(p))
+        assert (img.width(), img.height()) == size
