@@ -19,10 +19,13 @@ from typing import Any, Sequence
 from inspector.cli.common import (
     CliError,
     add_device_args,
+    add_encoding_arg,
     add_strategy_args,
     configured_embedder,
     device_fields,
     device_line,
+    document_encoding,
+    print_document_warnings,
 )
 from inspector.core.evaluation.config import DEFAULT_RETRIEVER
 from inspector.core.evaluation.report import (
@@ -75,6 +78,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "is cut there); a sweep then ranks by it")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
+    add_encoding_arg(p)
     add_device_args(p)
     p.add_argument("--embed-price", type=float, default=None, metavar="USD",
                    help="embedding price in dollars per million tokens: the bill's indexing cost")
@@ -135,10 +139,12 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
     from inspector.core.workbench import Workbench
 
     _check_prices(args)  # before the work, not after it
+    encoding = document_encoding(args)
     wb = Workbench(embedder=_embedder(args, retrievers), cache=_cache(args))
-    loaded = wb.open(args.paths)
+    loaded = wb.open(args.paths, encoding=encoding)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
+    print_document_warnings(loaded.documents)
     if not loaded.documents:
         raise CliError("no document could be loaded")
     if gold:
