@@ -8,6 +8,7 @@ from typing import Any
 from inspector.cli.common import (
     CliError,
     add_device_args,
+    add_encoding_arg,
     add_strategy_args,
     device_fields,
     device_line,
@@ -94,6 +95,7 @@ def add_commands(subparsers: Any) -> None:
                    "the document title optional, e.g. 'parental > germ'")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
+    add_encoding_arg(p)
     add_device_args(p)
     p.set_defaults(func=_cmd_ask)
     p.error = _one_line_error(p)  # type: ignore[method-assign]

@@ -10,10 +10,13 @@ from typing import Any
 from inspector.cli.common import (
     CliError,
     add_device_args,
+    add_encoding_arg,
     add_strategy_args,
     configured_embedder,
+    document_encoding,
     load_user_strategies,
     print_alignment_reports,
+    print_document_warnings,
     strategy_params,
 )
 
@@ -46,17 +49,16 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     from inspector.core.chunking.registry import chunk_document, get_strategy
     from inspector.core.documents.document import load_paths
 
+    encoding = document_encoding(args)
     load_user_strategies(args)
     name, params = strategy_params(args)
 
     if get_strategy(name).needs_embedder:  # semantic chunking embeds sentences: on --device
         configured_embedder(args)
-    loaded = load_paths(args.paths)
+    loaded = load_paths(args.paths, encoding=encoding)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
-    for doc in loaded.documents:
-        for note in doc.meta.get("warnings", ()):
-            print(f"warning: {doc.doc_id}: {note}", file=sys.stderr)
+    print_document_warnings(loaded.documents)
     if not loaded.documents:
         raise CliError(f"no document could be loaded from {', '.join(map(str, args.paths))}")
     # Measured in the embedder's word pieces with the prefix the strategy embeds by default: the
@@ -86,6 +88,7 @@ def add_commands(sub: Any) -> None:
     p = sub.add_parser("chunks", help="print the chunks of a document")
     p.add_argument("paths", nargs="+", help="files or folders")
     add_strategy_args(p)
+    add_encoding_arg(p)
     p.add_argument("--format", choices=("table", "json", "jsonl"), default="table")
     add_device_args(p)
     p.set_defaults(func=_cmd_chunks)

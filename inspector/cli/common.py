@@ -28,6 +28,32 @@ def add_strategy_args(p: argparse.ArgumentParser, default: str = "markdown") -> 
                         "implies --strategy imported unless another is given")
 
 
+def add_encoding_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--encoding", metavar="NAME", default=None,
+                   help="read plain-text documents in this encoding (e.g. cp1252, latin-1) instead of "
+                        "detecting it; a file it cannot decode is an error naming the line")
+
+
+def document_encoding(args: argparse.Namespace) -> str | None:
+    """The codec `--encoding` names (Python's name for it), None when not given; an unknown one is
+    a one-line error (exit 2) before any file is read."""
+    name = getattr(args, "encoding", None)
+    if not name:
+        return None
+    from inspector.core.documents.encoding import canonical_codec
+
+    try:
+        return canonical_codec(name)
+    except ValueError as exc:
+        raise CliError(f"--encoding: {exc}") from None
+
+
+def print_document_warnings(docs) -> None:
+    """Each document's notes on stderr, naming the file: a legacy encoding that was guessed (and
+    the line where the bytes stop being UTF-8), a converter's trouble with a page."""
+    for doc in docs:
+        for note in (doc.meta or {}).get("warnings", ()):
+            print(f"warning: {doc.doc_id}: {note}", file=sys.stderr)
 def add_device_args(p: argparse.ArgumentParser) -> None:
     """--device, --dtype and --batch-size: where and how the embedding model runs."""
     p.add_argument("--device", default="auto", metavar="auto|cpu|cuda|cuda:N|mps",

@@ -22,10 +22,13 @@ from typing import Any, Callable, Iterator, Sequence
 from inspector.cli.common import (
     CliError,
     add_device_args,
+    add_encoding_arg,
     add_strategy_args,
     configured_embedder,
     device_fields,
     device_line,
+    document_encoding,
+    print_document_warnings,
 )
 from inspector.core.evaluation.config import DEFAULT_RETRIEVER
 from inspector.core.evaluation.report import (
@@ -78,6 +81,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "is cut there); a sweep then ranks by it")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
                    help="advanced: 'hash' is a fast model-free test embedder")
+    add_encoding_arg(p)
     add_device_args(p)
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local (default): in this process; ray: chunking, embedding and scoring on a Ray "
@@ -147,10 +151,12 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
     from inspector.core.workbench import Workbench
 
     _check_prices(args)  # before the work, not after it
+    encoding = document_encoding(args)
     wb = Workbench(embedder=_embedder(args, retrievers), cache=_cache(args))
-    loaded = wb.open(args.paths)
+    loaded = wb.open(args.paths, encoding=encoding)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
+    print_document_warnings(loaded.documents)
     if not loaded.documents:
         raise CliError("no document could be loaded")
     if gold:

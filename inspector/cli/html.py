@@ -13,7 +13,13 @@ import argparse
 import sys
 from typing import Any
 
-from inspector.cli.common import CliError, add_strategy_args, load_user_strategies, strategy_params
+from inspector.cli.common import (
+    CliError,
+    add_encoding_arg,
+    add_strategy_args,
+    load_user_strategies,
+    strategy_params,
+)
 from inspector.cli.evaluate import DEFAULT_RETRIEVER, RETRIEVER_CHOICES, _one_line_error, open_workbench
 
 COMMANDS = ("html",)
@@ -69,5 +75,6 @@ def add_commands(subparsers: Any) -> None:
     prefix.add_argument("--no-prefix", dest="prefix", action="store_false")
     p.add_argument("--embedding", choices=("exact", "pooled"), default="exact")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
+    add_encoding_arg(p)
     p.set_defaults(func=_cmd_html)
     p.error = _one_line_error(p)  # type: ignore[method-assign]

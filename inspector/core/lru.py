@@ -51,6 +51,17 @@ class SizedLRU(OrderedDict, Generic[V]):
             self._sizes[key] = size
             self._evict()
 
+    def discard(self, key: Hashable) -> None:
+        """Forget `key` (nothing happens when it is absent)."""
+        with self._lock:
+            self.pop(key, None)
+            self._sizes.pop(key, None)
+
+    def snapshot(self) -> list[tuple[Hashable, V]]:
+        """The entries, least recently used first, as a list (safe to walk while others write)."""
+        with self._lock:
+            return list(self.items())
+
     def _evict(self) -> None:
         while len(self) > 1 and (len(self) > self.max_items or self.total_size() > self.max_size):
             old, _ = self.popitem(last=False)

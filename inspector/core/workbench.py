@@ -200,9 +200,10 @@ class Workbench:
         self._pooled: SizedLRU[Any] = SizedLRU(8, 8)
 
     # -- corpus and gold set ----------------------------------------------------------------------
-    def open(self, paths: Sequence[str | os.PathLike[str]]) -> LoadResult:
-        """Load files and folders as the corpus; returns what loaded and the problems."""
-        loaded = load_paths(list(paths))
+    def open(self, paths: Sequence[str | os.PathLike[str]], *, encoding: str | None = None) -> LoadResult:
+        """Load files and folders as the corpus; returns what loaded and the problems. `encoding`
+        forces a codec for plain-text files (None: detect; a guess is noted in each document's meta)."""
+        loaded = load_paths(list(paths), encoding=encoding)
         self.set_documents(loaded.documents)
         return loaded
 

@@ -72,6 +72,8 @@ class DockLayout(QObject):
         self._applying = False
         self._gold = None
         self._pending = False
+        self._tabbed: list[tuple[QDockWidget, QDockWidget]] = []
+        """Docks added later (`tab_with`), each tabbed with an anchor dock on every arrangement."""
         window.centralWidget().setMinimumWidth(TEXT_MIN_WIDTH)
         for dock in self.side_docks():
             dock.dockLocationChanged.connect(self._user_arranged)
@@ -88,7 +90,16 @@ class DockLayout(QObject):
     def side_docks(self) -> list[QDockWidget]:
         w = self.window
         return [w.strategy_dock, w.stats_dock, w.corpus_dock, w.detail_dock, w.reader_dock, w.table_dock,
-                w.gold_dock]
+                w.gold_dock] + [d for _anchor, d in self._tabbed]
+
+    def tab_with(self, anchor: QDockWidget, dock: QDockWidget) -> None:
+        """Keep `dock` (a panel added after the window's own) tabbed with `anchor` whatever the
+        arrangement: without this, re-arranging moves the anchor and leaves the dock where it was."""
+        self._tabbed.append((anchor, dock))
+        dock.dockLocationChanged.connect(self._user_arranged)
+        dock.topLevelChanged.connect(self._user_arranged)
+        dock.toggleViewAction().triggered.connect(self._user_arranged)
+        self.window.tabifyDockWidget(anchor, dock)
 
     def mode_for(self, width: int) -> bool:
         """True (compact) for a window narrower than COMPACT_BELOW."""
@@ -147,6 +158,8 @@ class DockLayout(QObject):
             w.tabifyDockWidget(w.detail_dock, w.reader_dock)
         w.addDockWidget(B, w.table_dock)
         w.tabifyDockWidget(w.table_dock, w.gold_dock)
+        for anchor, d in self._tabbed:
+            w.tabifyDockWidget(anchor, d)
         for d, was_hidden in hidden.items():
             d.setHidden(was_hidden)
         (w.gold_dock if w.retrieval.gold is not None and not w.gold_dock.isHidden() else w.table_dock).raise_()

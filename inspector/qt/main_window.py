@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QKeySequence
 from PySide6.QtWidgets import (
@@ -42,6 +43,7 @@ from inspector.core.documents.document import Document
 from inspector.qt.actions.export_actions import ExportActions
 from inspector.qt.actions.file_actions import FileActions, dropped_paths, split_dropped
 from inspector.qt.actions.gold_actions import GoldActions
+from inspector.qt.actions.history_actions import HistoryActions
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.actions.plugin_actions import PluginActions
 from inspector.qt.actions.view_actions import ViewActions
@@ -72,6 +74,7 @@ from inspector.qt.panels.chunk_table import ChunkTable
 from inspector.qt.panels.corpus_panel import CorpusPanel
 from inspector.qt.panels.detail_pane import DetailPane
 from inspector.qt.panels.gold_panel import GoldFiles, GoldPanel, answer_spans
+from inspector.qt.panels.gold_tools import GoldTools
 from inspector.qt.panels.question_bar import QuestionBar, hit_counts
 from inspector.qt.panels.reader import Reader
 from inspector.qt.panels.stats_panel import StatsPanel
@@ -166,6 +169,8 @@ class MainWindow(QMainWindow):
         # Created after the widgets, so that on a document change they have taken the new document
         # before any (synchronous) result for it arrives.
         self.controller = ChunkingController(self.state, self.runner, debounce_ms=debounce_ms, parent=self)
+        # New chunks requested: embedding the current ones for exact figures is superseded at once.
+        self.controller.requested.connect(self.retrieval.chunks_requested)
         # The exact hit-rate trace under the size slider (its own low-priority runner).
         self.trace = TraceController(self.state, self.retrieval, synchronous=synchronous_retrieval, parent=self)
         self.strategy_panel.attach_trace(self.trace)
@@ -183,10 +188,15 @@ class MainWindow(QMainWindow):
         self.plugins = PluginActions(self.state, self.messages, self.settings,
                                      strategies_registered=self._on_strategies_registered,
                                      show_strategy=self.show_strategy, parent=self)
+        # Edit ▸ Undo/Redo: what an open, a gold set, a question, an import or a pin replaced.
+        self.history = HistoryActions(self.state, self.retrieval, self.messages, gold_files=self.gold_files,
+                                      parent=self)
+        self.history.connect_sources(self.files, self.gold, self.plugins)
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
         self.audit_mode = AuditMode(self)  # Evaluate ▸ Audit Mode: the Reader at full height, keyboard judging
+        self.gold_tools = GoldTools(self)  # Edit ▸ Quick Question, Draft Questions, Gold Coverage
         from inspector.qt.actions.device_actions import DeviceActions
 
         self.device_actions = DeviceActions(self)  # Settings ▸ Embedding Device; the device in the status bar
@@ -289,6 +299,8 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = mb.addMenu("&Edit")
+        self.history.add_to(edit_menu)
+        edit_menu.addSeparator()
         edit_menu.addAction(self.add_question_action)
         view_menu = mb.addMenu("&View")
         self.view_menu = view_menu
@@ -436,7 +448,7 @@ class MainWindow(QMainWindow):
             self.strip.set_boundaries(())
         else:
             n = max(1, result.line_count)
-            self.strip.set_boundaries([line / n for line in result.start_lines], self.view.theme.muted)
+            self.strip.set_boundaries(np.asarray(result.start_lines, dtype=np.float64) / n, self.view.theme.muted)
         self._update_info()
         self._update_strip_view()
 
@@ -676,8 +688,7 @@ class MainWindow(QMainWindow):
 
     def _selected_text(self) -> str:
         """The text selected in the document, with its line breaks (a new question's answer)."""
-        cursor = self.view.textCursor()
-        return cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else ""
+        return self.view.selected_source_text()
 
     def _on_strategies_registered(self, names: Sequence[str]) -> None:
         """Strategy files, imported chunks or plug-ins changed the registry: counts made with a

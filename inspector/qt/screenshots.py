@@ -14,8 +14,9 @@ map.png             the embedding map (real model, exact): a gold question, its 
 laptop.png          the window at a laptop's 1280x800 as `make run` opens it (the handbook, its gold set
                     in front), a question asked
 small.png           the same at 1024x700: one column of tabs on the left, the bottom docks full width
-Pass --dark for dark-palette versions (window-dark.png, ...). Every shot but compare.png loads the
-bundled embedding model (the first run embeds the handbook: a minute or so on a laptop CPU);
+drafts.png          drafted questions under review, the gold coverage view, the quick question bar (BM25)
+Pass --dark for dark-palette versions (window-dark.png, ...). Every shot but compare.png and
+drafts.png loads the bundled embedding model (the first run embeds the handbook: a minute or so on a laptop CPU);
 --no-model skips ask.png, gold.png and the audit shots, answers with BM25 in laptop.png and
 small.png and leaves the window shots with a trace waiting for the model; `--audit-bm25` renders
 the audit shots with BM25 (no model).
@@ -416,6 +417,75 @@ def render_map(out_dir: Path, *, dark: bool = False) -> list[Path]:
     return [path]
 
 
+def render_drafts(out_dir: Path, *, dark: bool = False) -> list[Path]:
+    """drafts.png: drafted questions under review (two accepted, one rejected, the fourth current,
+    its answer marked in the text), the coverage view beside the text, the quick question bar open
+    (BM25: no model needed). Works on a copy of the handbook and its gold set."""
+    import shutil
+
+    from PySide6.QtCore import Qt
+
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    from inspector.qt.actions.file_actions import sample_path
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = Path(tmp) / "handbook.md"
+        shutil.copy(sample_path(), doc)
+        shutil.copy(Path(sample_path()).with_name("handbook.gold.jsonl"), Path(tmp) / "handbook.gold.jsonl")
+        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                            debounce_ms=0, synchronous_retrieval=True)
+        window.resize(*RETRIEVAL_SIZE)
+        window.show()
+        _settle(app)
+        window.default_layout()
+        window.detail_dock.hide()
+        window.reader_dock.hide()
+        window.retrieval.set_retriever("bm25")
+        window.state.set_strategy("markdown")
+        window.open_paths([str(doc)])
+        _settle(app)
+        tools = window.gold_tools
+        tools.show_coverage()
+        tools.drafts.count.setValue(DRAFTS_COUNT)
+        tools.open_drafts()
+        _settle(app, 10)
+        panel = tools.drafts
+        panel.set_current(0)
+        panel.accept_current()
+        panel.reject_current()
+        panel.accept_current()
+        window.resizeDocks([tools.drafts_dock], [380], Qt.Orientation.Vertical)
+        window.resizeDocks([window.strategy_dock], [400], Qt.Orientation.Horizontal)
+        tools.bar.open_bar()
+        panel.tree.setFocus()
+        _settle(app, 10)
+        panel.set_current(panel.current_index())  # the current draft's answer in view
+        tools.show_draft(panel.current().draft if panel.current() is not None else None)
+        # The BM25 hit-rate trace under the size slider appeared after the docks were sized: size
+        # them again (View ▸ Reset Layout) so the strategy column has room for it.
+        window.dock_layout.apply()
+        _settle(app, 5)
+        tools.drafts_dock.raise_()  # the gold set, loaded with the document, raises its own tab
+        tools.coverage_dock.raise_()
+        _settle(app, 10)
+        path = out_dir / f"drafts{suffix}.png"
+        window.grab().save(str(path))
+        window.close()
+        _settle(app)
+    return [path]
+
+
+DRAFTS_COUNT = 40
+
+
 def _chunk_at(window, offset: int) -> int:
     ids = window.view.chunk_ids_at(offset)
     if ids:
@@ -433,7 +503,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-audit", action="store_true", help="render the audit shots only")
     parser.add_argument("--audit-bm25", action="store_true", help="render the audit shots with BM25 (no model)")
     parser.add_argument("--only-map", action="store_true", help="render map.png only (loads the model)")
+    parser.add_argument("--only-drafts", action="store_true", help="render drafts.png only (BM25, no model)")
     args = parser.parse_args(argv)
+    if args.only_drafts:
+        for path in render_drafts(Path(args.out_dir), dark=args.dark):
+            print(path)
+        return 0
     if args.only_map:
         for path in render_map(Path(args.out_dir), dark=args.dark):
             print(path)
@@ -442,6 +517,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in render(Path(args.out_dir), dark=args.dark, model=not args.no_model):
             print(path)
         for path in render_compare(Path(args.out_dir), dark=args.dark):
+            print(path)
+        for path in render_drafts(Path(args.out_dir), dark=args.dark):
             print(path)
         for path in render_sizes(Path(args.out_dir), dark=args.dark, model=not args.no_model):
             print(path)

@@ -140,18 +140,23 @@ def test_the_same_bad_file_twice_reuses_one_box(qtbot, handbook_window):
 
 
 @pytest.mark.parametrize("name", ["empty.md", "whitespace_only.md"])
-def test_empty_documents_open_with_zero_chunks_as_in_the_cli(name, qtbot, handbook_window, wait_complete, capsys):
-    """The CLI chunks an empty file to 0 chunks without an error; the window opens it the same way
-    and says why nothing is painted."""
+def test_empty_documents_are_refused_and_nothing_is_replaced(name, qtbot, handbook_window, wait_complete, capsys):
+    """The CLI chunks an empty file to 0 chunks without an error; the window refuses to open it:
+    replacing the handbook and its gold set with nothing to look at would only lose them."""
     lines = cli_lines(capsys, BAD / name)
     assert not any(x.startswith(("error", "warning")) for x in lines)
     w = handbook_window
-    assert w.open_paths([str(BAD / name)])
-    r = wait_complete(w)
-    assert r.document.doc_id == name and r.chunks == () and r.stats.count == 0
-    assert w.messages.kind == "warning" and w.message.text() == f"{name}: no text to chunk (the file is empty " \
-                                                                "or only whitespace)"
-    assert w.open_paths([str(HANDBOOK)]) and wait_complete(w).chunks
+    doc, result, gold = w.state.document, w.state.result, w.retrieval.gold
+    steps = list(w.history.history.undo_steps)
+    assert not w.open_paths([str(BAD / name)])
+    expected = f"{BAD / name}: no text to open (the file is empty or only whitespace); handbook.md stays open"
+    assert w.messages.kind == "error" and w.message.text() == expected
+    assert w.messages.box is not None and w.messages.box.isVisible() and not w.messages.box.isModal()
+    assert_unchanged(w, doc, result, gold)
+    w.history.history.flush()
+    assert w.history.history.undo_steps == steps  # nothing was replaced: nothing new to undo
+    assert str((BAD / name).resolve()) not in w.recent_files()
+    assert_usable(w, qtbot, wait_complete)
 
 
 def test_encodings_the_loader_handles_open_like_the_cli(qtbot, make_window, wait_complete):
@@ -206,7 +211,10 @@ def test_folder_with_bad_files_opens_the_good_ones_and_lists_each_bad_one_once(
         [row] = [r for r in problems if r.name == name]
         assert str(folder / name) in row.problems[0] and needle in row.problems[0]
     assert w.message.text().startswith("skipped ") and f"(and {len(bad) - 1} more)" in w.message.text()
-    assert sorted(w.messages.details.splitlines()) == sorted(cli)
+    # The details list each skipped file, then what the open replaced (Edit ▸ Undo brings it back).
+    *skipped, replaced = w.messages.details.splitlines()
+    assert sorted(skipped) == sorted(cli)
+    assert replaced.startswith("Replaced handbook.md") and "Edit ▸ Undo" in replaced
     assert w.corpus_dock.isVisible()
 
 
@@ -464,9 +472,10 @@ def test_html_in_a_document_is_shown_verbatim_and_never_fetched(qtbot, make_wind
 @pytest.mark.timeout(240)
 def test_a_long_session_keeps_neither_old_documents_nor_unbounded_caches(qtbot, make_window, wait_complete,
                                                                         tmp_path, monkeypatch):
-    """Open document after document in one window: the window keeps only the one shown, and the
-    core's per-document caches stay within their character budgets (benchmarks/gui_memory.py
-    measures the resident memory of the same session with 20 documents of 1-2 MB)."""
+    """Open document after document in one window: the window keeps only the one shown and the
+    few its undo history may put back (a bounded number of steps), and the core's per-document
+    caches stay within their character budgets (benchmarks/gui_memory.py measures the resident
+    memory of the same session with 20 documents of 1-2 MB)."""
     import gc
 
     from inspector.core.documents import document
@@ -478,12 +487,17 @@ def test_a_long_session_keeps_neither_old_documents_nor_unbounded_caches(qtbot, 
         monkeypatch.setattr(cache, "max_size", budget)
     body = HANDBOOK.read_text(encoding="utf-8")
     w = make_window()
+    w.history.history.max_steps = 2  # Undo may bring back the last two documents, no more
     for k in range(8):
         p = tmp_path / f"session{k}.md"
         p.write_text(body.replace("# ", f"# S{k} ", 50), encoding="utf-8")  # ~95 k characters, distinct
         assert w.open_paths([str(p)])
         wait_complete(w)
         w.view.viewport().repaint()
+    gc.collect()
+    alive = {o.doc_id for o in gc.get_objects() if isinstance(o, Document) and o.doc_id.startswith("session")}
+    assert alive == {"session5.md", "session6.md", "session7.md"}
+    w.history.history.undo_steps.clear()
     gc.collect()
     alive = {o.doc_id for o in gc.get_objects() if isinstance(o, Document) and o.doc_id.startswith("session")}
     assert alive == {"session7.md"}

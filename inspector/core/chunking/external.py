@@ -19,7 +19,6 @@ import importlib.util
 import inspect
 import re
 import sys
-import threading
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from inspector.core.chunking.params import Param, Strategy
 from inspector.core.chunking.registry import register_strategy, strategies, unregister
 from inspector.core.documents.document import Document
 from inspector.core.errors import InputError
+from inspector.core.lru import SizedLRU
 
 #: The entry-point group packages use to contribute strategies (`load_entry_point_strategies`).
 ENTRY_POINT_GROUP = "chunk_inspector.strategies"
@@ -264,34 +264,32 @@ class AlignmentReport:
         return out
 
 
-_REPORTS: dict[str, dict[str, AlignmentReport]] = {}
-_REPORTS_LOCK = threading.Lock()
+#: The latest alignment report per (strategy, document): the core's locked LRU, bounded so a long
+#: session over many documents does not keep every report (their previews hold text) alive.
+_REPORTS: SizedLRU[AlignmentReport] = SizedLRU(512, 512)
 
 
 def record_report(report: AlignmentReport) -> None:
-    with _REPORTS_LOCK:
-        per_doc = _REPORTS.setdefault(report.strategy, {})
-        per_doc.pop(report.doc_id, None)
-        per_doc[report.doc_id] = report  # re-inserted: last run is last
+    _REPORTS.put((report.strategy, report.doc_id), report)  # moved to the end: the last run is last
 
 
 def last_alignment_report(name: str, doc_id: str | None = None) -> AlignmentReport | None:
     """The report of the strategy's latest run on `doc_id` (or on any document, if None)."""
-    with _REPORTS_LOCK:
-        per_doc = _REPORTS.get(name)
-        if not per_doc:
-            return None
-        if doc_id is None:
-            return next(reversed(per_doc.values()))
-        return per_doc.get(doc_id)
+    if doc_id is not None:
+        return _REPORTS.get((name, doc_id))  # not lookup: a read must not reorder "the last run"
+    for key, report in reversed(_REPORTS.snapshot()):
+        if isinstance(key, tuple) and key[0] == name:
+            return report
+    return None
 
 
 def clear_alignment_reports(name: str | None = None) -> None:
-    with _REPORTS_LOCK:
-        if name is None:
-            _REPORTS.clear()
-        else:
-            _REPORTS.pop(name, None)
+    if name is None:
+        _REPORTS.clear()
+        return
+    for key, _r in _REPORTS.snapshot():
+        if isinstance(key, tuple) and key[0] == name:
+            _REPORTS.discard(key)
 
 
 # ----------------------------------------------------------------------------- callables as strategies

@@ -13,6 +13,8 @@ from collections import deque
 from functools import lru_cache
 from typing import Callable, Sequence
 
+import numpy as np
+
 from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext, trim
@@ -23,9 +25,52 @@ from inspector.core.documents.document import Document
 DEFAULT_SEPARATORS: tuple[str, ...] = (r"\n\n", r"\n", r"(?<=[.!?])\s+", r" ", "")
 
 
+#: Merge character-level pieces by prefix sums (`_merge_characters`) instead of one piece at a time.
+FAST_CHARACTERS = True
+
+
 @lru_cache(maxsize=64)
 def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
+
+
+def _character_lengths(text: str, a: int, b: int, length: Callable[[int, int], int]) -> np.ndarray:
+    """`length(i, i + 1)` for every character of text[a:b], asked once per distinct character: the
+    length of a one-character span depends on that character alone (a token count of the span
+    encoded on its own, or `len`)."""
+    cps = np.frombuffer(text[a:b].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    values, first, inverse = np.unique(cps, return_index=True, return_inverse=True)
+    per_value = np.fromiter((length(a + int(i), a + int(i) + 1) for i in first), dtype=np.int64, count=len(values))
+    return per_value[inverse.reshape(-1)]
+
+
+def _merge_characters(text: str, a: int, b: int, lens: np.ndarray, chunk_size: int, chunk_overlap: int,
+                      out: list[tuple[int, int]]) -> None:
+    """LangChain's merge of one-character splits, a chunk at a time instead of a character at a
+    time: with S the prefix sums of the lengths, the window [s, e) grows until the next character
+    would pass `chunk_size` (one bisection), is emitted, and drops characters from its front while
+    it holds more than `chunk_overlap` or the next character would still not fit (another). The
+    same spans as `merge` over per-character splits (a test compares them), in O(chunks log n):
+    a 1 MB line without a space is a million splits (seconds) but a few thousand chunks."""
+    n = b - a
+    cum = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=cum[1:])
+    s = 0
+    while s < n:
+        check_cancelled()
+        stop = int(np.searchsorted(cum, cum[s] + chunk_size, side="right"))  # first prefix over the size
+        if stop > n:  # the rest fits: the last chunk
+            ta, tb = trim(text, a + s, b)
+            if ta < tb:
+                out.append((ta, tb))
+            return
+        e = stop - 1  # character e does not fit; [s, e) is a chunk (e > s: every length < chunk_size)
+        ta, tb = trim(text, a + s, a + e)
+        if ta < tb:
+            out.append((ta, tb))
+        keep = int(np.searchsorted(cum, cum[e] - chunk_overlap, side="left"))  # at most the overlap
+        fits = int(np.searchsorted(cum, cum[e] + int(lens[e]) - chunk_size, side="left"))  # room for e
+        s = max(s, keep, min(e, fits))
 
 
 def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int], int],
@@ -78,6 +123,11 @@ def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int]
             cuts.append(b)
             pieces = [(cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1) if cuts[i] < cuts[i + 1]]
         else:
+            if FAST_CHARACTERS and b > a:
+                lens = _character_lengths(text, a, b, length)
+                if int(lens.max()) < chunk_size:  # no character alone fills a chunk: merge them all
+                    _merge_characters(text, a, b, lens, chunk_size, chunk_overlap, out)
+                    return
             pieces = [(i, i + 1) for i in range(a, b)]
         good: list[tuple[int, int, int]] = []
         for pa, pb in pieces:

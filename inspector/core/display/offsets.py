@@ -15,19 +15,30 @@ from typing import Sequence
 
 import numpy as np
 
+from inspector.core.slices import codepoints
+
 
 class Utf16Map:
-    """Offset conversion for one text. Immutable once built; safe to share between threads."""
+    """Offset conversion for one text. Immutable once built; safe to share between threads.
 
-    __slots__ = ("length", "length16", "_astral", "_astral16", "_astral_np", "_astral16_np")
+    `breaks` (sorted code-point offsets) are places where the view shows the text with one extra
+    unit inserted before that offset: a line break that cuts a huge source line into blocks Qt
+    can lay out quickly (`display_text`). Offset `p` of a break maps to the start of the block
+    after the inserted break; the UTF-16 position just before the inserted break (the end of the
+    block before) maps back to `p` as well."""
 
-    def __init__(self, text: str) -> None:
+    __slots__ = ("length", "length16", "_astral", "_astral16", "_astral_np", "_astral16_np", "_breaks",
+                 "_breaks16", "_breaks_np", "_breaks16_np")
+
+    def __init__(self, text: str, breaks: Sequence[int] | np.ndarray = (), *, cps: np.ndarray | None = None) -> None:
+        """`cps`: the text's code points as an array, when the caller has them already."""
         self.length = len(text)
         """Length of the text in code points."""
-        if text.isascii():
+        if (cps is not None and cps.dtype == np.uint8) or (cps is None and text.isascii()):
             astral = np.zeros(0, dtype=np.int64)
         else:
-            cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            if cps is None:
+                cps = codepoints(text)
             astral = np.flatnonzero(cps >= 0x10000).astype(np.int64)
         # Code-point offsets of astral characters, and where each one starts in UTF-16 units
         # (every astral character before it adds one extra unit).
@@ -35,23 +46,45 @@ class Utf16Map:
         self._astral16_np = astral + np.arange(len(astral), dtype=np.int64)
         self._astral: list[int] = astral.tolist()
         self._astral16: list[int] = self._astral16_np.tolist()
-        self.length16 = self.length + len(self._astral)
-        """Length of the text in UTF-16 units."""
+        b = np.asarray(breaks, dtype=np.int64)
+        # Each break's code-point offset, and the UTF-16 position of the unit inserted before it.
+        self._breaks_np = b
+        self._breaks16_np = b + np.searchsorted(astral, b, side="left") + np.arange(len(b), dtype=np.int64)
+        self._breaks: list[int] = b.tolist()
+        self._breaks16: list[int] = self._breaks16_np.tolist()
+        self.length16 = self.length + len(self._astral) + len(self._breaks)
+        """Length of the text in UTF-16 units (inserted breaks included)."""
 
     @property
     def has_astral(self) -> bool:
-        """True if any character needs two UTF-16 units (the conversion is not the identity)."""
+        """True if any character needs two UTF-16 units."""
         return bool(self._astral)
+
+    @property
+    def breaks(self) -> list[int]:
+        """Code-point offsets the view shows a break before (see the class docstring)."""
+        return self._breaks
+
+    @property
+    def identity(self) -> bool:
+        """True when code points and UTF-16 positions are the same numbers."""
+        return not self._astral and not self._breaks
 
     def to_utf16(self, cp: int) -> int:
         """UTF-16 offset of code-point offset `cp` (0 <= cp <= len(text))."""
         if not self._astral:
-            return cp
-        return cp + bisect.bisect_left(self._astral, cp)
+            u = cp
+        else:
+            u = cp + bisect.bisect_left(self._astral, cp)
+        if self._breaks:
+            u += bisect.bisect_right(self._breaks, cp)
+        return u
 
     def to_codepoint(self, u16: int) -> int:
         """Code-point offset of UTF-16 offset `u16`; a position inside a surrogate pair is floored
         to the start of its character."""
+        if self._breaks:
+            u16 -= bisect.bisect_left(self._breaks16, u16)  # inserted units before it
         if not self._astral:
             return u16
         # Astral characters that start before u16 each took one extra unit. One that starts at
@@ -61,13 +94,16 @@ class Utf16Map:
     def to_utf16_array(self, cps: Sequence[int] | np.ndarray) -> np.ndarray:
         """Vectorised `to_utf16` (int64 array)."""
         arr = np.asarray(cps, dtype=np.int64)
-        if not self._astral:
-            return arr.copy()
-        return arr + np.searchsorted(self._astral_np, arr, side="left")
+        out = arr.copy() if not self._astral else arr + np.searchsorted(self._astral_np, arr, side="left")
+        if self._breaks:
+            out += np.searchsorted(self._breaks_np, arr, side="right")
+        return out
 
     def to_codepoint_array(self, u16s: Sequence[int] | np.ndarray) -> np.ndarray:
         """Vectorised `to_codepoint` (int64 array)."""
         arr = np.asarray(u16s, dtype=np.int64)
+        if self._breaks:
+            arr = arr - np.searchsorted(self._breaks16_np, arr, side="left")
         if not self._astral:
             return arr.copy()
         return arr - np.searchsorted(self._astral16_np, arr - 1, side="right")
@@ -79,10 +115,7 @@ class LineIndex:
     __slots__ = ("newlines", "line_count")
 
     def __init__(self, text: str) -> None:
-        if text.isascii():
-            raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-        else:
-            raw = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        raw = codepoints(text)
         self.newlines = np.flatnonzero(raw == 10)
         """Code-point offsets of every newline."""
         self.line_count = len(self.newlines) + 1

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.core.documents.encoding import decode_bytes
+from inspector.core.documents.encoding import decode
 from inspector.core.errors import InputError
 from inspector.core.lru import SizedLRU
+from inspector.core.slices import sha256_text
 
 #: File suffixes opened as Markdown; everything in TEXT_SUFFIXES is plain text.
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
@@ -42,7 +42,9 @@ class Document:
     encoding: str = "utf-8"
     """The encoding the bytes were decoded with."""
     meta: dict = field(default_factory=dict, compare=False, hash=False)
-    """Format-specific extras (e.g. page offsets for PDFs)."""
+    """Format-specific extras (e.g. page offsets for PDFs). `warnings`: notes the user must see
+    (the CLI prints them, the window shows them); `decoded_as`: the legacy encoding guessed for a
+    file that is not UTF-8, and where its first such byte lies (`encoding.Decoded.meta`)."""
 
     def __post_init__(self) -> None:
         if not self.doc_id:
@@ -69,7 +71,7 @@ def _text_hash(text: str) -> str:
     hit = _HASHES.lookup(id(text))
     if hit is not None and hit[0] is text:
         return hit[1]
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = sha256_text(text)  # a slice at a time: 20 MB would hold the GIL ~50 ms in one encode
     _HASHES.put(id(text), (text, digest), len(text))
     return digest
 
@@ -91,9 +93,10 @@ def from_text(text: str, name: str = "untitled.md", kind: str | None = None) -> 
 
 
 def load_document(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES,
-                  doc_id: str | None = None, pipes: bool = True) -> Document:
+                  doc_id: str | None = None, pipes: bool = True, encoding: str | None = None) -> Document:
     """Load one file; raise InputError naming the file for anything that is not usable text.
-    `pipes=False` refuses named pipes (a file found in a folder: nobody may ever write to it)."""
+    `pipes=False` refuses named pipes (a file found in a folder: nobody may ever write to it).
+    `encoding` forces a codec for plain-text files (None: detect, and record a guess in meta)."""
     p = Path(path)
     shown = str(p)
     if p.is_dir():
@@ -131,13 +134,14 @@ def load_document(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_
 
     if suffix in formats.CONVERTED_SUFFIXES:
         text, kind, meta = formats.convert(data, suffix, shown)
-        encoding = "converted"
+        used = "converted"
     else:
-        text, encoding = decode_bytes(data, shown)
+        decoded = decode(data, shown, encoding=encoding)
+        text, used = decoded.text, decoded.encoding
         kind = "text" if suffix in TEXT_SUFFIXES else "markdown"
-        meta = {}
+        meta = decoded.meta()
     return Document(text=normalize_newlines(text), name=p.name, kind=kind, path=str(p.resolve()),
-                    doc_id=doc_id or p.name, encoding=encoding, meta=meta)
+                    doc_id=doc_id or p.name, encoding=used, meta=meta)
 
 
 def find_documents(folder: str | os.PathLike[str]) -> list[Path]:
@@ -164,8 +168,10 @@ class LoadResult:
     problems: tuple[InputError, ...] = ()
 
 
-def load_paths(paths: list[str | os.PathLike[str]], *, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadResult:
-    """Load files and folders as one corpus. A bad file in a folder is reported, not fatal."""
+def load_paths(paths: list[str | os.PathLike[str]], *, max_bytes: int = DEFAULT_MAX_BYTES,
+               encoding: str | None = None) -> LoadResult:
+    """Load files and folders as one corpus. A bad file in a folder is reported, not fatal.
+    `encoding` forces a codec for every plain-text file (see `load_document`)."""
     docs: list[Document] = []
     problems: list[InputError] = []
     seen: set[str] = set()
@@ -178,7 +184,7 @@ def load_paths(paths: list[str | os.PathLike[str]], *, max_bytes: int = DEFAULT_
             for f in files:
                 rel = str(f.relative_to(p))
                 try:
-                    doc = load_document(f, max_bytes=max_bytes, doc_id=rel, pipes=False)
+                    doc = load_document(f, max_bytes=max_bytes, doc_id=rel, pipes=False, encoding=encoding)
                 except InputError as exc:
                     problems.append(exc)
                     continue
@@ -186,7 +192,7 @@ def load_paths(paths: list[str | os.PathLike[str]], *, max_bytes: int = DEFAULT_
                     seen.add(doc.doc_id)
                     docs.append(doc)
         else:
-            doc = load_document(p, max_bytes=max_bytes)
+            doc = load_document(p, max_bytes=max_bytes, encoding=encoding)
             if doc.doc_id in seen:  # two files of one name from different folders
                 doc = Document(text=doc.text, name=doc.name, kind=doc.kind, path=doc.path,
                                doc_id=str(p), encoding=doc.encoding, meta=doc.meta)

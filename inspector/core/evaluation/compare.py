@@ -51,6 +51,27 @@ class Comparison:
     left_out: int = 0
     """Questions of the current report that the baseline never scored (added to the gold set, or
     changed, since it was pinned): left out of `before`/`after` and of every delta."""
+    before_total: int = 0
+    """Questions in the first report before restricting to the shared ones (0: not restricted)."""
+    after_total: int = 0
+    """Questions in the second report before restricting (0: not restricted)."""
+
+    @property
+    def compared(self) -> int:
+        """Questions compared (the ones both reports share)."""
+        return len(self.after.questions)
+
+    @property
+    def restricted(self) -> bool:
+        """True when either report held questions the other lacks (they are left out)."""
+        return max(self.before_total, self.after_total) > self.compared
+
+    def note(self) -> str:
+        """'compared on 40 of 41 questions (the ones both gold sets share)', '' when all are."""
+        if not self.restricted:
+            return ""
+        total = max(self.before_total, self.after_total)
+        return f"compared on {self.compared} of {total} questions (the ones both gold sets share)"
 
     def delta(self, name: str) -> float | None:
         return next(d.delta for d in self.deltas if d.name == name)
@@ -79,36 +100,49 @@ def compare_reports(before: Report, after: Report, *, before_config: EvalConfig 
 
 
 def question_key(q: GoldQuestion) -> tuple:
-    """What a question is scored on: its text, answers, document and reference spans. Two reports
-    agree on a question only when all of these are equal (an answer edited since a baseline was
-    pinned makes it a different question)."""
-    return (q.question, q.answers, q.source, q.references)
+    """What makes two gold questions the same question: its text and its answers (and reference
+    spans, and document), whatever line of the file it sits on; an answer edited since a baseline
+    was pinned makes it a different question."""
+    return (q.question.strip(), tuple(a.strip() for a in q.answers), tuple(q.references), q.source)
 
 
 def aligned(before: Report, after: Report) -> tuple[QuestionResult | None, ...]:
-    """`before`'s outcome for each of `after`'s questions, in `after`'s order (None where
-    `before` never scored that question)."""
-    by_key: dict[tuple, QuestionResult] = {}
+    """`before`'s outcome for each of `after`'s questions, in `after`'s order (None where `before`
+    never scored that question; a question asked twice pairs with its twin in order, once each)."""
+    pool: dict[tuple, list[QuestionResult]] = {}
     for r in before.questions:
-        by_key.setdefault(question_key(r.question), r)
-    return tuple(by_key.get(question_key(r.question)) for r in after.questions)
+        pool.setdefault(question_key(r.question), []).append(r)
+    out: list[QuestionResult | None] = []
+    for r in after.questions:
+        twins = pool.get(question_key(r.question))
+        out.append(twins.pop(0) if twins else None)
+    return tuple(out)
+
+
+def shared_reports(before: Report, after: Report) -> tuple[Report, Report]:
+    """Both reports restricted to the questions they share (matched by `question_key`, in the
+    second report's order), figures recomputed on those. Each report is returned as it is when
+    nothing needs leaving out."""
+    pairs = [(b, a) for b, a in zip(aligned(before, after), after.questions) if b is not None]
+    if len(pairs) == len(before.questions) == len(after.questions) and all(
+            b is x for (b, _a), x in zip(pairs, before.questions)):
+        return before, after
+    b_sub = aggregate([b for b, _a in pairs], before.k, before.cost, seconds=before.seconds, budget=before.budget)
+    a_sub = aggregate([a for _b, a in pairs], after.k, after.cost, seconds=after.seconds, budget=after.budget)
+    return b_sub, a_sub
 
 
 def compare_shared(before: Report, after: Report, *, before_config: EvalConfig | None = None,
                    after_config: EvalConfig | None = None) -> Comparison | None:
     """`compare_reports` on the questions both reports share, their figures recomputed on those
-    alone (so a baseline survives a question added to the gold set); `left_out` counts the current
-    report's questions the baseline lacks. None when they share no question."""
-    if len(before.questions) == len(after.questions) and all(
-            question_key(b.question) == question_key(a.question)
-            for b, a in zip(before.questions, after.questions)):
+    alone: a baseline pinned before the gold set grew (a question saved from the Reader) or shrank
+    stays comparable. `left_out` counts the current report's questions the baseline lacks and
+    `note()` says how many were compared; None when they share no question."""
+    b, a = shared_reports(before, after)
+    if b is before and a is after:
         return compare_reports(before, after, before_config=before_config, after_config=after_config)
-    pairs = [(b, a) for b, a in zip(aligned(before, after), after.questions) if b is not None]
-    if not pairs:
+    if not a.questions:
         return None
-    b_report = aggregate([b for b, _a in pairs], before.k, before.cost, seconds=before.seconds,
-                         budget=before.budget)
-    a_report = aggregate([a for _b, a in pairs], after.k, after.cost, seconds=after.seconds,
-                         budget=after.budget)
-    cmp = compare_reports(b_report, a_report, before_config=before_config, after_config=after_config)
-    return replace(cmp, left_out=len(after.questions) - len(pairs))
+    cmp = compare_reports(b, a, before_config=before_config, after_config=after_config)
+    return replace(cmp, left_out=len(after.questions) - len(a.questions), before_total=len(before.questions),
+                   after_total=len(after.questions))

@@ -666,6 +666,55 @@ def append_question(path: str | os.PathLike[str], question: GoldQuestion) -> str
     return add_questions(path, (question,))[0]
 
 
+def _read_lines(p: Path) -> tuple[list[str], list[Any]]:
+    """A JSONL file's lines (without the final empty one) and each parsed (None where not JSON)."""
+    try:
+        old, _enc = decode_bytes(p.read_bytes(), str(p))
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=str(p)) from None
+    if old.startswith("\ufeff"):
+        old = old[1:]
+    lines = old.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    parsed: list[Any] = []
+    for raw in lines:
+        try:
+            parsed.append(json.loads(raw) if raw.strip() else None)
+        except (json.JSONDecodeError, RecursionError):
+            parsed.append(None)
+    return lines, parsed
+
+
+def question_line(path: str | os.PathLike[str], question: GoldQuestion) -> str | None:
+    """The line (as written in the file) that holds `question` (same text, same document; see
+    `add_questions`), or None: what an undo of adding it must put back."""
+    lines, parsed = _read_lines(Path(path))
+    return next((lines[i] for i, rec in enumerate(parsed) if _same_question(rec, question)), None)
+
+
+def remove_question(path: str | os.PathLike[str], question: GoldQuestion, *,
+                    restore: str | None = None) -> bool:
+    """Undo an `add_questions` of `question`: remove the line that holds it, or, with `restore`
+    (the line before, from `question_line`), put that line back in its place. One atomic write;
+    every other line is kept byte for byte. False when no line holds it."""
+    from inspector.core.atomic import atomic_write_text
+
+    p = Path(path)
+    lines, parsed = _read_lines(p)
+    at = next((i for i, rec in enumerate(parsed) if _same_question(rec, question)), None)
+    if at is None:
+        return False
+    if restore is None:
+        del lines[at]
+    else:
+        lines[at] = restore.rstrip("\n")
+    atomic_write_text(p, "".join(line + "\n" for line in lines))
+    return True
+
+
 def questions_from(items: Iterable[tuple[str, str | Sequence[str]]], source: str | None = None
                    ) -> tuple[GoldQuestion, ...]:
     """In-memory questions from (question, answer(s)) pairs (tests, the window's quick check)."""
@@ -676,6 +725,7 @@ def questions_from(items: Iterable[tuple[str, str | Sequence[str]]], source: str
     return tuple(out)
 
 
-__all__ = ["GoldQuestion", "GoldSet", "load_gold", "append_question", "add_questions", "normalize", "normalized_text",
+__all__ = ["GoldQuestion", "GoldSet", "load_gold", "append_question", "add_questions", "question_line",
+           "remove_question", "normalize", "normalized_text",
            "NormalizedText", "resolve_source", "locate_passage", "detect_format", "question_record",
            "questions_from"]

@@ -716,7 +716,8 @@ def index_vectors(chunks_by_doc: Mapping[str, Sequence[Chunk]], pooled: Mapping[
     return chunk_vectors(chunks_by_doc, pooled, with_prefix=with_prefix, cache=cache).vectors
 
 
-#: Pooled vectors of at most 8 documents (the core's locked LRU).
+#: A few documents' pooled vectors, by (model, document hash, piece size): the core's locked LRU
+#: (the window's pooled, retrieval and sweep workers reach it at once).
 _POOLED: SizedLRU[PooledVectors] = SizedLRU(8, 8)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from inspector.core.documents.document import Document
+from inspector.core.gcpause import paused_gc
 from inspector.core.lru import SizedLRU
 
 BLOCK_KINDS = ("heading", "paragraph", "list", "list_item", "table", "table_row", "code",
@@ -100,7 +101,12 @@ def _parser():
         from mdit_py_plugins.front_matter import front_matter_plugin
 
         # html_block stays a block (shown as text, never rendered); tables are GFM.
-        _md_parser = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
+        # Without markdown-it's `normalize` rule: document text has no CR left (the loader
+        # normalizes newlines), and the rule's two regular-expression passes over the whole text
+        # hold the GIL for ~300 ms on 20 MB. (It would also turn NUL into U+FFFD: one character
+        # for one, so offsets are the same either way.)
+        _md_parser = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin) \
+            .disable("normalize")
     return _md_parser
 
 
@@ -221,9 +227,10 @@ _STRUCTURES: SizedLRU[Structure] = SizedLRU(32, 16_000_000)
 def structure_of(doc: Document) -> Structure:
     """The document's structure, parsed once per content hash (LRU bounded by total size)."""
     def parse() -> Structure:
-        if doc.kind == "markdown":
-            return parse_markdown(doc.text, doc.name)
-        return parse_text(doc.text, doc.name)
+        with paused_gc():  # millions of acyclic parser tokens: no full collections meanwhile
+            if doc.kind == "markdown":
+                return parse_markdown(doc.text, doc.name)
+            return parse_text(doc.text, doc.name)
 
     return _STRUCTURES.get_or_make((doc.sha256, doc.kind, doc.name), parse, len(doc.text))
 

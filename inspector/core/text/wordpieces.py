@@ -16,13 +16,16 @@ import bisect
 import json
 import os
 import re
+from array import array
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from inspector.core.documents.document import Document
+from inspector.core.gcpause import paused_gc
 from inspector.core.lru import SizedLRU
+from inspector.core.text.tokens import int_array
 
 MAX_WORD_PIECES = 256
 """all-MiniLM-L6-v2's max_seq_length, [CLS] and [SEP] included."""
@@ -135,7 +138,10 @@ class WordPieceIndex:
         pos = 0
         while pos < len(text):
             cut = _next_cut(text, pos)
-            enc = tk.encode(text[pos:cut], add_special_tokens=False)
+            # encode_batch, not encode: the same encoding, but the tokenizer lets go of the GIL
+            # meanwhile (a 1 MB line without a break is one call of ~1 s, which `encode` spends
+            # holding it: the window's GUI thread froze for that long).
+            enc = tk.encode_batch([text[pos:cut]], add_special_tokens=False)[0]
             if enc.ids:
                 offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2) + pos
                 # Tokens of one word are consecutive; a token without a word is a word of its own.
@@ -153,8 +159,10 @@ class WordPieceIndex:
         def joined(k: int) -> np.ndarray:
             return np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
 
-        self.word_starts: list[int] = joined(0).tolist()
-        self.word_ends: list[int] = joined(1).tolist()
+        # Flat int arrays, not lists: millions of ints in a list are millions of objects each full
+        # garbage collection walks (see tokens.TokenIndex).
+        self.word_starts: array[int] = int_array(joined(0))
+        self.word_ends: array[int] = int_array(joined(1))
         self.word_pieces_prefix = np.zeros(len(self.word_starts) + 1, dtype=np.int64)
         np.cumsum(joined(2), out=self.word_pieces_prefix[1:])
         self.word_starts_array = np.asarray(self.word_starts, dtype=np.int64)
@@ -180,5 +188,8 @@ _INDEXES: SizedLRU[WordPieceIndex] = SizedLRU(8, 8_000_000)
 
 
 def wordpiece_index(doc: Document) -> WordPieceIndex:
-    return _INDEXES.get_or_make((doc.sha256, str(model_path())), lambda: WordPieceIndex(doc.text),
-                                len(doc.text))
+    def make() -> WordPieceIndex:
+        with paused_gc():
+            return WordPieceIndex(doc.text)
+
+    return _INDEXES.get_or_make((doc.sha256, str(model_path())), make, len(doc.text))

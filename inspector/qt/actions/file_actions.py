@@ -4,8 +4,11 @@ command line's paths, and loading big inputs off the GUI thread.
 Every way in ends in `FileActions.open_user_paths`. Small plain files open at once; big inputs
 (over `BACKGROUND_LOAD_BYTES` in all, or PDF/DOCX/HTML, which need converting) load on a worker
 thread so the window never freezes, the latest request winning. A file that cannot be opened is
-reported with the line the CLI prints, and whatever was open stays open. After a successful open
-`opened` is emitted (the window then looks for the document's gold set).
+reported with the line the CLI prints, and whatever was open stays open; so does a file with no
+text at all (empty or only whitespace): opening it would throw away the document and its gold set
+for nothing to look at. Before a successful open replaces anything `aboutToReplace` is emitted
+(the window's Edit ▸ Undo keeps what was there); after it `opened` (the window then looks for
+the document's gold set).
 """
 
 from __future__ import annotations
@@ -79,6 +82,11 @@ def needs_background_load(paths: Sequence[str]) -> bool:
     return False
 
 
+def _blank(text: str) -> bool:
+    """Empty or only whitespace (without copying a 20 MB text as `strip()` would)."""
+    return not text or text.isspace()
+
+
 def dropped_paths(mime: QMimeData) -> list[str]:
     """The local files and folders of a drag (empty when it carries none: the drop is refused)."""
     return [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
@@ -105,6 +113,9 @@ class FileActions(QObject):
 
     opened = Signal(object)
     """The Document now shown (after a successful open)."""
+    aboutToReplace = Signal(str)
+    """An open is about to replace the documents (label: "Open handbook.md"); the window's undo
+    history keeps what is there now."""
 
     def __init__(self, state: InspectorState, messages: MessageCenter, settings: Settings, parent: QWidget) -> None:
         """`parent` owns the actions (their shortcuts work window-wide) and the dialogs."""
@@ -153,7 +164,16 @@ class FileActions(QObject):
             loader.errored.connect(lambda _rid, msg: self.messages.error(msg, loader.last_error_details, popup=True))
 
         def job(cancelled, progress):
-            yield (names, load_corpus(names))
+            loaded = load_corpus(names)
+            if loaded.documents:
+                # What the view needs of the document shown first, made here rather than on the
+                # GUI thread (huge lines cut into blocks, the offset map, the wrap decision).
+                from inspector.core.display.display_text import display_text
+
+                display_text(loaded.documents[0].text)
+                for d in loaded.documents:
+                    _ = d.sha256  # the key of every per-document cache: hashed here, remembered
+            yield (names, loaded)
 
         self.messages.info(f"Loading {Path(names[0]).name}"
                            f"{' …' if len(names) == 1 else f' and {len(names) - 1} more …'}")
@@ -176,14 +196,28 @@ class FileActions(QObject):
             self.state.set_error(first)  # listeners of the state hear it too (the launch smoke test)
             self.messages.error(first + more, details, popup=True)
             return False
+        if all(_blank(d.text) for d in loaded.documents):
+            # Nothing to chunk: refuse rather than replace the open document and its gold set.
+            blank = [d.path or d.doc_id for d in loaded.documents]
+            kept = f"; {self.state.document.name} stays open" if self.state.document is not None else ""
+            if len(blank) == 1:
+                first = f"{blank[0]}: no text to open (the file is empty or only whitespace){kept}"
+            else:
+                first = (f"{blank[0]} (+{len(blank) - 1} more): no text to open (the files are all empty "
+                         f"or only whitespace){kept}")
+            self.state.set_error(first)
+            self.messages.error(first, "\n".join(blank + problems), popup=True)
+            return False
         self.state.set_error("")
+        self.aboutToReplace.emit(f"Open {loaded.documents[0].name}" if len(loaded.documents) == 1
+                                 else f"Open {len(loaded.documents)} documents")
         self.state.set_documents(loaded.documents, problems=problems)
         for p in loaded.opened:
             self.add_recent(p)
         self.settings.set(keys.LAST_DIR, str(Path(paths[0]).parent if Path(paths[0]).is_file() else Path(paths[0])))
         notes = [w for d in loaded.documents for w in document_warnings(d)]
         notes += [f"{d.doc_id}: no text to chunk (the file is empty or only whitespace)"
-                  for d in loaded.documents if not d.text.strip()]
+                  for d in loaded.documents if _blank(d.text)]
         details = "\n".join(problems + notes + ([loaded.details] if loaded.details else []))
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

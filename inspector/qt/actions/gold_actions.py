@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
 
 from inspector.core.display import settings_schema as keys
@@ -33,6 +33,12 @@ from inspector.qt.settings import Settings
 
 class GoldActions(QObject):
     """Load Gold Set… and Add to Gold Set…, and the document -> gold file memory."""
+
+    aboutToReplace = Signal(str)
+    """A question is about to be written to a gold file and the gold set reloaded (the window's
+    undo history keeps what is there now)."""
+    fileWritten = Signal(str, object)
+    """(path, its bytes before the write or None when it did not exist): a gold file was written."""
 
     def __init__(self, state: InspectorState, retrieval: RetrievalController, panel: GoldPanel, files: GoldFiles,
                  messages: MessageCenter, settings: Settings, *, selected_text: Callable[[], str],
@@ -124,6 +130,13 @@ class GoldActions(QObject):
                                                   "JSON Lines (*.jsonl)")
             if not path:
                 return False
+        first = qs[0].question
+        self.aboutToReplace.emit(f"Add question “{first if len(first) <= 40 else first[:39] + '…'}”" if len(qs) == 1
+                                 else f"Add {len(qs)} questions")
+        try:
+            before = Path(path).read_bytes() if Path(path).is_file() else None
+        except OSError:
+            before = None
         try:
             outcomes = add_questions(path, qs)
         except InputError as exc:
@@ -132,6 +145,7 @@ class GoldActions(QObject):
         except OSError as exc:
             self.messages.error(f"could not write {path}: {exc.strerror or exc}")
             return False
+        self.fileWritten.emit(str(path), before)
         ok = self.panel.open_gold(path)
         if ok:
             name = Path(path).name

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
@@ -67,6 +67,10 @@ def load_installed_strategies() -> tuple[str, ...]:
 
 class PluginActions(QObject):
     """The menu actions and start-up registration; reports through the window's messages."""
+
+    aboutToReplace = Signal(str)
+    """Imported chunks are about to replace the strategy shown (the window's undo history keeps
+    the strategy and parameters in use now)."""
 
     def __init__(self, state: InspectorState, messages: MessageCenter, settings: Settings, *,
                  strategies_registered: Callable[[Sequence[str]], None], show_strategy: Callable[[str], None],
@@ -161,6 +165,7 @@ class PluginActions(QObject):
         if self.state.document is None:
             self.messages.error("open a document first, then import the chunks made from it")
             return False
+        self.aboutToReplace.emit(f"Import chunks from {Path(path).name}")
         try:
             imported_strategy(IMPORTED, path)
         except InputError as exc:

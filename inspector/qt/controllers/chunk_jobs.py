@@ -23,6 +23,7 @@ from inspector.core.chunking.stats import ChunkStats
 from inspector.core.display.offsets import LineIndex
 from inspector.core.display.segments import SpanIndex
 from inspector.core.documents.document import Document
+from inspector.core.gcpause import paused_gc
 from inspector.core.lru import SizedLRU
 from inspector.qt.runner import JobRunner
 
@@ -97,20 +98,23 @@ def compute_chunks(request_id: int, request: ChunkRequest,
     t0 = time.perf_counter()
     doc = request.document
     strategy = get_strategy(request.strategy)
-    chunks = strategy(doc, request.params)  # inside the runner's cancel_scope
-    if cancelled():
-        raise Cancelled
-    painted = [c for c in chunks if c.role != "parent"]
-    parents = [c for c in chunks if c.role == "parent"]
-    index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
-    parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
-    headings = tuple(HeadingMark(h.start, h.end, h.level) for h in structure_of(doc).headings)
-    by_id = {c.id: c for c in chunks}
-    lines = _line_index(doc)
-    first = ChunkResult(request_id, request, chunks, index, parent_index, chunk_stats(doc, chunks), headings,
-                        complete=False, seconds=time.perf_counter() - t0, line_count=lines.line_count,
-                        start_lines=tuple(lines.line_of_array(index.starts).tolist()),
-                        parent_lines=tuple(lines.line_of_array(parent_index.starts).tolist()), by_id=by_id)
+    # Tens of thousands of chunks, segments and marks, all acyclic: no full garbage collection
+    # (which holds the GIL for as long as it walks every object) while they are made.
+    with paused_gc():
+        chunks = strategy(doc, request.params)  # inside the runner's cancel_scope
+        if cancelled():
+            raise Cancelled
+        painted = [c for c in chunks if c.role != "parent"]
+        parents = [c for c in chunks if c.role == "parent"]
+        index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
+        parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
+        headings = tuple(HeadingMark(h.start, h.end, h.level) for h in structure_of(doc).headings)
+        by_id = {c.id: c for c in chunks}
+        lines = _line_index(doc)
+        first = ChunkResult(request_id, request, chunks, index, parent_index, chunk_stats(doc, chunks), headings,
+                            complete=False, seconds=time.perf_counter() - t0, line_count=lines.line_count,
+                            start_lines=tuple(lines.line_of_array(index.starts).tolist()),
+                            parent_lines=tuple(lines.line_of_array(parent_index.starts).tolist()), by_id=by_id)
     yield first
     try:
         from inspector.core.chunking.annotate import annotate
@@ -118,13 +122,15 @@ def compute_chunks(request_id: int, request: ChunkRequest,
         yield _replace_complete(first, chunks, first.stats, time.perf_counter() - t0)
         return
     annotated: list[Chunk] = []
-    for k in range(0, len(chunks), ANNOTATE_BATCH):
-        if cancelled():
-            raise Cancelled
-        annotated.extend(annotate(doc, chunks[k:k + ANNOTATE_BATCH], with_prefix=request.with_prefix))
-    done = tuple(annotated)
-    yield _replace_complete(first, done, chunk_stats(doc, done, document_tokens=first.stats.document_tokens),
-                            time.perf_counter() - t0)
+    with paused_gc():
+        for k in range(0, len(chunks), ANNOTATE_BATCH):
+            if cancelled():
+                raise Cancelled
+            annotated.extend(annotate(doc, chunks[k:k + ANNOTATE_BATCH], with_prefix=request.with_prefix))
+        done = tuple(annotated)
+        complete = _replace_complete(first, done, chunk_stats(doc, done, document_tokens=first.stats.document_tokens),
+                                     time.perf_counter() - t0)
+    yield complete
 
 
 def _replace_complete(first: ChunkResult, chunks: tuple[Chunk, ...], stats: ChunkStats,

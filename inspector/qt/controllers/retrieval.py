@@ -270,14 +270,14 @@ class RetrievalController(QObject):
         self.embedder = embedder
         self.workbench.embedder = embedder
         _ = self.cache  # the real model's vectors are persisted
-        # torch and the model leave ~400,000 long-lived objects behind; a full garbage collection
-        # walks them all (~150 ms, more with the window's own objects), and slider moves allocate
-        # enough to trigger one now and then: a visible stall. Move them out of the collector's
-        # reach for good (they live as long as the process anyway; freezing is a list splice, no
-        # collection first, which would itself be the stall).
-        import gc
+        # torch and the model leave ~400,000 long-lived objects behind; walked once in each younger
+        # generation on their way to the oldest (~150 ms each, more with the window's own objects)
+        # they would stall the window now and then. Move them to the oldest generation at once (two
+        # list splices, no collection, which would itself be the stall); full collections still
+        # see them, so nothing is frozen for good (core.gcpause explains why that leaked).
+        from inspector.core.gcpause import promote_survivors
 
-        gc.freeze()
+        promote_survivors()
         self._set_model_state(MODEL_READY)
         # First exact figures sooner: nothing is being dragged yet, so embed the chunks exactly
         # now (BM25 answers meanwhile) and build the live-preview pieces after; both at once
@@ -354,6 +354,9 @@ class RetrievalController(QObject):
         return gold
 
     def set_gold(self, gold: Any) -> None:
+        """A new gold set (None: none). A pinned baseline stays when the set grew or shrank (a
+        question saved from the Reader, one deleted from the file): it is compared on the
+        questions both share (`compare.compare_shared`), and `comparison.note()` says how many."""
         self.gold = gold
         self.workbench.set_gold(gold)
         self._filter_gold()
@@ -397,6 +400,13 @@ class RetrievalController(QObject):
         if self.baseline is not None:
             self.baseline = None
             self.baselineChanged.emit(None)
+        self._compare()
+
+    def restore_baseline(self, baseline: Baseline | None) -> None:
+        """Put a baseline back as it was pinned (Edit ▸ Undo)."""
+        if baseline is not self.baseline:
+            self.baseline = baseline
+            self.baselineChanged.emit(baseline)
         self._compare()
 
     def _compare(self) -> None:
@@ -470,6 +480,17 @@ class RetrievalController(QObject):
         if req.gold and (preview or exact_note) and mark_stale:  # exact_note: a re-chunk too
             self._set_stale(True)
         return self.runner.submit(retrieval_job(self.workbench, req))
+
+    def chunks_requested(self, _rid: int = 0) -> None:
+        """New chunks are on their way (another strategy, document or size): the runner's work for
+        the current ones is superseded now, not when the new ones arrive. Embedding the old chunks
+        for exact figures would otherwise go on competing with the new chunking (a slow strategy
+        such as `semantic` embeds too, for seconds), only to be dropped."""
+        self._settle.stop()
+        if self.runner.busy:
+            self._submitted = None
+            self.runner.cancel()
+            self.progressChanged.emit(0, 0, "")
 
     def _on_chunks(self, result: ChunkResult | None) -> None:
         if result is None:

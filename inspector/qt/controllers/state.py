@@ -122,6 +122,26 @@ class InspectorState(QObject):
         if self.with_prefix != prefix:
             self.withPrefixChanged.emit(self.with_prefix)
 
+    def restore_choices(self, strategy: str, params: Mapping[str, Mapping[str, Any]],
+                        prefix: Mapping[str, bool]) -> None:
+        """Put back every remembered setting at once (Edit ▸ Undo): the strategy, each strategy's
+        parameters and prefix choices, as `all_params` and `prefix_choices` gave them. Emits what
+        changed for the current strategy, once. ValueError (nothing changed) when `strategy` is
+        no longer registered."""
+        from inspector.core.chunking.registry import get_strategy
+
+        get_strategy(strategy)
+        before = (self.strategy, self.params, self.with_prefix)
+        self._params = {k: dict(v) for k, v in params.items()}
+        self._prefix = dict(prefix)
+        self.strategy = strategy
+        if strategy != before[0]:
+            self.strategyChanged.emit(strategy)
+        if strategy != before[0] or self.params != before[1]:
+            self.paramsChanged.emit(self.params)
+        if self.with_prefix != before[2]:
+            self.withPrefixChanged.emit(self.with_prefix)
+
     def set_params(self, params: Mapping[str, Any]) -> None:
         """New parameters for the current strategy (all or some of them)."""
         merged = {**self.params, **params}

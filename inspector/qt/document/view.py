@@ -20,7 +20,6 @@ gold answer's spans, and it composes the pieces that draw them, each in its own 
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import replace
 from typing import Sequence
 
@@ -38,6 +37,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
 from inspector.core.chunking.chunk import Chunk
+from inspector.core.display.display_text import display_text
 from inspector.core.display.offsets import Utf16Map
 from inspector.core.documents.document import Document
 from inspector.qt.controllers.chunk_jobs import ChunkResult
@@ -61,19 +61,9 @@ from inspector.qt.theme import FLAG_ORDER, Theme
 HEADING_SCALE = {1: 1.45, 2: 1.25, 3: 1.1}
 #: Headings formatted per event-loop turn (about 10 ms each).
 EMPHASIS_SLICE = 300
-
-#: A run of this many characters without whitespace switches the view to wrapping anywhere.
-LONG_WORD = 10_000
-_LONG_WORD_RE = re.compile(r"\S{%d}" % LONG_WORD)
-
-
-def wrap_mode_for(text: str) -> QTextOption.WrapMode:
-    """Wrap at word boundaries, unless the text holds a very long run without a break: Qt lays
-    such a "word" out in time quadratic in its length when it may break at word boundaries (a
-    1 MB run: over a minute, on the GUI thread), and linearly when it may break anywhere."""
-    if _LONG_WORD_RE.search(text):
-        return QTextOption.WrapMode.WrapAnywhere
-    return QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
+#: Characters handed to Qt per turn of the event loop: a 20 MB document goes in as ~100 slices of
+#: ~20 ms each instead of one second-long `setPlainText` on the GUI thread.
+LOAD_SLICE = 200_000
 
 
 class DocumentView(QPlainTextEdit):
@@ -81,6 +71,8 @@ class DocumentView(QPlainTextEdit):
 
     painted = Signal()
     """Emitted after each paint of the viewport (with whatever overlays were current)."""
+    loaded = Signal(object)
+    """The Document whose whole text is now in the view (a big one goes in over several turns)."""
 
     def __init__(self, state: InspectorState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -102,6 +94,9 @@ class DocumentView(QPlainTextEdit):
         """Extra actions for the text's context menu (e.g. "Add to gold set…")."""
         self.baseline_lane: BaselineLane | None = None
         """The pinned baseline's chunks and boundary changes, drawn as one more gutter lane."""
+        self._pending: tuple[str, int] | None = None
+        """(display text, characters of it already in the view) while a big text goes in."""
+        self._load_generation = 0
         self.setReadOnly(True)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                      | Qt.TextInteractionFlag.TextSelectableByKeyboard)
@@ -123,24 +118,82 @@ class DocumentView(QPlainTextEdit):
 
     # -- data ------------------------------------------------------------------------------
     def set_document(self, doc: Document | None) -> None:
+        """Show `doc`. What scales with its size is prepared off the GUI thread where possible
+        (`display_text`: huge lines cut into blocks, the offset map, the wrap decision; the
+        background loader makes it before the document arrives), and the text goes into Qt in
+        slices of LOAD_SLICE characters, one per turn of the event loop (`loading` until done)."""
         self.document_ = doc
         self.result = None
         self._emphasized = None
         self.hits, self.current_hit, self.answer_spans = (), -1, ()
-        self.umap = Utf16Map(doc.text if doc is not None else "")
-        self.setWordWrapMode(wrap_mode_for(doc.text if doc is not None else ""))
-        self.setPlainText(doc.text if doc is not None else "")
+        disp = display_text(doc.text) if doc is not None else None
+        self.umap = disp.umap if disp is not None else Utf16Map("")
+        self._load_generation += 1
+        self._pending = None
+        # The old text goes first: a new wrap mode relays out whatever is shown (a 1 MB line that
+        # may only break between words: a minute on the GUI thread).
+        self.setPlainText("")
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere if disp is not None and disp.long_word
+                             else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        text = disp.text if disp is not None else ""
+        if len(text) <= LOAD_SLICE:
+            self.setPlainText(text)
+        else:
+            cut = text.rfind("\n", 0, LOAD_SLICE) + 1 or LOAD_SLICE
+            self.setPlainText(text[:cut])
+            self._pending = (text, cut)
+            gen = self._load_generation
+            QTimer.singleShot(0, self, lambda: self._load_more(gen))
         self._update_margins()
         if self.state.result is not None and self.state.result.document is doc:
             self.set_result(self.state.result)
         self.viewport().update()
+        if self._pending is None and doc is not None:
+            self.loaded.emit(doc)
+
+    @property
+    def loading(self) -> bool:
+        """True while part of the document's text has yet to go into the view."""
+        return self._pending is not None
+
+    def _load_more(self, generation: int) -> None:
+        """One more slice of a big text (at a line start when there is one near the limit)."""
+        if generation != self._load_generation or self._pending is None:
+            return
+        text, done = self._pending
+        end = min(len(text), done + LOAD_SLICE)
+        if end < len(text):
+            end = text.rfind("\n", done, end) + 1 or end
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text[done:end])
+        if end < len(text):
+            self._pending = (text, end)
+            QTimer.singleShot(0, self, lambda: self._load_more(generation))
+            return
+        self._pending = None
+        if self.result is not None and self._emphasized is not self.document_:
+            self._emphasize_headings(self.result)
+        self.viewport().update()
+        self.gutter.update()
+        self.flag_column.update()
+        self.loaded.emit(self.document_)
+
+    def selected_source_text(self) -> str:
+        """The document's text under the selection (never the breaks the view inserts in a huge
+        line; the document's own newlines as "\n")."""
+        cursor = self.textCursor()
+        if self.document_ is None or not cursor.hasSelection():
+            return ""
+        a, b = self.umap.to_codepoint(cursor.selectionStart()), self.umap.to_codepoint(cursor.selectionEnd())
+        return self.document_.text[a:b]
 
     def set_result(self, result: ChunkResult | None) -> None:
         if result is not None and result.document is not self.document_:
             return
         self.result = result
-        if result is not None and self._emphasized is not self.document_:
-            self._emphasize_headings(result)
+        if result is not None and self._emphasized is not self.document_ and self._pending is None:
+            self._emphasize_headings(result)  # once the whole text is in (`_load_more` does it then)
         self._update_margins()
         self.viewport().update()
         self.gutter.update()

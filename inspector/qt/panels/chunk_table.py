@@ -3,6 +3,11 @@
 The model is reset in one step per result (no per-row inserts). Sorting is done by the model on
 precomputed keys (one argsort, not a Python comparison per pair, which would take seconds on
 20,000 rows), so the proxy only filters ("only flagged", a flag, or text in the heading path).
+
+Nothing here walks every row in Python when a result arrives: the chunk id -> row map is a numpy
+inverse permutation, and the proxy maps rows with two integer arrays (none at all while no filter
+is set), where Qt's QSortFilterProxyModel would call a Python `filterAcceptsRow` for each of the
+50,000 rows of a 20 MB document at every re-chunk (a quarter of a second on the GUI thread).
 """
 
 from __future__ import annotations
@@ -11,11 +16,11 @@ from typing import Any, Sequence
 
 import numpy as np
 from PySide6.QtCore import (
+    QAbstractProxyModel,
     QAbstractTableModel,
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
     Signal,
 )
@@ -51,7 +56,10 @@ class ChunkTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._chunks: tuple[Chunk, ...] = ()
         self._order = np.zeros(0, dtype=np.int64)  # row -> index into _chunks
-        self._row_of: dict[int, int] = {}  # chunk id -> row
+        self._row_of_index = np.zeros(0, dtype=np.int64)  # index into _chunks -> row
+        self._id_of_index = np.zeros(0, dtype=np.int64)  # index into _chunks -> chunk id
+        self._ids_are_positions = True  # chunk id == index into _chunks (every built-in strategy)
+        self._index_of_id: dict[int, int] | None = None  # otherwise, made on first use
         self._limit: int = 256
         self._theme: Theme | None = None
         self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
@@ -61,6 +69,7 @@ class ChunkTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._chunks = tuple(chunks)
         self._limit = limit
+        self._index_ids()
         self._order = self._sorted_order(*self._sort)
         self._reindex()
         self.endResetModel()
@@ -78,10 +87,30 @@ class ChunkTableModel(QAbstractTableModel):
         return self._chunks[int(self._order[row])]
 
     def row_of(self, chunk_id: int) -> int:
-        return self._row_of.get(chunk_id, -1)
+        """The row showing chunk `chunk_id` (-1 when there is none)."""
+        n = len(self._chunks)
+        if self._ids_are_positions:
+            k = chunk_id if 0 <= chunk_id < n else -1
+        else:
+            if self._index_of_id is None:
+                self._index_of_id = {int(c): k for k, c in enumerate(self._id_of_index.tolist())}
+            k = self._index_of_id.get(chunk_id, -1)
+        return int(self._row_of_index[k]) if k >= 0 else -1
+
+    def index_rows(self) -> np.ndarray:
+        """Row of each chunk, by its index in `chunks` (the inverse of the sort order)."""
+        return self._row_of_index
 
     def _reindex(self) -> None:
-        self._row_of = {self._chunks[int(k)].id: row for row, k in enumerate(self._order)}
+        n = len(self._chunks)
+        self._row_of_index = np.empty(n, dtype=np.int64)
+        self._row_of_index[self._order] = np.arange(n, dtype=np.int64)
+
+    def _index_ids(self) -> None:
+        n = len(self._chunks)
+        self._id_of_index = np.fromiter((c.id for c in self._chunks), dtype=np.int64, count=n)
+        self._ids_are_positions = bool(np.array_equal(self._id_of_index, np.arange(n, dtype=np.int64)))
+        self._index_of_id = None
 
     # -- Qt model API ------------------------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
@@ -147,11 +176,11 @@ class ChunkTableModel(QAbstractTableModel):
         if not self._chunks:
             return
         self.layoutAboutToBeChanged.emit()
-        old_ids = [self.chunk_at(r).id for r in range(len(self._chunks))]
+        old_order = self._order
         persistent = self.persistentIndexList()
         self._order = self._sorted_order(column, order)
         self._reindex()
-        new = [self.index(self._row_of[old_ids[i.row()]], i.column()) for i in persistent]
+        new = [self.index(int(self._row_of_index[old_order[i.row()]]), i.column()) for i in persistent]
         self.changePersistentIndexList(persistent, new)
         self.layoutChanged.emit()
 
@@ -240,22 +269,24 @@ class _ElideLeft(QStyledItemDelegate):
         option.textElideMode = Qt.TextElideMode.ElideLeft
 
 
-class ChunkFilterProxy(QSortFilterProxyModel):
+class ChunkFilterProxy(QAbstractProxyModel):
     """Filters rows: only flagged, one flag, and/or text in the heading path. Sorting is passed to
-    the source model (see module docstring)."""
+    the source model (see module docstring). Rows map through two integer arrays (the accepted
+    source rows and their inverse), identity while no filter is set; only the rows a view asks
+    for ever reach Python."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._only_flagged = False
         self._flag = ""
         self._text = ""
-        self._accept: np.ndarray | None = None
+        self._rows: np.ndarray | None = None
+        """Accepted source rows in order (None: every row, no filter)."""
+        self._inverse: np.ndarray | None = None
+        """Source row -> proxy row (-1: filtered out); None with `_rows`."""
+        self._saved: list[tuple[QPersistentModelIndex, int, int]] = []
 
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        src = self.sourceModel()
-        if isinstance(src, ChunkTableModel):
-            src.sort(column, order)
-
+    # -- filters ---------------------------------------------------------------------------------
     def set_only_flagged(self, on: bool) -> None:
         self._only_flagged = on
         self._refilter()
@@ -273,24 +304,18 @@ class ChunkFilterProxy(QSortFilterProxyModel):
     def only_flagged(self) -> bool:
         return self._only_flagged
 
-    def _refilter(self) -> None:
-        self._accept = None
-        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10
-            self.beginFilterChange()
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:
-            self.invalidateRowsFilter()
+    @property
+    def filtering(self) -> bool:
+        return bool(self._only_flagged or self._flag or self._text)
 
     def invalidate_cache(self) -> None:
-        self._accept = None
+        """Kept for callers of the former QSortFilterProxyModel; the mapping is rebuilt on reset."""
 
     def _mask(self) -> np.ndarray:
+        """Accepted chunks, by index into the source's chunks (a Python pass, only with a filter)."""
         src = self.sourceModel()
-        chunks = src.chunks
-        n = len(chunks)
-        if not (self._only_flagged or self._flag or self._text):
-            return np.ones(n, dtype=bool)
-        ok = np.ones(n, dtype=bool)
+        chunks = src.chunks if isinstance(src, ChunkTableModel) else ()
+        ok = np.ones(len(chunks), dtype=bool)
         for k, c in enumerate(chunks):
             if self._only_flagged and not c.flags:
                 ok[k] = False
@@ -301,13 +326,127 @@ class ChunkFilterProxy(QSortFilterProxyModel):
                 ok[k] = False
         return ok
 
-    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
+    def _remap(self) -> None:
         src = self.sourceModel()
-        if not (self._only_flagged or self._flag or self._text):
-            return True
-        if self._accept is None or len(self._accept) != len(src.chunks):
-            self._accept = self._mask()
-        return bool(self._accept[int(src._order[source_row])])
+        if not self.filtering or not isinstance(src, ChunkTableModel):
+            self._rows = self._inverse = None
+            return
+        accepted_by_row = self._mask()[src._order]
+        self._rows = np.flatnonzero(accepted_by_row).astype(np.int64)
+        self._inverse = np.full(len(accepted_by_row), -1, dtype=np.int64)
+        self._inverse[self._rows] = np.arange(len(self._rows), dtype=np.int64)
+
+    def _refilter(self) -> None:
+        self.beginResetModel()
+        self._remap()
+        self.endResetModel()
+
+    # -- the source ------------------------------------------------------------------------------
+    def setSourceModel(self, model) -> None:  # noqa: N802 (Qt's name)
+        old = self.sourceModel()
+        if old is not None:
+            for sig, slot in self._connections(old):
+                sig.disconnect(slot)
+        self.beginResetModel()
+        super().setSourceModel(model)
+        if model is not None:
+            for sig, slot in self._connections(model):
+                sig.connect(slot)
+        self._remap()
+        self.endResetModel()
+
+    def _connections(self, model) -> list:
+        return [(model.modelAboutToBeReset, self._source_about_to_reset), (model.modelReset, self._source_reset),
+                (model.layoutAboutToBeChanged, self._source_layout_about), (model.layoutChanged, self._source_layout),
+                (model.dataChanged, self._source_data)]
+
+    def _source_about_to_reset(self) -> None:
+        self.beginResetModel()
+
+    def _source_reset(self) -> None:
+        self._remap()
+        self.endResetModel()
+
+    def _source_layout_about(self, *_args) -> None:
+        self.layoutAboutToBeChanged.emit()
+        src = self.sourceModel()
+        # Remember each persistent index (the view's selection) by the chunk it shows.
+        self._saved = []
+        for pidx in self.persistentIndexList():
+            if pidx.isValid():
+                k = int(src._order[self._to_source_row(pidx.row())])
+                self._saved.append((QPersistentModelIndex(pidx), k, pidx.column()))
+
+    def _source_layout(self, *_args) -> None:
+        self._remap()
+        src = self.sourceModel()
+        old = [QModelIndex(p) for p, _k, _c in self._saved]
+        new = []
+        for _p, k, col in self._saved:
+            row = self._from_source_row(int(src.index_rows()[k]))
+            new.append(self.index(row, col) if row >= 0 else QModelIndex())
+        self.changePersistentIndexList(old, new)
+        self._saved = []
+        self.layoutChanged.emit()
+
+    def _source_data(self, top_left: QModelIndex, bottom_right: QModelIndex, roles=()) -> None:
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1))
+
+    # -- mapping -----------------------------------------------------------------------------------
+    def _to_source_row(self, row: int) -> int:
+        return row if self._rows is None else int(self._rows[row])
+
+    def _from_source_row(self, row: int) -> int:
+        return row if self._inverse is None else int(self._inverse[row])
+
+    def mapToSource(self, proxy_index: QModelIndex | QPersistentModelIndex) -> QModelIndex:  # noqa: N802
+        src = self.sourceModel()
+        if src is None or not proxy_index.isValid() or not 0 <= proxy_index.row() < self.rowCount():
+            return QModelIndex()
+        return src.index(self._to_source_row(proxy_index.row()), proxy_index.column())
+
+    def mapFromSource(self, source_index: QModelIndex | QPersistentModelIndex) -> QModelIndex:  # noqa: N802
+        if not source_index.isValid():
+            return QModelIndex()
+        src = self.sourceModel()
+        if src is None or not 0 <= source_index.row() < src.rowCount():
+            return QModelIndex()
+        row = self._from_source_row(source_index.row())
+        return self.index(row, source_index.column()) if row >= 0 else QModelIndex()
+
+    def index(self, row: int, column: int, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:
+        if parent.isValid() or not (0 <= row < self.rowCount()) or not (0 <= column < self.columnCount()):
+            return QModelIndex()
+        return self.createIndex(row, column)
+
+    def parent(self, *args):  # type: ignore[override]
+        if args:  # parent(index): a table has no parents
+            return QModelIndex()
+        return super().parent()  # QObject.parent()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        src = self.sourceModel()
+        if parent.isValid() or src is None:
+            return 0
+        return src.rowCount() if self._rows is None else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        src = self.sourceModel()
+        return 0 if parent.isValid() or src is None else src.columnCount()
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        src = self.sourceModel()
+        if src is None:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return src.headerData(section, orientation, role)
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        src = self.sourceModel()
+        if isinstance(src, ChunkTableModel):
+            src.sort(column, order)
 
 
 class ChunkTable(QWidget):
@@ -321,7 +460,6 @@ class ChunkTable(QWidget):
         self.model = ChunkTableModel(self)
         self.proxy = ChunkFilterProxy(self)
         self.proxy.setSourceModel(self.model)
-        self.model.modelAboutToBeReset.connect(self.proxy.invalidate_cache)
         self.model.set_theme(Theme.for_palette(self.palette()))
 
         self.only_flagged = QCheckBox("Only flagged")
@@ -389,8 +527,11 @@ class ChunkTable(QWidget):
         except ImportError:
             pass
         self.model.set_chunks(chunks, limit)
-        # The page column only for converted PDFs (chunks carry meta["page"]).
-        self.view.setColumnHidden(COL_PAGE, not any(c.meta and "page" in c.meta for c in chunks))
+        # The page column only for converted PDFs (their chunks carry meta["page"]).
+        doc = result.document if result is not None else None
+        paged = bool(doc is not None and doc.meta and doc.meta.get("page_starts")) and any(
+            c.meta and "page" in c.meta for c in chunks)
+        self.view.setColumnHidden(COL_PAGE, not paged)
         self._update_count()
         self.show_selection(self.state.selection)
 
@@ -413,7 +554,7 @@ class ChunkTable(QWidget):
         self._update_count()
 
     def _update_count(self) -> None:
-        shown, total = self.proxy.rowCount(), self.model.rowCount()
+        shown, total = self.proxy.rowCount(), self.model.rowCount()  # the proxy filters, the model has all
         self.count.setText(f"{shown:,} of {total:,}" if shown != total else f"{total:,} chunks")
 
     def show_selection(self, chunk_id: int) -> None:

@@ -493,6 +493,7 @@ class GoldPanel(QWidget):
     def _on_result(self, result: RetrievalResult | None) -> None:
         self.result = result
         report = result.report if result is not None else None
+        # The baseline's outcome per question, matched by question (its gold set may differ).
         self.model.set_results(report.questions if report is not None else None,
                                self.controller.baseline_results())
         self.model.set_stale(self.controller.stale)
@@ -563,6 +564,12 @@ class GoldPanel(QWidget):
         label = baseline.config.label() if baseline.config is not None else "?"
         mode = {POOLED: " (pooled preview)", FALLBACK: " (BM25 stand-in)"}.get(baseline.mode, "")
         text = f"Baseline: {label}{mode} · hit rate {pct(baseline.report.hit_rate)}"
+        cmp = self.controller.comparison
+        r = self.result
+        if cmp is not None and cmp.note():
+            text += f"\nThe gold set changed since it was pinned: {cmp.note()}."
+        elif cmp is None and r is not None and r.report is not None:
+            text += "\nThe baseline's gold set has no question in common with this one: nothing to compare."
         key = "hit_at_budget" if self.controller.budget is not None else "hit_rate"
         d = self.controller.paired.get(key)
         if d is not None and d.delta != 0:

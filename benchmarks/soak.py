@@ -1,0 +1,266 @@
+"""Soak: a long session of scripted random user actions on the real window with the real model.
+
+    .venv/bin/python benchmarks/soak.py                 # 30 minutes
+    .venv/bin/python benchmarks/soak.py --minutes 5 --seed 7
+
+Offscreen, one `MainWindow` with its own worker threads and the bundled all-MiniLM-L6-v2 (loaded
+in the background as in the app). Every few hundred milliseconds a random action, as a user would
+take it: open a document (the handbook, the public pages in benchmarks/data/public, a bad file),
+switch strategy, drag the size or overlap slider through several values, ask a question, load a
+gold set, pin a baseline, run a small sweep, export chunks / the report, Edit ▸ Undo. Not part of
+`make test`.
+
+It checks, and prints its figures:
+* no exception escaped a slot or a worker (sys.excepthook, and every error the status bar showed
+  that is not a refused bad file),
+* memory stays bounded: resident set size sampled every 5 s; after the first third of the session
+  (caches warm) it must not grow by more than `--max-growth-mb`,
+* no GUI pause over `--bound-ms` (a 5 ms heartbeat on the GUI thread; see gui_heartbeat.py).
+Exit status 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from _common import ROOT  # noqa: E402  (puts the repository on sys.path)
+from gui_heartbeat import GcTimes  # noqa: E402
+
+HANDBOOK = ROOT / "sample_docs" / "handbook.md"
+PUBLIC = ROOT / "benchmarks" / "data" / "public"
+BAD = ROOT / "tests" / "data" / "bad"
+STRATEGIES = ("markdown", "recursive", "fixed_chars", "fixed_tokens", "sentences", "paragraph", "parent_child",
+              "semantic")
+
+
+def vm_rss_mb() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class Session:
+    """The window and the actions a user takes on it."""
+
+    def __init__(self, app, w, rng: random.Random, tmp: Path) -> None:
+        self.app, self.w, self.rng, self.tmp = app, w, rng, tmp
+        self.docs = [HANDBOOK] + sorted(PUBLIC.glob("*/*.md"))
+        self.bad = [p for p in sorted(BAD.iterdir()) if p.suffix in (".md", ".txt", ".png", ".pdf")]
+        self.counts: Counter[str] = Counter()
+        self.expected_errors = 0
+        self.deadline = float("inf")
+        """When the session ends (a sweep waits no longer)."""
+
+    # -- helpers -------------------------------------------------------------------------------
+    def pump(self, seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            self.app.processEvents()
+            time.sleep(0.003)
+
+    def gold_for(self, doc: Path) -> Path | None:
+        g = doc.with_name(doc.stem + ".gold.jsonl")
+        return g if g.exists() else None
+
+    # -- actions ---------------------------------------------------------------------------------
+    def open_document(self) -> None:
+        if self.rng.random() < 0.12:
+            path = self.rng.choice(self.bad)
+            self.expected_errors += 1
+            self.counts["open bad file"] += 1
+        else:
+            path = self.rng.choice(self.docs)
+            self.counts["open"] += 1
+        self.w.open_user_paths([str(path)])
+
+    def switch_strategy(self) -> None:
+        # semantic runs the model to chunk (seconds): rarely, as a user trying it would.
+        name = "semantic" if self.rng.random() < 0.08 else self.rng.choice(STRATEGIES[:-1])
+        self.w.strategy_panel.set_strategy(name)
+        self.counts[f"strategy {name}"] += 1
+
+    def drag(self) -> None:
+        controls = self.w.strategy_panel.controls
+        names = [n for n in ("size", "overlap", "max_size", "parent_size", "child_overlap") if n in controls]
+        if not names:
+            return
+        name = self.rng.choice(names)
+        param = getattr(controls[name], "param", None)
+        if param is None:
+            return
+        lo, hi = float(param.minimum), float(min(param.maximum, 2048))
+        start = self.rng.uniform(lo, hi)
+        for step in range(self.rng.randint(4, 12)):  # a drag: values every ~30 ms
+            v = max(lo, min(hi, start + step * (hi - lo) / 40.0))
+            try:
+                self.w.strategy_panel.set_value(name, int(v))
+            except (ValueError, TypeError):
+                pass
+            self.pump(0.03)
+        self.counts[f"drag {name}"] += 1
+
+    def ask(self) -> None:
+        gold = self.w.retrieval.gold_questions
+        q = self.rng.choice(gold).question if gold else self.rng.choice(
+            ["How long is parental leave?", "Who approves travel?", "What is reimbursed?"])
+        self.w.question_bar.ask(q)
+        self.counts["ask"] += 1
+
+    def load_gold(self) -> None:
+        doc = self.w.state.document
+        g = self.gold_for(Path(doc.path)) if doc is not None and doc.path else None
+        if g is None:
+            return
+        self.w.gold_panel.open_gold(g)
+        self.counts["load gold"] += 1
+
+    def pin(self) -> None:
+        if self.w.retrieval.pin_baseline() is not None:
+            self.counts["pin"] += 1
+
+    def sweep(self) -> None:
+        w = self.w
+        if not w.retrieval.gold_questions or w.retrieval.embedder is None:
+            return
+        w.open_sweep()
+        d = w.sweep_dialog
+        d.set_strategies(["fixed_chars", "recursive"])
+        d.sizes.setText("128, 256")
+        d.overlaps.setText("0")
+        if d.run():
+            self.counts["sweep"] += 1
+            end = min(time.perf_counter() + 120, self.deadline)
+            while d.runner.busy and time.perf_counter() < end:
+                self.pump(0.1)
+        d.close()  # cancels a sweep still running
+
+    def export(self) -> None:
+        ex = self.w.exports
+        r = self.w.retrieval.result
+        # The report exists only once a gold set has been scored (the menu item is disabled before).
+        k = self.rng.randrange(3 if r is not None and r.report is not None else 1)
+        out = self.tmp / f"export{k}"
+        ok = (ex.export_chunks(str(out) + ".jsonl") if k == 0 else
+              ex.export_report_markdown(str(out) + ".md") if k == 1 else ex.export_config(str(out) + ".json"))
+        if ok:
+            self.counts["export"] += 1
+
+    def undo(self) -> None:
+        if self.w.history.undo():
+            self.counts["undo"] += 1
+
+    ACTIONS = (("open_document", 3), ("switch_strategy", 4), ("drag", 8), ("ask", 4), ("load_gold", 2), ("pin", 2),
+               ("sweep", 0.4), ("export", 1), ("undo", 1))
+
+    def step(self, hb=None) -> str:
+        names = [a for a, _w in self.ACTIONS]
+        name = self.rng.choices(names, weights=[wt for _a, wt in self.ACTIONS])[0]
+        if hb is not None:  # pauses are labelled with the action that was running and the model's state
+            hb.phase(f"session|{name}|model {self.w.retrieval.model_state}")
+        getattr(self, name)()
+        return name
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--minutes", type=float, default=30.0, help="length of the session (default 30)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--bound-ms", type=float, default=1000.0, help="longest GUI pause allowed")
+    ap.add_argument("--max-growth-mb", type=float, default=300.0,
+                    help="RSS growth allowed after the first third of the session")
+    args = ap.parse_args()
+
+    from inspector.qt.app import create_app
+    from inspector.qt.heartbeat import Heartbeat
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    exceptions: list[str] = []
+
+    def hook(exc_type, exc, tb) -> None:
+        exceptions.append("".join(traceback.format_exception(exc_type, exc, tb)))
+
+    sys.excepthook = hook
+    app = create_app()
+    rng = random.Random(args.seed)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        w = MainWindow(ini_store(str(tmp / "settings.ini")))
+        w.resize(1400, 900)
+        w.show()
+        errors: list[str] = []
+        w.messages.errorShown.connect(lambda text, _details: errors.append(text))
+        s = Session(app, w, rng, tmp)
+        hb = Heartbeat(threshold_ms=50.0)
+        gct = GcTimes()
+        hb.start("start-up")
+        w.open_user_paths([str(HANDBOOK)])
+        w.start_model()
+        s.pump(2.0)
+        hb.phase("session")
+        t0 = time.perf_counter()
+        end = t0 + args.minutes * 60
+        rss: list[tuple[float, float]] = [(0.0, vm_rss_mb())]
+        next_sample = t0 + 5
+        steps = 0
+        while time.perf_counter() < end:
+            s.deadline = end
+            try:
+                s.step(hb)
+            except Exception:  # noqa: BLE001  (a failing action is a finding, recorded and reported)
+                exceptions.append(traceback.format_exc())
+            steps += 1
+            s.pump(rng.uniform(0.1, 0.8))
+            if time.perf_counter() >= next_sample:
+                rss.append((time.perf_counter() - t0, vm_rss_mb()))
+                next_sample += 5
+            if steps % 50 == 0:
+                print(f"  {time.perf_counter() - t0:6.0f} s  {steps} actions  RSS {rss[-1][1]:.0f} MB  "
+                      f"worst pause so far {hb.max_for('session'):.0f} ms", flush=True)
+        hb.stop()
+        elapsed = time.perf_counter() - t0
+        w.close()
+
+    warm = [m for t, m in rss if t >= elapsed / 3] or [rss[-1][1]]
+    growth = max(warm) - warm[0]
+    unexpected = [e for e in errors if not any(str(p) in e for p in s.bad)]
+    # A refused bad file is expected; so is "no gold set" style feedback. Everything else is listed.
+    print(f"\nsoak: {elapsed / 60:.1f} minutes, {steps} actions (seed {args.seed})")
+    print("actions: " + ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())))
+    print(f"GUI pauses: worst {hb.max_for('session'):.0f} ms, over 50 ms: "
+          f"{sum(1 for p in hb.pauses if p.label == 'session')} (bound {args.bound_ms:.0f} ms)")
+    print(f"RSS: start {rss[0][1]:.0f} MB, after a third {warm[0]:.0f} MB, peak {max(m for _t, m in rss):.0f} MB, "
+          f"end {rss[-1][1]:.0f} MB; growth after the first third {growth:.0f} MB (bound {args.max_growth_mb:.0f})")
+    print(f"garbage collections: {gct.line()}")
+    print("longest pauses: " + "; ".join(f"{p.ms:.0f} ms ({p.label.removeprefix('session|')})"
+                                         for p in hb.worst(5) if p.label.startswith("session")))
+    print(f"exceptions: {len(exceptions)}; errors in the status bar: {len(errors)} "
+          f"({len(errors) - len(unexpected)} from the bad files opened on purpose)")
+    for e in exceptions[:5]:
+        print("\n" + e)
+    for e in unexpected[:10]:
+        print("unexpected error: " + e)
+    failed = bool(exceptions) or growth > args.max_growth_mb or hb.max_for("session") > args.bound_ms
+    print("FAILED" if failed else "passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

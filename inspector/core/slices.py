@@ -1,0 +1,83 @@
+"""Whole-text conversions done a slice at a time, so a big document never holds the GIL for long.
+
+`str.encode` over a 20 MB text is one C call of 50–100 ms that keeps every other thread waiting,
+the window's GUI thread included. Done in slices of `STEP` characters, the interpreter may hand
+the GIL over between two slices; the results are identical (UTF-8 and UTF-32 encode each code
+point on its own, so slices cut anywhere between code points concatenate to the whole).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Iterator
+
+import numpy as np
+
+#: Characters per slice (a few milliseconds of work each).
+STEP = 1 << 20
+
+
+def codepoints(text: str) -> np.ndarray:
+    """The text's code points (uint32; uint8 when the text is ASCII, which is cheaper to scan)."""
+    n = len(text)
+    if text.isascii():
+        out8 = np.empty(n, dtype=np.uint8)
+        for a in range(0, n, STEP):
+            out8[a:a + STEP] = np.frombuffer(text[a:a + STEP].encode("ascii"), dtype=np.uint8)
+        return out8
+    out = np.empty(n, dtype=np.uint32)
+    for a in range(0, n, STEP):
+        out[a:a + STEP] = np.frombuffer(text[a:a + STEP].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return out
+
+
+def decode_utf8(data: bytes) -> str:
+    """`data.decode("utf-8")`, a slice at a time (an incremental decoder carries a character cut
+    between slices); a UnicodeDecodeError gives offsets into the whole of `data`."""
+    import codecs
+
+    if len(data) <= STEP:
+        return data.decode("utf-8")
+    dec = codecs.getincrementaldecoder("utf-8")()
+    parts: list[str] = []
+    for a in range(0, len(data), STEP):
+        try:
+            parts.append(dec.decode(data[a:a + STEP], final=a + STEP >= len(data)))
+        except UnicodeDecodeError as exc:
+            pending = len(dec.getstate()[0])  # bytes of a character begun in the slice before
+            raise UnicodeDecodeError("utf-8", data, a - pending + exc.start, a - pending + exc.end, exc.reason) \
+                from None
+    return "".join(parts)
+
+
+def utf8_slices(text: str) -> Iterator[bytes]:
+    """The text's UTF-8 bytes (lone surrogates passed through), a slice at a time."""
+    for a in range(0, len(text), STEP):
+        yield text[a:a + STEP].encode("utf-8", "surrogatepass")
+
+
+def sha256_text(text: str) -> str:
+    """`hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()`, a slice at a time."""
+    h = hashlib.sha256()
+    for chunk in utf8_slices(text):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def int_list_array(values: list[int], dtype: type = np.int64) -> np.ndarray:
+    """`np.asarray(values, dtype)` for a list of millions of ints, a slice at a time."""
+    out: np.ndarray = np.empty(len(values), dtype=dtype)
+    for a in range(0, len(values), STEP):
+        out[a:a + STEP] = values[a:a + STEP]
+    return out
+
+
+def searchsorted(haystack: np.ndarray, needles: np.ndarray, side: str = "left") -> np.ndarray:
+    """`np.searchsorted(haystack, needles, side)` over millions of needles, a slice at a time."""
+    out = np.empty(len(needles), dtype=np.int64)
+    for a in range(0, len(needles), STEP):
+        out[a:a + STEP] = np.searchsorted(haystack, needles[a:a + STEP], side=side)  # type: ignore[call-overload]
+    return out
+
+
+__all__ = ["codepoints", "decode_utf8", "utf8_slices", "sha256_text", "int_list_array", "searchsorted", "STEP"]
