@@ -46,8 +46,8 @@ def test_prices_are_remembered(qtbot, hash_window, open_doc, settings_store):
     assert again.gold_panel.bill_view.llm_price.text() == "not set"
 
 
-def test_the_embedding_time_comes_from_the_measured_speed(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_the_embedding_time_comes_from_the_measured_speed(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     wait_result(w, mode="exact", gold=True)
     t = throughput.last(w.retrieval.embedder.model_id)
@@ -57,8 +57,8 @@ def test_the_embedding_time_comes_from_the_measured_speed(qtbot, hash_window, op
     assert "tokens/s measured" in w.stats_panel.bill_view.time_label.text()
 
 
-def test_the_sweep_heatmap_shows_the_bill_as_layers(qtbot, hash_window, open_doc, wait_result):
-    w = hash_window()
+def test_the_sweep_heatmap_shows_the_bill_as_layers(qtbot, dense_window, open_doc, wait_result):
+    w = dense_window()
     open_doc(w)
     qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=20_000)
     w.open_sweep()

@@ -280,3 +280,21 @@ def test_docks_stay_tabbed_through_a_relayout(qtbot, window):
     tools.coverage_dock.hide()
     w.dock_layout.apply()
     assert tools.coverage_dock.isHidden()  # a closed dock stays closed
+
+
+def test_a_hidden_coverage_view_counts_nothing_and_a_long_list_is_capped(qtbot, window, copies, monkeypatch):
+    """Hidden, the view only marks itself stale (its count parsed a 20 MB document for 12 s on the
+    GUI thread at every open); shown, it counts; over MAX_ROWS sections it lists the first ones and
+    says how many more there are."""
+    from inspector.qt.panels import coverage as coverage_module
+
+    w = window()
+    panel = w.gold_tools.coverage
+    assert not w.gold_tools.coverage_dock.isVisible()
+    assert panel.stale and panel.result is None and not panel.items()
+    monkeypatch.setattr(coverage_module, "MAX_ROWS", 5)
+    w.gold_tools.coverage_action.trigger()
+    qtbot.waitUntil(lambda: not panel.stale, timeout=10_000)
+    expected = coverage(w.state.document, w.retrieval.gold.questions)
+    assert len(panel.items()) == 5 and panel.left_out == len(expected.sections) - 5
+    assert f"{len(expected.sections) - 5:,} more not shown" in _plain(panel.summary.text())

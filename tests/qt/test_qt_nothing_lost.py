@@ -218,7 +218,7 @@ class SlowCountingEmbedder(HashEmbedder):
 
 
 @pytest.mark.timeout(120)
-def test_switching_to_a_slow_strategy_stops_embedding_the_old_chunks(qtbot, hash_window, open_doc, tmp_path):
+def test_switching_to_a_slow_strategy_stops_embedding_the_old_chunks(qtbot, dense_window, open_doc, tmp_path):
     """Exact embeddings of the current chunks are running when the user switches to a strategy that
     takes long: the embedder is called no more from the moment the new chunking starts, long
     before it ends (the old chunks' vectors would be thrown away anyway)."""
@@ -234,7 +234,7 @@ def test_switching_to_a_slow_strategy_stops_embedding_the_old_chunks(qtbot, hash
     emb = SlowCountingEmbedder(delay=0.05)
     w = None
     try:
-        w = hash_window(embedder=emb, settle_ms=0)
+        w = dense_window(embedder=emb, settle_ms=0)
         open_doc(w)
         qtbot.waitUntil(lambda: w.retrieval.pooled_ready, timeout=60_000)
         w.state.set_strategy("fixed_chars")

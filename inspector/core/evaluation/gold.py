@@ -621,23 +621,7 @@ def add_questions(path: str | os.PathLike[str], questions: Sequence[GoldQuestion
         raise InputError("questions can only be appended to a .jsonl gold file", path=str(p))
     for q in questions:
         _check_question(p, q)
-    old = ""
-    if p.exists():
-        try:
-            old, _enc = decode_bytes(p.read_bytes(), str(p))
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", path=str(p)) from None
-    if old.startswith("\ufeff"):
-        old = old[1:]
-    lines = old.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    parsed: list[Any] = []
-    for raw in lines:
-        try:
-            parsed.append(json.loads(raw) if raw.strip() else None)
-        except (json.JSONDecodeError, RecursionError):
-            parsed.append(None)  # kept as it is; loading the file reports it
+    lines, parsed = _read_lines(p)  # a line that is not JSON is kept as it is; loading reports it
     outcomes: list[str] = []
     for q in questions:
         at = next((i for i, rec in enumerate(parsed) if _same_question(rec, q)), None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from inspector.core.evaluation.bill import Bill, bill_for, bill_parts, make_bill
 from inspector.qt.controllers.bill import BillState
@@ -52,15 +52,12 @@ class BillView(QWidget):
                                           "(e.g. a hosted embedding API); 0: not set")
             self.llm_price = _price_box("The LLM's price per million input tokens: what each question's "
                                         "context costs; 0: not set")
+            # One price a row: side by side the labels were cut in a narrow gold panel.
             form = QFormLayout()
             form.setContentsMargins(0, 0, 0, 0)
-            row = QHBoxLayout()
-            row.addWidget(QLabel("Embedding"))
-            row.addWidget(self.embed_price)
-            row.addWidget(QLabel("LLM input"))
-            row.addWidget(self.llm_price)
-            row.addStretch(1)
-            form.addRow("Prices", row)
+            form.setVerticalSpacing(2)
+            form.addRow("Embedding price", self.embed_price)
+            form.addRow("LLM input price", self.llm_price)
             lay.addLayout(form)
             self._show_prices()
             self.embed_price.valueChanged.connect(self._prices_edited)

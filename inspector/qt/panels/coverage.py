@@ -5,9 +5,17 @@ questions whose passage or answer lies in its own text and, in grey, under it wi
 Sections with text and no question are highlighted and counted in the line above; a click scrolls
 the text there, so the next quick question can be written about it. Counts follow the gold set:
 every save, undo or reload recounts (`inspector.core.evaluation.coverage`).
+
+The count runs on a worker thread of its own latest-wins runner and only while the panel is shown
+(a hidden panel marks itself stale and counts when shown): on a 20 MB document the Markdown parse
+behind it took 12 s, and it froze the window on every open while it ran on the GUI thread. The
+tree shows at most `MAX_ROWS` sections (filling a QTreeWidget with 30,000 items takes seconds);
+the line above says how many were left out and the count covers all of them.
 """
 
 from __future__ import annotations
+
+from typing import Callable, Iterator
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
@@ -27,8 +35,19 @@ from inspector.core.evaluation.coverage import Coverage, Section, coverage
 from inspector.core.text.structure import structure_of
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
+from inspector.qt.runner import JobRunner, Progress
 
 SECTION_ROLE = Qt.ItemDataRole.UserRole + 1
+MAX_ROWS = 2_000
+"""Sections listed in the tree at most (the summary line counts them all)."""
+
+
+def coverage_job(doc: Document, questions: tuple) -> Callable[[Callable[[], bool], Progress], Iterator[object]]:
+    """The count for `doc` and `questions`, on the runner's thread (the document's structure comes
+    from the core's shared, locked cache)."""
+    def job(_cancelled: Callable[[], bool], _progress: Progress) -> Iterator[object]:
+        yield (doc, coverage(doc, questions))
+    return job
 
 
 def uncovered_color(palette: QPalette) -> QColor:
@@ -44,11 +63,18 @@ class CoveragePanel(QWidget):
     """The Section clicked (the window scrolls the text to its start)."""
 
     def __init__(self, state: InspectorState, controller: RetrievalController,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, synchronous: bool = False) -> None:
         super().__init__(parent)
         self.state = state
         self.controller = controller
         self.result: Coverage | None = None
+        self.stale = True
+        """The counts do not follow the current document and gold set yet (counted when shown)."""
+        self.left_out = 0
+        """Sections not listed in the tree (over MAX_ROWS)."""
+        self.runner = JobRunner(self, synchronous=synchronous, name="coverage")
+        self.runner.stageReady.connect(self._on_result)
+        self.runner.errored.connect(lambda _rid, msg: self.summary.setText(f"Coverage could not be counted: {msg}"))
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.only_uncovered = QCheckBox("Only sections without a question")
@@ -84,14 +110,37 @@ class CoveragePanel(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        """Recount for the current document and gold set."""
+        """Recount for the current document and gold set (when shown; else once it is)."""
+        self.stale = True
+        if not self.isVisible():
+            return
         doc: Document | None = self.state.document
         if doc is None:
+            self.runner.cancel()
+            self.stale = False
             self.result = None
-        else:
-            qs = self.controller.gold.questions if self.controller.gold is not None else ()
-            self.result = coverage(doc, qs)
+            self._fill()
+            return
+        qs = tuple(self.controller.gold.questions) if self.controller.gold is not None else ()
+        if self.result is None or self.state.document is not doc:
+            self.summary.setText("Counting the gold questions per section…")
+        self.runner.submit(coverage_job(doc, qs))
+
+    def _on_result(self, _rid: int, stage: object) -> None:
+        doc, result = stage  # type: ignore[misc]
+        if doc is not self.state.document:
+            return  # a newer document's count is on its way
+        self.stale = False
+        self.result = result
         self._fill()
+
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        if self.stale:
+            self.refresh()
+
+    def shutdown(self, timeout_ms: int = 30_000) -> None:
+        self.runner.shutdown(timeout_ms)
 
     def _fill(self) -> None:
         self.tree.clear()
@@ -116,10 +165,13 @@ class CoveragePanel(QWidget):
         bold = QFont(self.font())
         bold.setBold(True)
         only = self.only_uncovered.isChecked()
+        shown = [s for s in r.sections if s.uncovered] if only else list(r.sections)
+        self.left_out = max(0, len(shown) - MAX_ROWS)
+        if self.left_out:
+            self.summary.setText(text + f" · the first {MAX_ROWS:,} listed, {self.left_out:,} more not shown")
         stack: list[tuple[int, QTreeWidgetItem]] = []
-        for s in r.sections:
-            if only and not s.uncovered:
-                continue
+        self.tree.setUpdatesEnabled(False)
+        for s in shown[:MAX_ROWS]:
             item = QTreeWidgetItem([s.title, str(s.count) if s.has_text else "", str(s.total)])
             item.setData(0, SECTION_ROLE, s)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -141,6 +193,7 @@ class CoveragePanel(QWidget):
                 self.tree.addTopLevelItem(item)
             stack.append((max(1, s.level), item))
         self.tree.expandAll()
+        self.tree.setUpdatesEnabled(True)
 
     def items(self) -> list[QTreeWidgetItem]:
         """Every row, in text order (tests)."""

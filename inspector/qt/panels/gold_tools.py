@@ -37,7 +37,7 @@ class GoldTools(QObject):
         self.bar.hide()
         w.centralWidget().layout().addWidget(self.bar)
 
-        self.coverage = CoveragePanel(w.state, w.retrieval)
+        self.coverage = CoveragePanel(w.state, w.retrieval, synchronous=w.retrieval.runner.synchronous)
         self.coverage_dock = w.add_panel(self.coverage, "Gold coverage", Qt.DockWidgetArea.LeftDockWidgetArea)
         w.dock_layout.tab_with(w.stats_dock, self.coverage_dock)
         self.coverage_dock.hide()
@@ -101,4 +101,5 @@ class GoldTools(QObject):
     def eventFilter(self, obj: QObject, e: QEvent) -> bool:
         if obj is self.window and e.type() == QEvent.Type.Close:
             self.drafts.shutdown()
+            self.coverage.shutdown()
         return False
