@@ -280,3 +280,36 @@ def test_docks_stay_tabbed_through_a_relayout(qtbot, window):
     tools.coverage_dock.hide()
     w.dock_layout.apply()
     assert tools.coverage_dock.isHidden()  # a closed dock stays closed
+
+
+def test_coverage_lists_at_most_max_rows_and_says_so(qtbot, window, monkeypatch):
+    """A document with tens of thousands of sections froze the window while their rows were made
+    and cleared (issue 17): the tree lists the first MAX_ROWS, the summary says how many there are."""
+    from inspector.qt.panels import coverage as coverage_panel
+
+    w = window()
+    w.gold_tools.show_coverage()
+    panel = w.gold_tools.coverage
+    n = len(panel.result.sections)
+    assert n > 3
+    monkeypatch.setattr(coverage_panel, "MAX_ROWS", 3)
+    panel.refresh()
+    assert len(panel.items()) == 3
+    assert f"the first 3 of {n:,} listed" in _plain(panel.summary.text())
+
+
+def test_hidden_coverage_waits_until_shown(qtbot, window, monkeypatch):
+    """Counting parses the document's structure on the GUI thread (seconds for 20 MB, on every
+    open: issue 17): a hidden coverage panel does not count until it is shown."""
+    from inspector.qt.panels import coverage as coverage_panel
+
+    calls: list[object] = []
+    real = coverage_panel.coverage
+    monkeypatch.setattr(coverage_panel, "coverage", lambda doc, qs: calls.append(doc) or real(doc, qs))
+    w = window()
+    tools = w.gold_tools
+    assert not tools.coverage.isVisible()
+    assert calls == []
+    tools.show_coverage()
+    assert calls and calls[-1] is w.state.document
+    assert tools.coverage.items()

@@ -29,6 +29,10 @@ from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 
 SECTION_ROLE = Qt.ItemDataRole.UserRole + 1
+#: Rows listed at most (in text order; the summary counts them all). Why: a 20 MB document has
+#: tens of thousands of sections, and making (then clearing) that many tree items on the GUI
+#: thread froze the window for 6-7 s on every open (tests/qt/test_qt_heartbeat.py).
+MAX_ROWS = 2_000
 
 
 def uncovered_color(palette: QPalette) -> QColor:
@@ -79,12 +83,19 @@ class CoveragePanel(QWidget):
         self.tree.itemClicked.connect(self._on_item)
         self.tree.itemActivated.connect(self._on_item)
         self.only_uncovered.toggled.connect(lambda _on: self._fill())
+        self._stale = True
         controller.goldChanged.connect(lambda _g: self.refresh())
         state.documentChanged.connect(lambda _d: self.refresh())
         self.refresh()
 
     def refresh(self) -> None:
-        """Recount for the current document and gold set."""
+        """Recount for the current document and gold set (when shown: hidden, the count waits for
+        `showEvent`, since it parses the document's structure on this thread when the chunker
+        has not yet: 4-5 s for a 20 MB document, on every open)."""
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
         doc: Document | None = self.state.document
         if doc is None:
             self.result = None
@@ -92,6 +103,11 @@ class CoveragePanel(QWidget):
             qs = self.controller.gold.questions if self.controller.gold is not None else ()
             self.result = coverage(doc, qs)
         self._fill()
+
+    def showEvent(self, event) -> None:  # noqa: N802  (Qt's name)
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
 
     def _fill(self) -> None:
         self.tree.clear()
@@ -111,15 +127,16 @@ class CoveragePanel(QWidget):
         text += f" · {r.placed} question{'s' if r.placed != 1 else ''} placed"
         if r.unplaced:
             text += f", {r.unplaced} whose answer is not in the text"
+        listed = [s for s in r.sections if not (self.only_uncovered.isChecked() and not s.uncovered)]
+        if len(listed) > MAX_ROWS:
+            text += f" · the first {MAX_ROWS:,} of {len(listed):,} listed"
         self.summary.setText(text)
         warm = QBrush(uncovered_color(self.palette()))
         bold = QFont(self.font())
         bold.setBold(True)
         only = self.only_uncovered.isChecked()
         stack: list[tuple[int, QTreeWidgetItem]] = []
-        for s in r.sections:
-            if only and not s.uncovered:
-                continue
+        for s in listed[:MAX_ROWS]:
             item = QTreeWidgetItem([s.title, str(s.count) if s.has_text else "", str(s.total)])
             item.setData(0, SECTION_ROLE, s)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
