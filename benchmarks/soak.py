@@ -17,6 +17,12 @@ It checks, and prints its figures:
   (caches warm) it must not grow by more than `--max-growth-mb`,
 * no GUI pause over `--bound-ms` (a 5 ms heartbeat on the GUI thread; see gui_heartbeat.py).
 Exit status 1 when a check fails.
+
+`--probe` prints, every 30 s, where memory is: the resident set, the Python heap (tracemalloc, when
+`--tracemalloc` is given: slow), the entries of every core cache (`SizedLRU`), the embedding cache's
+vectors, the undo steps and the Document objects alive. `--watchdog` samples the GUI thread's stack
+during each pause and prints the three longest pauses' stacks. Issue 17 used it to tell caches filling to
+their budget from leaks and from memory the C library kept after it was freed.
 """
 
 from __future__ import annotations
@@ -44,6 +50,30 @@ PUBLIC = ROOT / "benchmarks" / "data" / "public"
 BAD = ROOT / "tests" / "data" / "bad"
 STRATEGIES = ("markdown", "recursive", "fixed_chars", "fixed_tokens", "sentences", "paragraph", "parent_child",
               "semantic")
+
+
+def probe(w, label: str) -> None:
+    """One line on where the memory is (see --probe); walks every object (a pause, not counted:
+    the heartbeat is told)."""
+    import gc
+    import tracemalloc
+
+    from inspector.core.embedding import cache as embedding_cache
+    from inspector.core.lru import SizedLRU
+
+    gc.collect()
+    objs = gc.get_objects()
+    lrus = [o for o in objs if isinstance(o, SizedLRU) and len(o)]
+    docs = sum(1 for o in objs if type(o).__name__ == "Document")
+    cache = embedding_cache._DEFAULT
+    vectors = sum(len(st.vectors) + len(st.pending) for st in cache._stores.values()) if cache else 0
+    hist = w.history.history
+    traced = f", Python heap {tracemalloc.get_traced_memory()[0] / 1e6:.0f} MB" if tracemalloc.is_tracing() else ""
+    full = sorted((f"{len(o)}/{o.max_items}" for o in lrus if len(o) >= o.max_items or o.total_size() >= o.max_size))
+    print(f"  [probe {label}] RSS {vm_rss_mb():.0f} MB{traced}; caches: {len(lrus)} in use, "
+          f"{sum(len(o) for o in lrus)} entries, {len(full)} at their budget; embedding cache {vectors} "
+          f"vectors; undo {len(hist.undo_steps)}+{len(hist.redo_steps)} steps; {docs} Documents alive; "
+          f"{len(objs)} tracked objects", flush=True)
 
 
 def vm_rss_mb() -> float:
@@ -185,7 +215,15 @@ def main() -> int:
     ap.add_argument("--bound-ms", type=float, default=1000.0, help="longest GUI pause allowed")
     ap.add_argument("--max-growth-mb", type=float, default=300.0,
                     help="RSS growth allowed after the first third of the session")
+    ap.add_argument("--watchdog", action="store_true",
+                    help="sample the GUI thread's stack in long pauses; print the 3 longest pauses' stacks")
+    ap.add_argument("--probe", action="store_true", help="print where the memory is every 30 s")
+    ap.add_argument("--tracemalloc", action="store_true", help="with --probe: the Python heap too (slow)")
     args = ap.parse_args()
+    if args.tracemalloc:
+        import tracemalloc
+
+        tracemalloc.start(1)
 
     from inspector.qt.app import create_app
     from inspector.qt.heartbeat import Heartbeat
@@ -208,7 +246,7 @@ def main() -> int:
         errors: list[str] = []
         w.messages.errorShown.connect(lambda text, _details: errors.append(text))
         s = Session(app, w, rng, tmp)
-        hb = Heartbeat(threshold_ms=50.0)
+        hb = Heartbeat(threshold_ms=50.0, watchdog=args.watchdog)
         gct = GcTimes()
         hb.start("start-up")
         w.open_user_paths([str(HANDBOOK)])
@@ -219,6 +257,7 @@ def main() -> int:
         end = t0 + args.minutes * 60
         rss: list[tuple[float, float]] = [(0.0, vm_rss_mb())]
         next_sample = t0 + 5
+        next_probe = t0 + 30
         steps = 0
         while time.perf_counter() < end:
             s.deadline = end
@@ -231,6 +270,12 @@ def main() -> int:
             if time.perf_counter() >= next_sample:
                 rss.append((time.perf_counter() - t0, vm_rss_mb()))
                 next_sample += 5
+            if args.probe and time.perf_counter() >= next_probe:
+                hb.phase("probe")  # the probe's own walk is not a pause of the window
+                probe(w, f"{time.perf_counter() - t0:.0f} s")
+                app.processEvents()  # the overdue heartbeat tick lands in "probe"
+                hb.phase("session")
+                next_probe += 30
             if steps % 50 == 0:
                 print(f"  {time.perf_counter() - t0:6.0f} s  {steps} actions  RSS {rss[-1][1]:.0f} MB  "
                       f"worst pause so far {hb.max_for('session'):.0f} ms", flush=True)
@@ -245,12 +290,18 @@ def main() -> int:
     print(f"\nsoak: {elapsed / 60:.1f} minutes, {steps} actions (seed {args.seed})")
     print("actions: " + ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())))
     print(f"GUI pauses: worst {hb.max_for('session'):.0f} ms, over 50 ms: "
-          f"{sum(1 for p in hb.pauses if p.label == 'session')} (bound {args.bound_ms:.0f} ms)")
+          f"{sum(1 for p in hb.pauses if p.label.startswith('session'))} (bound {args.bound_ms:.0f} ms)")
+    from inspector.core import heap
+
+    print(f"heap trims: {heap.trims} (longest {heap.longest_s * 1000:.0f} ms, on their own thread)")
     print(f"RSS: start {rss[0][1]:.0f} MB, after a third {warm[0]:.0f} MB, peak {max(m for _t, m in rss):.0f} MB, "
           f"end {rss[-1][1]:.0f} MB; growth after the first third {growth:.0f} MB (bound {args.max_growth_mb:.0f})")
     print(f"garbage collections: {gct.line()}")
     print("longest pauses: " + "; ".join(f"{p.ms:.0f} ms ({p.label.removeprefix('session|')})"
                                          for p in hb.worst(5) if p.label.startswith("session")))
+    if args.watchdog:
+        for p in [p for p in hb.worst(10) if p.label.startswith("session")][:3]:
+            print(f"\n{p.ms:.0f} ms ({p.label}); the GUI thread was most often in:\n{p.stack}")
     print(f"exceptions: {len(exceptions)}; errors in the status bar: {len(errors)} "
           f"({len(errors) - len(unexpected)} from the bad files opened on purpose)")
     for e in exceptions[:5]:

@@ -31,6 +31,9 @@ def create_app(argv0: str = "chunk-inspector"):
     from PySide6.QtWidgets import QApplication
 
     sys.setswitchinterval(GIL_SWITCH_S)
+    from inspector.core import heap
+
+    heap.configure()  # large blocks mapped on their own, given back when freed (issue 17's soak)
 
     app = QApplication.instance()
     if app is None:

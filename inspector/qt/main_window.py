@@ -188,6 +188,10 @@ class MainWindow(QMainWindow):
         self.plugins = PluginActions(self.state, self.messages, self.settings,
                                      strategies_registered=self._on_strategies_registered,
                                      show_strategy=self.show_strategy, parent=self)
+        from inspector.qt.heap_trim import HeapTrimmer
+
+        self.heap_trimmer = HeapTrimmer(parent=self)
+        """Gives freed memory back to the system every few seconds (issue 17's soak)."""
         # Edit ▸ Undo/Redo: what an open, a gold set, a question, an import or a pin replaced.
         self.history = HistoryActions(self.state, self.retrieval, self.messages, gold_files=self.gold_files,
                                       parent=self)
@@ -575,6 +579,7 @@ class MainWindow(QMainWindow):
             # Hide first: waiting for a running stage (at most one uninterruptible core call)
             # should not look like a frozen window.
             self.hide()
+            self.heap_trimmer.stop()
             self.controller.shutdown()
             self.corpus_panel.shutdown()
             if self.sweep_dialog is not None:

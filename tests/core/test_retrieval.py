@@ -259,3 +259,37 @@ def test_dense_ranking_equals_a_full_sort(seed, n, k, dim, keep):
     expected = sorted(allowed, key=lambda r: (-scores[r], r))[:k]
     assert [h.chunk.key for h in hits] == [order[r].key for r in expected]
     np.testing.assert_allclose([h.score for h in hits], scores[expected], rtol=1e-6)
+
+
+# -- memory: what an index keeps (issue 17's soak) ------------------------------------------------
+def test_index_keeps_no_copies_of_its_texts(corpus):
+    """The embedded texts are spans of the documents; with a large overlap they add up to many
+    times the documents, and the window caches several indexes. An index made them once for the
+    embedder and keeps none (it reads them from the documents when BM25 is first built)."""
+    docs, chunks = corpus
+    index = build_index(docs, chunks, HashEmbedder())
+    index.search("parental leave", 3, "bm25")
+    kept = [v for v in vars(index).values() if isinstance(v, (list, tuple))
+            and v and all(isinstance(t, str) for t in v)]
+    assert kept == []
+    assert index.texts == [c.embedded_text(index.docs[c.doc_id]) for c in index.entries]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(alphabet="ab cD\u00e9\u00df1_.", max_size=40), min_size=1, max_size=12),
+       st.text(alphabet="ab cD\u00e9\u00df1_.", min_size=1, max_size=12))
+def test_bm25_from_ids_scores_as_bm25s_from_tokens(texts, query):
+    """`bm25_corpus` (ids made one text at a time) gives bm25s the same index as its own
+    tokens path, so every score is the same."""
+    import bm25s
+
+    from inspector.core.retrieval.index import bm25_corpus, bm25_tokens
+
+    tokens = [bm25_tokens(t) for t in texts]
+    q = bm25_tokens(query)
+    if not any(tokens) or not q:
+        return  # bm25s cannot index a corpus without a word (the index never asks it to)
+    a, b = bm25s.BM25(), bm25s.BM25()
+    a.index(tokens, show_progress=False)
+    b.index(bm25_corpus(texts), show_progress=False)
+    np.testing.assert_allclose(b.get_scores(q), a.get_scores(q), rtol=1e-6, atol=1e-7)

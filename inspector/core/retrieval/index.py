@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -32,6 +32,20 @@ _TOKEN_RE = re.compile(r"\w+")
 def bm25_tokens(text: str) -> list[str]:
     """The BM25 tokenizer, for chunks and queries alike: lowercase runs of word characters."""
     return _TOKEN_RE.findall(text.lower())
+
+
+def bm25_corpus(texts: Iterable[str]) -> tuple[list[list[int]], dict[str, int]]:
+    """(token ids of each text, vocabulary) for `bm25s.BM25.index`: what it builds from lists of
+    token strings, made one text at a time. Why: the strings of every text at once were the
+    largest allocation of a session (7.8 million strings, 491 MB, for heavily overlapping
+    chunks), and glibc kept most of it after they were freed. An id list holds references to the
+    vocabulary's own int objects (8 bytes a token)."""
+    vocab: dict[str, int] = {}
+    ids: list[list[int]] = []
+    setdefault = vocab.setdefault
+    for text in texts:
+        ids.append([setdefault(tok, len(vocab)) for tok in _TOKEN_RE.findall(text.lower())])
+    return ids, vocab
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +87,7 @@ class Index:
     """
 
     def __init__(self, docs: Mapping[str, Document], entries: Sequence[Chunk],
-                 parents: Mapping[tuple[str, int], Chunk], texts: Sequence[str],
+                 parents: Mapping[tuple[str, int], Chunk],
                  vectors: np.ndarray | None, embedder: Embedder | None, *, with_prefix: bool = True,
                  cache: EmbeddingCache | None = None) -> None:
         self.docs: dict[str, Document] = dict(docs)
@@ -82,8 +96,6 @@ class Index:
         """The matchable chunks (roles "chunk" and "child"), in matrix row order."""
         self.parents: dict[tuple[str, int], Chunk] = dict(parents)
         """Parents of parent_child children by (doc_id, id)."""
-        self.texts: tuple[str, ...] = tuple(texts)
-        """What was embedded (and BM25-indexed) for each entry."""
         self.vectors = vectors
         """(len(entries), dim) float32, rows L2-normalized; None without an embedder."""
         self.embedder = embedder
@@ -101,6 +113,21 @@ class Index:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def iter_texts(self) -> Iterator[str]:
+        """What is embedded (and BM25-indexed) for each entry, in row order, made as it is read.
+
+        Not kept: the texts are spans of the documents, and with a large overlap they add up to
+        many times the documents (a 2,048-token window moved 48 characters at a time made 5,762
+        texts of 17 KB, 99 MB, on a 40 KB page; six cached indexes held six such copies)."""
+        docs, prefix = self.docs, self.with_prefix
+        for c in self.entries:
+            yield c.embedded_text(docs[c.doc_id], with_prefix=prefix)
+
+    @property
+    def texts(self) -> list[str]:
+        """`iter_texts()` as a list (made on each call)."""
+        return list(self.iter_texts())
 
     # -- what a hit returns ---------------------------------------------------------------
     def returned(self, matched: Chunk) -> Chunk:
@@ -184,7 +211,7 @@ class Index:
                 import bm25s
 
                 model = bm25s.BM25()
-                model.index([bm25_tokens(t) for t in self.texts], show_progress=False)
+                model.index(bm25_corpus(self.iter_texts()), show_progress=False)
                 self._bm25 = model
             return self._bm25
 
@@ -310,8 +337,6 @@ def build_index(docs: Sequence[Document], chunks: Mapping[str, Sequence[Chunk]],
     for c in entries:
         if c.role == "child" and c.parent_id is not None and (c.doc_id, c.parent_id) not in parents:
             raise ValueError(f"child {c.key} names parent {c.parent_id}, which is not among the chunks")
-    texts = [c.embedded_text(by_id[c.doc_id], with_prefix=with_prefix) for c in entries]
-
     mat: np.ndarray | None
     if vectors is not None:
         mat = np.array(vectors, dtype=np.float32, copy=True)
@@ -322,9 +347,11 @@ def build_index(docs: Sequence[Document], chunks: Mapping[str, Sequence[Chunk]],
         norms = np.linalg.norm(mat, axis=1, keepdims=True)
         np.divide(mat, norms, out=mat, where=norms > 0)
     elif embedder is not None:
+        texts = [c.embedded_text(by_id[c.doc_id], with_prefix=with_prefix) for c in entries]
         mat = embed_texts(embedder, texts, cache, progress, cancel)
+        del texts
     else:
         mat = None
     if mat is not None:
         mat.setflags(write=False)
-    return Index(by_id, entries, parents, texts, mat, embedder, with_prefix=with_prefix, cache=cache)
+    return Index(by_id, entries, parents, mat, embedder, with_prefix=with_prefix, cache=cache)
