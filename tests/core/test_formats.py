@@ -291,6 +291,12 @@ TAGS = ["p", "div", "h1", "h3", "ul", "ol", "li", "table", "tr", "td", "th", "pr
         "blockquote", "script", "style", "b", "a", "caption", "hr", "img", "title", "head", "body"]
 
 
+def test_an_unclosed_caption_keeps_its_text():
+    """Found by the tag-soup property below: a <caption> the markup never closed lost its text."""
+    text, _kind, _meta = html_to_markdown(b"<table><caption>word", "soup.html")
+    assert "word" in text
+
+
 @settings(max_examples=150)
 @given(st.lists(st.one_of(
     st.builds(lambda t, close: f"</{t}>" if close else f"<{t}>", st.sampled_from(TAGS), st.booleans()),

@@ -388,6 +388,9 @@ class _HtmlToMarkdown(HTMLParser):
         if tag == "table":
             if self.table_depth == 0:
                 return
+            if self.table_depth == 1 and self.in_caption:  # a <caption> left open
+                self.in_caption = False
+                self.caption.append(self._cell_text())
             self.table_depth -= 1
             if self.table_depth == 0:
                 self._close_row()
