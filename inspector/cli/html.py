@@ -27,8 +27,9 @@ COMMANDS = ("html",)
 
 def _cmd_html(args: argparse.Namespace) -> int:
     from inspector.core.atomic import atomic_write_text
-    from inspector.core.display.html_export import gold_answer_spans, view_html
+    from inspector.core.display.html_export import view_html
     from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.evaluation.gold import answer_spans
 
     load_user_strategies(args)
     name, params = strategy_params(args)
@@ -48,7 +49,7 @@ def _cmd_html(args: argparse.Namespace) -> int:
     if args.question and wb.gold is not None:
         for q in wb.questions([doc]):
             if q.question.strip() == args.question.strip():
-                answers = gold_answer_spans(doc, q)
+                answers = answer_spans(doc, q)
                 break
     mode = "" if config.retriever == "bm25" else config.embedding
     page = view_html(doc, chunks, hits=hits, question=args.question or "", answers=answers, report=report,

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.display import settings_schema as keys
 from inspector.core.documents.document import Document
+from inspector.core.evaluation.gold import answer_spans
 from inspector.qt.actions.export_actions import ExportActions
 from inspector.qt.actions.file_actions import FileActions, dropped_paths, split_dropped
 from inspector.qt.actions.gold_actions import GoldActions
@@ -73,7 +74,7 @@ from inspector.qt.panels.audit_mode import AuditMode
 from inspector.qt.panels.chunk_table import ChunkTable
 from inspector.qt.panels.corpus_panel import CorpusPanel
 from inspector.qt.panels.detail_pane import DetailPane
-from inspector.qt.panels.gold_panel import GoldFiles, GoldPanel, answer_spans
+from inspector.qt.panels.gold_panel import GoldFiles, GoldPanel
 from inspector.qt.panels.gold_tools import GoldTools
 from inspector.qt.panels.question_bar import QuestionBar, hit_counts
 from inspector.qt.panels.reader import Reader

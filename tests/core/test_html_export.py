@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.registry import chunk_document
-from inspector.core.display.html_export import TextMark, gold_answer_spans, view_html
+from inspector.core.display.html_export import TextMark, view_html
 from inspector.core.documents.document import from_text
 from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.gold import answer_spans
 from inspector.core.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,7 +92,7 @@ def handbook():
     report = wb.evaluate(cfg)
     hits = wb.ask(GERMANY, cfg)
     q = next(x for x in wb.gold.questions if x.question == GERMANY)
-    return doc, chunks, report, cfg, hits, gold_answer_spans(doc, q)
+    return doc, chunks, report, cfg, hits, answer_spans(doc, q)
 
 
 def test_the_handbook_page_holds_the_text_the_chunks_the_hits_and_the_gold_set(handbook):

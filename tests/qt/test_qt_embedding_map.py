@@ -73,7 +73,7 @@ def test_the_gold_answer_and_the_misses_are_marked(qtbot, dense_window, open_doc
     q = w.retrieval.gold_questions[0]
     r = _ask(qtbot, w, wait_result, q.question)
     _wait_map(qtbot, w, r)
-    from inspector.qt.panels.gold_panel import answer_spans
+    from inspector.core.evaluation.gold import answer_spans
 
     spans = answer_spans(w.state.document, q)
     holders = {i for i, c in enumerate(r.index.entries) for a, b in spans if c.start <= a and b <= c.end}

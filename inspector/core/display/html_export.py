@@ -20,7 +20,7 @@ from inspector.core.chunking.chunk import Chunk
 from inspector.core.display.segments import SpanIndex
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import EvalConfig
-from inspector.core.evaluation.gold import GoldQuestion, normalize, normalized_text
+from inspector.core.evaluation.gold import answer_spans
 from inspector.core.evaluation.metrics import Report
 from inspector.core.evaluation.report import MODE_NAMES
 
@@ -40,17 +40,6 @@ class TextMark:
     end: int
     label: str
     kind: str = "mark"
-
-
-def gold_answer_spans(doc: Document, q: GoldQuestion) -> list[tuple[int, int]]:
-    """Where a question's answers (and reference spans) lie in the document, in text order."""
-    spans: set[tuple[int, int]] = set()
-    if q.source in (None, doc.doc_id):
-        nt = normalized_text(doc)
-        for a in q.answers:
-            spans.update(nt.find_all(normalize(a)))
-        spans.update((a, b) for a, b in q.references)
-    return sorted(spans)
 
 
 def _e(text: Any) -> str:
@@ -305,7 +294,7 @@ def view_html(doc: Document, chunks: Sequence[Chunk], *, hits: Iterable[Any] = (
     gold: list[tuple[int, int, int]] = []
     if report is not None:
         for i, r in enumerate(report.questions, 1):
-            for a, b in gold_answer_spans(doc, r.question):
+            for a, b in answer_spans(doc, r.question):
                 if 0 <= a < b <= n:
                     gold.append((a, b, i))
     label = config.label() if config is not None else settings
@@ -353,4 +342,4 @@ def view_html(doc: Document, chunks: Sequence[Chunk], *, hits: Iterable[Any] = (
             f"</footer><script>{_SCRIPT}</script></body></html>\n")
 
 
-__all__ = ["TextMark", "view_html", "gold_answer_spans"]
+__all__ = ["TextMark", "view_html"]

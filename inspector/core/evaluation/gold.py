@@ -193,6 +193,19 @@ def resolve_source(source: str, docs: Sequence[Document], base: Path | None = No
     raise ValueError(f"'{source}' names several documents: {', '.join(d.doc_id for d in found[:5])}")
 
 
+def answer_spans(doc: Document, q: GoldQuestion) -> list[tuple[int, int]]:
+    """Where a question's answers (and reference spans) lie in the document, in text order (none
+    when the question names another source). The window marks these, the map rings their chunks,
+    the HTML export highlights them."""
+    spans: set[tuple[int, int]] = set()
+    if q.source in (None, doc.doc_id):
+        nt = normalized_text(doc)
+        for a in q.answers:
+            spans.update(nt.find_all(normalize(a)))
+        spans.update((a, b) for a, b in q.references)
+    return sorted(spans)
+
+
 def locate_passage(doc: Document, passage: str) -> tuple[tuple[int, int] | None, str]:
     """Span of a passage in the document if it occurs exactly once (exactly, else with case and
     whitespace normalized), and a reason when it does not."""
@@ -710,6 +723,6 @@ def questions_from(items: Iterable[tuple[str, str | Sequence[str]]], source: str
 
 
 __all__ = ["GoldQuestion", "GoldSet", "load_gold", "append_question", "add_questions", "question_line",
-           "remove_question", "normalize", "normalized_text",
+           "remove_question", "normalize", "normalized_text", "answer_spans",
            "NormalizedText", "resolve_source", "locate_passage", "detect_format", "question_record",
            "questions_from"]

@@ -257,7 +257,7 @@ class EmbeddingMap(QWidget):
         return None
 
     def _answer_rows(self, index: Any, result: Any) -> list[int]:
-        from inspector.qt.panels.gold_panel import answer_spans
+        from inspector.core.evaluation.gold import answer_spans
 
         doc = self.state.document
         question = result.request.question

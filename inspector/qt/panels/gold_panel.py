@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.display.settings_schema import Setting
 from inspector.core.documents.document import Document
-from inspector.core.evaluation.gold import GoldQuestion, normalize, normalized_text
+from inspector.core.evaluation.gold import GoldQuestion, answer_spans
 from inspector.qt.controllers.retrieval import (
     FALLBACK,
     POOLED,
@@ -125,17 +125,6 @@ class GoldFiles:
     def for_document(self, doc: Document) -> Path | None:
         """The remembered gold file, else a sibling one."""
         return self.remembered(doc) or sibling_gold(doc)
-
-
-def answer_spans(doc: Document, q: GoldQuestion) -> list[tuple[int, int]]:
-    """Where the question's answers (and reference spans) lie in the document, in text order."""
-    spans: set[tuple[int, int]] = set()
-    if q.source in (None, doc.doc_id):
-        nt = normalized_text(doc)
-        for a in q.answers:
-            spans.update(nt.find_all(normalize(a)))
-        spans.update((a, b) for a, b in q.references)
-    return sorted(spans)
 
 
 def pct(v: float | None) -> str:
