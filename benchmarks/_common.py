@@ -27,6 +27,17 @@ def big_markdown(target_bytes: int = 1_000_000) -> str:
     return "".join(parts)
 
 
+def vm_rss_mb() -> float:
+    """Current resident set size in MB, from /proc/self/status (0 where there is none)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def timeit(fn: Callable[[], object], repeat: int = 15) -> list[float]:
     """Wall times in milliseconds."""
     out = []

@@ -15,25 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
-import time
-from pathlib import Path
 from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
-
-
-def ms(fn, repeat: int) -> list[float]:
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t) * 1000)
-    return out
+from _common import timeit  # noqa: E402  (puts the repository on sys.path)
 
 
 def show(name: str, xs: list[float]) -> None:
@@ -81,7 +68,7 @@ def main() -> None:
     app.processEvents()
 
     projections = []
-    show(f"PCA {n:,} x {args.dim} (core)", ms(lambda: projections.append(pca(index.vectors)), 3))
+    show(f"PCA {n:,} x {args.dim} (core)", timeit(lambda: projections.append(pca(index.vectors)), 3))
     proj = projections[-1]
 
     def hits_for(seed: int):
@@ -100,15 +87,15 @@ def main() -> None:
         panel._on_data(0, MapData(index, proj, None, result(1)))
         panel.plot.viewport().repaint()
 
-    show(f"first draw, {n:,} points", ms(first_draw, max(3, args.repeat // 2)))
-    show("redraw (pan/zoom: one paint)", ms(lambda: panel.plot.viewport().repaint(), args.repeat * 2))
+    show(f"first draw, {n:,} points", timeit(first_draw, max(3, args.repeat // 2)))
+    show("redraw (pan/zoom: one paint)", timeit(lambda: panel.plot.viewport().repaint(), args.repeat * 2))
     seeds = iter(range(2, 10_000))
 
     def remark():
         panel._on_data(0, MapData(index, proj, None, result(next(seeds))))
         panel.plot.viewport().repaint()
 
-    show("re-mark (new hits, same layout)", ms(remark, args.repeat))
+    show("re-mark (new hits, same layout)", timeit(remark, args.repeat))
     print(f"points drawn: {len(panel.scatter.data):,}")
     panel.shutdown()
     retrieval.shutdown()

@@ -42,7 +42,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from _common import ROOT  # noqa: E402  (puts the repository on sys.path)
+from _common import ROOT, vm_rss_mb  # noqa: E402  (puts the repository on sys.path)
 from gui_heartbeat import GcTimes  # noqa: E402
 
 HANDBOOK = ROOT / "sample_docs" / "handbook.md"
@@ -75,15 +75,6 @@ def probe(w, label: str) -> None:
           f"vectors; undo {len(hist.undo_steps)}+{len(hist.redo_steps)} steps; {docs} Documents alive; "
           f"{len(objs)} tracked objects", flush=True)
 
-
-def vm_rss_mb() -> float:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 class Session:
