@@ -1,10 +1,15 @@
-"""Core test fixtures: the real model loaded once (the private cache folder is in tests/conftest.py)."""
+"""Core test fixtures: the real model loaded once, the two-document corpus and its gold set (the
+private cache folder is in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
 import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "gold"
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +21,19 @@ def minilm():
     emb = MiniLMEmbedder()
     emb.load()
     return emb
+
+
+@pytest.fixture()
+def corpus(tmp_path) -> Path:
+    """A copy of tests/data/gold/corpus (two documents) the test may change."""
+    folder = tmp_path / "corpus"
+    shutil.copytree(DATA / "corpus", folder)
+    return folder
+
+
+@pytest.fixture()
+def gold(tmp_path) -> Path:
+    """A copy of tests/data/gold/good.gold.jsonl (questions about the two-document corpus)."""
+    p = tmp_path / "g.gold.jsonl"
+    shutil.copy(DATA / "good.gold.jsonl", p)
+    return p

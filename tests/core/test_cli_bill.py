@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,6 @@ from inspector.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gold"
 FIELDS = {"embed_usd", "context_tokens_per_question", "context_usd_per_question", "embed_seconds_estimate"}
-
-
-@pytest.fixture()
-def corpus(tmp_path) -> Path:
-    folder = tmp_path / "corpus"
-    shutil.copytree(DATA / "corpus", folder)
-    return folder
-
-
-@pytest.fixture()
-def gold(tmp_path) -> Path:
-    p = tmp_path / "g.gold.jsonl"
-    shutil.copy(DATA / "good.gold.jsonl", p)
-    return p
 
 
 def run(capsys, *argv) -> str:

@@ -40,20 +40,6 @@ def ray_cluster():
     session.close()
 
 
-@pytest.fixture()
-def corpus(tmp_path) -> Path:
-    folder = tmp_path / "corpus"
-    shutil.copytree(DATA / "corpus", folder)
-    return folder
-
-
-@pytest.fixture()
-def gold(tmp_path) -> Path:
-    p = tmp_path / "g.gold.jsonl"
-    shutil.copy(DATA / "good.gold.jsonl", p)
-    return p
-
-
 def run_json(capsys, *argv: str) -> dict:
     code = main(list(argv) + ["--format", "json"])
     out = capsys.readouterr()
