@@ -39,6 +39,30 @@ RETRIEVAL_SIZE = (1600, 1000)
 """ask.png and gold.png: wider, so the Reader and the gold table have room beside the text."""
 
 
+def _themed_app(dark: bool):
+    """The application, in the light or the dark palette."""
+    from inspector.qt.app import apply_palette, create_app
+
+    app = create_app()
+    apply_palette(app, "dark" if dark else "light")
+    return app
+
+
+def _shot_window(app, folder: Path, size: tuple[int, int], *, synchronous_retrieval: bool = True):
+    """A shown window with its settings in `folder`, chunking synchronously and without debounce
+    (a screenshot shows a settled state), at `size`."""
+    from inspector.qt.controllers.chunk_jobs import ChunkRunner
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    window = MainWindow(ini_store(str(folder / "settings.ini")), runner=ChunkRunner(synchronous=True),
+                        debounce_ms=0, synchronous_retrieval=synchronous_retrieval)
+    window.resize(*size)
+    window.show()
+    _settle(app)
+    return window
+
+
 def _settle(app, rounds: int = 5) -> None:
     import time
 
@@ -76,24 +100,14 @@ def _wait_for_trace(app, window, timeout: float = 1800.0) -> None:
 
 
 def render(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Path]:
-    from inspector.qt.app import apply_palette, create_app
-
-    app = create_app()
-    apply_palette(app, "dark" if dark else "light")
+    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
-    from inspector.qt.controllers.chunk_jobs import ChunkRunner
-    from inspector.qt.main_window import MainWindow
-    from inspector.qt.settings import ini_store
 
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-dark" if dark else ""
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
-        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
-                            debounce_ms=0)
-        window.resize(*SIZE)
-        window.show()
-        _settle(app)
+        window = _shot_window(app, Path(tmp), SIZE, synchronous_retrieval=False)
         window.default_layout()
         _settle(app)
         window.open_paths([str(sample_path())])
@@ -130,24 +144,14 @@ def render_retrieval(out_dir: Path, *, dark: bool = False) -> list[Path]:
     """ask.png and gold.png, with the real model and exact embeddings (everything synchronous)."""
     from PySide6.QtCore import Qt
 
-    from inspector.qt.app import apply_palette, create_app
-
-    app = create_app()
-    apply_palette(app, "dark" if dark else "light")
+    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
-    from inspector.qt.controllers.chunk_jobs import ChunkRunner
-    from inspector.qt.main_window import MainWindow
-    from inspector.qt.settings import ini_store
 
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-dark" if dark else ""
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
-        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
-                            debounce_ms=0, synchronous_retrieval=True)
-        window.resize(*RETRIEVAL_SIZE)
-        window.show()
-        _settle(app)
+        window = _shot_window(app, Path(tmp), RETRIEVAL_SIZE)
         window.default_layout()
         window.resizeDocks([window.reader_dock], [470], Qt.Orientation.Horizontal)
         window.state.set_strategy("markdown")
@@ -198,23 +202,13 @@ def render_compare(out_dir: Path, *, dark: bool = False) -> list[Path]:
     model; the lanes do not depend on the retriever)."""
     from PySide6.QtCore import Qt
 
-    from inspector.qt.app import apply_palette, create_app
-
-    app = create_app()
-    apply_palette(app, "dark" if dark else "light")
+    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
-    from inspector.qt.controllers.chunk_jobs import ChunkRunner
-    from inspector.qt.main_window import MainWindow
-    from inspector.qt.settings import ini_store
 
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-dark" if dark else ""
     with tempfile.TemporaryDirectory() as tmp:
-        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
-                            debounce_ms=0, synchronous_retrieval=True)
-        window.resize(*RETRIEVAL_SIZE)
-        window.show()
-        _settle(app)
+        window = _shot_window(app, Path(tmp), RETRIEVAL_SIZE)
         window.default_layout()
         # The text gets the width the Reader and the detail pane would take: the lanes are the point.
         window.detail_dock.hide()
@@ -259,25 +253,15 @@ def render_sizes(out_dir: Path, *, dark: bool = False, model: bool = True) -> li
     """laptop.png and small.png: the default layout for a laptop's screen and a small window, as
     `make run` opens the handbook (its gold set loads and comes to the front), a question asked.
     With `model` the bundled model answers (exact embeddings), else BM25."""
-    from inspector.qt.app import apply_palette, create_app
-
-    app = create_app()
-    apply_palette(app, "dark" if dark else "light")
+    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
-    from inspector.qt.controllers.chunk_jobs import ChunkRunner
-    from inspector.qt.main_window import MainWindow
-    from inspector.qt.settings import ini_store
 
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-dark" if dark else ""
     written: list[Path] = []
     for name, size in (("laptop", LAPTOP_SIZE), ("small", SMALL_SIZE)):
         with tempfile.TemporaryDirectory() as tmp:
-            window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
-                                debounce_ms=0, synchronous_retrieval=True)
-            window.resize(*size)
-            window.show()
-            _settle(app)
+            window = _shot_window(app, Path(tmp), size)
             window.state.set_strategy("markdown")
             window.open_paths([str(sample_path())])
             _settle(app)
@@ -308,14 +292,8 @@ def render_audit(out_dir: Path, *, dark: bool = False, retriever: str = "dense")
     beside it), two gold questions judged, the third card of the first one current."""
     import shutil
 
-    from inspector.qt.app import apply_palette, create_app
-
-    app = create_app()
-    apply_palette(app, "dark" if dark else "light")
+    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
-    from inspector.qt.controllers.chunk_jobs import ChunkRunner
-    from inspector.qt.main_window import MainWindow
-    from inspector.qt.settings import ini_store
 
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-dark" if dark else ""
@@ -325,11 +303,7 @@ def render_audit(out_dir: Path, *, dark: bool = False, retriever: str = "dense")
             doc = Path(tmp) / "handbook.md"
             shutil.copy(sample_path(), doc)
             shutil.copy(Path(sample_path()).with_name("handbook.gold.jsonl"), Path(tmp) / "handbook.gold.jsonl")
-            window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
-                                debounce_ms=0, synchronous_retrieval=True)
-            window.resize(width, height)
-            window.show()
-            _settle(app)
+            window = _shot_window(app, Path(tmp), (width, height))
             window.default_layout()
             window.state.set_strategy("markdown")
             window.open_paths([str(doc)])
@@ -363,23 +337,13 @@ def render_map(out_dir: Path, *, dark: bool = False) -> list[Path]:
     """map.png: View ▸ Embedding Map beside the text, a gold question asked (real model, exact)."""
     from PySide6.QtCore import Qt
 
-    from inspector.qt.app import apply_palette, create_app
-
-    app = create_app()
-    apply_palette(app, "dark" if dark else "light")
+    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
-    from inspector.qt.controllers.chunk_jobs import ChunkRunner
-    from inspector.qt.main_window import MainWindow
-    from inspector.qt.settings import ini_store
 
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-dark" if dark else ""
     with tempfile.TemporaryDirectory() as tmp:
-        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
-                            debounce_ms=0, synchronous_retrieval=True)
-        window.resize(*RETRIEVAL_SIZE)
-        window.show()
-        _settle(app)
+        window = _shot_window(app, Path(tmp), RETRIEVAL_SIZE)
         window.default_layout()
         window.state.set_strategy("markdown")
         window.open_paths([str(sample_path())])
@@ -425,14 +389,8 @@ def render_drafts(out_dir: Path, *, dark: bool = False) -> list[Path]:
 
     from PySide6.QtCore import Qt
 
-    from inspector.qt.app import apply_palette, create_app
-
-    app = create_app()
-    apply_palette(app, "dark" if dark else "light")
+    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
-    from inspector.qt.controllers.chunk_jobs import ChunkRunner
-    from inspector.qt.main_window import MainWindow
-    from inspector.qt.settings import ini_store
 
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-dark" if dark else ""
@@ -440,11 +398,7 @@ def render_drafts(out_dir: Path, *, dark: bool = False) -> list[Path]:
         doc = Path(tmp) / "handbook.md"
         shutil.copy(sample_path(), doc)
         shutil.copy(Path(sample_path()).with_name("handbook.gold.jsonl"), Path(tmp) / "handbook.gold.jsonl")
-        window = MainWindow(ini_store(str(Path(tmp) / "settings.ini")), runner=ChunkRunner(synchronous=True),
-                            debounce_ms=0, synchronous_retrieval=True)
-        window.resize(*RETRIEVAL_SIZE)
-        window.show()
-        _settle(app)
+        window = _shot_window(app, Path(tmp), RETRIEVAL_SIZE)
         window.default_layout()
         window.detail_dock.hide()
         window.reader_dock.hide()
