@@ -31,3 +31,16 @@ def _private_cache_dir(tmp_path_factory):
         os.environ.pop(cache.ENV_VAR, None)
     else:
         os.environ[cache.ENV_VAR] = old
+
+
+@pytest.fixture()
+def keep_default_embedder():
+    """--device flags and the window's device setting reconfigure the process-wide embedder: the
+    tests after get theirs back."""
+    from inspector.core.embedding import embedder as mod
+
+    saved, settings = mod._DEFAULT, dict(mod._DEFAULT_SETTINGS)
+    yield
+    mod._DEFAULT = saved
+    mod._DEFAULT_SETTINGS.clear()
+    mod._DEFAULT_SETTINGS.update(settings)

@@ -30,16 +30,7 @@ HANDBOOK = ROOT / "sample_docs" / "handbook.md"
 GOLD = ROOT / "sample_docs" / "handbook.gold.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def _keep_default_embedder():
-    """--device flags reconfigure the process-wide embedder: other tests get theirs back."""
-    from inspector.core.embedding import embedder as mod
-
-    saved, settings = mod._DEFAULT, dict(mod._DEFAULT_SETTINGS)
-    yield
-    mod._DEFAULT = saved
-    mod._DEFAULT_SETTINGS.clear()
-    mod._DEFAULT_SETTINGS.update(settings)
+pytestmark = pytest.mark.usefixtures("keep_default_embedder")
 
 
 def fake_torch(cuda: int = 0, mps: bool = False, version: str = "2.13.0+cu128"):

@@ -9,16 +9,7 @@ from inspector.core.display.settings_schema import MODEL_DEVICE
 from inspector.core.embedding.embedder import HashEmbedder
 from inspector.core.embedding.throughput import Throughput
 
-
-@pytest.fixture(autouse=True)
-def _keep_default_embedder():
-    from inspector.core.embedding import embedder as mod
-
-    saved, settings = mod._DEFAULT, dict(mod._DEFAULT_SETTINGS)
-    yield
-    mod._DEFAULT = saved
-    mod._DEFAULT_SETTINGS.clear()
-    mod._DEFAULT_SETTINGS.update(settings)
+pytestmark = pytest.mark.usefixtures("keep_default_embedder")
 
 
 class TimedHash(HashEmbedder):
