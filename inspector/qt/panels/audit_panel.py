@@ -255,8 +255,10 @@ class AuditPanel(QWidget):
         total = sum(self.splitter.sizes()) or self.splitter.height()
         row = self.summary_box.view.verticalHeader().defaultSectionSize()
         rows = max(2, min(8, self.summary_box.model.rowCount()))
-        want = self.summary_box.view.horizontalHeader().sizeHint().height() + rows * row + \
-            self.summary_box.export_button.sizeHint().height() + 16
+        box = self.summary_box
+        overall = box.overall.heightForWidth(max(1, box.width() - 12))
+        want = box.view.horizontalHeader().sizeHint().height() + rows * row + \
+            max(overall, box.overall.sizeHint().height()) + box.export_button.sizeHint().height() + 16
         want = min(want, max(120, total // 3))
         self.splitter.setSizes([max(0, total - want), want])
 

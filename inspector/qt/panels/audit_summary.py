@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -132,19 +131,20 @@ class SummaryBox(QWidget):
         self.gold_button = QPushButton("Add Marked as Gold Questions")
         self.gold_button.setToolTip("Each audited question with a chunk judged relevant goes into the gold set, its "
                                     "relevant spans as references (a question already there is updated, not repeated)")
-        # The overall line beside the buttons: one row less for the summary, one more for the cards.
-        self.overall.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # The overall line keeps a row of its own: beside the buttons it wrapped over the table's
+        # rows in a narrow window (1024x700). Two rows of the table at least stay in view.
         self.view.setMinimumHeight(self.view.horizontalHeader().sizeHint().height()
                                    + 2 * self.view.verticalHeader().defaultSectionSize() + 4)
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
-        buttons.addWidget(self.overall, 1)
+        buttons.addStretch(1)
         buttons.addWidget(self.export_button)
         buttons.addWidget(self.gold_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 2, 6, 4)
         lay.setSpacing(3)
         lay.addWidget(self.view, 1)
+        lay.addWidget(self.overall)
         lay.addLayout(buttons)
         self.view.clicked.connect(self._on_click)
 
