@@ -235,10 +235,20 @@ def test_audit_mode_takes_the_window_and_gives_it_back(qtbot, window, wait_resul
     assert w.audit_mode.active and w.reader_dock.isVisible() and not w.strategy_dock.isVisible()
     assert w.reader.summary_box.isVisible()
     qtbot.waitUntil(lambda: w.reader_dock.width() > w.width() // 2, timeout=3000)
-    qtbot.wait(50)
-    top, view = w.reader.scroll.verticalScrollBar().value(), w.reader.scroll.viewport().height()
-    shown = [c for c in w.reader.cards if min(c.y() + c.height(), top + view) - max(c.y(), top) > 40]
-    assert len(shown) >= 3  # several cards at once at 1400x900, the first one whole
+
+    def shown() -> list:
+        top, view = w.reader.scroll.verticalScrollBar().value(), w.reader.scroll.viewport().height()
+        return [c for c in w.reader.cards if min(c.y() + c.height(), top + view) - max(c.y(), top) > 40]
+
+    # Several cards at once at 1400x900, the first one whole. The cards fit their heights on a
+    # deferred turn of the event loop (after the dock's resize), so wait for the layout to settle
+    # rather than for a fixed time (a loaded machine took longer than 50 ms).
+    try:
+        qtbot.waitUntil(lambda: len(shown()) >= 3, timeout=3000)
+    except qtbot.TimeoutError:
+        raise AssertionError(f"{len(shown())} cards shown at 1400x900: "
+                             f"{[(c.y(), c.height()) for c in w.reader.cards[:4]]}, "
+                             f"viewport {w.reader.scroll.viewport().height()}") from None
     w.audit_mode.action.trigger()
     assert not w.audit_mode.active
     assert {d.objectName() for d in (w.strategy_dock, w.stats_dock, w.table_dock) if d.isVisible()} == visible
