@@ -180,7 +180,8 @@ def main() -> int:
         print(f"garbage collections during the run: {gct.line()}")
         if args.watchdog:
             for p in hb.worst(8):
-                print(f"\n{p.ms:.0f} ms in {p.label}:\n{p.stack}")
+                busy = f"  busy meanwhile:\n{p.others}" if p.others else ""
+                print(f"\n{p.ms:.0f} ms in {p.label}:\n{p.stack}{busy}")
         w.close()
     return 0
 

@@ -292,7 +292,8 @@ def main() -> int:
                                          for p in hb.worst(5) if p.label.startswith("session")))
     if args.watchdog:
         for p in [p for p in hb.worst(10) if p.label.startswith("session")][:3]:
-            print(f"\n{p.ms:.0f} ms ({p.label}); the GUI thread was most often in:\n{p.stack}")
+            print(f"\n{p.ms:.0f} ms ({p.label}); the GUI thread was most often in:\n{p.stack}"
+                  + (f"  busy meanwhile:\n{p.others}" if p.others else ""))
     print(f"exceptions: {len(exceptions)}; errors in the status bar: {len(errors)} "
           f"({len(errors) - len(unexpected)} from the bad files opened on purpose)")
     for e in exceptions[:5]:

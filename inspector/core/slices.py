@@ -15,6 +15,9 @@ import numpy as np
 
 #: Characters per slice (a few milliseconds of work each).
 STEP = 1 << 20
+#: Python ints per slice when a list becomes an array: converting an int object costs far more
+#: than encoding a character (a slice of STEP ints held the GIL for 20-40 ms).
+INT_STEP = 1 << 16
 
 
 def codepoints(text: str) -> np.ndarray:
@@ -67,8 +70,8 @@ def sha256_text(text: str) -> str:
 def int_list_array(values: list[int], dtype: type = np.int64) -> np.ndarray:
     """`np.asarray(values, dtype)` for a list of millions of ints, a slice at a time."""
     out: np.ndarray = np.empty(len(values), dtype=dtype)
-    for a in range(0, len(values), STEP):
-        out[a:a + STEP] = values[a:a + STEP]
+    for a in range(0, len(values), INT_STEP):
+        out[a:a + INT_STEP] = values[a:a + INT_STEP]
     return out
 
 

@@ -22,6 +22,9 @@ from PySide6.QtCore import QObject, Qt, QTimer
 
 #: The tick interval (ms).
 TICK_MS = 5
+#: Innermost functions of a thread that is waiting, not working (left out of `Pause.others`).
+_IDLE = frozenset({"wait", "_wait_for_tstate_lock", "select", "poll", "get", "acquire", "sleep", "_worker",
+                   "recv", "recv_into", "accept", "readinto", "read"})
 
 
 @dataclass(slots=True)
@@ -33,6 +36,10 @@ class Pause:
     """What was going on (the label set by `phase`)."""
     stack: str = ""
     """The GUI thread's innermost frames sampled most often during the gap (watchdog only)."""
+    others: str = ""
+    """What the busiest other thread was doing during the gap (watchdog only): when the GUI
+    thread's stack shows only the event loop, the time went to Qt's C++ code or to waiting for
+    the GIL that this thread held (a long C call: an encode, a regex, a sort over a big text)."""
 
 
 @dataclass(slots=True)
@@ -66,6 +73,7 @@ class Heartbeat(QObject):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._samples: Counter[str] = Counter()
+        self._other_samples: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     # -- control -------------------------------------------------------------------------------
@@ -121,16 +129,20 @@ class Heartbeat(QObject):
         stats.max_ms = max(stats.max_ms, gap)
         if gap > self.threshold_ms:
             stats.over += 1
-            stack = ""
+            stack = others = ""
             if self._watchdog:
                 with self._lock:
                     top = self._samples.most_common(1)
+                    busy = self._other_samples.most_common(1)
                     self._samples.clear()
+                    self._other_samples.clear()
                 stack = top[0][0] if top else ""
-            self.pauses.append(Pause(gap, self.label, stack))
+                others = busy[0][0] if busy else ""
+            self.pauses.append(Pause(gap, self.label, stack, others))
         elif self._watchdog:
             with self._lock:
                 self._samples.clear()
+                self._other_samples.clear()
 
     def _watch(self) -> None:
         """Every 5 ms: if the GUI thread is late (no tick for over half the threshold), sample its
@@ -139,12 +151,22 @@ class Heartbeat(QObject):
         while not self._stop.wait(0.005):
             if time.perf_counter() - self._last < late:
                 continue
-            frame = sys._current_frames().get(self._gui_ident)
+            frames = sys._current_frames()
+            frame = frames.get(self._gui_ident)
             if frame is None:
                 continue
             lines = traceback.format_list(traceback.extract_stack(frame)[-6:])
+            names = {t.ident: t.name for t in threading.enumerate()}
+            busy = []
+            for ident, f in frames.items():
+                if ident in (self._gui_ident, threading.get_ident()) or f.f_code.co_name in _IDLE:
+                    continue
+                busy.append(f"[thread {names.get(ident, ident)}]\n"
+                            + "".join(traceback.format_list(traceback.extract_stack(f)[-4:])))
             with self._lock:
                 self._samples["".join(lines)] += 1
+                for b in busy:
+                    self._other_samples[b] += 1
 
 
 __all__ = ["Heartbeat", "Pause", "PhaseStats", "TICK_MS"]

@@ -68,3 +68,31 @@ def test_folder_loads_supported_files_and_reports_bad_ones(tmp_path):
 def test_in_memory_document_hash_is_content():
     assert from_text("abc").sha256 == from_text("abc", "other.md").sha256
     assert from_text("abc").sha256 != from_text("abd").sha256
+
+
+def test_a_documents_hash_is_computed_once_whatever_its_size(monkeypatch):
+    """The hash is the key of every per-document cache and is asked for on every lookup: a 20 MB
+    text costs 50-300 ms to hash, so it is computed once and kept on the document (a character-
+    budgeted cache of hashes once held none for documents over its budget: every lookup re-hashed
+    them, a 338 ms GUI pause on opening a 20 MB document)."""
+    import dataclasses
+    import pickle
+
+    from inspector.core.documents import document as document_module
+
+    calls = []
+    real = document_module.sha256_text
+
+    def counting(text):
+        calls.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(document_module, "sha256_text", counting)
+    doc = from_text("# Big\n\n" + "word " * 4_000_000, "big.md")  # 20 M characters
+    digests = {doc.sha256, doc.sha256, hash(doc) and doc.sha256}
+    assert len(digests) == 1 and calls == [len(doc.text)]
+    again = from_text(doc.text, "big.md")
+    assert again == doc and again.sha256 == doc.sha256 and len(calls) == 2  # equal, hashed on its own
+    assert pickle.loads(pickle.dumps(doc)).sha256 == doc.sha256
+    renamed = dataclasses.replace(doc, name="other.md")
+    assert renamed.sha256 == doc.sha256 and renamed != doc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -107,3 +108,28 @@ def test_offset_after_by_hand():
     assert idx.offset_after(0, 24, 0) == 0
     assert idx.offset_after(0, 24, 99) == 24
     assert idx.offset_after(6, 24, 1) == len("hello world")  # "world" alone is one token
+
+
+@settings(max_examples=300)
+@given(text=any_text | RUNS, step=st.integers(1, 40))
+def test_a_document_encoded_in_slices_equals_one_encode(text, step):
+    """A big document is tokenized a slice at a time (so no single tiktoken call holds the GIL
+    for long); the slices, cut at piece boundaries after a non-space character, must give
+    exactly the tokens of one whole encode, whatever the slice length."""
+    import pytest
+
+    from inspector.core.text import tokens
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tokens, "ENCODE_SLICE", step)
+        index = TokenIndex(text)
+    assert index.tokens.tolist() == encoding().encode_ordinary(text)
+
+
+def test_a_big_document_in_slices_equals_one_encode():
+    from inspector.core.text import tokens
+
+    handbook = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
+    base = (handbook.read_text(encoding="utf-8") + "\n  12345678 \t\n\n") * 3
+    assert len(base) > 2 * tokens.ENCODE_SLICE
+    assert TokenIndex(base).tokens.tolist() == encoding().encode_ordinary(base)

@@ -478,12 +478,11 @@ def test_a_long_session_keeps_neither_old_documents_nor_unbounded_caches(qtbot, 
     memory of the same session with 20 documents of 1-2 MB)."""
     import gc
 
-    from inspector.core.documents import document
     from inspector.core.documents.document import Document
     from inspector.core.text import structure, tokens, wordpieces
 
     budget = 150_000
-    for cache in (document._HASHES, structure._STRUCTURES, tokens._INDEXES, wordpieces._INDEXES):
+    for cache in (structure._STRUCTURES, tokens._INDEXES, wordpieces._INDEXES):
         monkeypatch.setattr(cache, "max_size", budget)
     body = HANDBOOK.read_text(encoding="utf-8")
     w = make_window()
@@ -501,7 +500,6 @@ def test_a_long_session_keeps_neither_old_documents_nor_unbounded_caches(qtbot, 
     gc.collect()
     alive = {o.doc_id for o in gc.get_objects() if isinstance(o, Document) and o.doc_id.startswith("session")}
     assert alive == {"session7.md"}
-    assert sum(len(t) for t, _d in document._HASHES.values()) <= budget
     for cache in (structure._STRUCTURES, tokens._INDEXES, wordpieces._INDEXES):
         assert cache.total_size() <= budget
 

@@ -179,3 +179,33 @@ def test_next_and_previous_chunk(qtbot, make_window, open_doc):
     w.prev_action.trigger()
     w.prev_action.trigger()
     assert w.state.selection == r.index.ids[9]
+
+
+def test_a_long_documents_gutter_keeps_its_width_while_re_chunking(qtbot, make_window, open_doc, wait_complete,
+                                                                  monkeypatch):
+    """The gutter's width is the text's left margin: each change lays the whole text out again
+    (~70 ms for 20 MB, on the GUI thread). A long document's gutter keeps room from the start and
+    never narrows while shown; a short one fits each result (here the handbook plays both, by
+    moving the threshold)."""
+    from inspector.qt.document import gutter
+
+    def margins_seen(sizes):
+        seen = []
+        for v in sizes:
+            w.strategy_panel.set_value("size", v)
+            wait_complete(w)
+            seen.append(w.view._margins)
+        return seen
+
+    w = make_window()
+    open_doc(w)
+    w.strategy_panel.set_strategy("fixed_chars")
+    wait_complete(w)
+    sizes = [4000, 200, 4000, 120]
+    assert len(set(margins_seen(sizes))) > 1  # short document: the gutter fits the chunk numbers
+
+    monkeypatch.setattr(gutter, "RESERVE_FROM", 10_000)
+    open_doc(w)
+    first = w.view._margins
+    assert set(margins_seen(sizes)) == {first}  # long document: one width for every result
+    assert w.view.gutter.width_hint() == first[0]

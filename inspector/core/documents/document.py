@@ -9,7 +9,6 @@ from pathlib import Path
 
 from inspector.core.documents.encoding import decode
 from inspector.core.errors import InputError
-from inspector.core.lru import SizedLRU
 from inspector.core.slices import sha256_text
 
 #: File suffixes opened as Markdown; everything in TEXT_SUFFIXES is plain text.
@@ -50,30 +49,23 @@ class Document:
         if not self.doc_id:
             object.__setattr__(self, "doc_id", self.name)
 
+    _sha256: str | None = field(default=None, init=False, repr=False, compare=False, hash=False)
+    """The text's hash once computed (see `sha256`)."""
+
     @property
     def sha256(self) -> str:
-        """Content hash of the text, the key of every per-document cache."""
-        return _text_hash(self.text)
+        """Content hash of the text, the key of every per-document cache. Computed once per
+        document and kept on it (a 20 MB text costs 50-300 ms to hash, holding the GIL for a slice
+        at a time; the background loader computes it before the window sees the document). Two
+        threads may race to compute it; both get the same digest."""
+        digest = self._sha256
+        if digest is None:
+            digest = sha256_text(self.text)  # a slice at a time: one 20 MB encode would hold the GIL ~50 ms
+            object.__setattr__(self, "_sha256", digest)
+        return digest
 
     def __hash__(self) -> int:  # dict keys for caches: identity of content and name
         return hash((self.doc_id, self.sha256))
-
-
-#: The hash cache holds the texts it hashed (so an id is never mistaken for a dead string's):
-#: at most 256 of them and this many characters in all, so a long window session does not keep
-#: every document it ever opened alive.
-HASH_CACHE_CHARS = 16_000_000
-_HASHES: SizedLRU[tuple[str, str]] = SizedLRU(256, HASH_CACHE_CHARS)
-
-
-def _text_hash(text: str) -> str:
-    # Hashing 50 MB costs ~50 ms; remember it per string object (strings are immutable).
-    hit = _HASHES.lookup(id(text))
-    if hit is not None and hit[0] is text:
-        return hit[1]
-    digest = sha256_text(text)  # a slice at a time: 20 MB would hold the GIL ~50 ms in one encode
-    _HASHES.put(id(text), (text, digest), len(text))
-    return digest
 
 
 def normalize_newlines(text: str) -> str:

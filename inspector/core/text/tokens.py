@@ -102,21 +102,47 @@ def utf8_offsets(text: str) -> np.ndarray:
     return out
 
 
+#: Characters encoded per tiktoken call when a whole document is tokenized (~5 ms of work each).
+ENCODE_SLICE = 1 << 17
+
+
+def _encode_in_slices(text: str, bounds: list[int]) -> np.ndarray:
+    """`encode_ordinary(text)` as int32, one slice of about ENCODE_SLICE characters at a time.
+
+    Why: tiktoken turns its result into a Python list while holding the GIL; for a 20 MB document
+    that single call kept every other thread, the window's included, waiting for ~180 ms. Slices
+    are cut at pre-tokenizer piece boundaries (`bounds`, sorted) whose previous character is not
+    whitespace: BPE never crosses a piece boundary, and the expression's one look-ahead
+    (`\\s+(?!\\S)`) only matters at the end of a whitespace run, so each slice encodes to exactly
+    the document's own tokens there (tests compare with one whole encode)."""
+    n = len(text)
+    if n <= ENCODE_SLICE:
+        return np.asarray(_encode_ids(text), dtype=np.int32)
+    parts: list[np.ndarray] = []
+    a = 0
+    while a < n:
+        b = n
+        if n - a > ENCODE_SLICE:
+            k = bisect.bisect_right(bounds, a + ENCODE_SLICE) - 1
+            while k > 0 and bounds[k] > a and text[bounds[k] - 1].isspace():
+                k -= 1
+            if bounds[k] <= a:  # no cut in range (one huge whitespace run): the next good one
+                k = bisect.bisect_right(bounds, a + ENCODE_SLICE)
+                while k < len(bounds) and text[bounds[k] - 1].isspace():
+                    k += 1
+            b = bounds[k] if k < len(bounds) else n
+        parts.append(np.asarray(_encode_ids(text[a:b]), dtype=np.int32))
+        a = b
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+
+
 class TokenIndex:
     """Token boundaries of one document and exact span counts derived from them."""
 
     def __init__(self, text: str) -> None:
-        enc = encoding()
         self.text = text
         # Memory matters (a few documents of several MB stay cached): token ids and offsets are
         # compact arrays; only the two lists the hot counting path indexes stay Python lists.
-        self.tokens = int_list_array(enc.encode_ordinary(text), np.int32)
-        byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
-        np.cumsum(_token_byte_lengths()[self.tokens], out=byte_starts[1:])
-        char_bytes = utf8_offsets(text)
-        # Character offset at (or, inside a multi-byte character, before) each token boundary.
-        char_starts = searchsorted(char_bytes, byte_starts, side="right") - 1
-        char_starts[-1] = len(text)
         # Pre-tokenizer piece boundaries (character offsets), where the document's BPE restarts:
         # the ends of the pattern's matches (they tile the text: every character matches some
         # alternative; a gap would only remove candidate sync points, never make a count wrong).
@@ -124,6 +150,13 @@ class TokenIndex:
         bounds.extend(m.end() for m in _piece_regex().finditer(text))
         if bounds[-1] != len(text):
             bounds.append(len(text))
+        self.tokens = _encode_in_slices(text, bounds)
+        byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
+        np.cumsum(_token_byte_lengths()[self.tokens], out=byte_starts[1:])
+        char_bytes = utf8_offsets(text)
+        # Character offset at (or, inside a multi-byte character, before) each token boundary.
+        char_starts = searchsorted(char_bytes, byte_starts, side="right") - 1
+        char_starts[-1] = len(text)
         # Flat integer arrays (array.array), not lists: bisection and indexing are as fast, and a
         # list of millions of ints is millions of objects the cyclic garbage collector walks at
         # every full collection (seconds, holding the GIL: the window froze for that long).

@@ -67,6 +67,11 @@ class TextMargin(Protocol):
     def palette(self) -> QPalette: ...
 
 
+#: Documents at least this long (characters) keep room in the gutter from the start and never
+#: narrow it while shown (`Gutter.reserve_for`).
+RESERVE_FROM = 1_000_000
+
+
 class Gutter(QWidget):
     """Chunk bars and numbers beside the text (one lane per overlapping chunk)."""
 
@@ -80,6 +85,18 @@ class Gutter(QWidget):
         self.view = view
         self.baseline_painted: tuple[int, ...] = ()
         """Ids of the baseline chunks the last paint drew (empty: no baseline lane was drawn)."""
+        self._room = (0, 0)
+        """(digits, lanes) the width keeps room for whatever the result (see `reserve_for`)."""
+        self._grow_only = False
+
+    def reserve_for(self, text_length: int) -> None:
+        """A new document is shown. Changing the gutter's width changes the text's, and Qt then
+        lays the whole text out again on the GUI thread (~70 ms for 20 MB, at every re-chunk that
+        changed the chunk count's digits or the lanes). So a long document's gutter starts with
+        room for the chunk numbers its size suggests and two lanes, and only grows while it is
+        shown; a short one (cheap to lay out) fits its result exactly."""
+        self._grow_only = text_length >= RESERVE_FROM
+        self._room = (len(str(text_length // 100)), 2) if self._grow_only else (0, 0)
 
     def lanes(self) -> int:
         r = self.view.result
@@ -91,9 +108,13 @@ class Gutter(QWidget):
     def width_hint(self) -> int:
         r = self.view.result
         digits = len(str(max(len(r.chunks) - 1, 0))) if r is not None else 2
+        lanes = self.lanes()
+        if self._grow_only:
+            self._room = (max(self._room[0], digits), max(self._room[1], lanes))
+        digits, lanes = max(digits, self._room[0]), max(lanes, self._room[1])
         fm = self.view.fontMetrics()
         extra = self.BAR + self.CONNECT if self.view.baseline_lane is not None else 0
-        return 10 + fm.horizontalAdvance("9" * max(digits, 2)) + 8 + self.lanes() * (self.BAR + self.GAP) + extra
+        return 10 + fm.horizontalAdvance("9" * max(digits, 2)) + 8 + lanes * (self.BAR + self.GAP) + extra
 
     def _lane_geometry(self) -> LaneGeometry:
         """The baseline lane: left of the current lanes, a connector between."""

@@ -133,6 +133,7 @@ class DocumentView(QPlainTextEdit):
         # The old text goes first: a new wrap mode relays out whatever is shown (a 1 MB line that
         # may only break between words: a minute on the GUI thread).
         self.setPlainText("")
+        self.gutter.reserve_for(len(doc.text) if doc is not None else 0)
         self.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere if disp is not None and disp.long_word
                              else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         text = disp.text if disp is not None else ""
