@@ -37,7 +37,8 @@ class Pause:
     stack: str = ""
     """The GUI thread's innermost frames sampled most often during the gap (watchdog only)."""
     others: str = ""
-    """What the busiest other thread was doing during the gap (watchdog only): when the GUI
+    """What the other threads that were not waiting did during the gap, the three samples seen most
+    often (watchdog only): when the GUI
     thread's stack shows only the event loop, the time went to Qt's C++ code or to waiting for
     the GIL that this thread held (a long C call: an encode, a regex, a sort over a big text)."""
 
@@ -133,11 +134,11 @@ class Heartbeat(QObject):
             if self._watchdog:
                 with self._lock:
                     top = self._samples.most_common(1)
-                    busy = self._other_samples.most_common(1)
+                    busy = self._other_samples.most_common(3)
                     self._samples.clear()
                     self._other_samples.clear()
                 stack = top[0][0] if top else ""
-                others = busy[0][0] if busy else ""
+                others = "".join(b for b, _n in busy)
             self.pauses.append(Pause(gap, self.label, stack, others))
         elif self._watchdog:
             with self._lock:
@@ -146,27 +147,52 @@ class Heartbeat(QObject):
 
     def _watch(self) -> None:
         """Every 5 ms: if the GUI thread is late (no tick for over half the threshold), sample its
-        innermost frames."""
+        innermost frames and those of every other thread that is not waiting."""
         late = self.threshold_ms / 2000.0
+        me = threading.get_ident()
         while not self._stop.wait(0.005):
             if time.perf_counter() - self._last < late:
                 continue
-            frames = sys._current_frames()
-            frame = frames.get(self._gui_ident)
-            if frame is None:
+            raw = _raw_stacks(self._gui_ident, me)
+            gui = raw.pop(self._gui_ident, None)
+            if gui is None:
                 continue
-            lines = traceback.format_list(traceback.extract_stack(frame)[-6:])
             names = {t.ident: t.name for t in threading.enumerate()}
-            busy = []
-            for ident, f in frames.items():
-                if ident in (self._gui_ident, threading.get_ident()) or f.f_code.co_name in _IDLE:
-                    continue
-                busy.append(f"[thread {names.get(ident, ident)}]\n"
-                            + "".join(traceback.format_list(traceback.extract_stack(f)[-4:])))
+            busy = [f"[thread {names.get(ident, ident)}]\n" + _format(stack[:4])
+                    for ident, stack in raw.items() if stack and stack[0][2] not in _IDLE]
             with self._lock:
-                self._samples["".join(lines)] += 1
+                self._samples[_format(gui[:6])] += 1
                 for b in busy:
                     self._other_samples[b] += 1
+
+
+def _raw_stacks(gui: int, skip: int) -> dict[int, list[tuple[str, int, str]]]:
+    """(file, line, function) of each thread's innermost frames, innermost first. No frame object
+    is kept past this call: a frame held from another thread keeps its locals alive after the
+    function returned, and a local that wraps a Qt object Qt deletes meanwhile (a QTextLayout of
+    a block relaid out) leaves shiboken a stale wrapper at an address Qt reuses: a later
+    `addAction` came back as that QTextLayout in a watchdog soak run (another segfaulted)."""
+    out: dict[int, list[tuple[str, int, str]]] = {}
+    frame = f = None
+    frames = sys._current_frames()
+    try:
+        for ident, frame in frames.items():
+            if ident == skip:
+                continue
+            stack = []
+            f = frame
+            while f is not None and len(stack) < (8 if ident == gui else 4):
+                stack.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+                f = f.f_back
+            out[ident] = stack
+    finally:
+        del frames, frame, f
+    return out
+
+
+def _format(stack: list[tuple[str, int, str]]) -> str:
+    """Outermost first, as a traceback prints (source lines from linecache)."""
+    return "".join(traceback.format_list(traceback.StackSummary.from_list([(*x, None) for x in reversed(stack)])))
 
 
 __all__ = ["Heartbeat", "Pause", "PhaseStats", "TICK_MS"]

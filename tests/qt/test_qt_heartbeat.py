@@ -114,3 +114,53 @@ def test_a_huge_line_is_shown_as_blocks_that_map_back_to_the_document(qtbot, mak
     w.view.viewport().repaint()
     rec = w.view.last_paint
     assert rec is not None and rec.segments == w.state.result.index.segments_in(rec.lo, rec.hi)
+
+
+def _spin_on_the_gui_thread(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_the_watchdog_names_where_the_gui_thread_was(qtbot):
+    hb = Heartbeat(threshold_ms=50.0, watchdog=True)
+    hb.start("spin")
+    qtbot.wait(30)
+    _spin_on_the_gui_thread(0.3)
+    qtbot.wait(30)
+    hb.stop()
+    worst = hb.worst(1)
+    assert worst and worst[0].ms >= 250 and "_spin_on_the_gui_thread" in worst[0].stack
+
+
+def test_the_watchdog_keeps_no_frame_of_another_thread():
+    """A frame kept by the sampler keeps its locals alive after the function returned; a local
+    wrapping a Qt object that Qt then deletes (a QTextLayout) left shiboken a stale wrapper that a
+    later QAction came back as (a watchdog soak run). The sampler must hold no frame afterwards."""
+    import threading
+    import weakref
+
+    from inspector.qt.heartbeat import _raw_stacks
+
+    class Local:
+        pass
+
+    ready, go = threading.Event(), threading.Event()
+    refs = []
+
+    def worker():
+        obj = Local()
+        refs.append(weakref.ref(obj))
+        ready.set()
+        go.wait(5)
+
+    t = threading.Thread(target=worker, name="sampled")
+    t.start()
+    assert ready.wait(5)
+    try:
+        stacks = _raw_stacks(threading.main_thread().ident, threading.get_ident())
+    finally:
+        go.set()
+        t.join(5)
+    assert any(name == "worker" for s in stacks.values() for _f, _l, name in s)
+    assert refs[0]() is None  # the worker's local died with its frame
