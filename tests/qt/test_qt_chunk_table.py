@@ -135,3 +135,13 @@ def test_table_and_text_share_the_selection(qtbot, make_window, open_doc):
     w.only_flagged_action.trigger()
     assert table.proxy.rowCount() == sum(bool(c.flags) for c in r.chunks)
     assert table.only_flagged.isChecked()
+
+
+def test_the_window_table_takes_the_ids_the_worker_made(qtbot, make_window, open_doc):
+    """Chunk ids come with the result (made on the worker): the table makes no Python pass over
+    tens of thousands of chunks on the GUI thread; the gutter reads the lane count likewise."""
+    w = make_window()
+    r = open_doc(w)
+    assert r.ids is not None and r.ids.tolist() == [c.id for c in r.chunks]
+    assert w.table.model._id_of_index is r.ids
+    assert r.index.lane_count == max(r.index.lanes.values()) + 1

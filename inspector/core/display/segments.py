@@ -131,7 +131,8 @@ class SpanIndex:
     Built once per chunking result (on the worker thread); queried on every paint.
     """
 
-    __slots__ = ("ids", "starts", "ends", "ends_max", "segments", "seg_starts", "seg_ends", "lanes", "_pos")
+    __slots__ = ("ids", "starts", "ends", "ends_max", "segments", "seg_starts", "seg_ends", "lanes", "lane_count",
+                 "_pos")
 
     def __init__(self, spans: Sequence[tuple[int, int]], ids: Sequence[int] | None = None) -> None:
         labels = list(range(len(spans))) if ids is None else list(ids)
@@ -151,6 +152,8 @@ class SpanIndex:
         self._pos = {cid: k for k, cid in enumerate(self.ids)}
         self.lanes: dict[int, int] = dict(zip(labels, lanes(spans)))
         """Lane of each chunk id: overlapping chunks get different lanes (gutter bars)."""
+        self.lane_count: int = max(self.lanes.values(), default=-1) + 1
+        """Lanes in use (0 for no spans): the gutter asks at every paint, so it is counted here once."""
 
     def __len__(self) -> int:
         return len(self.ids)

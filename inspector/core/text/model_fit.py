@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inspector.core.lru import SizedLRU
 from inspector.core.text.language import Language, detect_language, sample_text
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
@@ -58,8 +59,18 @@ def unknown_share(text: str) -> tuple[float, int]:
     return sum(1 for i in ids if i == unk) / len(ids), len(ids)
 
 
+#: Fits of whole texts by (length, hash): the window asks on every open (the background loader
+#: asks first, so a big document's fit is ready before the GUI thread wants it).
+_FITS: SizedLRU[ModelFit] = SizedLRU(64, 64)
+
+
 def model_fit(text: str) -> ModelFit:
-    """The detected language and the unknown-piece share, from a sample of the text."""
+    """The detected language and the unknown-piece share, from a sample of the text (remembered
+    per text)."""
+    return _FITS.get_or_make((len(text), hash(text)), lambda: _model_fit(text), 1)
+
+
+def _model_fit(text: str) -> ModelFit:
     share, pieces = unknown_share(sample_text(text))
     return ModelFit(detect_language(text), share, pieces)
 

@@ -169,8 +169,10 @@ class FileActions(QObject):
                 # What the view needs of the document shown first, made here rather than on the
                 # GUI thread (huge lines cut into blocks, the offset map, the wrap decision).
                 from inspector.core.display.display_text import display_text
+                from inspector.core.text.model_fit import model_fit
 
                 display_text(loaded.documents[0].text)
+                model_fit(loaded.documents[0].text)  # the language note asks on the GUI thread
                 for d in loaded.documents:
                     _ = d.sha256  # the key of every per-document cache: hashed here, remembered
             yield (names, loaded)

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
+import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
 from inspector.core.cancel import (
@@ -79,6 +80,9 @@ class ChunkResult:
     """Line of each painted chunk's start, in `index` (start) order: the overview strip's marks."""
     parent_lines: tuple[int, ...] = ()
     by_id: Mapping[int, Chunk] = field(default_factory=dict, compare=False)
+    ids: np.ndarray | None = field(default=None, compare=False)
+    """Id of each chunk of `chunks`, in order (int64), made on the worker: the chunk table needs it
+    and a Python pass over 30,000 chunks on the GUI thread was a pause of its own."""
 
     @property
     def document(self) -> Document:
@@ -110,11 +114,13 @@ def compute_chunks(request_id: int, request: ChunkRequest,
         parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
         headings = tuple(HeadingMark(h.start, h.end, h.level) for h in structure_of(doc).headings)
         by_id = {c.id: c for c in chunks}
+        ids = np.fromiter((c.id for c in chunks), dtype=np.int64, count=len(chunks))
         lines = _line_index(doc)
         first = ChunkResult(request_id, request, chunks, index, parent_index, chunk_stats(doc, chunks), headings,
                             complete=False, seconds=time.perf_counter() - t0, line_count=lines.line_count,
                             start_lines=tuple(lines.line_of_array(index.starts).tolist()),
-                            parent_lines=tuple(lines.line_of_array(parent_index.starts).tolist()), by_id=by_id)
+                            parent_lines=tuple(lines.line_of_array(parent_index.starts).tolist()), by_id=by_id,
+                            ids=ids)
     yield first
     try:
         from inspector.core.chunking.annotate import annotate
@@ -138,7 +144,7 @@ def _replace_complete(first: ChunkResult, chunks: tuple[Chunk, ...], stats: Chun
     return ChunkResult(first.request_id, first.request, chunks, first.index, first.parents, stats,
                        first.headings, complete=True, seconds=seconds, line_count=first.line_count,
                        start_lines=first.start_lines, parent_lines=first.parent_lines,
-                       by_id={c.id: c for c in chunks})
+                       by_id={c.id: c for c in chunks}, ids=first.ids)
 
 
 #: Line indexes of at most 8 documents (worker threads build them; the core's locked LRU).

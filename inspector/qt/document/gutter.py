@@ -102,8 +102,7 @@ class Gutter(QWidget):
         r = self.view.result
         if r is None:
             return 1
-        n = max(r.index.lanes.values(), default=0) + 1
-        return n + (1 if len(r.parents) else 0)
+        return max(r.index.lane_count, 1) + (1 if len(r.parents) else 0)
 
     def width_hint(self) -> int:
         r = self.view.result

@@ -65,11 +65,12 @@ class ChunkTableModel(QAbstractTableModel):
         self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
 
     # -- data ------------------------------------------------------------------------------
-    def set_chunks(self, chunks: Sequence[Chunk], limit: int = 256) -> None:
+    def set_chunks(self, chunks: Sequence[Chunk], limit: int = 256, ids: np.ndarray | None = None) -> None:
+        """`ids`: each chunk's id in order when the caller has them (a worker made them)."""
         self.beginResetModel()
         self._chunks = tuple(chunks)
         self._limit = limit
-        self._index_ids()
+        self._index_ids(ids)
         self._order = self._sorted_order(*self._sort)
         self._reindex()
         self.endResetModel()
@@ -106,9 +107,11 @@ class ChunkTableModel(QAbstractTableModel):
         self._row_of_index = np.empty(n, dtype=np.int64)
         self._row_of_index[self._order] = np.arange(n, dtype=np.int64)
 
-    def _index_ids(self) -> None:
+    def _index_ids(self, ids: np.ndarray | None = None) -> None:
         n = len(self._chunks)
-        self._id_of_index = np.fromiter((c.id for c in self._chunks), dtype=np.int64, count=n)
+        if ids is None or len(ids) != n:
+            ids = np.fromiter((c.id for c in self._chunks), dtype=np.int64, count=n)
+        self._id_of_index = ids
         self._ids_are_positions = bool(np.array_equal(self._id_of_index, np.arange(n, dtype=np.int64)))
         self._index_of_id = None
 
@@ -526,7 +529,7 @@ class ChunkTable(QWidget):
             limit = MAX_WORD_PIECES
         except ImportError:
             pass
-        self.model.set_chunks(chunks, limit)
+        self.model.set_chunks(chunks, limit, getattr(result, "ids", None))
         # The page column only for converted PDFs (their chunks carry meta["page"]).
         doc = result.document if result is not None else None
         paged = bool(doc is not None and doc.meta and doc.meta.get("page_starts")) and any(
