@@ -8,8 +8,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = ["chunking.py", "chunk_health.py", "peers.py", "embed_throughput.py", "query_latency.py",
-           "pooled_quality.py", "gui_latency.py", "slider_drag.py", "gui_ask_latency.py", "memory.py", "gui_memory.py",
-           "chroma_repro.py", "embed_devices.py", "generalization.py", "defaults.py", "drafted_gold.py"]
+           "pooled_quality.py", "gui_latency.py", "slider_drag.py", "gui_ask_latency.py", "memory.py",
+           "embedding_cache.py", "gui_memory.py", "chroma_repro.py", "embed_devices.py", "generalization.py",
+           "defaults.py", "drafted_gold.py"]
 
 
 def main() -> int:

@@ -66,13 +66,15 @@ def probe(w, label: str) -> None:
     lrus = [o for o in objs if isinstance(o, SizedLRU) and len(o)]
     docs = sum(1 for o in objs if type(o).__name__ == "Document")
     cache = embedding_cache._DEFAULT
-    vectors = sum(len(st.vectors) + len(st.pending) for st in cache._stores.values()) if cache else 0
+    m = cache.memory_stats() if cache else None
+    vectors = (f"{m.memory_entries} vectors in memory ({m.memory_bytes / 1e6:.0f}/{m.memory_limit / 1e6:.0f} MB), "
+               f"{m.pending} pending, {m.disk_keys} on disk (index {m.index_bytes / 1e6:.1f} MB)") if m else "unused"
     hist = w.history.history
     traced = f", Python heap {tracemalloc.get_traced_memory()[0] / 1e6:.0f} MB" if tracemalloc.is_tracing() else ""
     full = sorted((f"{len(o)}/{o.max_items}" for o in lrus if len(o) >= o.max_items or o.total_size() >= o.max_size))
     print(f"  [probe {label}] RSS {vm_rss_mb():.0f} MB{traced}; caches: {len(lrus)} in use, "
-          f"{sum(len(o) for o in lrus)} entries, {len(full)} at their budget; embedding cache {vectors} "
-          f"vectors; undo {len(hist.undo_steps)}+{len(hist.redo_steps)} steps; {docs} Documents alive; "
+          f"{sum(len(o) for o in lrus)} entries, {len(full)} at their budget; embedding cache {vectors}; "
+          f"undo {len(hist.undo_steps)}+{len(hist.redo_steps)} steps; {docs} Documents alive; "
           f"{len(objs)} tracked objects", flush=True)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.atomic import atomic_write_bytes, atomic_write_text
+from inspector.core.atomic import atomic_write_bytes, atomic_write_text, atomic_writer
 from inspector.core.embedding.cache import (
     SEGMENT_SUFFIX,
     EmbeddingCache,
@@ -175,6 +175,22 @@ def test_completed_write_leaves_no_temp_file(tmp_path):
     atomic_write_text(target, '{"a": 1}')
     assert target.read_text() == '{"a": 1}'
     assert list(target.parent.iterdir()) == [target]
+
+
+def test_streamed_write_publishes_all_pieces_or_nothing(tmp_path):
+    target = tmp_path / "big.bin"
+    target.write_bytes(OLD)
+    with atomic_writer(target) as fh:
+        for i in range(5):
+            fh.write(bytes([i]) * 1000)
+            assert target.read_bytes() == OLD  # nothing shows until the block ends
+    assert target.read_bytes() == b"".join(bytes([i]) * 1000 for i in range(5))
+    with pytest.raises(RuntimeError):
+        with atomic_writer(target) as fh:
+            fh.write(b"half")
+            raise RuntimeError("the source went away")
+    assert target.read_bytes() == b"".join(bytes([i]) * 1000 for i in range(5))
+    assert list(tmp_path.iterdir()) == [target]  # the temporary file is gone
 
 
 # -- the embedding cache ----------------------------------------------------------------------------

@@ -225,11 +225,14 @@ def test_models_do_not_share_vectors_and_clear_forgets(tmp_path):
     assert len(again.texts) == len(TEXTS)
 
 
-def test_many_segments_are_compacted(tmp_path):
+def test_many_segments_are_compacted(tmp_path, monkeypatch):
     emb = HashEmbedder(dim=16)
     writer = EmbeddingCache(tmp_path)
-    for i in range(cache_mod.MAX_SEGMENTS + 3):
+    limit = cache_mod.MAX_SEGMENTS
+    monkeypatch.setattr(cache_mod, "MAX_SEGMENTS", 10_000)  # a writer that never merges (several processes)
+    for i in range(limit + 3):
         embed_texts(emb, TEXTS[i:i + 1], writer)  # one flush, one segment each
+    monkeypatch.undo()
     assert len(_segments(writer, emb)) == cache_mod.MAX_SEGMENTS + 3
     c = EmbeddingCache(tmp_path)
     assert len(c.get_many(cache_namespace(emb), [text_key(t) for t in TEXTS], 16)) == cache_mod.MAX_SEGMENTS + 3
