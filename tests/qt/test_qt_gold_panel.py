@@ -32,6 +32,8 @@ from inspector.qt.panels.gold_model import (
     COL_BASELINE,
     COL_HIT,
     COL_RANK,
+    MISS_ROLE,
+    SORT_ROLE,
     GoldTableModel,
 )
 from inspector.qt.panels.gold_panel import GOLD_FILES, delta_text
@@ -438,3 +440,39 @@ def test_a_baseline_change_within_noise_says_so(bm25_window, open_doc, wait_resu
         assert d.verdict == "within noise"
         assert delta.endswith("· noise")
         assert "within noise" in w.gold_panel.baseline_label.text()
+
+
+def test_marking_results_stale_neither_sorts_nor_filters_again(qapp):
+    """Every re-chunk marks the gold table's results stale (grey): only the colour changes, so the
+    sorting proxy must not sort or filter every row again (each comparison a Python call that
+    waits for the GIL while a worker chunks: ~0.8 s of frozen window per slider move in a soak)."""
+    from inspector.qt.panels.gold_model import GoldFilterProxy
+
+    doc_gold = load_gold(GOLD, [_handbook()])
+    doc = _handbook()
+    chunks = {doc.doc_id: chunk_document(doc, "markdown")}
+    report = evaluate(doc_gold, [doc], chunks, IndexSearch(build_index([doc], chunks, None), retriever="bm25",
+                                                            multi_doc=False), 5)
+    model = GoldTableModel()
+    model.set_questions(doc_gold.questions)
+    model.set_results(report.questions)
+    proxy = GoldFilterProxy()
+    proxy.setSourceModel(model)
+    proxy.set_misses_only(True)
+    proxy.sort(COL_HIT, Qt.SortOrder.AscendingOrder)
+    shown = proxy.rowCount()
+    asked = []
+    real = model.data
+
+    def counting(index, role=Qt.ItemDataRole.DisplayRole):
+        asked.append(role)
+        return real(index, role)
+
+    model.data = counting
+    repaints = []
+    model.appearanceChanged.connect(lambda: repaints.append(1))
+    model.set_stale(True)
+    assert asked.count(MISS_ROLE) == 0 and asked.count(SORT_ROLE) == 0 and repaints == [1]
+    assert proxy.rowCount() == shown
+    model.set_results(report.questions)  # new outcomes do sort and filter again
+    assert asked.count(MISS_ROLE) > 0

@@ -15,6 +15,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
+    Signal,
 )
 from PySide6.QtGui import QBrush, QColor
 
@@ -45,6 +46,9 @@ def answer_text(q: GoldQuestion) -> str:
 
 class GoldTableModel(QAbstractTableModel):
     """Rows are gold questions; outcome columns fill in once a report exists."""
+
+    appearanceChanged = Signal()
+    """Only the colours changed (results went stale or fresh): views repaint, nothing re-sorts."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -86,7 +90,11 @@ class GoldTableModel(QAbstractTableModel):
     def set_stale(self, stale: bool) -> None:
         if stale != self._stale:
             self._stale = stale
-            self._changed()
+            # Only the colour changes, so no dataChanged: a sorting proxy takes any dataChanged as
+            # a reason to filter and sort every row again (a Python call per row and comparison,
+            # each waiting for the GIL while a worker chunks: 0.8 s of frozen window at every
+            # slider move in the soak). Views repaint on `appearanceChanged` instead.
+            self.appearanceChanged.emit()
 
     def result(self, row: int) -> Any:
         return self._results[row] if 0 <= row < len(self._results) else None

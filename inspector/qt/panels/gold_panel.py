@@ -358,6 +358,7 @@ class GoldPanel(QWidget):
         # Question table.
         self.view = QTableView()
         self.view.setModel(self.proxy)
+        self.model.appearanceChanged.connect(self.view.viewport().update)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setSortingEnabled(True)
