@@ -78,6 +78,8 @@ def run_offline(tmp_path: Path, *argv: str, timeout: int = 300) -> tuple[dict, s
     script.write_text(_script(list(argv), result))
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     env["CHUNK_INSPECTOR_CACHE_DIR"] = str(tmp_path / "cache")
+    env["HOME"] = str(tmp_path / "home")  # whatever a library writes to the user's home lands here
+    (tmp_path / "home").mkdir(exist_ok=True)
     proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=timeout)
     assert proc.returncode == 0 and result.exists(), proc.stderr[-3000:]
@@ -135,6 +137,9 @@ def test_eval_with_the_real_model_runs_offline(tmp_path):
     assert res["attempts"] == []  # ...and asked nobody for anything
     assert res["offline"] == "1"
     assert "hit@5 1.000" in out
+    # OpenVINO's import starts Intel's usage telemetry unless declined: a client id and usage
+    # counts under ~/intel, an event sent from a thread pool. Declined for our process.
+    assert not (tmp_path / "home" / "intel").exists()
 
 
 # -- documents are text ---------------------------------------------------------------------------

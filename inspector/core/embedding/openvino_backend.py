@@ -115,8 +115,9 @@ def _normalize(v: np.ndarray) -> np.ndarray:
 def convert(torch_model: Any, folder: Path, max_seq_length: int) -> None:
     """Convert a loaded SentenceTransformer's transformer and save it (with probe references)
     atomically into `folder` (a temporary folder renamed into place)."""
-    import openvino as ov
     import torch
+
+    ov = import_openvino()
 
     bert = torch_model[0].auto_model.eval()
 
@@ -170,6 +171,28 @@ def convert(torch_model: Any, folder: Path, max_seq_length: int) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def import_openvino() -> Any:
+    """`import openvino`, its usage telemetry declined first.
+
+    Why: importing openvino starts a session of Intel's telemetry (the `openvino_telemetry`
+    package) unless the user has a consent file saying no: it writes a client id and usage counts
+    under ~/intel and sends an event to Google Analytics from a thread pool. The app runs offline
+    and sends nothing anywhere; those sender threads also waited on a network that is not there
+    (the tests caught five of them still alive). The consent check answers "declined" for this
+    process, so no file is written and nothing is sent; the user's own consent file is untouched.
+    """
+    try:
+        from openvino_telemetry.utils import opt_in_checker
+    except ImportError:  # an openvino without telemetry
+        pass
+    else:
+        declined = opt_in_checker.ConsentCheckResult.DECLINED
+        opt_in_checker.OptInChecker.check = lambda self, *args, **kwargs: declined
+    import openvino
+
+    return openvino
+
+
 class OpenVINOModel:
     """A compiled OpenVINO MiniLM: texts in, mean-pooled token vectors and counts out."""
 
@@ -185,7 +208,7 @@ class OpenVINOModel:
              torch_loader: Callable[[], Any], cache_dir: Path | None = None) -> OpenVINOModel:
         """The converted model (converting it first if needed, with the torch model that
         `torch_loader` returns); raises on any failure, including a failed probe check."""
-        import openvino as ov
+        ov = import_openvino()
 
         folder = model_folder(model_path, cache_dir)
         if not (folder / "model.xml").is_file() or not (folder / "probes.npy").is_file():
