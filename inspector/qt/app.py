@@ -22,9 +22,14 @@ __all__ = ["apply_palette", "dark_palette", "set_theme", "theme_choice", "create
 
 #: How often a thread holding the GIL is asked to hand it over (Python's default: 5 ms). While a
 #: slider is dragged the workers (chunking, scoring, the hit-rate trace) run Python as the GUI
-#: thread paints; at 1 ms the GUI thread waits less for its turn. On a 1 MB document, two loaded
-#: cores, the event loop's p95 lag during a drag fell from ~119 to ~65 ms (benchmarks/slider_drag.py).
-GIL_SWITCH_S = 0.001
+#: thread paints, and PySide lets go of the GIL around every Qt call (a QPainter.fillRect, a
+#: virtual it looks up): each time the GUI thread waits up to this long to get it back. On a 1 MB
+#: document, two loaded cores, the event loop's p95 lag during a drag fell from ~119 ms (5 ms) to
+#: ~65 ms (1 ms; benchmarks/slider_drag.py); 1,000 fillRect calls beside a worker tokenizing in
+#: Python took 100-131 ms at 5 ms, 42-55 ms at 1 ms, 26-28 ms at 0.5 ms and 15-20 ms at 0.25 ms
+#: (14 ms alone), and the soak's longest pauses were spent painting the gutter so. A thread only
+#: waits this long when another one wants the GIL, so the workers lose little.
+GIL_SWITCH_S = 0.00025
 
 
 def create_app(argv0: str = "chunk-inspector"):

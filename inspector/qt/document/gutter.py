@@ -148,12 +148,20 @@ class Gutter(QWidget):
         base_x = w - 4 - self.BAR
         fm = view.fontMetrics()
         sel = view.state.selection
+        # Bars are gathered by colour and drawn with one call per colour: PySide lets go of the
+        # GIL around every Qt call, and beside a busy worker each call waited for it again (a
+        # rectangle at a time, the gutter was the soak's longest paint).
+        rects: dict[int, tuple[QColor, list[QRectF]]] = {}
+
+        def bar(color: QColor, rect: QRectF) -> None:
+            rects.setdefault(color.rgba(), (color, []))[1].append(rect)
+
         # Parents first (leftmost lane), then painted chunks in their lanes.
+        parent_x = base_x - (self.lanes() - 1) * (self.BAR + self.GAP)
         for cid in r.parents.chunks_in(lo, hi):
             c = r.chunk(cid)
             y0, y1 = vis.y_span(c.start, c.end)
-            x = base_x - (self.lanes() - 1) * (self.BAR + self.GAP)
-            p.fillRect(QRectF(x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)), theme.muted)
+            bar(theme.muted, QRectF(parent_x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)))
         numbers: list[tuple[float, int]] = []
         for cid in r.index.chunks_in(lo, hi):
             c = r.chunk(cid)
@@ -164,10 +172,14 @@ class Gutter(QWidget):
             x = base_x - lane * (self.BAR + self.GAP)
             y0, y1 = vis.y_span(c.start, c.end)
             color = theme.bar(rank)
-            p.fillRect(QRectF(x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)), color)
+            bar(color, QRectF(x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)))
             if y0 >= -1:
-                p.fillRect(QRectF(x - 3, y0 + 1, self.BAR + 3, 2), color)  # boundary tick
+                bar(color, QRectF(x - 3, y0 + 1, self.BAR + 3, 2))  # boundary tick
                 numbers.append((y0, cid))
+        p.setPen(Qt.PenStyle.NoPen)
+        for color, group in rects.values():
+            p.setBrush(color)
+            p.drawRects(group)
         text_right = base_x - (self.lanes() - 1) * (self.BAR + self.GAP) - 4
         if lane is not None:
             text_right -= self.BAR + self.CONNECT
