@@ -47,6 +47,9 @@ def test_the_baseline_lane_is_painted_only_while_a_baseline_is_pinned(qtbot, bm2
     wait_result(w, gold=True)
     narrow = w.view.gutter.width_hint()
     assert _painted(w) == () and not w.strip.comparing and w.compare.lane is None
+    g = w.view.gutter
+    lanes_left = g.width() - 4 - g.BAR - (g.lanes() - 1) * (g.BAR + g.GAP)
+    assert g.numbers_right == lanes_left - 4  # the numbers end just left of the lanes
     assert w.gold_panel.boundary_label.isHidden()
 
     w.gold_panel.pin_button.click()
@@ -57,6 +60,8 @@ def test_the_baseline_lane_is_painted_only_while_a_baseline_is_pinned(qtbot, bm2
     assert len(lane.diff.kept) == len({c.start for c in base.chunks if c.role != "parent"})
     assert w.view.gutter.width_hint() == narrow + w.view.gutter.BAR + w.view.gutter.CONNECT
     painted = _painted(w)
+    lanes_left = g.width() - 4 - g.BAR - (g.lanes() - 1) * (g.BAR + g.GAP)
+    assert g.numbers_right == lanes_left - 4 - g.BAR - g.CONNECT  # and left of the baseline lane
     assert painted and set(painted) <= {c.id for c in base.chunks}
     assert w.strip.comparing and w.strip.width() == OverviewStrip.COMPARE_WIDTH
 

@@ -85,6 +85,8 @@ class Gutter(QWidget):
         self.view = view
         self.baseline_painted: tuple[int, ...] = ()
         """Ids of the baseline chunks the last paint drew (empty: no baseline lane was drawn)."""
+        self.numbers_right = 0.0
+        """Right edge of the chunk numbers in the last paint (just left of the lanes)."""
         self._room = (0, 0)
         """(digits, lanes) the width keeps room for whatever the result (see `reserve_for`)."""
         self._grow_only = False
@@ -138,10 +140,10 @@ class Gutter(QWidget):
         if not vis:
             p.end()
             return
-        lane = view.baseline_lane
-        if lane is not None:
+        baseline = view.baseline_lane
+        if baseline is not None:
             geo = self._lane_geometry()
-            self.baseline_painted = paint_baseline_lane(p, vis, lane, geo, view.theme)
+            self.baseline_painted = paint_baseline_lane(p, vis, baseline, geo, view.theme)
         theme = view.theme
         lo, hi = vis.text_range()
         w = self.width()
@@ -181,8 +183,9 @@ class Gutter(QWidget):
             p.setBrush(color)
             p.drawRects(group)
         text_right = base_x - (self.lanes() - 1) * (self.BAR + self.GAP) - 4
-        if lane is not None:
+        if baseline is not None:
             text_right -= self.BAR + self.CONNECT
+        self.numbers_right = text_right
         last_y = -1e9
         for y0, cid in numbers:
             if y0 - last_y < fm.height() - 2 and cid != sel:
