@@ -67,9 +67,9 @@ class TextMargin(Protocol):
     def palette(self) -> QPalette: ...
 
 
-#: Documents at least this long (characters) keep room in the gutter from the start and never
-#: narrow it while shown (`Gutter.reserve_for`).
-RESERVE_FROM = 1_000_000
+#: Documents at least this long (characters) get room in the gutter from the start
+#: (`Gutter.reserve_for`).
+RESERVE_FROM = 200_000
 
 
 class Gutter(QWidget):
@@ -90,15 +90,18 @@ class Gutter(QWidget):
         self._room = (0, 0)
         """(digits, lanes) the width keeps room for whatever the result (see `reserve_for`)."""
         self._grow_only = False
+        """Set once a document is shown (`reserve_for`): the width then never narrows."""
 
     def reserve_for(self, text_length: int) -> None:
         """A new document is shown. Changing the gutter's width changes the text's, and Qt then
         lays the whole text out again on the GUI thread (~70 ms for 20 MB, at every re-chunk that
         changed the chunk count's digits or the lanes). So a long document's gutter starts with
         room for the chunk numbers its size suggests and two lanes, and only grows while it is
-        shown; a short one (cheap to lay out) fits its result exactly."""
-        self._grow_only = text_length >= RESERVE_FROM
-        self._room = (len(str(text_length // 100)), 2) if self._grow_only else (0, 0)
+        shown. Any document's gutter only grows while it is shown: even at a few hundred
+        kilobytes a relayout is tens of milliseconds, and a slider drag would pay it whenever the
+        chunk count crossed a power of ten."""
+        self._grow_only = True
+        self._room = (len(str(text_length // 100)), 2) if text_length >= RESERVE_FROM else (0, 0)
 
     def lanes(self) -> int:
         r = self.view.result
