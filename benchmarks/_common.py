@@ -27,15 +27,25 @@ def big_markdown(target_bytes: int = 1_000_000) -> str:
     return "".join(parts)
 
 
-def vm_rss_mb() -> float:
-    """Current resident set size in MB, from /proc/self/status (0 where there is none)."""
+def _status_mb(field: str) -> float:
+    """A memory figure of /proc/self/status in MB (0 where there is none)."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
     return 0.0
+
+
+def vm_rss_mb() -> float:
+    """Current resident set size in MB (VmRSS)."""
+    return _status_mb("VmRSS")
+
+
+def vm_hwm_mb() -> float:
+    """Peak resident set size in MB (VmHWM)."""
+    return _status_mb("VmHWM")
 
 
 def timeit(fn: Callable[[], object], repeat: int = 15) -> list[float]:

@@ -28,24 +28,13 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
-from _common import ROOT, p50, timeit, vm_rss_mb  # (puts the repository on sys.path)
+from _common import ROOT, p50, timeit, vm_hwm_mb, vm_rss_mb  # (puts the repository on sys.path)
 
 MODEL = "benchmark-model"
 
 
 def key(i: int) -> bytes:
     return hashlib.sha256(f"benchmark text {i}".encode()).digest()
-
-
-def vm_hwm_mb() -> float:
-    """Peak resident set size in MB (/proc/self/status VmHWM; 0 where there is none)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def cache_module(path: str | None) -> ModuleType:

@@ -25,18 +25,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from _common import big_markdown, vm_rss_mb  # noqa: E402  (puts the repository on sys.path)
-
-
-def vm_hwm_mb() -> float:
-    """Peak resident set size in MB (VmHWM)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+from _common import big_markdown, vm_hwm_mb, vm_rss_mb  # noqa: E402  (puts the repository on sys.path)
 
 
 def documents_alive() -> int:

@@ -30,6 +30,7 @@ from inspector.core.embedding.cache import (
     text_key,
 )
 from inspector.core.embedding.embedder import HashEmbedder, cache_namespace, embed_texts
+from tests.core.embedders_for_tests import Counting
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -198,19 +199,6 @@ def test_streamed_write_publishes_all_pieces_or_nothing(tmp_path):
 MAKE_FIRST = '[f"first batch sentence {i} about leave" for i in range(300)]'
 MAKE_SECOND = '[f"second batch sentence {i} about refunds " * 3 for i in range(3000)]'
 FIRST, SECOND = eval(MAKE_FIRST), eval(MAKE_SECOND)  # the child builds the same lists
-
-
-class Counting:
-    """Wraps an embedder and records the texts it is asked to encode."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.model_id, self.dim, self.max_seq_length = inner.model_id, inner.dim, inner.max_seq_length
-        self.texts: list[str] = []
-
-    def encode(self, texts):
-        self.texts.extend(texts)
-        return self.inner.encode(texts)
 
 
 @pytest.mark.timeout(120)

@@ -28,27 +28,9 @@ from inspector.core.embedding.embedder import (
     embed_query,
     embed_texts,
 )
+from tests.core.embedders_for_tests import Counting
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class Counting:
-    """Wraps an embedder and records every text it is asked to encode, call by call."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.dim = inner.dim
-        self.max_seq_length = inner.max_seq_length
-        self.calls: list[list[str]] = []
-
-    def encode(self, texts):
-        self.calls.append(list(texts))
-        return self.inner.encode(texts)
-
-    @property
-    def texts(self) -> list[str]:
-        return [t for call in self.calls for t in call]
 
 
 TEXTS = [f"sentence number {i} about {'leave' if i % 2 else 'refunds'} and topic {i % 7}" for i in range(40)]

@@ -12,7 +12,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import tracemalloc
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from inspector.core.embedding.cache import (
     text_key,
 )
 from inspector.core.embedding.embedder import HashEmbedder, cache_namespace, embed_texts
+from tests.core.embedders_for_tests import Counting, run_threads
 
 MODEL = "test-model"
 
@@ -164,17 +164,6 @@ def test_memory_only_cache_is_bounded_too(tmp_path):
 
 # -- damage -----------------------------------------------------------------------------------------
 TEXTS = [f"sentence {i} on topic {i % 5}" for i in range(40)]
-
-
-class Counting:
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.model_id, self.dim, self.max_seq_length = inner.model_id, inner.dim, inner.max_seq_length
-        self.texts: list[str] = []
-
-    def encode(self, texts):
-        self.texts.extend(texts)
-        return self.inner.encode(texts)
 
 
 @pytest.mark.parametrize("chunk", [3000, cache_mod.READ_CHUNK], ids=["2-records-a-read", "default-reads"])
@@ -312,11 +301,7 @@ def test_cache_hammered_from_threads_serves_only_right_vectors(tmp_path):
         except BaseException as exc:  # noqa: BLE001  (reported below)
             errors.append(exc)
 
-    threads = [threading.Thread(target=run, args=(s,)) for s in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+    run_threads(run)
     assert not errors, errors
     c.flush()
     n = c.count(MODEL)

@@ -18,6 +18,7 @@ from inspector.core.lru import SizedLRU
 from inspector.core.text.structure import structure_of
 from inspector.core.text.tokens import token_index
 from inspector.core.workbench import Workbench
+from tests.core.embedders_for_tests import run_threads
 
 DOCS = [from_text(f"# Doc {i}\n\n" + "".join(f"## Part {j}\n\nLeave rule {i}.{j} applies for {j + 3} weeks. "
                                                   f"Details follow here.\n\n| a | b |\n|---|---|\n| {i} | {j} |\n\n"
@@ -59,11 +60,7 @@ def test_caches_hammered_from_threads_agree_with_one_thread():
         except BaseException as exc:  # noqa: BLE001  (reported below)
             errors.append(exc)
 
-    threads = [threading.Thread(target=run, args=(s,)) for s in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+    run_threads(run)
     assert not errors, errors
     assert sum(len(v) for v in got.values()) == 72
     for doc_id, results in got.items():
