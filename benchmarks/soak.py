@@ -252,14 +252,19 @@ def main() -> int:
         next_sample = t0 + 5
         next_probe = t0 + 30
         steps = 0
+        jumps: list[tuple[float, str, float]] = []
+        """(MB the resident set rose during one action and its pause, the action, seconds in)."""
         while time.perf_counter() < end:
             s.deadline = end
+            before = vm_rss_mb()
             try:
-                s.step(hb)
+                name = s.step(hb)
             except Exception:  # noqa: BLE001  (a failing action is a finding, recorded and reported)
                 exceptions.append(traceback.format_exc())
+                name = "?"
             steps += 1
             s.pump(rng.uniform(0.1, 0.8))
+            jumps.append((vm_rss_mb() - before, name, time.perf_counter() - t0))
             if time.perf_counter() >= next_sample:
                 rss.append((time.perf_counter() - t0, vm_rss_mb()))
                 next_sample += 5
@@ -290,6 +295,9 @@ def main() -> int:
     print(f"RSS: start {rss[0][1]:.0f} MB, after a third {warm[0]:.0f} MB, peak {max(m for _t, m in rss):.0f} MB, "
           f"end {rss[-1][1]:.0f} MB; growth after the first third {growth:.0f} MB (bound {args.max_growth_mb:.0f})")
     print(f"garbage collections: {gct.line()}")
+    top = sorted(jumps, reverse=True)[:8]
+    print("largest rises of the resident set over one action (and the pause after it): "
+          + "; ".join(f"+{mb:.0f} MB {name} at {t:.0f} s" for mb, name, t in top))
     print("longest pauses: " + "; ".join(f"{p.ms:.0f} ms ({p.label.removeprefix('session|')})"
                                          for p in hb.worst(5) if p.label.startswith("session")))
     if args.watchdog:
