@@ -23,3 +23,11 @@ class InputError(ValueError):
             where += ": "
         field = f"field '{self.field}': " if self.field else ""
         return f"{where}{field}{self.problem}"
+
+
+def write_failure(path: object, exc: InputError | OSError, what: str = "") -> str:
+    """The one line a failed write of `path` shows: an InputError's own line (the file was not
+    what we expected), else "could not write [what to] path: reason" for the system's error."""
+    if isinstance(exc, InputError):
+        return exc.one_line()
+    return f"could not write {what + ' to ' if what else ''}{path}: {exc.strerror or exc}"

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 from inspector.core.atomic import atomic_write_text
 from inspector.core.chunking.records import chunks_jsonl
+from inspector.core.errors import write_failure
 from inspector.core.evaluation.report import report_csv, report_markdown
 
 
@@ -93,7 +94,7 @@ class ExportActions:
         try:
             atomic_write_text(path, text)
         except OSError as exc:
-            self.report_error(f"could not write {what} to {path}: {exc.strerror or exc}")
+            self.report_error(write_failure(path, exc, what))
             return False
         self.report_done(f"Exported {what} to {path}")
         return True

@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
 
 from inspector.core.display import settings_schema as keys
-from inspector.core.errors import InputError
+from inspector.core.errors import InputError, write_failure
 from inspector.core.evaluation.gold import GoldQuestion, add_questions
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.controllers.retrieval import RetrievalController
@@ -139,11 +139,8 @@ class GoldActions(QObject):
             before = None
         try:
             outcomes = add_questions(path, qs)
-        except InputError as exc:
-            self.messages.error(exc.one_line())
-            return False
-        except OSError as exc:
-            self.messages.error(f"could not write {path}: {exc.strerror or exc}")
+        except (InputError, OSError) as exc:
+            self.messages.error(write_failure(path, exc))
             return False
         self.fileWritten.emit(str(path), before)
         ok = self.panel.open_gold(path)

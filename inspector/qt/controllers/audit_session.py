@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.documents.document import Document
-from inspector.core.errors import InputError
+from inspector.core.errors import InputError, write_failure
 from inspector.core.evaluation.audit import (
     Audit,
     AuditSummary,
@@ -117,7 +117,7 @@ class AuditSession(QObject):
         try:
             save_audit(self.path, self.audit)
         except OSError as exc:
-            self.errored.emit(f"could not write {self.path}: {exc.strerror or exc}")
+            self.errored.emit(write_failure(self.path, exc))
             return False
         return True
 

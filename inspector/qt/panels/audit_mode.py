@@ -20,7 +20,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QToolBar
 
-from inspector.core.errors import InputError
+from inspector.core.errors import InputError, write_failure
 from inspector.core.evaluation.audit import AuditSummary, GoldProposal, export_summary
 from inspector.qt.actions.make_action import make_action
 
@@ -139,11 +139,8 @@ class AuditMode(QObject):
                 return False
         try:
             export_summary(path, summary)
-        except InputError as exc:
-            self.window.show_error(exc.one_line())
-            return False
-        except OSError as exc:
-            self.window.show_error(f"could not write {path}: {exc.strerror or exc}")
+        except (InputError, OSError) as exc:
+            self.window.show_error(write_failure(path, exc))
             return False
         self.window.show_message(f"Audit summary written to {Path(path).name}")
         return True

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.documents.document import Document
-from inspector.core.errors import InputError
+from inspector.core.errors import InputError, write_failure
 from inspector.core.evaluation.gold import GoldQuestion, add_questions, question_line, remove_question
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
@@ -115,11 +115,8 @@ class GoldWriter(QObject):
         try:
             previous = question_line(path, q)
             outcome = add_questions(path, (q,))[0]
-        except InputError as exc:
-            self.messages.error(exc.one_line())
-            return None
-        except OSError as exc:
-            self.messages.error(f"could not write {path}: {exc.strerror or exc}")
+        except (InputError, OSError) as exc:
+            self.messages.error(write_failure(path, exc))
             return None
         if outcome != "unchanged":
             self.history.append(Saved(str(path), q, previous))
@@ -136,11 +133,8 @@ class GoldWriter(QObject):
         last = self.history.pop()
         try:
             found = remove_question(last.path, last.question, restore=last.previous)
-        except InputError as exc:
-            self.messages.error(exc.one_line())
-            return None
-        except OSError as exc:
-            self.messages.error(f"could not write {last.path}: {exc.strerror or exc}")
+        except (InputError, OSError) as exc:
+            self.messages.error(write_failure(last.path, exc))
             return None
         if not found:
             self.messages.error(f"“{last.question.question}” is no longer in {Path(last.path).name}")
