@@ -89,18 +89,14 @@ class Gutter(QWidget):
         """Right edge of the chunk numbers in the last paint (just left of the lanes)."""
         self._room = (0, 0)
         """(digits, lanes) the width keeps room for whatever the result (see `reserve_for`)."""
-        self._grow_only = False
-        """Set once a document is shown (`reserve_for`): the width then never narrows."""
 
     def reserve_for(self, text_length: int) -> None:
         """A new document is shown. Changing the gutter's width changes the text's, and Qt then
         lays the whole text out again on the GUI thread (~70 ms for 20 MB, at every re-chunk that
-        changed the chunk count's digits or the lanes). So a long document's gutter starts with
-        room for the chunk numbers its size suggests and two lanes, and only grows while it is
-        shown. Any document's gutter only grows while it is shown: even at a few hundred
-        kilobytes a relayout is tens of milliseconds, and a slider drag would pay it whenever the
-        chunk count crossed a power of ten."""
-        self._grow_only = True
+        changed the chunk count's digits or the lanes). So the gutter only grows while a document
+        is shown (even at a few hundred kilobytes a relayout is tens of milliseconds, paid whenever
+        a drag crossed a power of ten), and a long document's starts with room for the chunk
+        numbers its size suggests and two lanes."""
         self._room = (len(str(text_length // 100)), 2) if text_length >= RESERVE_FROM else (0, 0)
 
     def lanes(self) -> int:
@@ -113,9 +109,7 @@ class Gutter(QWidget):
         r = self.view.result
         digits = len(str(max(len(r.chunks) - 1, 0))) if r is not None else 2
         lanes = self.lanes()
-        if self._grow_only:
-            self._room = (max(self._room[0], digits), max(self._room[1], lanes))
-        digits, lanes = max(digits, self._room[0]), max(lanes, self._room[1])
+        digits, lanes = self._room = (max(self._room[0], digits), max(self._room[1], lanes))  # never narrows
         fm = self.view.fontMetrics()
         extra = self.BAR + self.CONNECT if self.view.baseline_lane is not None else 0
         return 10 + fm.horizontalAdvance("9" * max(digits, 2)) + 8 + lanes * (self.BAR + self.GAP) + extra
