@@ -76,6 +76,13 @@ def _one(engine: str, workers: int, skip_dense: bool) -> dict:
     def fingerprint(data: dict) -> str:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
+    def _dense_figures(report, config, runner, wall: float) -> dict:
+        """What one dense evaluation run reports: wall time, chunks and their rate, hit rate, the
+        report's fingerprint (equal across engines) and the runner's stage timings."""
+        return {"wall_s": wall, "chunks": report.cost.chunks, "chunks_per_s": report.cost.chunks / wall,
+                "hit_rate": report.hit_rate, "fingerprint": fingerprint(report_json(report, config)),
+                "stages": dict(getattr(runner, "timings", {}))}
+
     configs, skipped = grid(["fixed_tokens", "recursive"], [128, 256, 512], [0], [5], retriever="bm25")
     for name, paths, gold in (("chroma_bm25", [CHROMA / "corpora"], CHROMA / "questions_df.csv"),
                               ("handbook_bm25", [HANDBOOK / "handbook.md"], HANDBOOK / "handbook.gold.jsonl")):
@@ -104,12 +111,8 @@ def _one(engine: str, workers: int, skip_dense: bool) -> dict:
             r = runner(wb)
             report = r.evaluate(config)
             wall = time.perf_counter() - t0
-            out["handbook_dense"] = {"wall_s": wall, "chunks": report.cost.chunks,
-                                     "chunks_per_s": report.cost.chunks / wall, "hit_rate": report.hit_rate,
-                                     "fingerprint": fingerprint(report_json(report, config)),
-                                     "stages": dict(getattr(r, "timings", {})),
-                                     "backend": (getattr(r, "device", None) or {}).get("backend")
-                                     or getattr(wb.embedder, "backend", None)}
+            out["handbook_dense"] = _dense_figures(report, config, r, wall) | {
+                "backend": (getattr(r, "device", None) or {}).get("backend") or getattr(wb.embedder, "backend", None)}
         with tempfile.TemporaryDirectory(prefix="ray-bench-cache-") as tmp:
             # Three Chroma corpora (207 KB) at 250-token chunks: long enough for the embedding
             # stage's steady pace to show through the actors' start.
@@ -131,11 +134,8 @@ def _one(engine: str, workers: int, skip_dense: bool) -> dict:
             r = runner(wb)
             report = r.evaluate(config)
             wall = time.perf_counter() - t0
-            out["chroma_dense"] = {"wall_s": wall, "chunks": report.cost.chunks,
-                                   "chunks_per_s": report.cost.chunks / wall, "hit_rate": report.hit_rate,
-                                   "fingerprint": fingerprint(report_json(report, config)),
-                                   "stages": dict(getattr(r, "timings", {})),
-                                   "embedded": getattr(r, "counts", {}).get("embedded")}
+            out["chroma_dense"] = _dense_figures(report, config, r, wall) | {
+                "embedded": getattr(r, "counts", {}).get("embedded")}
     if session is not None:
         session.close()
     return out
