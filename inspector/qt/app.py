@@ -39,6 +39,11 @@ def create_app(argv0: str = "chunk-inspector"):
     from inspector.core import heap
 
     heap.configure()  # large blocks mapped on their own, given back when freed (issue 17's soak)
+    from inspector.core import offload
+
+    # Large pure-Python jobs (BM25 over a big corpus, chunking a big document) run in a helper
+    # process, so the GUI thread never waits for the GIL behind them (`inspector.core.offload`).
+    helper = offload.enable()
 
     app = QApplication.instance()
     if app is None:
@@ -49,6 +54,7 @@ def create_app(argv0: str = "chunk-inspector"):
     app.setStyle("Fusion")
     apply_palette(app)
     app.styleHints().colorSchemeChanged.connect(lambda _s: apply_palette(app))
+    app.aboutToQuit.connect(helper.shutdown)
     return app
 
 
@@ -72,6 +78,10 @@ def run_app(argv: Sequence[str]) -> int:
         # The embedding model (torch, ~100 MB of weights) loads on a worker thread once the window
         # is up and the document is on its way; BM25 answers questions until it is ready.
         QTimer.singleShot(0, window.start_model)
+        # The helper process imports for about a second: start it now, off the GUI thread.
+        from inspector.core import offload
+
+        offload.default().warm_later()
     open_later(window, paths)
     return app.exec()
 

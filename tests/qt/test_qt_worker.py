@@ -169,3 +169,50 @@ def test_shutdown_waits_for_the_worker_and_refuses_new_work(qtbot, doc):
     assert runner.active_threads() == 0 and got == []
     with pytest.raises(RuntimeError):
         runner.submit(ChunkRequest(doc, "fixed_chars", {}))
+
+
+@pytest.fixture
+def helper(monkeypatch):
+    from inspector.core import offload
+
+    h = offload.Offload(min_chars=0, enabled=True)
+    monkeypatch.setattr(offload, "_DEFAULT", h)
+    yield h
+    h.shutdown()
+
+
+def _result_fields(r):
+    return ([tuple(getattr(c, f) for f in c.__dataclass_fields__) for c in r.chunks], r.stats, r.headings,
+            r.index.segments, r.parents.segments, r.start_lines, r.parent_lines, r.line_count, r.complete,
+            r.ids.tolist())
+
+
+@pytest.mark.parametrize("strategy,params", [("markdown", {}), ("parent_child", {}), ("recursive", {"size": 96}),
+                                             ("fixed_tokens", {"size": 64, "overlap": 16})])
+def test_a_document_chunked_in_the_helper_gives_the_same_stages(doc, helper, strategy, params):
+    from inspector.core import offload
+
+    calls = helper.calls
+    there = list(compute_chunks(1, ChunkRequest(doc, strategy, params), lambda: False))
+    assert helper.calls == calls + 2 + (calls == 0)  # two stages (and the document, sent once)
+    offload._DEFAULT = offload.Offload()
+    here = list(compute_chunks(1, ChunkRequest(doc, strategy, params), lambda: False))
+    assert [_result_fields(r) for r in there] == [_result_fields(r) for r in here]
+
+
+def test_semantic_and_small_documents_stay_in_this_process(doc, helper):
+    helper.min_chars = len(doc.text) + 1
+    list(compute_chunks(1, ChunkRequest(doc, "markdown", {}), lambda: False))
+    assert helper.calls == 0
+    from inspector.core.chunking.helper_jobs import can_run
+
+    assert not can_run("semantic") and can_run("markdown") and not can_run("no such strategy")
+
+
+def test_a_stale_request_in_the_helper_is_cancelled(doc, helper):
+    from inspector.core.cancel import Cancelled, cancel_scope
+
+    with cancel_scope(lambda: True), pytest.raises(Cancelled):
+        list(compute_chunks(1, ChunkRequest(doc, "markdown", {}), lambda: True))
+    # The helper is still usable afterwards.
+    assert list(compute_chunks(2, ChunkRequest(doc, "markdown", {}), lambda: False))[-1].complete

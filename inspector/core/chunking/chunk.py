@@ -21,6 +21,13 @@ table after it). `markdown` merges chunks below this floor into a neighbour by d
 PREFIX_SEPARATOR = " > "
 
 
+def embedded(prefix: str, body: str) -> str:
+    """What is embedded for a span `body` under `prefix`: the prefix, a blank line, the body
+    (the body alone without a prefix). `Chunk.embedded_text` and the helper process's BM25
+    indexing (`inspector.core.retrieval.index`) both make it here."""
+    return f"{prefix}\n\n{body}" if prefix else body
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """A span of a document's text plus what a retrieval pipeline would attach to it."""
@@ -64,10 +71,7 @@ class Chunk:
 
     def embedded_text(self, doc: Document, *, with_prefix: bool = True) -> str:
         """Exactly what is embedded: prefix, a blank line, then the span text."""
-        body = doc.text[self.start:self.end]
-        if with_prefix and self.prefix:
-            return f"{self.prefix}\n\n{body}"
-        return body
+        return embedded(self.prefix if with_prefix else "", doc.text[self.start:self.end])
 
     def with_flags(self, *add: str) -> Chunk:
         return replace(self, flags=self.flags | frozenset(add))

@@ -15,7 +15,9 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Seque
 
 import numpy as np
 
-from inspector.core.chunking.chunk import Chunk
+from inspector.core import offload
+from inspector.core.cancel import check_cancelled
+from inspector.core.chunking.chunk import Chunk, embedded
 from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import EmbeddingCache
 from inspector.core.embedding.embedder import Embedder, embed_texts
@@ -43,9 +45,27 @@ def bm25_corpus(texts: Iterable[str]) -> tuple[list[list[int]], dict[str, int]]:
     vocab: dict[str, int] = {}
     ids: list[list[int]] = []
     setdefault = vocab.setdefault
-    for text in texts:
+    for n, text in enumerate(texts):
+        if not n % 256:
+            check_cancelled()
         ids.append([setdefault(tok, len(vocab)) for tok in _TOKEN_RE.findall(text.lower())])
     return ids, vocab
+
+
+def bm25_model(texts: Iterable[str]) -> Any:
+    """A bm25s index over `texts` (tokenized by `bm25_tokens`)."""
+    import bm25s
+
+    model = bm25s.BM25()
+    model.index(bm25_corpus(texts), show_progress=False)
+    return model
+
+
+def bm25_model_of_spans(doc_texts: Mapping[str, str], spans: Sequence[tuple[str, int, int, str]]) -> Any:
+    """`bm25_model` over the embedded texts of `spans` (doc id, start, end, prefix), made one at a
+    time from the documents' texts: what the helper process is sent instead of the texts, which
+    with a large overlap add up to many times the documents."""
+    return bm25_model(embedded(prefix, doc_texts[doc_id][start:end]) for doc_id, start, end, prefix in spans)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,11 +228,17 @@ class Index:
         """The bm25s index, built on first use (a dense-only session never pays for it)."""
         with self._bm25_lock:
             if self._bm25 is None and self.entries:
-                import bm25s
-
-                model = bm25s.BM25()
-                model.index(bm25_corpus(self.iter_texts()), show_progress=False)
-                self._bm25 = model
+                helper = offload.default()
+                if helper.wanted(sum(c.end - c.start for c in self.entries)):
+                    # In the helper process: tokenizing every chunk here would starve the GUI
+                    # thread of the GIL (the soak's longest pauses, 0.7-0.9 s).
+                    prefix = self.with_prefix
+                    spans = [(c.doc_id, c.start, c.end, c.prefix if prefix else "") for c in self.entries]
+                    used = {c.doc_id for c in self.entries}
+                    texts = {d: doc.text for d, doc in self.docs.items() if d in used}
+                    self._bm25 = helper.call(bm25_model_of_spans, texts, spans)
+                else:
+                    self._bm25 = bm25_model(self.iter_texts())
             return self._bm25
 
     # -- search ---------------------------------------------------------------------------

@@ -94,7 +94,14 @@ class ChunkResult:
 
 def compute_chunks(request_id: int, request: ChunkRequest,
                    cancelled: Callable[[], bool]) -> Iterator[ChunkResult]:
-    """The job: yields the chunks stage, then the word-piece stage. Pure core calls only."""
+    """The job: yields the chunks stage, then the word-piece stage. Pure core calls only; a large
+    document is chunked in the helper process (`_in_helper`)."""
+    from inspector.core import offload
+    from inspector.core.chunking.helper_jobs import can_run
+
+    if offload.default().wanted(len(request.document.text)) and can_run(request.strategy):
+        yield from _in_helper(request_id, request, cancelled)
+        return
     from inspector.core.chunking.registry import get_strategy
     from inspector.core.chunking.stats import chunk_stats
     from inspector.core.text.structure import structure_of
@@ -108,19 +115,8 @@ def compute_chunks(request_id: int, request: ChunkRequest,
         chunks = strategy(doc, request.params)  # inside the runner's cancel_scope
         if cancelled():
             raise Cancelled
-        painted = [c for c in chunks if c.role != "parent"]
-        parents = [c for c in chunks if c.role == "parent"]
-        index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
-        parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
         headings = tuple(HeadingMark(h.start, h.end, h.level) for h in structure_of(doc).headings)
-        by_id = {c.id: c for c in chunks}
-        ids = np.fromiter((c.id for c in chunks), dtype=np.int64, count=len(chunks))
-        lines = _line_index(doc)
-        first = ChunkResult(request_id, request, chunks, index, parent_index, chunk_stats(doc, chunks), headings,
-                            complete=False, seconds=time.perf_counter() - t0, line_count=lines.line_count,
-                            start_lines=tuple(lines.line_of_array(index.starts).tolist()),
-                            parent_lines=tuple(lines.line_of_array(parent_index.starts).tolist()), by_id=by_id,
-                            ids=ids)
+        first = _first_stage(request_id, request, chunks, chunk_stats(doc, chunks), headings, t0)
     yield first
     try:
         from inspector.core.chunking.annotate import annotate
@@ -136,6 +132,64 @@ def compute_chunks(request_id: int, request: ChunkRequest,
         done = tuple(annotated)
         complete = _replace_complete(first, done, chunk_stats(doc, done, document_tokens=first.stats.document_tokens),
                                      time.perf_counter() - t0)
+    yield complete
+
+
+def _first_stage(request_id: int, request: ChunkRequest, chunks: tuple[Chunk, ...], stats: ChunkStats,
+                 headings: tuple[HeadingMark, ...], t0: float) -> ChunkResult:
+    """Stage one's result: the chunks with what the view needs to paint them."""
+    doc = request.document
+    painted = [c for c in chunks if c.role != "parent"]
+    parents = [c for c in chunks if c.role == "parent"]
+    index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
+    parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
+    by_id = {c.id: c for c in chunks}
+    ids = np.fromiter((c.id for c in chunks), dtype=np.int64, count=len(chunks))
+    lines = _line_index(doc)
+    return ChunkResult(request_id, request, chunks, index, parent_index, stats, headings,
+                       complete=False, seconds=time.perf_counter() - t0, line_count=lines.line_count,
+                       start_lines=tuple(lines.line_of_array(index.starts).tolist()),
+                       parent_lines=tuple(lines.line_of_array(parent_index.starts).tolist()), by_id=by_id,
+                       ids=ids)
+
+
+def _in_helper(request_id: int, request: ChunkRequest, cancelled: Callable[[], bool]) -> Iterator[ChunkResult]:
+    """`compute_chunks` for a large document: both stages computed in the helper process, which
+    answers chunks as columns; this thread only unpacks them and indexes their spans (a plain
+    Python loop, which the GUI thread can interrupt). The GIL-heavy part (the strategy, tokens,
+    word pieces) never runs in the window's process."""
+    from inspector.core import offload
+    from inspector.core.chunking import helper_jobs
+    from inspector.core.text.wordpieces import model_override
+
+    t0 = time.perf_counter()
+    helper = offload.default()
+    doc = request.document
+    key = helper_jobs.doc_key(doc)
+    model = model_override()
+    model_arg = str(model) if model is not None else None
+
+    def call(fn: Callable[..., helper_jobs.Stage], *args: Any) -> helper_jobs.Stage:
+        try:
+            return helper.call(fn, key, None, *args)
+        except helper_jobs.NeedDocument:
+            return helper.call(fn, key, doc, *args)
+
+    params = dict(request.params)
+    stage = call(helper_jobs.chunk_stage, request.strategy, params, model_arg)
+    if cancelled():
+        raise Cancelled
+    with paused_gc():
+        chunks = stage.chunks.unpack()
+        headings = tuple(HeadingMark(s, e, level) for s, e, level in stage.headings)
+        first = _first_stage(request_id, request, chunks, stage.stats, headings, t0)
+    yield first
+    stage = call(helper_jobs.annotate_stage, request.strategy, params, model_arg, request.with_prefix,
+                 first.stats.document_tokens)
+    if cancelled():
+        raise Cancelled
+    with paused_gc():
+        complete = _replace_complete(first, stage.chunks.unpack(), stage.stats, time.perf_counter() - t0)
     yield complete
 
 

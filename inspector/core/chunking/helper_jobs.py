@@ -1,0 +1,122 @@
+"""Chunking a large document in the helper process (`inspector.core.offload`).
+
+The window's chunking job (`inspector.qt.controllers.chunk_jobs`) sends a large document here
+instead of chunking it on a worker thread, whose Python would starve the GUI thread of the GIL
+(dragging the size slider over a 20 MB document: 1-3 s of Python per move). Two calls, as the
+job's two stages: `chunk_stage` (the strategy's chunks, their statistics, the headings) and
+`annotate_stage` (word pieces measured for each chunk). Both answer plain data: chunks as columns
+(`packed`), which the caller unpacks.
+
+The helper keeps what it was sent: documents by content (a 20 MB text is pickled once, not on
+every slider move) and the last stage-one chunks, which stage two annotates. The caller sends a
+document only when the helper says it lacks it (`NeedDocument`), and the helper's own caches
+(tokens, word pieces, structure) stay warm between moves as they would in the window's process.
+
+Only the built-in strategies that need nothing but the document are run here (`can_run`):
+`semantic` needs the embedding model, which lives in the window's process, and a strategy the
+user registered exists only there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from inspector.core.cancel import check_cancelled
+from inspector.core.chunking.packed import PackedChunks, pack
+from inspector.core.chunking.stats import ChunkStats
+from inspector.core.documents.document import Document
+from inspector.core.gcpause import paused_gc
+from inspector.core.lru import SizedLRU
+
+#: Strategies that need more than the document and their parameters.
+NOT_HERE = frozenset({"semantic"})
+#: Chunks measured for word pieces between cancellation checks.
+ANNOTATE_BATCH = 500
+
+
+class NeedDocument(Exception):
+    """The helper does not hold the document it was asked about: send it along."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """What one call answers."""
+
+    chunks: PackedChunks
+    stats: ChunkStats
+    headings: tuple[tuple[int, int, int], ...] = ()
+    """(start, end, level) of every heading (stage one only)."""
+
+
+DocKey = tuple[str, str, str, str]
+
+#: Documents sent to this helper, by content and name (4 at most, 256 M characters).
+_DOCS: SizedLRU[Document] = SizedLRU(4, 256_000_000)
+#: The last stage-one chunks: (key, chunks).
+_LAST: list[Any] = [None, ()]
+
+
+def doc_key(doc: Document) -> DocKey:
+    return (doc.sha256, doc.doc_id, doc.name, doc.kind)
+
+
+def can_run(strategy: str) -> bool:
+    """Whether `strategy` can be run in the helper (a built-in the user has not replaced, which
+    needs nothing but the document)."""
+    from inspector.core.chunking.registry import BUILTINS, strategies
+
+    builtin = {s.name: s for s in BUILTINS}.get(strategy)
+    return strategy not in NOT_HERE and builtin is not None and strategies().get(strategy) is builtin
+
+
+def _document(key: DocKey, doc: Document | None) -> Document:
+    if doc is not None:
+        _DOCS.put(key, doc, len(doc.text))
+        return doc
+    held = _DOCS.lookup(key)
+    if held is None:
+        raise NeedDocument(key[1])
+    return held
+
+
+def _use_model(model_path: str | None) -> None:
+    from inspector.core.text.wordpieces import use_model_path
+
+    use_model_path(model_path)
+
+
+def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mapping[str, Any],
+                model_path: str | None) -> Stage:
+    """Stage one: the strategy's chunks of the document, their statistics and the headings."""
+    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.chunking.stats import chunk_stats
+    from inspector.core.text.structure import structure_of
+
+    _use_model(model_path)
+    d = _document(key, doc)
+    with paused_gc():
+        chunks = get_strategy(strategy)(d, params)
+        _LAST[:] = [(key, strategy, repr(sorted(dict(params).items()))), chunks]
+        headings = tuple((h.start, h.end, h.level) for h in structure_of(d).headings)
+        return Stage(pack(chunks), chunk_stats(d, chunks), headings)
+
+
+def annotate_stage(key: DocKey, doc: Document | None, strategy: str, params: Mapping[str, Any],
+                   model_path: str | None, with_prefix: bool, document_tokens: int) -> Stage:
+    """Stage two: the chunks of stage one with their word pieces measured (`annotate`)."""
+    from inspector.core.chunking.annotate import annotate
+    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.chunking.stats import chunk_stats
+
+    _use_model(model_path)
+    d = _document(key, doc)
+    with paused_gc():
+        last_key, chunks = _LAST
+        if last_key != (key, strategy, repr(sorted(dict(params).items()))):
+            chunks = get_strategy(strategy)(d, params)
+        done: list[Any] = []
+        for k in range(0, len(chunks), ANNOTATE_BATCH):
+            check_cancelled()
+            done.extend(annotate(d, chunks[k:k + ANNOTATE_BATCH], with_prefix=with_prefix))
+        return Stage(pack(done), chunk_stats(d, done, document_tokens=document_tokens))

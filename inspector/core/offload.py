@@ -1,0 +1,192 @@
+"""Pure-Python work that would hold the GIL for long, run in a helper process instead.
+
+Why: in the window, a worker *thread* running Python (BM25 indexing, chunking a big document)
+starves the GUI thread. Every call Qt makes into a Python object (an event, a paint, a virtual
+method shiboken checks for an override) must take the GIL first, and beside a busy thread each
+take waits for the interpreter's switch interval. A repaint makes thousands of such calls: in the
+issue-17 soak the window froze for 700-900 ms while a thread tokenized chunks for BM25, with the
+GUI thread inside `QWidget.event` waiting. A second process has its own GIL, so the window only
+shares the CPU with it, never the interpreter.
+
+The helper is one `spawn`ed process (never `fork`: the window has threads and Qt state), started
+on first use, reused, and run at a lower priority than the window. Work is sent as plain data
+(texts, spans, parameters) and comes back as plain data (arrays, small objects): pickling both is
+a few milliseconds where the work is hundreds.
+
+Off by default: the command line has no GUI thread to keep responsive and would only pay the
+helper's start. The window turns it on (`enable()`). Small jobs stay in the calling thread
+(`wanted`): a round trip costs about a millisecond plus pickling, a start a second.
+
+Cancellation crosses the process boundary: each call gets a slot in a shared byte array; when the
+caller's cancel scope (`inspector.core.cancel`) says the request is stale, the caller sets the
+slot and stops waiting, and `check_cancelled()` inside the helper raises there, so stale work
+stops instead of delaying the next request. If the helper dies, the call is run in the calling
+thread and the next call starts a fresh helper.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Callable, TypeVar
+
+from inspector.core.cancel import Cancelled, cancel_scope, current
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Jobs smaller than this (characters of text they read) stay in the calling thread.
+MIN_CHARS = 200_000
+#: Cancel slots shared with the helper; a slot is reused after this many calls.
+SLOTS = 256
+#: How often a waiting caller looks at its cancel scope (seconds).
+POLL_S = 0.02
+#: Added to the helper's niceness: the window's process is served first on a busy machine.
+NICENESS = 5
+
+_FLAGS: Any = None  # the helper's view of the shared cancel slots (set by _init)
+
+
+def _init(flags: Any) -> None:
+    global _FLAGS
+    _FLAGS = flags
+    try:
+        os.nice(NICENESS)
+    except (OSError, AttributeError):  # not permitted, or not a POSIX system
+        pass
+
+
+def _run(slot: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    """In the helper: `fn(*args)` inside a cancel scope that reads the call's shared slot."""
+    flags = _FLAGS
+    with cancel_scope(lambda: flags is not None and flags[slot] != 0):
+        return fn(*args)
+
+
+def _pid() -> int:
+    return os.getpid()
+
+
+def _warm() -> int:
+    """In the helper: import what its jobs use, so the first real job does not wait for it."""
+    import bm25s  # noqa: F401
+
+    import inspector.core.chunking.registry  # noqa: F401
+    return os.getpid()
+
+
+class Offload:
+    """One helper process for pure-Python work (see the module's docstring). Thread-safe."""
+
+    def __init__(self, *, min_chars: int = MIN_CHARS, enabled: bool = False) -> None:
+        self.min_chars = min_chars
+        self.enabled = enabled
+        self._ctx = mp.get_context("spawn")
+        self._flags: Any = None
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._next = 0
+        self.calls = 0
+        """Calls run in the helper (a test counts them)."""
+        self.fallbacks = 0
+        """Calls run in the calling thread because the helper had died."""
+
+    def wanted(self, chars: int) -> bool:
+        """Whether a job reading `chars` characters goes to the helper."""
+        return self.enabled and chars >= self.min_chars
+
+    def _executor(self) -> tuple[ProcessPoolExecutor, Any]:
+        with self._lock:
+            if self._pool is None:
+                self._flags = self._ctx.Array("b", SLOTS, lock=False)
+                self._pool = ProcessPoolExecutor(1, mp_context=self._ctx, initializer=_init,
+                                                 initargs=(self._flags,))
+            return self._pool, self._flags
+
+    def _slot(self, flags: Any) -> int:
+        with self._lock:
+            slot = self._next % SLOTS
+            self._next += 1
+            flags[slot] = 0
+            return slot
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` in the helper (`fn` a module-level function, `args` picklable); raises
+        what it raises, `Cancelled` as soon as the calling scope is cancelled."""
+        is_cancelled = current()
+        pool, flags = self._executor()
+        slot = self._slot(flags)
+        try:
+            fut: Future[T] = pool.submit(_run, slot, fn, args)
+        except (BrokenProcessPool, RuntimeError) as exc:  # died, or shut down meanwhile
+            return self._fallback(pool, exc, fn, args)
+        self.calls += 1
+        while True:
+            try:
+                return fut.result(timeout=POLL_S)
+            except TimeoutError:
+                if is_cancelled is not None and is_cancelled():
+                    flags[slot] = 1
+                    fut.cancel()
+                    raise Cancelled() from None
+            except BrokenProcessPool as exc:
+                return self._fallback(pool, exc, fn, args)
+
+    def _fallback(self, pool: ProcessPoolExecutor, exc: BaseException, fn: Callable[..., T],
+                  args: tuple[Any, ...]) -> T:
+        log.warning("helper process unavailable (%s); running %s in this process", exc,
+                    getattr(fn, "__name__", fn))
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        self.fallbacks += 1
+        return fn(*args)
+
+    def warm_later(self) -> None:
+        """Start the helper and its imports on a daemon thread (the window calls it at launch)."""
+        if self.enabled:
+            threading.Thread(target=self._warm, name="offload-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            self.call(_warm)
+        except Exception as exc:  # noqa: BLE001  (a job will meet the same failure and say so)
+            log.warning("could not start the helper process: %s", exc)
+
+    def pids(self) -> list[int]:
+        """Process ids of the running helper (for memory figures)."""
+        with self._lock:
+            pool = self._pool
+        procs = getattr(pool, "_processes", None) or {}
+        return [p for p in list(procs)]
+
+    def shutdown(self) -> None:
+        """Stop the helper: running work is told to stop, queued work is dropped."""
+        with self._lock:
+            pool, flags, self._pool = self._pool, self._flags, None
+        if pool is None:
+            return
+        for i in range(SLOTS):
+            flags[i] = 1
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+_DEFAULT = Offload()
+
+
+def default() -> Offload:
+    """The process-wide helper (off until `enable()`)."""
+    return _DEFAULT
+
+
+def enable(on: bool = True, *, min_chars: int | None = None) -> Offload:
+    """Send large jobs to the helper from now on (the window does, at start)."""
+    _DEFAULT.enabled = on
+    if min_chars is not None:
+        _DEFAULT.min_chars = min_chars
+    return _DEFAULT

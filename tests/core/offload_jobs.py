@@ -1,0 +1,29 @@
+"""Functions the helper-process tests send to the helper (module level, so they pickle by name)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from inspector.core.cancel import check_cancelled
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def pid() -> int:
+    return os.getpid()
+
+
+def spin(seconds: float) -> str:
+    """Loops for `seconds`, checking for cancellation as the core's long loops do."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        check_cancelled()
+        time.sleep(0.005)
+    return "finished"

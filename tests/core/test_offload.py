@@ -1,0 +1,91 @@
+"""The helper process (`inspector.core.offload`): results, errors, cancellation across the process
+boundary, a helper that dies, and BM25 built there equal to BM25 built here."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inspector.core import offload
+from inspector.core.cancel import Cancelled, cancel_scope
+from inspector.core.chunking.registry import get_strategy
+from inspector.core.documents.document import from_text
+from inspector.core.retrieval.index import build_index
+from tests.core import offload_jobs as jobs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def helper():
+    h = offload.Offload(min_chars=0, enabled=True)
+    yield h
+    h.shutdown()
+
+
+def test_results_and_errors_come_back(helper):
+    assert helper.call(jobs.add, 2, 3) == 5
+    assert helper.call(jobs.pid) != os.getpid()
+    with pytest.raises(ValueError, match="broken gold set"):
+        helper.call(jobs.fail, "broken gold set")
+    assert helper.call(jobs.add, 1, 1) == 2  # an error leaves the helper usable
+
+
+def test_off_or_small_jobs_stay_in_this_process():
+    h = offload.Offload(min_chars=1000)
+    assert not h.wanted(10**9)  # off by default
+    h.enabled = True
+    assert not h.wanted(999) and h.wanted(1000)
+
+
+def test_cancelling_stops_the_wait_and_the_work(helper):
+    helper.call(jobs.pid)  # started
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    t0 = time.monotonic()
+    with cancel_scope(stop.is_set), pytest.raises(Cancelled):
+        helper.call(jobs.spin, 30.0)
+    assert time.monotonic() - t0 < 5.0
+    # The stale job stopped in the helper: the next call does not wait 30 s behind it.
+    t0 = time.monotonic()
+    assert helper.call(jobs.add, 20, 22) == 42
+    assert time.monotonic() - t0 < 10.0
+
+
+def test_a_dead_helper_is_replaced(helper):
+    first = helper.call(jobs.pid)
+    os.kill(first, signal.SIGKILL)
+    # The call that meets the dead helper runs here instead; a later one gets a fresh helper.
+    for _ in range(3):
+        assert helper.call(jobs.add, 3, 4) == 7
+    assert helper.fallbacks >= 1 or helper.call(jobs.pid) != first
+    assert helper.call(jobs.pid) != first
+
+
+@pytest.mark.parametrize("with_prefix", [True, False])
+def test_bm25_built_in_the_helper_ranks_as_built_here(helper, monkeypatch, with_prefix):
+    text = (ROOT / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    doc = from_text(text, "handbook.md")
+    chunks = get_strategy("markdown")(doc, {})
+    questions = ["parental leave in Germany", "how many vacation days", "expense reports deadline",
+                 "remote work equipment"]
+
+    def scores(h):
+        monkeypatch.setattr(offload, "_DEFAULT", h)
+        index = build_index([doc], {doc.doc_id: chunks}, None, with_prefix=with_prefix)
+        return [np.asarray(index._bm25_scores(q, None)) for q in questions], \
+            [[hit.chunk.id for hit in index.search(q, k=5, retriever="bm25")] for q in questions]
+
+    calls = helper.calls
+    here = scores(offload.Offload())
+    there = scores(helper)
+    assert helper.calls == calls + 1
+    for a, b in zip(here[0], there[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert here[1] == there[1]
