@@ -27,10 +27,18 @@ def big_markdown(target_bytes: int = 1_000_000) -> str:
     return "".join(parts)
 
 
-def _status_mb(field: str) -> float:
-    """A memory figure of /proc/self/status in MB (0 where there is none)."""
+def helpers_rss_mb() -> float:
+    """Resident set size of the helper process(es) (`inspector.core.offload`) in MB: work moved
+    there still counts."""
+    from inspector.core import offload
+
+    return sum(_status_mb("VmRSS", pid) for pid in offload.default().pids())
+
+
+def _status_mb(field: str, pid: int | str = "self") -> float:
+    """A memory figure of /proc/<pid>/status in MB (0 where there is none)."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     except OSError:

@@ -61,7 +61,7 @@ def add_device_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"),
                    help="precision of the model (half precision only on a GPU; the CPU uses float32)")
     p.add_argument("--batch-size", type=int, default=None, metavar="N",
-                   help="texts per model call (default by device: 32 on the CPU, 256 on CUDA)")
+                   help="texts per model call (default by device: 8 on the CPU, 256 on CUDA)")
 
 
 def configured_embedder(args: argparse.Namespace):

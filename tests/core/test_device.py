@@ -112,7 +112,7 @@ def test_embedder_resolves_lazily_and_picks_batch_by_device(accel):
     assert emb.device == "cuda:0" and emb.dtype == "float16" and emb.batch_size == 256
     accel(cuda=0)
     cpu = MiniLMEmbedder(dtype="float16")
-    assert cpu.device == "cpu" and cpu.dtype == "float32" and cpu.batch_size == 32
+    assert cpu.device == "cpu" and cpu.dtype == "float32" and cpu.batch_size == 8
     assert "float32" in cpu.dtype_note
     assert MiniLMEmbedder(batch_size=7).batch_size == 7
     with pytest.raises(DeviceError):

@@ -25,8 +25,13 @@ DTYPE_CHOICES = ("float32", "float16", "bfloat16")
 ACCELERATORS = ("cuda", "mps")
 
 #: Batch sizes by device kind when none is asked for. On a GPU, small batches leave it idle
-#: between Python calls; 256 chunks of 256 word pieces of MiniLM take well under 1 GB.
-DEFAULT_BATCH = {"cpu": 32, "cuda": 256, "mps": 64}
+#: between Python calls; 256 chunks of 256 word pieces of MiniLM take well under 1 GB. On the CPU
+#: a batch's activations (attention is batch x 12 heads x length^2) are what costs memory, not
+#: time: 300 handbook chunks of 200-1,800 characters, three interleaved runs on 2 cores, embedded
+#: at 58-61 texts/s in batches of 8, 57-58 of 16 and 56-57 of 32, while the resident set peaked
+#: +9, +70 and +191 MB above where it started (and stayed +1, +52, +156 MB up afterwards: the
+#: allocator kept it). Those peaks were the soak's largest rises of memory (issue 17).
+DEFAULT_BATCH = {"cpu": 8, "cuda": 256, "mps": 64}
 
 _DEVICE_RE = re.compile(r"^(auto|cpu|mps|cuda)(?::(\d+))?$")
 

@@ -89,7 +89,7 @@ class MiniLMEmbedder:
     `device`: "auto" (CUDA, then MPS, then the CPU), "cpu", "cuda", "cuda:N" or "mps"; resolved on
     first need (`resolve()`), a missing accelerator raises `DeviceError`. `dtype`: "float32", or
     "float16"/"bfloat16" on accelerators (the CPU falls back to float32: `dtype_note` says so).
-    `batch_size`: None picks one by device (32 on the CPU, 256 on CUDA, 64 on MPS). `backend`:
+    `batch_size`: None picks one by device (8 on the CPU, 256 on CUDA, 64 on MPS). `backend`:
     "auto" runs OpenVINO on the CPU in float32 when the package is installed (about twice torch's
     speed here, same vectors: see openvino_backend), torch otherwise; any OpenVINO failure falls
     back to torch with a warning.
