@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from inspector.core.cancel import Cancelled
+from inspector.core.cancel import Cancelled, check_cancelled
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import Document, LoadResult, load_paths
@@ -50,7 +50,9 @@ ChunksByDoc = Mapping[str, tuple[Chunk, ...]]
 def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
     """What decides an index's texts besides the document: spans, roles, parents, prefixes."""
     h = hashlib.blake2b(digest_size=16)
-    for c in chunks:
+    for n, c in enumerate(chunks):
+        if not n % 512:
+            check_cancelled()
         h.update(f"{c.id}|{c.start}|{c.end}|{c.role}|{c.parent_id}|{c.prefix}\x00".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 

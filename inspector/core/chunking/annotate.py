@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.text.wordpieces import (
@@ -132,7 +133,11 @@ def annotate(doc: Document, chunks: Iterable[Chunk], *, with_prefix: bool = True
     limit = max_seq_length() if limit is None else limit
     idx = wordpiece_index(doc)
     out = []
-    for c in chunks:
+    for n, c in enumerate(chunks):
+        if not n % 64:
+            # A background job (the hit-rate trace) that the user's work holds back stops here
+            # within milliseconds; its Python would otherwise keep the GUI thread waiting.
+            check_cancelled()
         total = embedded_pieces(idx, c.prefix if with_prefix else "", c.start, c.end)
         dropped = max(0, total - limit)
         if dropped:
