@@ -211,3 +211,52 @@ def test_a_long_documents_gutter_keeps_its_width_while_re_chunking(qtbot, make_w
     first = w.view._margins
     assert set(margins_seen(sizes)) == {first}  # long document: one width for every result
     assert w.view.gutter.width_hint() == first[0]
+
+
+def _y_span_by_layout(vis, a: int, b: int) -> tuple[float, float]:
+    """The y span asked of Qt's layout for each position (how `y_span` worked before its table)."""
+    h = float(vis.height)
+    a16, b16 = vis.umap.to_utf16(a), vis.umap.to_utf16(max(a, b - 1))
+    first, last = vis[0], vis[-1]
+    if a16 < first.pos:
+        top = -2.0
+    elif a16 > last.pos + last.length:
+        top = h + 2.0
+    else:
+        pt = vis.point_of(a16)
+        top = pt[1] if pt is not None else -2.0
+    if b16 > last.pos + last.length:
+        bottom = h + 2.0
+    elif b16 < first.pos:
+        bottom = -2.0
+    else:
+        pt = vis.point_of(b16)
+        bottom = pt[1] + pt[2] if pt is not None else h + 2.0
+    return top, bottom
+
+
+def test_y_spans_from_the_line_table_are_the_layouts(qtbot, make_window, open_doc, tmp_path):
+    # Wrapped lines, short lines, blank lines, astral characters and one block of many lines, so
+    # positions fall at line starts, ends, wraps and block separators.
+    text = "".join(f"Line {i} 🚀 " + ("word " * (i % 7) * 9) + ("\n\n" if i % 3 else "\n") for i in range(80))
+    text += "long " * 3000 + "\n" + "tail line\n" * 20
+    path = tmp_path / "wrapped.md"
+    path.write_text(text, encoding="utf-8")
+    w = make_window()
+    open_doc(w, path)
+    for where in (0, len(text) // 3, text.index("long ") + 7000, len(text) - 5):
+        w.view.scroll_to_offset(where)
+        _repaint(w.view)
+        vis = w.view._visible_blocks()
+        lo, hi = vis.text_range()
+        h = float(vis.height)
+
+        def clamp(span):  # off-screen values only have to stay off screen
+            return tuple(min(max(y, -2.0), h + 2.0) for y in span)
+
+        step = max(1, (hi - lo) // 150)
+        points = list(range(max(0, lo - 40), min(len(text), hi + 40), step))
+        for a in points:
+            for b in (a + 1, a + 17, a + 230, hi + 50):
+                if b <= len(text):
+                    assert clamp(vis.y_span(a, b)) == clamp(_y_span_by_layout(vis, a, b)), (where, a, b)

@@ -156,8 +156,9 @@ def test_pooled_preview_then_exact(qtbot, dense_window, open_doc, wait_result):
     gold = [q for q in w.retrieval.gold.questions]
     assert r.report.hit_rate == evaluate(gold, [doc], chunks, IndexSearch(index, multi_doc=False), 5).hit_rate
     # Where pooled and exact disagree by more than a point, the panel says so.
-    pooled_rate = w.retrieval._pooled_rate
-    gap = abs(next(iter(pooled_rate.values())) - r.report.hit_rate)
+    key, pooled_rate = w.retrieval._pooled_rate
+    assert key[1] == r.request.chunk_request_id  # the preview was of the same chunking
+    gap = abs(pooled_rate - r.report.hit_rate)
     assert w.gold_panel.disagreement.isVisibleTo(w.gold_panel) == (gap > 0.01)
     if gap > 0.01:
         assert "pipeline will see" in w.gold_panel.disagreement.text()

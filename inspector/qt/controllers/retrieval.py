@@ -20,7 +20,6 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from inspector.core.display.settings_schema import Setting
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import DEFAULT_RETRIEVER
-from inspector.core.workbench import chunks_fingerprint
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.retrieval_jobs import (
     EXACT,
@@ -134,7 +133,9 @@ class RetrievalController(QObject):
         self.pooled_building: Document | None = None
         self._chunks: ChunkResult | None = None
         self._submitted: RetrievalRequest | None = None
-        self._pooled_rate: dict[tuple, float] = {}
+        self._pooled_rate: tuple[tuple, float] | None = None
+        """(key, hit rate) of the last pooled preview: the exact figure for the same chunking
+        request is compared with it."""
         self._pooled_deferred = False
         """The live-preview pieces wait for the exact embedding running now (`_build_pooled`)."""
         self.runner = JobRunner(self, synchronous=synchronous, name="retrieval")
@@ -556,13 +557,17 @@ class RetrievalController(QObject):
     def _update_disagreement(self, res: RetrievalResult) -> None:
         if res.report is None:
             return
-        key = (res.request.document.sha256, chunks_fingerprint(res.request.chunks), res.request.with_prefix,
-               res.retriever, res.request.k, len(res.request.gold))
+        # The chunks are told by the chunking request they came from (both of its stages: spans
+        # first, then word pieces), not by a fingerprint of every chunk: hashing 37,000 chunks
+        # on the GUI thread at every result was a pause of its own.
+        req = res.request
+        key = (req.document.sha256, req.chunk_request_id, req.with_prefix, res.retriever, req.k, len(req.gold))
         text = ""
+        last = self._pooled_rate
         if res.mode == POOLED:
-            self._pooled_rate = {key: res.report.hit_rate}
-        elif res.mode == EXACT and key in self._pooled_rate:
-            pooled = self._pooled_rate[key]
+            self._pooled_rate = (key, res.report.hit_rate)
+        elif res.mode == EXACT and last is not None and last[0] == key:
+            pooled = last[1]
             exact = res.report.hit_rate
             if abs(exact - pooled) > DISAGREEMENT:
                 text = (f"The pooled preview said {pooled:.1%}; exact embeddings give {exact:.1%}. "

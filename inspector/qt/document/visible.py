@@ -81,6 +81,35 @@ class VisibleText(list):
         """Viewport width (a range reaching a line's end extends to it)."""
         self.height = height
         """Viewport height (y spans off screen are clamped just outside it)."""
+        self._lines: tuple[list[int], list[float], list[float], int] | None = None
+
+    def _line_table(self) -> tuple[list[int], list[float], list[float], int]:
+        """(UTF-16 start, top, bottom) of every line on screen, in text order, and the UTF-16 end
+        of the last one (a block's end counts as its last line), made once per snapshot. `y_span`
+        bisects it with no Qt call per chunk: asking the layout for each chunk's two positions
+        (five Qt calls each) was the soak's longest paint, as with a large overlap thousands of
+        chunks are on screen, and beside a busy worker every Qt call waits for the GIL again."""
+        if self._lines is None:
+            starts: list[int] = []
+            tops: list[float] = []
+            bottoms: list[float] = []
+            for v in self:
+                layout = v.layout
+                for li in range(v.first_line, min(layout.lineCount(), v.last_line + 1)):
+                    line = layout.lineAt(li)
+                    top = v.top + line.y()
+                    starts.append(v.pos + line.textStart())
+                    tops.append(top)
+                    bottoms.append(top + line.height())
+            end = -1
+            if self:
+                last = self[-1]
+                end = last.pos + last.length
+                if last.last_line < last.layout.lineCount() - 1:
+                    line = last.layout.lineAt(last.last_line)
+                    end = last.pos + line.textStart() + line.textLength()
+            self._lines = (starts, tops, bottoms, end)
+        return self._lines
 
     def text_range(self) -> tuple[int, int]:
         """Code-point range [lo, hi) of the visible lines (separators included)."""
@@ -141,25 +170,25 @@ class VisibleText(list):
 
     def y_span(self, a: int, b: int) -> tuple[float, float]:
         """Viewport y span of the code-point range [a, b), clamped just outside the viewport, with
-        no document lookups (the gutter and flag column ask this for every chunk on screen at
-        every paint)."""
+        no document lookups and no Qt call (the gutter and flag column ask this for every chunk
+        on screen at every paint): the lines on screen are bisected (`_line_table`)."""
         h = float(self.height)
         a16, b16 = self.umap.to_utf16(a), self.umap.to_utf16(max(a, b - 1))
-        first, last = self[0], self[-1]
-        if a16 < first.pos:
+        starts, tops, bottoms, end = self._line_table()
+        if not starts:
+            return -2.0, h + 2.0
+        if a16 < starts[0]:
             top = -2.0
-        elif a16 > last.pos + last.length:
+        elif a16 > end:
             top = h + 2.0
         else:
-            pt = self.point_of(a16)
-            top = pt[1] if pt is not None else -2.0
-        if b16 > last.pos + last.length:
+            top = tops[bisect.bisect_right(starts, a16) - 1]
+        if b16 > end:
             bottom = h + 2.0
-        elif b16 < first.pos:
+        elif b16 < starts[0]:
             bottom = -2.0
         else:
-            pt = self.point_of(b16)
-            bottom = pt[1] + pt[2] if pt is not None else h + 2.0
+            bottom = bottoms[bisect.bisect_right(starts, b16) - 1]
         return top, bottom
 
 
