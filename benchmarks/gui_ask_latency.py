@@ -53,11 +53,13 @@ def wait_for(app, cond, timeout: float = 600.0) -> None:
 
 
 def make_window(tmp: Path, embedder, cache=None, settle_ms: int = 1500):
-    from inspector.qt.app import create_app
+    from inspector.qt.app import create_app, start_helper
     from inspector.qt.main_window import MainWindow
     from inspector.qt.settings import ini_store
 
     app = create_app()
+
+    start_helper(app)  # as the app does (inspector.core.offload)
     w = MainWindow(ini_store(str(tmp / "settings.ini")), debounce_ms=0, embedder=embedder, embedding_cache=cache,
                    settle_ms=settle_ms)
     w.resize(1400, 900)

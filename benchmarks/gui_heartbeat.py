@@ -144,12 +144,13 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for one step")
     args = ap.parse_args()
 
-    from inspector.qt.app import create_app
+    from inspector.qt.app import create_app, start_helper
     from inspector.qt.heartbeat import Heartbeat
     from inspector.qt.main_window import MainWindow
     from inspector.qt.settings import ini_store
 
     app = create_app()
+    start_helper(app)  # as the app does: large chunking and BM25 jobs in the helper process
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         w = MainWindow(ini_store(str(tmp / "settings.ini")))

@@ -72,11 +72,13 @@ def wait_for(app, cond, timeout: float = 60.0) -> None:
 
 
 def make_window(tmp: Path):
-    from inspector.qt.app import create_app
+    from inspector.qt.app import create_app, start_helper
     from inspector.qt.main_window import MainWindow
     from inspector.qt.settings import ini_store
 
     app = create_app()
+
+    start_helper(app)  # as the app does (inspector.core.offload)
     w = MainWindow(ini_store(str(tmp / "settings.ini")), debounce_ms=0)
     w.resize(1400, 900)
     w.show()

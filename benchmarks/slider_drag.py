@@ -60,7 +60,7 @@ def main() -> int:
 
     from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
 
-    from inspector.qt.app import create_app
+    from inspector.qt.app import create_app, start_helper
     from inspector.qt.main_window import MainWindow
     from inspector.qt.settings import ini_store
 
@@ -74,6 +74,7 @@ def main() -> int:
         src = (ROOT / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
         doc_path.write_text(src if args.small else big_markdown(), encoding="utf-8")
         app = create_app()
+        start_helper(app)  # as the app does (inspector.core.offload)
         w = MainWindow(ini_store(str(tmpdir / "settings.ini")))  # the app's own debounce and throttle
         w.resize(1400, 900)
         w.show()

@@ -219,7 +219,7 @@ def main() -> int:
 
         tracemalloc.start(1)
 
-    from inspector.qt.app import create_app
+    from inspector.qt.app import create_app, start_helper
     from inspector.qt.heartbeat import Heartbeat
     from inspector.qt.main_window import MainWindow
     from inspector.qt.settings import ini_store
@@ -231,6 +231,7 @@ def main() -> int:
 
     sys.excepthook = hook
     app = create_app()
+    start_helper(app)  # as the app does: large chunking and BM25 jobs in the helper process
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

@@ -26,6 +26,7 @@ thread and the next call starts a fresh helper.
 
 from __future__ import annotations
 
+import collections
 import logging
 import multiprocessing as mp
 import os
@@ -93,12 +94,19 @@ class Offload:
         self._next = 0
         self.calls = 0
         """Calls run in the helper (a test counts them)."""
+        self.recent: collections.deque[str] = collections.deque(maxlen=64)
+        """Names of the functions of the last calls, oldest first (tests read them)."""
         self.fallbacks = 0
         """Calls run in the calling thread because the helper had died."""
+        self.ready = True
+        """False while `warm_later` is starting the helper: jobs stay in the calling thread
+        meanwhile, so the first document after launch is not chunked a second later."""
 
-    def wanted(self, chars: int) -> bool:
-        """Whether a job reading `chars` characters goes to the helper."""
-        return self.enabled and chars >= self.min_chars
+    def wanted(self, chars: int, min_chars: int | None = None) -> bool:
+        """Whether a job reading `chars` characters goes to the helper (`min_chars`: the job's
+        own threshold instead of the helper's)."""
+        floor = self.min_chars if min_chars is None else min_chars
+        return self.enabled and self.ready and chars >= floor
 
     def _executor(self) -> tuple[ProcessPoolExecutor, Any]:
         with self._lock:
@@ -126,6 +134,7 @@ class Offload:
         except (BrokenProcessPool, RuntimeError) as exc:  # died, or shut down meanwhile
             return self._fallback(pool, exc, fn, args)
         self.calls += 1
+        self.recent.append(getattr(fn, "__name__", repr(fn)))
         while True:
             try:
                 return fut.result(timeout=POLL_S)
@@ -150,6 +159,7 @@ class Offload:
     def warm_later(self) -> None:
         """Start the helper and its imports on a daemon thread (the window calls it at launch)."""
         if self.enabled:
+            self.ready = False
             threading.Thread(target=self._warm, name="offload-warm", daemon=True).start()
 
     def _warm(self) -> None:
@@ -157,6 +167,8 @@ class Offload:
             self.call(_warm)
         except Exception as exc:  # noqa: BLE001  (a job will meet the same failure and say so)
             log.warning("could not start the helper process: %s", exc)
+        finally:
+            self.ready = True
 
     def pids(self) -> list[int]:
         """Process ids of the running helper (for memory figures)."""

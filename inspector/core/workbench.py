@@ -47,8 +47,25 @@ EXACT, POOLED, FALLBACK = "exact", "pooled", "fallback"
 ChunksByDoc = Mapping[str, tuple[Chunk, ...]]
 
 
+#: Fingerprints of the last chunk tuples asked about, by identity: (the tuple, its fingerprint).
+#: The window asks again for the same chunks at every question, preview and exact stage, and with
+#: a large overlap hashing them is tens of milliseconds of Python beside the GUI thread.
+_FINGERPRINTS: SizedLRU[tuple[Sequence[Chunk], str]] = SizedLRU(16, 16)
+
+
 def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
     """What decides an index's texts besides the document: spans, roles, parents, prefixes."""
+    if isinstance(chunks, tuple):  # immutable: its fingerprint can be kept
+        held = _FINGERPRINTS.lookup(id(chunks))
+        if held is not None and held[0] is chunks:
+            return held[1]
+        fp = _fingerprint(chunks)
+        _FINGERPRINTS.put(id(chunks), (chunks, fp))  # the tuple is held, so its id is not reused
+        return fp
+    return _fingerprint(chunks)
+
+
+def _fingerprint(chunks: Sequence[Chunk]) -> str:
     h = hashlib.blake2b(digest_size=16)
     for n, c in enumerate(chunks):
         if not n % 512:

@@ -17,7 +17,7 @@ _T0 = time.perf_counter()
 
 from inspector.qt.palette import apply_palette, dark_palette, set_theme, theme_choice  # noqa: E402
 
-__all__ = ["apply_palette", "dark_palette", "set_theme", "theme_choice", "create_app", "run_app"]
+__all__ = ["apply_palette", "dark_palette", "set_theme", "theme_choice", "create_app", "run_app", "start_helper"]
 
 
 #: How often a thread holding the GIL is asked to hand it over (Python's default: 5 ms). While a
@@ -39,11 +39,6 @@ def create_app(argv0: str = "chunk-inspector"):
     from inspector.core import heap
 
     heap.configure()  # large blocks mapped on their own, given back when freed (issue 17's soak)
-    from inspector.core import offload
-
-    # Large pure-Python jobs (BM25 over a big corpus, chunking a big document) run in a helper
-    # process, so the GUI thread never waits for the GIL behind them (`inspector.core.offload`).
-    helper = offload.enable()
 
     app = QApplication.instance()
     if app is None:
@@ -54,13 +49,26 @@ def create_app(argv0: str = "chunk-inspector"):
     app.setStyle("Fusion")
     apply_palette(app)
     app.styleHints().colorSchemeChanged.connect(lambda _s: apply_palette(app))
-    app.aboutToQuit.connect(helper.shutdown)
     return app
+
+
+def start_helper(app) -> None:
+    """Large pure-Python jobs (chunking a document, BM25 over a big corpus) run in a helper
+    process from now on, so the GUI thread never waits for the GIL behind them
+    (`inspector.core.offload`). It starts now, off the GUI thread (its imports take about a
+    second; jobs stay in this process meanwhile), and stops when the application quits. The app
+    and the GUI benchmarks call it; tests that build windows do not, unless they say so."""
+    from inspector.core import offload
+
+    helper = offload.enable()
+    helper.warm_later()
+    app.aboutToQuit.connect(helper.shutdown)
 
 
 def run_app(argv: Sequence[str]) -> int:
     """Open the window on the given files/folders, else the bundled handbook; run until closed."""
     app = create_app(sys.argv[0] if sys.argv else "chunk-inspector")
+    start_helper(app)
     from PySide6.QtCore import QTimer
 
     from inspector.qt.actions.file_actions import open_later, sample_path
@@ -78,10 +86,6 @@ def run_app(argv: Sequence[str]) -> int:
         # The embedding model (torch, ~100 MB of weights) loads on a worker thread once the window
         # is up and the document is on its way; BM25 answers questions until it is ready.
         QTimer.singleShot(0, window.start_model)
-        # The helper process imports for about a second: start it now, off the GUI thread.
-        from inspector.core import offload
-
-        offload.default().warm_later()
     open_later(window, paths)
     return app.exec()
 

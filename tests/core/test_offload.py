@@ -89,3 +89,17 @@ def test_bm25_built_in_the_helper_ranks_as_built_here(helper, monkeypatch, with_
     for a, b in zip(here[0], there[0]):
         np.testing.assert_allclose(a, b, rtol=1e-6)
     assert here[1] == there[1]
+
+
+def test_jobs_stay_here_while_the_helper_warms_up():
+    h = offload.Offload(min_chars=0, enabled=True)
+    try:
+        h.warm_later()
+        assert not h.wanted(10**6)  # starting: the caller does the job itself
+        deadline = time.monotonic() + 60
+        while not h.ready and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert h.ready and h.wanted(10**6) and h.wanted(5, min_chars=5) and not h.wanted(4, min_chars=5)
+        assert h.pids()
+    finally:
+        h.shutdown()

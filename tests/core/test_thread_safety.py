@@ -104,3 +104,18 @@ def test_workbench_evaluates_the_same_from_threads(question):
     for t in threads:
         t.join(60)
     assert out == [one] * 4
+
+
+def test_a_chunk_tuples_fingerprint_is_kept_and_told_apart():
+    from dataclasses import replace
+
+    from inspector.core.chunking.chunk import Chunk
+    from inspector.core.workbench import _FINGERPRINTS, chunks_fingerprint
+
+    a = tuple(Chunk(i, i * 10, i * 10 + 10, 3) for i in range(100))
+    fp = chunks_fingerprint(a)
+    assert _FINGERPRINTS.lookup(id(a))[1] == fp and chunks_fingerprint(a) == fp
+    b = a[:50] + (replace(a[50], end=a[50].end + 1),) + a[51:]
+    assert chunks_fingerprint(b) != fp
+    assert chunks_fingerprint(list(a)) == fp  # lists are hashed each time, to the same value
+    assert chunks_fingerprint(tuple(list(a))) == fp

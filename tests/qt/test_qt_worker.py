@@ -201,8 +201,11 @@ def test_a_document_chunked_in_the_helper_gives_the_same_stages(doc, helper, str
 
 
 def test_semantic_and_small_documents_stay_in_this_process(doc, helper):
-    helper.min_chars = len(doc.text) + 1
-    list(compute_chunks(1, ChunkRequest(doc, "markdown", {}), lambda: False))
+    from inspector.core.documents.document import from_text
+    from inspector.qt.controllers.chunk_jobs import HELPER_FROM_CHARS
+
+    small = from_text(doc.text[:HELPER_FROM_CHARS - 1], "small.md")
+    list(compute_chunks(1, ChunkRequest(small, "markdown", {}), lambda: False))
     assert helper.calls == 0
     from inspector.core.chunking.helper_jobs import can_run
 
@@ -216,3 +219,24 @@ def test_a_stale_request_in_the_helper_is_cancelled(doc, helper):
         list(compute_chunks(1, ChunkRequest(doc, "markdown", {}), lambda: True))
     # The helper is still usable afterwards.
     assert list(compute_chunks(2, ChunkRequest(doc, "markdown", {}), lambda: False))[-1].complete
+
+
+def test_the_window_shows_the_helpers_chunks(qtbot, make_window, open_doc, helper):
+    # The app's set-up (`start_helper`): the window's chunking goes to the helper process, and what
+    # it shows (spans, word pieces, statistics) is the core's own result for the document.
+    from inspector.core.chunking.annotate import annotate
+
+    w = make_window()
+    w.state.set_strategy("recursive")
+    r = open_doc(w)
+    assert helper.calls >= 2
+    expected = annotate(r.document, chunk_document(r.document, "recursive", dict(r.request.params)),
+                        with_prefix=r.request.with_prefix)
+    assert [(c.start, c.end, c.token_count, c.embed_tokens, c.flags, c.prefix) for c in r.chunks] == \
+        [(c.start, c.end, c.token_count, c.embed_tokens, c.flags, c.prefix) for c in expected]
+    helper.recent.clear()
+    w.strategy_panel.set_value("size", 128)
+    qtbot.waitUntil(lambda: w.state.result is not None and w.state.result.complete
+                    and dict(w.state.result.request.params).get("size") == 128, timeout=20_000)
+    stages = [name for name in helper.recent if name.endswith("_stage")]
+    assert stages == ["chunk_stage", "annotate_stage"]  # both stages; the document was not sent again

@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 
 #: Word pieces are measured in batches of this many chunks, checking for cancellation in between.
 ANNOTATE_BATCH = 100
+#: Documents at least this long are chunked in the helper process when the window has one
+#: (`inspector.core.offload`). Not only big ones: a 40 KB page with an overlap near the size makes
+#: thousands of chunks, and measuring their word pieces on a thread kept the GUI thread waiting
+#: for the GIL (the soak's watchdog found it there). A round trip costs a few milliseconds.
+HELPER_FROM_CHARS = 16_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +104,7 @@ def compute_chunks(request_id: int, request: ChunkRequest,
     from inspector.core import offload
     from inspector.core.chunking.helper_jobs import can_run
 
-    if offload.default().wanted(len(request.document.text)) and can_run(request.strategy):
+    if offload.default().wanted(len(request.document.text), HELPER_FROM_CHARS) and can_run(request.strategy):
         yield from _in_helper(request_id, request, cancelled)
         return
     from inspector.core.chunking.registry import get_strategy
