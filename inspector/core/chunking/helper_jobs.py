@@ -51,8 +51,9 @@ class Stage:
 
 DocKey = tuple[str, str, str, str]
 
-#: Documents sent to this helper, by content and name (4 at most, 256 M characters).
-_DOCS: SizedLRU[Document] = SizedLRU(4, 256_000_000)
+#: Documents sent to this helper, by content and name (4 at most, 128 M characters: two of the
+#: largest a user can open, 50 MB).
+_DOCS: SizedLRU[Document] = SizedLRU(4, 128_000_000)
 #: The last stage-one chunks: (key, chunks).
 _LAST: list[Any] = [None, ()]
 
