@@ -65,6 +65,8 @@ def _init(flags: Any) -> None:
 def _run(slot: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     """In the helper: `fn(*args)` inside a cancel scope that reads the call's shared slot."""
     flags = _FLAGS
+    if flags is not None and flags[slot]:  # cancelled while it waited in the queue
+        raise Cancelled()
     with cancel_scope(lambda: flags is not None and flags[slot] != 0):
         return fn(*args)
 

@@ -83,7 +83,7 @@ def test_visible_chunks_are_exactly_the_intersecting_ones(spans, lo, width):
     assert set(want) <= set(visible_chunks(starts, prefix_max, lo, hi))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(spans_st, st.integers(0, 60), st.integers(1, 20))
 def test_span_index_queries(spans, lo, width):
     idx = SpanIndex(spans)
@@ -112,3 +112,27 @@ def test_lanes_separate_overlapping_spans(spans):
 def test_windows_with_overlap_alternate_lanes():
     assert lanes([(0, 10), (8, 18), (16, 26), (24, 30)]) == (0, 1, 0, 1)
     assert lanes([(0, 5), (5, 9)]) == (0, 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(spans_st, st.integers(0, 60), st.integers(1, 40), st.data())
+def test_runs_of_a_range_are_the_documents_runs_with_any_ids(spans, lo, width, data):
+    # Runs are cut for the range asked from the chunks intersecting it; they must be the runs of
+    # the whole document, whatever the ids (repeated ones included) and wherever the range falls.
+    ids = data.draw(st.lists(st.integers(0, 6), min_size=len(spans), max_size=len(spans)))
+    idx = SpanIndex(spans, ids)
+    hi = lo + width
+    whole = segments(spans, ids)
+    assert idx.segments == whole
+    assert idx.segments_in(lo, hi) == tuple(s for s in whole if s.start < hi and s.end > lo)
+    for p in range(lo, hi):
+        want = next((s.chunk_ids for s in whole if s.start <= p < s.end), ())
+        assert idx.ids_at(p) == want
+
+
+def test_one_run_across_the_range_keeps_both_outer_boundaries():
+    # A chunk that ends left of the range and one that starts right of it cut the one run around it.
+    spans = [(0, 10), (5, 40), (30, 50)]
+    idx = SpanIndex(spans)
+    assert idx.segments_in(12, 20) == (segments(spans)[2],)
+    assert idx.segments_in(12, 20)[0][:2] == (10, 30)
