@@ -43,6 +43,26 @@ def test_chunks_jsonl_is_the_clis_format(qtbot, hash_window, open_doc, wait_resu
     assert "Exported the chunks" in w.message.text()
 
 
+def test_a_large_chunk_export_is_written_off_the_gui_thread(qtbot, hash_window, open_doc, wait_result, tmp_path,
+                                                             monkeypatch):
+    from inspector.qt.actions import export_actions
+
+    w, _r = _window(hash_window, open_doc, wait_result, size=200, overlap=20)
+    monkeypatch.setattr(export_actions, "THREAD_FROM_CHUNKS", 10)  # the handbook's chunks count as large
+    out = tmp_path / "big.jsonl"
+    assert w.exports.export_chunks(out)
+    assert w.exports.threads and "Exporting" in w.message.text()
+    qtbot.waitUntil(lambda: "Exported the chunks" in w.message.text(), timeout=20_000)
+    assert not any(t.is_alive() for t in w.exports.threads)
+    assert out.read_text(encoding="utf-8") == chunks_jsonl(w.state.document, w.state.result.chunks)
+    # A failure on the thread reaches the status bar, and no file is left half written.
+    bad = tmp_path / "not_a_dir"
+    bad.write_text("x", encoding="utf-8")
+    assert w.exports.export_chunks(bad / "chunks.jsonl")
+    qtbot.waitUntil(lambda: not any(t.is_alive() for t in w.exports.threads), timeout=20_000)
+    qtbot.waitUntil(lambda: "could not write" in w.message.text(), timeout=5_000)
+
+
 def test_config_json_loads_in_the_cli(qtbot, hash_window, open_doc, wait_result, tmp_path, capsys):
     w, r = _window(hash_window, open_doc, wait_result, size=200, overlap=20)
     w.question_bar.k_spin.setValue(4)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
@@ -38,4 +38,10 @@ def chunk_record(doc: Document, c: Chunk) -> dict:
 
 
 def chunks_jsonl(doc: Document, chunks: Iterable[Chunk]) -> str:
-    return "".join(json.dumps(chunk_record(doc, c), ensure_ascii=False) + "\n" for c in chunks)
+    return "".join(chunks_jsonl_lines(doc, chunks))
+
+
+def chunks_jsonl_lines(doc: Document, chunks: Iterable[Chunk]) -> Iterator[str]:
+    """`chunks_jsonl` a line at a time (to stream a large export to its file)."""
+    for c in chunks:
+        yield json.dumps(chunk_record(doc, c), ensure_ascii=False) + "\n"
