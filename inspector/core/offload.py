@@ -31,6 +31,7 @@ import logging
 import multiprocessing as mp
 import os
 import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, TypeVar
@@ -50,12 +51,22 @@ POLL_S = 0.02
 #: Added to the helper's niceness: the window's process is served first on a busy machine.
 NICENESS = 5
 
+#: The helper gives freed heap pages back to the system at most this often (seconds), after a job.
+TRIM_EVERY_S = 5.0
+
 _FLAGS: Any = None  # the helper's view of the shared cancel slots (set by _init)
+_LAST_TRIM = [0.0]
 
 
 def _init(flags: Any) -> None:
     global _FLAGS
     _FLAGS = flags
+    from inspector.core import heap
+
+    # As in the window's process: large blocks mapped on their own and unmapped when freed, and
+    # free pages trimmed now and then (`_run`). Without it the helper kept what its largest jobs
+    # had used: 100 MB at the start of a 30-minute soak, 343 MB at its end.
+    heap.configure()
     try:
         os.nice(NICENESS)
     except (OSError, AttributeError):  # not permitted, or not a POSIX system
@@ -67,8 +78,16 @@ def _run(slot: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     flags = _FLAGS
     if flags is not None and flags[slot]:  # cancelled while it waited in the queue
         raise Cancelled()
-    with cancel_scope(lambda: flags is not None and flags[slot] != 0):
-        return fn(*args)
+    try:
+        with cancel_scope(lambda: flags is not None and flags[slot] != 0):
+            return fn(*args)
+    finally:
+        now = time.monotonic()
+        if now - _LAST_TRIM[0] >= TRIM_EVERY_S:
+            from inspector.core import heap
+
+            heap.trim()
+            _LAST_TRIM[0] = now
 
 
 def _pid() -> int:
