@@ -196,7 +196,7 @@ class Offload:
         with self._lock:
             pool = self._pool
         procs = getattr(pool, "_processes", None) or {}
-        return [p for p in list(procs)]
+        return list(procs)
 
     def shutdown(self) -> None:
         """Stop the helper: running work is told to stop, queued work is dropped."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.packed import PackedChunks, pack
 from inspector.core.chunking.stats import ChunkStats
 from inspector.core.documents.document import Document
@@ -31,8 +30,6 @@ from inspector.core.lru import SizedLRU
 
 #: Strategies that need more than the document and their parameters.
 NOT_HERE = frozenset({"semantic"})
-#: Chunks measured for word pieces between cancellation checks.
-ANNOTATE_BATCH = 500
 
 
 class NeedDocument(Exception):
@@ -60,6 +57,10 @@ _LAST: list[Any] = [None, ()]
 
 def doc_key(doc: Document) -> DocKey:
     return (doc.sha256, doc.doc_id, doc.name, doc.kind)
+
+
+def _last_key(key: DocKey, strategy: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (key, strategy, repr(sorted(dict(params).items())))
 
 
 def can_run(strategy: str) -> bool:
@@ -98,7 +99,7 @@ def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mappin
     d = _document(key, doc)
     with paused_gc():
         chunks = get_strategy(strategy)(d, params)
-        _LAST[:] = [(key, strategy, repr(sorted(dict(params).items()))), chunks]
+        _LAST[:] = [_last_key(key, strategy, params), chunks]
         headings = tuple((h.start, h.end, h.level) for h in structure_of(d).headings)
         return Stage(pack(chunks), chunk_stats(d, chunks), headings)
 
@@ -114,10 +115,7 @@ def annotate_stage(key: DocKey, doc: Document | None, strategy: str, params: Map
     d = _document(key, doc)
     with paused_gc():
         last_key, chunks = _LAST
-        if last_key != (key, strategy, repr(sorted(dict(params).items()))):
+        if last_key != _last_key(key, strategy, params):
             chunks = get_strategy(strategy)(d, params)
-        done: list[Any] = []
-        for k in range(0, len(chunks), ANNOTATE_BATCH):
-            check_cancelled()
-            done.extend(annotate(d, chunks[k:k + ANNOTATE_BATCH], with_prefix=with_prefix))
+        done = annotate(d, chunks, with_prefix=with_prefix)  # checks for cancellation as it goes
         return Stage(pack(done), chunk_stats(d, done, document_tokens=document_tokens))
