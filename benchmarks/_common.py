@@ -35,6 +35,38 @@ def helpers_rss_mb() -> float:
     return sum(_status_mb("VmRSS", pid) for pid in offload.default().pids())
 
 
+def helper_memory() -> str:
+    """Run in the helper process (`offload.default().call(helper_memory)`): one line on where its
+    memory is: resident set, glibc's heap (in use / free inside it / mmapped), tracked objects,
+    the core caches' entries, and the resident set after a trim."""
+    import ctypes
+    import gc
+
+    from inspector.core import heap
+    from inspector.core.lru import SizedLRU
+
+    class _Info(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                   "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    heap_line = ""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = _Info
+        m = libc.mallinfo2()
+        heap_line = (f"heap in use {m.uordblks / 1e6:.0f} MB, free in heap {m.fordblks / 1e6:.0f} MB, "
+                     f"mmapped {m.hblkhd / 1e6:.0f} MB; ")
+    except (OSError, AttributeError):
+        pass
+    rss = _status_mb("VmRSS")
+    gc.collect()
+    objs = gc.get_objects()
+    lrus = [o for o in objs if isinstance(o, SizedLRU) and len(o)]
+    heap.trim()
+    return (f"helper RSS {rss:.0f} MB ({_status_mb('VmRSS'):.0f} after a trim); {heap_line}{len(objs)} tracked "
+            f"objects; caches {len(lrus)} in use, {sum(len(o) for o in lrus)} entries")
+
+
 def _status_mb(field: str, pid: int | str = "self") -> float:
     """A memory figure of /proc/<pid>/status in MB (0 where there is none)."""
     try:

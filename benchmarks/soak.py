@@ -21,7 +21,8 @@ Exit status 1 when a check fails.
 
 `--probe` prints, every 30 s, where memory is: the resident set, the Python heap (tracemalloc, when
 `--tracemalloc` is given: slow), the entries of every core cache (`SizedLRU`), the embedding cache's
-vectors, the undo steps and the Document objects alive. `--watchdog` samples the GUI thread's stack
+vectors, the undo steps and the Document objects alive, and the helper process's own line (its
+resident set, glibc's heap in use and free, its caches). `--watchdog` samples the GUI thread's stack
 during each pause and prints the three longest pauses' stacks. Issue 17 used it to tell caches filling to
 their budget from leaks and from memory the C library kept after it was freed.
 """
@@ -77,6 +78,12 @@ def probe(w, label: str) -> None:
           f"{sum(len(o) for o in lrus)} entries, {len(full)} at their budget; embedding cache {vectors}; "
           f"undo {len(hist.undo_steps)}+{len(hist.redo_steps)} steps; {docs} Documents alive; "
           f"{len(objs)} tracked objects", flush=True)
+    from _common import helper_memory
+
+    from inspector.core import offload
+
+    if offload.default().pids():
+        print(f"  [probe {label}] {offload.default().call(helper_memory)}", flush=True)
 
 
 

@@ -51,11 +51,19 @@ POLL_S = 0.02
 #: Added to the helper's niceness: the window's process is served first on a busy machine.
 NICENESS = 5
 
-#: The helper gives freed heap pages back to the system at most this often (seconds), after a job.
+#: The helper gives freed heap pages back to the system at most this often (seconds) while jobs
+#: keep coming...
 TRIM_EVERY_S = 5.0
+#: ...and once it has been idle this long after a job (seconds), so that what a large job freed is
+#: not held until the next job.
+TRIM_IDLE_S = 0.5
 
 _FLAGS: Any = None  # the helper's view of the shared cancel slots (set by _init)
 _LAST_TRIM = [0.0]
+_JOB_ENDED = threading.Event()
+"""Set by every job that ends in the helper; the trimmer waits for it."""
+_BUSY = [0]
+"""Jobs running in the helper now (0 or 1: one worker)."""
 
 
 def _init(flags: Any) -> None:
@@ -64,13 +72,34 @@ def _init(flags: Any) -> None:
     from inspector.core import heap
 
     # As in the window's process: large blocks mapped on their own and unmapped when freed, and
-    # free pages trimmed now and then (`_run`). Without it the helper kept what its largest jobs
-    # had used: 100 MB at the start of a 30-minute soak, 343 MB at its end.
+    # free pages trimmed after jobs (`_run`, `_trimmer`). Without it the helper kept what its
+    # largest jobs had used: 100 MB at the start of a 30-minute soak, 343 MB at its end.
     heap.configure()
+    threading.Thread(target=_trimmer, name="helper-trim", daemon=True).start()
     try:
         os.nice(NICENESS)
     except (OSError, AttributeError):  # not permitted, or not a POSIX system
         pass
+
+
+def _trim_now() -> None:
+    from inspector.core import heap
+
+    heap.trim()
+    _LAST_TRIM[0] = time.monotonic()
+
+
+def _trimmer(idle_s: float = TRIM_IDLE_S) -> None:
+    """In the helper, on its own thread: after a job, once no job has run for `idle_s`, give the
+    freed pages back (a soak's helper otherwise sat on a large job's memory between bursts)."""
+    while True:
+        _JOB_ENDED.wait()
+        _JOB_ENDED.clear()
+        time.sleep(idle_s)
+        if _BUSY[0] or _JOB_ENDED.is_set():
+            _JOB_ENDED.set()  # still working: look again after the next quiet moment
+            continue
+        _trim_now()
 
 
 def _run(slot: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
@@ -78,16 +107,15 @@ def _run(slot: int, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     flags = _FLAGS
     if flags is not None and flags[slot]:  # cancelled while it waited in the queue
         raise Cancelled()
+    _BUSY[0] += 1
     try:
         with cancel_scope(lambda: flags is not None and flags[slot] != 0):
             return fn(*args)
     finally:
-        now = time.monotonic()
-        if now - _LAST_TRIM[0] >= TRIM_EVERY_S:
-            from inspector.core import heap
-
-            heap.trim()
-            _LAST_TRIM[0] = now
+        _BUSY[0] -= 1
+        _JOB_ENDED.set()
+        if time.monotonic() - _LAST_TRIM[0] >= TRIM_EVERY_S:
+            _trim_now()
 
 
 def _pid() -> int:

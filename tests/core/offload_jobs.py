@@ -27,3 +27,10 @@ def spin(seconds: float) -> str:
         check_cancelled()
         time.sleep(0.005)
     return "finished"
+
+
+def trims() -> int:
+    """Heap trims the helper has made so far (-1 where the C library is not glibc)."""
+    from inspector.core import heap
+
+    return heap.trims if heap.available() else -1

@@ -103,3 +103,18 @@ def test_jobs_stay_here_while_the_helper_warms_up():
         assert h.pids()
     finally:
         h.shutdown()
+
+
+def test_the_helper_gives_memory_back_once_idle_after_a_job():
+    """What a job freed is trimmed when the helper goes quiet, not only at the next job 5 s on."""
+    h = offload.Offload(min_chars=0, enabled=True)
+    try:
+        assert h.call(jobs.add, 1, 1) == 2  # the first job trims at its end (none made before)
+        before = h.call(jobs.trims)
+        if before < 0:
+            pytest.skip("the C library is not glibc: nothing to trim")
+        time.sleep(2.0)  # past TRIM_IDLE_S after that call, well before TRIM_EVERY_S
+        assert offload.TRIM_IDLE_S < 2.0 < offload.TRIM_EVERY_S
+        assert h.call(jobs.trims) > before
+    finally:
+        h.shutdown()
