@@ -63,8 +63,11 @@ def helper_memory() -> str:
     objs = gc.get_objects()
     lrus = [o for o in objs if isinstance(o, SizedLRU) and len(o)]
     heap.trim()
-    return (f"helper RSS {rss:.0f} MB ({_status_mb('VmRSS'):.0f} after a trim); {heap_line}{len(objs)} tracked "
-            f"objects; caches {len(lrus)} in use, {sum(len(o) for o in lrus)} entries")
+    heavy = ",".join(m for m in ("torch", "transformers", "sentence_transformers", "scipy") if m in sys.modules)
+    return (f"helper RSS {rss:.0f} MB ({_status_mb('VmRSS'):.0f} after a trim; anonymous "
+            f"{_status_mb('RssAnon'):.0f}, files {_status_mb('RssFile'):.0f}); {heap_line}{len(objs)} tracked "
+            f"objects; caches {len(lrus)} in use, {sum(len(o) for o in lrus)} entries; "
+            f"modules {len(sys.modules)} ({heavy or 'no torch'})")
 
 
 def _status_mb(field: str, pid: int | str = "self") -> float:

@@ -78,6 +78,7 @@ def probe(w, label: str) -> None:
           f"{sum(len(o) for o in lrus)} entries, {len(full)} at their budget; embedding cache {vectors}; "
           f"undo {len(hist.undo_steps)}+{len(hist.redo_steps)} steps; {docs} Documents alive; "
           f"{len(objs)} tracked objects", flush=True)
+    print(f"  [probe {label}] what holds a Document no undo step holds: {holder_chain(w, objs)}", flush=True)
     from _common import helper_memory
 
     from inspector.core import offload
@@ -85,6 +86,35 @@ def probe(w, label: str) -> None:
     if offload.default().pids():
         print(f"  [probe {label}] {offload.default().call(helper_memory)}", flush=True)
 
+
+
+def holder_chain(w, objs: list) -> str:
+    """The chain of referrers (up to 8 deep) of one Document that neither an undo step nor the
+    window's corpus holds: what keeps documents alive in a long session."""
+    import gc
+
+    hist = w.history.history
+    held = {id(d) for st in hist.undo_steps + hist.redo_steps for d in st.state.documents}
+    held |= {id(d) for d in w.state.documents}
+    loose = [o for o in objs if type(o).__name__ == "Document" and id(o) not in held]
+    if not loose:
+        return "none"
+    skip = {id(objs), id(loose)}
+    chain, o = [], loose[0]
+    for _ in range(8):
+        refs = gc.get_referrers(o)
+        skip.add(id(refs))  # this list holds `o` too: not a holder
+        refs = [r for r in refs if id(r) not in skip and type(r).__name__ != "frame"]
+        if not refs:
+            break
+        skip.add(id(refs))
+        o = refs[0]
+        skip.add(id(o))
+        desc = type(o).__name__
+        if isinstance(o, dict):
+            desc += "{" + ",".join(str(k)[:24] for k in list(o)[:4]) + "}"
+        chain.append(desc)
+    return f"{len(loose)} such; " + " <- ".join(chain)
 
 
 class Session:
