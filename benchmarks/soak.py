@@ -100,21 +100,30 @@ def holder_chain(w, objs: list) -> str:
     if not loose:
         return "none"
     skip = {id(objs), id(loose)}
-    chain, o = [], loose[0]
-    for _ in range(8):
-        refs = gc.get_referrers(o)
-        skip.add(id(refs))  # this list holds `o` too: not a holder
-        refs = [r for r in refs if id(r) not in skip and type(r).__name__ != "frame"]
-        if not refs:
-            break
-        skip.add(id(refs))
-        o = refs[0]
-        skip.add(id(o))
-        desc = type(o).__name__
-        if isinstance(o, dict):
-            desc += "{" + ",".join(str(k)[:24] for k in list(o)[:4]) + "}"
-        chain.append(desc)
-    return f"{len(loose)} such; " + " <- ".join(chain)
+    kinds: Counter[str] = Counter()
+    for doc in loose:
+        chain, o = [], doc
+        for _ in range(8):
+            refs = gc.get_referrers(o)
+            skip.add(id(refs))  # this list holds `o` too: not a holder
+            refs = [r for r in refs if id(r) not in skip and type(r).__name__ != "frame"
+                    and type(r).__name__ != "Document"]
+            if not refs:
+                break
+            skip.add(id(refs))
+            o = refs[0]
+            desc = type(o).__name__
+            if isinstance(o, dict):
+                desc += "{" + ",".join(str(k)[:16] for k in list(o)[:3]) + "}"
+            chain.append(desc)
+            if type(o).__name__ in ("SizedLRU", "_Task", "WindowState", "MainWindow"):
+                break
+        kinds[" <- ".join(chain)] += 1
+    alive = Counter(type(o).__name__ for o in objs if type(o).__name__ in ("_Task", "JobRunner", "QThreadPool"))
+    from inspector.qt.runner import LIVE_RUNNERS
+    busy = sorted(f"{getattr(r, 'name', '?')}:{r.active_threads()}" for r in list(LIVE_RUNNERS))
+    return (f"{len(loose)} such; " + "; ".join(f"{n}x {c}" for c, n in kinds.most_common(4))
+            + f"; alive {dict(alive)}; runners {busy}")
 
 
 class Session:

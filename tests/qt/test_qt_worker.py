@@ -240,3 +240,30 @@ def test_the_window_shows_the_helpers_chunks(qtbot, make_window, open_doc, helpe
                     and dict(w.state.result.request.params).get("size") == 128, timeout=20_000)
     stages = [name for name in helper.recent if name.endswith("_stage")]
     assert stages == ["chunk_stage", "annotate_stage"]  # both stages; the document was not sent again
+
+
+def test_a_finished_task_lets_go_of_its_job():
+    """The soak's probe found finished tasks kept alive beside idle runners (56-67 of them), each
+    holding its job's request (documents, chunks). Whatever keeps a task, its job is let go."""
+    import gc
+    import weakref
+
+    from inspector.qt.runner import JobRunner, _Task
+
+    class Held:
+        pass
+
+    runner = JobRunner(name="test", synchronous=True)
+    held = Held()
+    ref = weakref.ref(held)
+
+    def job(cancelled, progress, held=held):
+        yield held
+
+    task = _Task(1, job, runner._relay, lambda rid: True)
+    del job, held
+    task.run()
+    gc.collect()
+    assert ref() is None  # the task is still referenced here; what its job held is gone
+    assert list(task.job(lambda: False, lambda *a: None)) == []
+    runner.shutdown()
