@@ -164,6 +164,9 @@ def main() -> int:
         # The noise floor: the window idle for 3 s. On a loaded machine the OS alone delays the
         # GUI thread now and then; a pause no longer than this says nothing about the window.
         gct = GcTimes()
+        import gc
+
+        gc.collect()  # the window's idle collector would run this one inside the idle phase below
         hb.start("idle")
         wait_for(app, lambda: False, 3.0)
         print(f"idle window, 3 s: worst gap {hb.max_for('idle'):.0f} ms (the noise floor of this machine now; "
@@ -179,6 +182,9 @@ def main() -> int:
         print(f"\nworst pause: {max(worst[1], worst[2]):.0f} ms ({worst[0]}); "
               f"pauses over 50 ms: {len(hb.pauses)} (target: none)")
         print(f"garbage collections during the run: {gct.line()}")
+        ig = w.idle_gc
+        print(f"full collections run by the window's idle collector: {ig.collections} "
+              f"({ig.overdue_collections} overdue, run while busy), longest {ig.longest_ms:.0f} ms")
         if args.watchdog:
             for p in hb.worst(8):
                 busy = f"  busy meanwhile:\n{p.others}" if p.others else ""

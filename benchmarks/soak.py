@@ -349,6 +349,9 @@ def main() -> int:
           f"end {rss[-1][1]:.0f} MB; growth after the first third {growth:.0f} MB (bound {args.max_growth_mb:.0f}); "
           f"of which the helper process: end {helper_rss[-1]:.0f} MB, peak {max(helper_rss):.0f} MB")
     print(f"garbage collections: {gct.line()}")
+    ig = w.idle_gc
+    print(f"full collections run by the window's idle collector: {ig.collections} "
+          f"({ig.overdue_collections} overdue, run while busy), longest {ig.longest_ms:.0f} ms")
     top = sorted(jumps, reverse=True)[:8]
     print("largest rises of the resident set over one action (and the pause after it): "
           + "; ".join(f"+{mb:.0f} MB {name} at {t:.0f} s" for mb, name, t in top))

@@ -193,6 +193,11 @@ class MainWindow(QMainWindow):
 
         self.heap_trimmer = HeapTrimmer(parent=self)
         """Gives freed memory back to the system every few seconds (issue 17's soak)."""
+        from inspector.qt.idle_gc import IdleCollector
+
+        self.idle_gc = IdleCollector(self._working, parent=self)
+        """Full garbage collections wait until the user is idle (issue 17's heartbeat and soak)."""
+        self._idle_gc_watching = False
         # Edit ▸ Undo/Redo: what an open, a gold set, a question, an import or a pin replaced.
         self.history = HistoryActions(self.state, self.retrieval, self.messages, gold_files=self.gold_files,
                                       parent=self)
@@ -556,7 +561,17 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, e) -> None:
         super().showEvent(e)
+        handle = self.windowHandle()
+        if handle is not None and not self._idle_gc_watching:
+            self._idle_gc_watching = True
+            self.idle_gc.watch(handle)  # every mouse and key event of the window's widgets
         QTimer.singleShot(0, self, self._hide_stray_tab_bars)
+
+    def _working(self) -> bool:
+        """A job runs in any runner, or a big document is still being laid out."""
+        from inspector.qt.runner import LIVE_RUNNERS
+
+        return self.view.loading or any(r.busy for r in list(LIVE_RUNNERS))
 
     def _hide_stray_tab_bars(self) -> None:
         """Qt 6.11 leaves a stale copy of a dock group's tab bar, visible, when a second group is
@@ -581,6 +596,7 @@ class MainWindow(QMainWindow):
             # should not look like a frozen window.
             self.hide()
             self.heap_trimmer.stop()
+            self.idle_gc.stop()
             self.controller.shutdown()
             self.corpus_panel.shutdown()
             if self.sweep_dialog is not None:

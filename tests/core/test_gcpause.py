@@ -9,7 +9,20 @@ import gc
 import threading
 import weakref
 
-from inspector.core.gcpause import PROMOTE_AT, paused_gc, promote_survivors
+from inspector.core.gcpause import (
+    DEFERRED_THRESHOLD2,
+    OVERDUE_AFTER,
+    PROMOTE_AT,
+    collect_full,
+    defer_full_collections,
+    full_collection_due,
+    full_collection_overdue,
+    full_collections_deferred,
+    middle_collections_since_full,
+    paused_gc,
+    promote_survivors,
+    resume_full_collections,
+)
 
 
 class _Node:
@@ -91,3 +104,77 @@ def test_a_disabled_collector_stays_disabled() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _full_collections() -> int:
+    return gc.get_stats()[2]["collections"]
+
+
+def test_deferred_full_collections_wait_for_collect_full() -> None:
+    t0, t1, t2 = gc.get_threshold()
+    assert t2 < DEFERRED_THRESHOLD2  # nothing left deferred by an earlier test
+    gc.collect()
+    defer_full_collections()
+    try:
+        assert full_collections_deferred()
+        assert gc.get_threshold() == (t0, t1, DEFERRED_THRESHOLD2)
+        fulls = _full_collections()
+        node, ref = _cycle()
+        promote_survivors()  # an old cycle (a closed document's), found only by a full collection
+        del node
+        keep = []
+        # Garbage cycles and survivors, enough for the interpreter's own rule to run several full
+        # collections (threshold2 middle ones, and a quarter of the old objects new).
+        for _ in range(5_000):  # bounded: ~30 middle collections take ~100 rounds
+            if middle_collections_since_full() >= 30:
+                break
+            keep.append([[k] for k in range(2_000)])
+            _cycle()
+        assert _full_collections() == fulls  # none ran on its own
+        assert full_collection_due() and not full_collection_overdue()
+        assert ref() is not None  # the cycle waits for the full collection
+        assert collect_full() > 0
+        assert ref() is None
+        assert _full_collections() == fulls + 1
+        assert middle_collections_since_full() == 0 and not full_collection_due()
+    finally:
+        resume_full_collections()
+    assert gc.get_threshold() == (t0, t1, t2)
+    assert not full_collections_deferred()
+
+
+def test_deferral_is_counted_and_the_last_resume_restores_threshold2() -> None:
+    t = gc.get_threshold()
+    defer_full_collections()
+    defer_full_collections()
+    resume_full_collections()
+    assert gc.get_threshold()[2] == DEFERRED_THRESHOLD2
+    resume_full_collections()
+    assert gc.get_threshold() == t
+    resume_full_collections()  # one too many: nothing changes
+    assert gc.get_threshold() == t
+
+
+def test_overdue_after_many_middle_collections() -> None:
+    defer_full_collections()
+    try:
+        gc.collect()
+        keep = []
+        for _ in range(20_000):  # bounded: OVERDUE_AFTER middle collections take ~700 rounds
+            if middle_collections_since_full() >= OVERDUE_AFTER:
+                break
+            keep.append([[k] for k in range(2_000)])
+        assert full_collection_overdue()
+    finally:
+        resume_full_collections()
+
+
+def test_collect_full_waits_outside_a_paused_section() -> None:
+    gc.collect()
+    node, ref = _cycle()
+    del node
+    with paused_gc():
+        assert collect_full() == 0
+        assert ref() is not None
+    assert collect_full() > 0
+    assert ref() is None
