@@ -34,3 +34,9 @@ def trims() -> int:
     from inspector.core import heap
 
     return heap.trims if heap.available() else -1
+
+
+def length_and_hash(text: str) -> tuple[int, str]:
+    import hashlib
+
+    return len(text), hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -305,6 +305,8 @@ DIRECT_WRITERS = {
     "inspector/qt/screenshots.py": "developer tool: README screenshots (QPixmap.save), not user data",
     "inspector/core/embedding/openvino_backend.py": "a converted model: OpenVINO writes it into a "
                                                     "temporary folder, published whole by one rename",
+    "inspector/core/offload.py": "a transient file handing a long text to the helper process, read once "
+                                 "and removed when the call is over: not user data",
 }
 WRITE_MODES = set("wax+")
 WRITING_CALLS = {"write_text", "write_bytes", "save", "savez", "savez_compressed", "savetxt", "tofile",

@@ -68,8 +68,9 @@ def test_a_dead_helper_is_replaced(helper):
     assert helper.call(jobs.pid) != first
 
 
-@pytest.mark.parametrize("with_prefix", [True, False])
-def test_bm25_built_in_the_helper_ranks_as_built_here(helper, monkeypatch, with_prefix):
+@pytest.mark.parametrize("with_prefix,ship_from", [(True, 10**9), (False, 10**9), (True, 1)])
+def test_bm25_built_in_the_helper_ranks_as_built_here(helper, monkeypatch, with_prefix, ship_from):
+    monkeypatch.setattr(offload, "SHIP_MIN_CHARS", ship_from)  # 1: the texts go through files
     text = (ROOT / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
     doc = from_text(text, "handbook.md")
     chunks = get_strategy("markdown")(doc, {})
@@ -118,3 +119,58 @@ def test_the_helper_gives_memory_back_once_idle_after_a_job():
         assert h.call(jobs.trims) > before
     finally:
         h.shutdown()
+
+
+# -- long texts through a file ---------------------------------------------------------------------
+
+_ODD = "Grüße — 16 weeks € \ud800 end\n"  # non-ASCII and a lone surrogate (passed through)
+
+
+def test_a_long_text_is_shipped_through_a_file_and_arrives_whole(monkeypatch):
+    import pickle
+
+    monkeypatch.setattr(offload, "SHIP_MIN_CHARS", 1000)
+    text = _ODD * 500
+    with offload.ship(text) as sent:
+        assert isinstance(sent, offload.ShippedText)
+        path = sent.path
+        data = pickle.dumps(sent)
+        assert len(data) < 500  # the file's name, not the text
+        assert pickle.loads(data) == text
+    assert not os.path.exists(path)  # removed once the call is over
+    assert pickle.loads(data) is None  # gone: the helper would not run the call
+    with offload.ship("short") as sent:
+        assert sent == "short"
+
+
+def test_a_shipped_text_reaches_the_real_helper(helper, monkeypatch):
+    monkeypatch.setattr(offload, "SHIP_MIN_CHARS", 1000)
+    text = _ODD * 500
+    with offload.ship(text) as sent:
+        assert helper.call(jobs.length_and_hash, sent) == jobs.length_and_hash(text)
+
+
+def test_a_text_that_cannot_be_shipped_goes_through_the_pipe(monkeypatch):
+    monkeypatch.setattr(offload, "SHIP_MIN_CHARS", 10)
+    monkeypatch.setattr(offload, "_ship_folders", lambda: ["/nonexistent/folder"])
+    with offload.ship("x" * 100) as sent:
+        assert sent == "x" * 100
+
+
+def test_a_shipped_document_is_the_document_again(monkeypatch):
+    import pickle
+
+    from inspector.core.chunking import helper_jobs
+
+    monkeypatch.setattr(offload, "SHIP_MIN_CHARS", 1000)
+    doc = from_text("# Leave\n\n" + _ODD * 400, "big.md")
+    with helper_jobs.shipped(doc) as sent:
+        data = pickle.dumps(sent)
+        assert len(data) < 2000
+        back = pickle.loads(data)
+    assert back == doc and back.text == doc.text and back.kind == doc.kind and back.doc_id == doc.doc_id
+    assert back._sha256 == doc.sha256
+    assert pickle.loads(data) is None  # the text is gone: the helper asks for the document again
+    small = from_text("tiny", "t.md")
+    with helper_jobs.shipped(small) as sent:
+        assert sent is small

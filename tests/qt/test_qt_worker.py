@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -197,6 +198,26 @@ def test_a_document_chunked_in_the_helper_gives_the_same_stages(doc, helper, str
     assert helper.calls == calls + 2 + (calls == 0)  # two stages (and the document, sent once)
     offload._DEFAULT = offload.Offload()
     here = list(compute_chunks(1, ChunkRequest(doc, strategy, params), lambda: False))
+    assert [_result_fields(r) for r in there] == [_result_fields(r) for r in here]
+
+
+def test_a_document_shipped_through_a_file_gives_the_same_stages(doc, helper, monkeypatch):
+    """A large document's text goes to the helper through a file (`offload.ship`), not the pipe."""
+    from inspector.core import offload
+
+    monkeypatch.setattr(offload, "SHIP_MIN_CHARS", 1)
+    shipped: list[str] = []
+    real = offload.ShippedText.__init__
+
+    def spy(self, text):
+        real(self, text)
+        shipped.append(self.path)
+
+    monkeypatch.setattr(offload.ShippedText, "__init__", spy)
+    there = list(compute_chunks(1, ChunkRequest(doc, "markdown", {}), lambda: False))
+    assert len(shipped) == 1 and not os.path.exists(shipped[0])  # sent once, then removed
+    offload._DEFAULT = offload.Offload()
+    here = list(compute_chunks(1, ChunkRequest(doc, "markdown", {}), lambda: False))
     assert [_result_fields(r) for r in there] == [_result_fields(r) for r in here]
 
 

@@ -19,8 +19,9 @@ user registered exists only there.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from inspector.core.chunking.packed import PackedChunks, pack
 from inspector.core.chunking.stats import ChunkStats
@@ -80,6 +81,37 @@ def _document(key: DocKey, doc: Document | None) -> Document:
     if held is None:
         raise NeedDocument(key[1])
     return held
+
+
+class _DocumentParcel:
+    """A document whose text travels through a file (`offload.ship`); unpickled in the helper
+    as the `Document` again (None when the text did not arrive: `_document` then asks for it)."""
+
+    def __init__(self, doc: Document, text: Any) -> None:
+        self.doc, self.text = doc, text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        d = self.doc
+        return (_document_of, (self.text, d.name, d.kind, d.path, d.doc_id, d.encoding, d.meta, d.sha256))
+
+
+def _document_of(text: str | None, name: str, kind: str, path: str | None, doc_id: str, encoding: str,
+                 meta: dict, sha256: str) -> Document | None:
+    if text is None:
+        return None
+    doc = Document(text, name, kind, path, doc_id, encoding, meta)
+    object.__setattr__(doc, "_sha256", sha256)  # the sender's, of this very text
+    return doc
+
+
+@contextlib.contextmanager
+def shipped(doc: Document) -> Iterator[Any]:
+    """`doc` as `chunk_stage` and `annotate_stage` should be sent it: a large one's text through a
+    file (`offload.ship`: pickling 20 MB in the pipe's feeder thread held the GIL for 42 ms)."""
+    from inspector.core import offload
+
+    with offload.ship(doc.text) as text:
+        yield doc if text is doc.text else _DocumentParcel(doc, text)
 
 
 def _use_model(model_path: str | None) -> None:

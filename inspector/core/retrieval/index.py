@@ -8,6 +8,7 @@ children) and what matched (`matched`), ranked from 1.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from dataclasses import dataclass, replace
@@ -16,7 +17,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Seque
 import numpy as np
 
 from inspector.core import offload
-from inspector.core.cancel import check_cancelled
+from inspector.core.cancel import Cancelled, check_cancelled
 from inspector.core.chunking.chunk import Chunk, embedded
 from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import EmbeddingCache
@@ -65,6 +66,8 @@ def bm25_model_of_spans(doc_texts: Mapping[str, str], spans: Sequence[tuple[str,
     """`bm25_model` over the embedded texts of `spans` (doc id, start, end, prefix), made one at a
     time from the documents' texts: what the helper process is sent instead of the texts, which
     with a large overlap add up to many times the documents."""
+    if any(t is None for t in doc_texts.values()):  # a shipped text the caller gave up on
+        raise Cancelled()
     return bm25_model(embedded(prefix, doc_texts[doc_id][start:end]) for doc_id, start, end, prefix in spans)
 
 
@@ -235,8 +238,10 @@ class Index:
                     prefix = self.with_prefix
                     spans = [(c.doc_id, c.start, c.end, c.prefix if prefix else "") for c in self.entries]
                     used = {c.doc_id for c in self.entries}
-                    texts = {d: doc.text for d, doc in self.docs.items() if d in used}
-                    self._bm25 = helper.call(bm25_model_of_spans, texts, spans)
+                    with contextlib.ExitStack() as stack:  # long texts through files (offload.ship)
+                        texts = {d: stack.enter_context(offload.ship(doc.text))
+                                 for d, doc in self.docs.items() if d in used}
+                        self._bm25 = helper.call(bm25_model_of_spans, texts, spans)
                 else:
                     self._bm25 = bm25_model(self.iter_texts())
             return self._bm25

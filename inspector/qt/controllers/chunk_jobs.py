@@ -178,7 +178,8 @@ def _in_helper(request_id: int, request: ChunkRequest, cancelled: Callable[[], b
         try:
             return helper.call(fn, key, None, *args)
         except helper_jobs.NeedDocument:
-            return helper.call(fn, key, doc, *args)
+            with helper_jobs.shipped(doc) as sent:
+                return helper.call(fn, key, sent, *args)
 
     params = dict(request.params)
     stage = call(helper_jobs.chunk_stage, request.strategy, params, model_arg)
