@@ -79,6 +79,10 @@ def probe(w, label: str) -> None:
           f"undo {len(hist.undo_steps)}+{len(hist.redo_steps)} steps; {docs} Documents alive; "
           f"{len(objs)} tracked objects", flush=True)
     print(f"  [probe {label}] what holds a Document no undo step holds: {holder_chain(w, objs)}", flush=True)
+    print(f"  [probe {label}] largest caches: {cache_bytes(lrus, cache)}", flush=True)
+    from _common import helper_memory as own_memory
+
+    print(f"  [probe {label}] window: {own_memory().removeprefix('helper ')}", flush=True)
     from _common import helper_memory
 
     from inspector.core import offload
@@ -124,6 +128,61 @@ def holder_chain(w, objs: list) -> str:
     busy = sorted(f"{getattr(r, 'name', '?')}:{r.active_threads()}" for r in list(LIVE_RUNNERS))
     return (f"{len(loose)} such; " + "; ".join(f"{n}x {c}" for c, n in kinds.most_common(4))
             + f"; alive {dict(alive)}; runners {busy}")
+
+
+def deep_bytes(root: object, seen: set[int], limit: int = 3_000_000) -> int:
+    """Bytes reachable from `root` through containers, instances and numpy arrays (each object
+    counted once across calls sharing `seen`; modules, types and functions not followed)."""
+    import types
+
+    import numpy as np
+
+    total, stack, walked = 0, [root], 0
+    while stack and walked < limit:
+        x = stack.pop()
+        if id(x) in seen or isinstance(x, (type, types.ModuleType, types.FunctionType, types.MethodType)):
+            continue
+        seen.add(id(x))
+        walked += 1
+        if isinstance(x, np.ndarray):
+            base = x
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            if id(base) not in seen or base is x:
+                seen.add(id(base))
+                total += base.nbytes
+            continue
+        total += sys.getsizeof(x)
+        if isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple, set, frozenset)):
+            stack.extend(x)
+        elif isinstance(x, (str, bytes, int, float)):
+            continue
+        else:
+            d = getattr(x, "__dict__", None)
+            if isinstance(d, dict):
+                stack.append(d)
+            for k in getattr(type(x), "__slots__", ()):
+                v = getattr(x, k, None)
+                if v is not None:
+                    stack.append(v)
+    return total
+
+
+def cache_bytes(lrus: list, cache) -> str:
+    """The eight largest bounded caches by what their entries reach (shared data counted once,
+    largest first), and the embedding cache's memory."""
+    seen: set[int] = set()
+    rows = []
+    for o in lrus:
+        entries = list(o.values())
+        first = type(entries[0]).__name__ if entries else "?"
+        rows.append((deep_bytes(entries, seen), f"{first} {len(o)}/{o.max_items}"))
+    rows.sort(reverse=True)
+    total = sum(b for b, _ in rows) / 1e6
+    return "; ".join(f"{label} {b / 1e6:.0f} MB" for b, label in rows[:8]) + f"; total {total:.0f} MB"
 
 
 class Session:

@@ -22,7 +22,9 @@ class SizedLRU(OrderedDict, Generic[V]):
         self._sizes: dict[Hashable, int] = {}
         self._lock = threading.RLock()
 
-    def get_or_make(self, key: Hashable, make: Callable[[], V], size: int) -> V:
+    def get_or_make(self, key: Hashable, make: Callable[[], V], size: int | Callable[[V], int]) -> V:
+        """The value for `key`, made and stored when absent; `size` is its size, or a function
+        giving it from the value made (a chunking's size is its number of chunks)."""
         with self._lock:
             hit = self.get(key)
             if hit is not None:
@@ -31,7 +33,7 @@ class SizedLRU(OrderedDict, Generic[V]):
         value = make()  # outside the lock: building an index can take a while
         with self._lock:
             self[key] = value
-            self._sizes[key] = size
+            self._sizes[key] = size(value) if callable(size) else size
             self._evict()
         return value
 

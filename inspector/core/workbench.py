@@ -50,6 +50,12 @@ ChunksByDoc = Mapping[str, tuple[Chunk, ...]]
 #: Fingerprints of the last chunk tuples asked about, by identity: (the tuple, its fingerprint).
 #: The window asks again for the same chunks at every question, preview and exact stage, and with
 #: a large overlap hashing them is tens of milliseconds of Python beside the GUI thread.
+#: Chunks the workbench remembers over all its chunkings (about 600 bytes each; the most recent
+#: chunking is kept whatever its size). Sized by documents' characters (64 M) instead, a soak's
+#: sweeps and drags kept 90,000 chunks, 53 MB of small objects whose churn left the window's
+#: small-object arenas fragmented (issue 17).
+CHUNK_CACHE_CHUNKS = 40_000
+
 _FINGERPRINTS: SizedLRU[tuple[Sequence[Chunk], str]] = SizedLRU(16, 16)
 
 
@@ -213,7 +219,7 @@ class Workbench:
         self.lazy_model = lazy_model
         """Whether a dense request without an embedder loads the bundled model (the CLI) or is
         answered by BM25 until `embedder` is set (the window, which loads it in the background)."""
-        self._chunks: SizedLRU[tuple[Chunk, ...]] = SizedLRU(64, 64_000_000)
+        self._chunks: SizedLRU[tuple[Chunk, ...]] = SizedLRU(64, CHUNK_CACHE_CHUNKS)
         self._indexes: SizedLRU[Any] = SizedLRU(indexes, indexes)
         self._reports: SizedLRU[Report] = SizedLRU(4 * indexes, 4 * indexes)
         self._pooled: SizedLRU[Any] = SizedLRU(8, 8)
@@ -256,7 +262,7 @@ class Workbench:
             return strat(doc, params)  # depends on the model it is handed: not remembered here
         valid = strat.validate(params)
         key = (doc.doc_id, doc.sha256, strat, tuple(sorted(valid.items(), key=lambda kv: kv[0])))
-        return self._chunks.get_or_make(key, lambda: strat.func(doc, valid), len(doc.text))
+        return self._chunks.get_or_make(key, lambda: strat.func(doc, valid), len)  # sized in chunks
 
     def chunk_corpus(self, strategy: str, params: Mapping[str, Any] | None = None,
                      docs: Sequence[Document] | None = None, *, lenient: bool = False

@@ -4,8 +4,9 @@
 half a million objects and holds the GIL for 60-250 ms, in whichever thread happened to allocate.
 While an `IdleCollector` lives the interpreter runs none of its own; every `CHECK_MS` it runs one
 on the GUI thread once one is due (as many middle collections as the interpreter waits for) and
-the user has been idle for `IDLE_MS`: no mouse, key or wheel input on a watched window, no button
-held, no job running in any runner. After `gcpause.OVERDUE_AFTER` middle collections (continuous
+the user has been idle for `IDLE_MS`: no mouse, key or wheel input on a watched window (the main
+one, and any that takes the focus, such as a dialog), no button held, no job running in any
+runner. After `gcpause.OVERDUE_AFTER` middle collections (continuous
 work for many seconds) it runs one anyway, so garbage cycles never wait without bound.
 """
 
@@ -60,6 +61,7 @@ class IdleCollector(QObject):
         self._idle_s = idle_ms / 1000
         self._clock = clock
         self._last_activity = clock()
+        self._watched: weakref.WeakSet[QObject] = weakref.WeakSet()
         self.collections = 0
         self.overdue_collections = 0
         self.longest_ms = 0.0
@@ -73,7 +75,19 @@ class IdleCollector(QObject):
     def watch(self, obj: QObject) -> None:
         """Count input delivered to `obj` (a top-level window's QWindow sees every mouse and key
         event of its widgets before they do) as activity."""
-        obj.installEventFilter(self)
+        if obj not in self._watched:
+            self._watched.add(obj)
+            obj.installEventFilter(self)
+
+    def follow_focus(self) -> None:
+        """Also watch every window that takes the focus from now on (a dialog the user types in)."""
+        app = QGuiApplication.instance()
+        if isinstance(app, QGuiApplication):
+            app.focusWindowChanged.connect(self._on_focus_window)
+
+    def _on_focus_window(self, window: QObject | None) -> None:
+        if window is not None:
+            self.watch(window)
 
     def eventFilter(self, _obj: QObject, event: QEvent) -> bool:  # noqa: N802  (Qt's name)
         if event.type() in _INPUT:

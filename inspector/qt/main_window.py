@@ -565,6 +565,7 @@ class MainWindow(QMainWindow):
         if handle is not None and not self._idle_gc_watching:
             self._idle_gc_watching = True
             self.idle_gc.watch(handle)  # every mouse and key event of the window's widgets
+            self.idle_gc.follow_focus()  # and of a dialog the user turns to
         QTimer.singleShot(0, self, self._hide_stray_tab_bars)
 
     def _working(self) -> bool:

@@ -151,3 +151,24 @@ def test_the_window_defers_until_closed_and_watches_its_input(make_window):
     w.close()
     assert not w.idle_gc.timer.isActive()
     assert gc.get_threshold() == t
+
+
+def test_a_window_that_takes_the_focus_is_watched(qapp, qtbot):
+    from PySide6.QtWidgets import QDialog
+
+    c = IdleCollector(lambda: False)
+    try:
+        c.follow_focus()
+        d = QDialog()
+        qtbot.addWidget(d)
+        d.show()
+        d.activateWindow()
+        qtbot.waitUntil(lambda: QApplication.focusWindow() is d.windowHandle(), timeout=5_000)
+        assert d.windowHandle() in c._watched
+        c._last_activity = 0.0
+        QApplication.sendEvent(d.windowHandle(), QMouseEvent(QEvent.Type.MouseMove, QPointF(2, 2), QPointF(2, 2),
+                                                             Qt.MouseButton.NoButton, Qt.MouseButton.NoButton,
+                                                             Qt.KeyboardModifier.NoModifier))
+        assert c._last_activity > 0.0
+    finally:
+        c.stop()
