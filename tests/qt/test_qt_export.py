@@ -126,3 +126,12 @@ def test_export_menu_and_failed_writes(qtbot, hash_window, open_doc, wait_result
     w.retrieval.set_gold(None)
     qtbot.waitUntil(lambda: w.retrieval.result is None, timeout=5000)
     assert not w.exports.export_report_csv(tmp_path / "r.csv") and "no evaluation report" in w.message.text()
+
+
+def test_exporting_chunks_before_they_arrive_says_they_are_on_their_way(qtbot, hash_window, open_doc, wait_result,
+                                                                        tmp_path):
+    w, _r = _window(hash_window, open_doc, wait_result)
+    w.state.result = None  # as between a new strategy and its first chunks
+    assert not w.exports.export_chunks(tmp_path / "c.jsonl")
+    assert "still being computed" in w.message.text()
+    assert not (tmp_path / "c.jsonl").exists()

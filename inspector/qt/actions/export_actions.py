@@ -119,8 +119,12 @@ class ExportActions:
     # -- exports -------------------------------------------------------------------------------------
     def export_chunks(self, path: str | os.PathLike[str] | None = None) -> bool:
         s = self.window.state
-        if s.result is None or s.document is None:
-            self.report_error("no chunks to export")
+        if s.document is None:
+            self.report_error("no chunks to export: open a document first")
+            return False
+        if s.result is None:  # a new document or strategy: its chunks are on their way
+            self.report_error("no chunks to export yet: they are still being computed; export again once "
+                              "they are shown")
             return False
         path = path or self._ask("Export chunks", f"{self._stem()}.{s.strategy}.jsonl", "JSON Lines (*.jsonl)")
         if not path:
