@@ -35,10 +35,11 @@ def helpers_rss_mb() -> float:
     return sum(_status_mb("VmRSS", pid) for pid in offload.default().pids())
 
 
-def helper_memory() -> str:
-    """Run in the helper process (`offload.default().call(helper_memory)`): one line on where its
-    memory is: resident set, glibc's heap (in use / free inside it / mmapped), tracked objects,
-    the core caches' entries, and the resident set after a trim."""
+def process_memory() -> str:
+    """One line on where this process's memory is (in the helper process: run it as
+    `offload.default().call(process_memory)`): resident set, anonymous and file memory, glibc's
+    heap (in use / free inside it / mmapped), tracked objects, the core caches' entries, heavy
+    modules loaded, and the resident set after a trim."""
     import ctypes
     import gc
 
@@ -64,10 +65,17 @@ def helper_memory() -> str:
     lrus = [o for o in objs if isinstance(o, SizedLRU) and len(o)]
     heap.trim()
     heavy = ",".join(m for m in ("torch", "transformers", "sentence_transformers", "scipy") if m in sys.modules)
-    return (f"helper RSS {rss:.0f} MB ({_status_mb('VmRSS'):.0f} after a trim; anonymous "
+    return (f"RSS {rss:.0f} MB ({_status_mb('VmRSS'):.0f} after a trim; anonymous "
             f"{_status_mb('RssAnon'):.0f}, files {_status_mb('RssFile'):.0f}); {heap_line}{len(objs)} tracked "
             f"objects; caches {len(lrus)} in use, {sum(len(o) for o in lrus)} entries; "
             f"modules {len(sys.modules)} ({heavy or 'no torch'})")
+
+
+def idle_collector_line(w) -> str:
+    """What the window's idle collector (`inspector.qt.idle_gc`) ran."""
+    ig = w.idle_gc
+    return (f"full collections run by the window's idle collector: {ig.collections} "
+            f"({ig.overdue_collections} overdue, run while busy), longest {ig.longest_ms:.0f} ms")
 
 
 def _status_mb(field: str, pid: int | str = "self") -> float:

@@ -22,6 +22,7 @@ pause and prints where the time went (for profiling; it costs a little itself).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import tempfile
@@ -32,7 +33,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from _common import ROOT, big_markdown  # noqa: E402  (puts the repository on sys.path)
+from _common import ROOT, big_markdown, idle_collector_line  # noqa: E402  (puts the repository on sys.path)
 
 BAD = ROOT / "tests" / "data" / "bad"
 #: Strategies dragged on every input, and the sizes the slider passes through.
@@ -164,8 +165,6 @@ def main() -> int:
         # The noise floor: the window idle for 3 s. On a loaded machine the OS alone delays the
         # GUI thread now and then; a pause no longer than this says nothing about the window.
         gct = GcTimes()
-        import gc
-
         gc.collect()  # the window's idle collector would run this one inside the idle phase below
         hb.start("idle")
         wait_for(app, lambda: False, 3.0)
@@ -182,9 +181,7 @@ def main() -> int:
         print(f"\nworst pause: {max(worst[1], worst[2]):.0f} ms ({worst[0]}); "
               f"pauses over 50 ms: {len(hb.pauses)} (target: none)")
         print(f"garbage collections during the run: {gct.line()}")
-        ig = w.idle_gc
-        print(f"full collections run by the window's idle collector: {ig.collections} "
-              f"({ig.overdue_collections} overdue, run while busy), longest {ig.longest_ms:.0f} ms")
+        print(idle_collector_line(w))
         if args.watchdog:
             for p in hb.worst(8):
                 busy = f"  busy meanwhile:\n{p.others}" if p.others else ""

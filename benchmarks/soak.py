@@ -44,7 +44,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from _common import ROOT, helpers_rss_mb, vm_rss_mb  # noqa: E402  (puts the repository on sys.path)
+from _common import ROOT, helpers_rss_mb, idle_collector_line, vm_rss_mb  # noqa: E402  (puts the repo on sys.path)
 from gui_heartbeat import GcTimes  # noqa: E402
 
 HANDBOOK = ROOT / "sample_docs" / "handbook.md"
@@ -79,16 +79,14 @@ def probe(w, label: str) -> None:
           f"undo {len(hist.undo_steps)}+{len(hist.redo_steps)} steps; {docs} Documents alive; "
           f"{len(objs)} tracked objects", flush=True)
     print(f"  [probe {label}] what holds a Document no undo step holds: {holder_chain(w, objs)}", flush=True)
-    print(f"  [probe {label}] largest caches: {cache_bytes(lrus, cache)}", flush=True)
-    from _common import helper_memory as own_memory
-
-    print(f"  [probe {label}] window: {own_memory().removeprefix('helper ')}", flush=True)
-    from _common import helper_memory
+    print(f"  [probe {label}] largest caches: {cache_bytes(lrus)}", flush=True)
+    from _common import process_memory
 
     from inspector.core import offload
 
+    print(f"  [probe {label}] window: {process_memory()}", flush=True)
     if offload.default().pids():
-        print(f"  [probe {label}] {offload.default().call(helper_memory)}", flush=True)
+        print(f"  [probe {label}] helper: {offload.default().call(process_memory)}", flush=True)
 
 
 
@@ -164,16 +162,18 @@ def deep_bytes(root: object, seen: set[int], limit: int = 3_000_000) -> int:
             d = getattr(x, "__dict__", None)
             if isinstance(d, dict):
                 stack.append(d)
-            for k in getattr(type(x), "__slots__", ()):
-                v = getattr(x, k, None)
-                if v is not None:
-                    stack.append(v)
+            for cls in type(x).__mro__:  # slots of base classes too
+                slots = getattr(cls, "__slots__", ())
+                for k in (slots,) if isinstance(slots, str) else slots:
+                    v = getattr(x, k, None)
+                    if v is not None:
+                        stack.append(v)
     return total
 
 
-def cache_bytes(lrus: list, cache) -> str:
+def cache_bytes(lrus: list) -> str:
     """The eight largest bounded caches by what their entries reach (shared data counted once,
-    largest first), and the embedding cache's memory."""
+    largest first) and their total."""
     seen: set[int] = set()
     rows = []
     for o in lrus:
@@ -410,9 +410,7 @@ def main() -> int:
           f"end {rss[-1][1]:.0f} MB; growth after the first third {growth:.0f} MB (bound {args.max_growth_mb:.0f}); "
           f"of which the helper process: end {helper_rss[-1]:.0f} MB, peak {max(helper_rss):.0f} MB")
     print(f"garbage collections: {gct.line()}")
-    ig = w.idle_gc
-    print(f"full collections run by the window's idle collector: {ig.collections} "
-          f"({ig.overdue_collections} overdue, run while busy), longest {ig.longest_ms:.0f} ms")
+    print(idle_collector_line(w))
     top = sorted(jumps, reverse=True)[:8]
     print("largest rises of the resident set over one action (and the pause after it): "
           + "; ".join(f"+{mb:.0f} MB {name} at {t:.0f} s" for mb, name, t in top))

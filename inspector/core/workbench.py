@@ -47,15 +47,15 @@ EXACT, POOLED, FALLBACK = "exact", "pooled", "fallback"
 ChunksByDoc = Mapping[str, tuple[Chunk, ...]]
 
 
-#: Fingerprints of the last chunk tuples asked about, by identity: (the tuple, its fingerprint).
-#: The window asks again for the same chunks at every question, preview and exact stage, and with
-#: a large overlap hashing them is tens of milliseconds of Python beside the GUI thread.
 #: Chunks the workbench remembers over all its chunkings (about 600 bytes each; the most recent
 #: chunking is kept whatever its size). Sized by documents' characters (64 M) instead, a soak's
 #: sweeps and drags kept 90,000 chunks, 53 MB of small objects whose churn left the window's
 #: small-object arenas fragmented (issue 17).
 CHUNK_CACHE_CHUNKS = 40_000
 
+#: Fingerprints of the last chunk tuples asked about, by identity: (the tuple, its fingerprint).
+#: The window asks again for the same chunks at every question, preview and exact stage, and with
+#: a large overlap hashing them is tens of milliseconds of Python beside the GUI thread.
 _FINGERPRINTS: SizedLRU[tuple[Sequence[Chunk], str]] = SizedLRU(16, 16)
 
 

@@ -197,7 +197,7 @@ class MainWindow(QMainWindow):
 
         self.idle_gc = IdleCollector(self._working, parent=self)
         """Full garbage collections wait until the user is idle (issue 17's heartbeat and soak)."""
-        self._idle_gc_watching = False
+        self.idle_gc.follow_focus()  # input in a dialog the user turns to counts too
         # Edit ▸ Undo/Redo: what an open, a gold set, a question, an import or a pin replaced.
         self.history = HistoryActions(self.state, self.retrieval, self.messages, gold_files=self.gold_files,
                                       parent=self)
@@ -561,11 +561,9 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, e) -> None:
         super().showEvent(e)
-        handle = self.windowHandle()
-        if handle is not None and not self._idle_gc_watching:
-            self._idle_gc_watching = True
-            self.idle_gc.watch(handle)  # every mouse and key event of the window's widgets
-            self.idle_gc.follow_focus()  # and of a dialog the user turns to
+        handle = self.windowHandle()  # made by the first show
+        if handle is not None:
+            self.idle_gc.watch(handle)  # every mouse and key event of the window's widgets (once)
         QTimer.singleShot(0, self, self._hide_stray_tab_bars)
 
     def _working(self) -> bool:

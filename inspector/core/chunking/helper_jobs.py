@@ -20,7 +20,7 @@ user registered exists only there.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping
 
 from inspector.core.chunking.packed import PackedChunks, pack
@@ -91,15 +91,14 @@ class _DocumentParcel:
         self.doc, self.text = doc, text
 
     def __reduce__(self) -> tuple[Any, ...]:
-        d = self.doc
-        return (_document_of, (self.text, d.name, d.kind, d.path, d.doc_id, d.encoding, d.meta, d.sha256))
+        # Every field but the text as the document itself pickles them; the text beside it.
+        return (_document_of, (replace(self.doc, text=""), self.text, self.doc.sha256))
 
 
-def _document_of(text: str | None, name: str, kind: str, path: str | None, doc_id: str, encoding: str,
-                 meta: dict, sha256: str) -> Document | None:
+def _document_of(shell: Document, text: str | None, sha256: str) -> Document | None:
     if text is None:
         return None
-    doc = Document(text, name, kind, path, doc_id, encoding, meta)
+    doc = replace(shell, text=text)
     object.__setattr__(doc, "_sha256", sha256)  # the sender's, of this very text
     return doc
 
