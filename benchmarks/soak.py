@@ -403,12 +403,13 @@ def main() -> int:
     print("actions: " + ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())))
     print(f"GUI pauses: worst {hb.max_for('session'):.0f} ms, over 50 ms: "
           f"{sum(1 for p in hb.pauses if p.label.startswith('session'))} (bound {args.bound_ms:.0f} ms)")
-    from inspector.core import heap
+    from inspector.core import heap, offload
 
     print(f"heap trims: {heap.trims} (longest {heap.longest_s * 1000:.0f} ms, on their own thread)")
     print(f"RSS: start {rss[0][1]:.0f} MB, after a third {warm[0]:.0f} MB, peak {max(m for _t, m in rss):.0f} MB, "
           f"end {rss[-1][1]:.0f} MB; growth after the first third {growth:.0f} MB (bound {args.max_growth_mb:.0f}); "
-          f"of which the helper process: end {helper_rss[-1]:.0f} MB, peak {max(helper_rss):.0f} MB")
+          f"of which the helper process: end {helper_rss[-1]:.0f} MB, peak {max(helper_rss):.0f} MB, "
+          f"replaced {offload.default().retired} times for its size")
     print(f"garbage collections: {gct.line()}")
     print(idle_collector_line(w))
     top = sorted(jumps, reverse=True)[:8]

@@ -28,6 +28,16 @@ in one C call that holds the GIL: a 20 MB document took 42 ms, the longest pause
 while opening it. Shipped, the calling thread writes the text to a temporary file a slice at a
 time (each slice's encode a millisecond, the writes without the GIL), the pipe carries the file's
 name, and the helper reads the text back.
+
+A helper that has grown is replaced (`Offload.retire_if_grown`). Each job leaves a little behind:
+CPython's small-object arenas go back to the system only when wholly empty, so the helper of a
+30-minute soak went from 120 MB to 290-300 MB holding a few pages of documents, more than half of
+the session's growth. Once the helper has been idle for `RETIRE_IDLE_S` and its resident set is
+more than `RETIRE_GROWTH_BYTES` above what it had after starting, plus `HELD_BYTES_PER_CHAR` for
+every character of the documents it keeps (a helper holding a 20 MB document's tokens rightly
+weighs 750 MB, and a restart would throw 19 s of work away), it is shut down and a fresh one
+started at once (a quarter of a second). What the old one kept is sent again when asked for
+(`NeedDocument`), as after a helper dies.
 """
 
 from __future__ import annotations
@@ -69,12 +79,28 @@ TRIM_IDLE_S = 0.5
 #: Texts at least this long (characters) go to the helper through a file (`ship`).
 SHIP_MIN_CHARS = 1_000_000
 
+#: A helper is replaced by a fresh one (`Offload.retire_if_grown`) when its resident set is this
+#: much above what it had after starting...
+RETIRE_GROWTH_BYTES = 96 << 20
+#: ...plus this much for each character of the documents it keeps (`holding`: a 20 MB document's
+#: text, tokens, word pieces and structure took 34 bytes a character, a 2 MB one 55)...
+HELD_BYTES_PER_CHAR = 64
+#: ...once no call has run for this long (seconds)...
+RETIRE_IDLE_S = 3.0
+#: ...and it has served at least this long (seconds), so that a wrong guess costs one restart a
+#: minute at most.
+RETIRE_MIN_AGE_S = 60.0
+#: How often the keeper thread looks (seconds).
+KEEPER_EVERY_S = 1.0
+
 _FLAGS: Any = None  # the helper's view of the shared cancel slots (set by _init)
 _LAST_TRIM = [0.0]
 _JOB_ENDED = threading.Event()
 """Set by every job that ends in the helper; the trimmer waits for it."""
 _BUSY = [0]
 """Jobs running in the helper now (0 or 1: one worker)."""
+_HOLDING: list[Callable[[], int]] = []
+"""In the helper: functions that count the characters of documents a module keeps (`holding`)."""
 
 
 def _init(flags: Any) -> None:
@@ -133,12 +159,37 @@ def _pid() -> int:
     return os.getpid()
 
 
-def _warm() -> int:
-    """In the helper: import what its jobs use, so the first real job does not wait for it."""
+def _warm() -> int | None:
+    """In the helper, its first job: import what its jobs use, so the first real job does not
+    wait for it; answers the resident set it then has (the baseline `retire_if_grown` measures
+    growth from)."""
     import bm25s  # noqa: F401
 
+    import inspector.core.chunking.helper_jobs  # noqa: F401
     import inspector.core.chunking.registry  # noqa: F401
-    return os.getpid()
+    return _footprint()[0]
+
+
+def holding(count: Callable[[], int]) -> None:
+    """In the helper: `count()` tells how many characters of documents a module keeps there (a
+    helper that holds them may rightly be large: `retire_if_grown` allows for them)."""
+    _HOLDING.append(count)
+
+
+def rss_bytes(pid: int | str = "self") -> int | None:
+    """Resident set size of a process in bytes (None where /proc does not tell)."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _footprint() -> tuple[int | None, int]:
+    """In the helper: its resident set once free pages are given back, and the characters of
+    documents its modules keep."""
+    _trim_now()
+    return rss_bytes(), sum(count() for count in _HOLDING)
 
 
 class ShippedText:
@@ -233,6 +284,15 @@ class Offload:
         self.ready = True
         """False while `warm_later` is starting the helper: jobs stay in the calling thread
         meanwhile, so the first document after launch is not chunked a second later."""
+        self.retired = 0
+        """Helpers replaced because they had grown (`retire_if_grown`)."""
+        self.baseline: int | None = None
+        """The running helper's resident set after its start (bytes; None until known)."""
+        self._inflight = 0
+        self._started = 0.0
+        self._last_end = 0.0
+        self._ended_since_check = False
+        self._keeper: threading.Thread | None = None
 
     def wanted(self, chars: int, min_chars: int | None = None) -> bool:
         """Whether a job reading `chars` characters goes to the helper (`min_chars`: the job's
@@ -240,13 +300,79 @@ class Offload:
         floor = self.min_chars if min_chars is None else min_chars
         return self.enabled and self.ready and chars >= floor
 
-    def _executor(self) -> tuple[ProcessPoolExecutor, Any]:
+    def _executor(self, *, calling: bool = False) -> tuple[ProcessPoolExecutor, Any]:
+        """The running helper, started if there is none (`calling`: a call is made on it, which
+        `_ended` closes)."""
         with self._lock:
             if self._pool is None:
                 self._flags = self._ctx.Array("b", SLOTS, lock=False)
-                self._pool = ProcessPoolExecutor(1, mp_context=self._ctx, initializer=_init,
-                                                 initargs=(self._flags,))
+                pool = self._pool = ProcessPoolExecutor(1, mp_context=self._ctx, initializer=_init,
+                                                        initargs=(self._flags,))
+                self.baseline = None
+                self._started = time.monotonic()
+                pool.submit(_warm).add_done_callback(lambda fut: self._note_baseline(pool, fut))
+                if self._keeper is None:
+                    self._keeper = threading.Thread(target=self._keep, name="offload-keeper", daemon=True)
+                    self._keeper.start()
+            if calling:
+                self._inflight += 1
             return self._pool, self._flags
+
+    def _note_baseline(self, pool: ProcessPoolExecutor, fut: Future[int | None]) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            return
+        with self._lock:
+            if self._pool is pool:
+                self.baseline = fut.result()
+
+    def _ended(self) -> None:
+        with self._lock:
+            self._inflight -= 1
+            self._last_end = time.monotonic()
+            self._ended_since_check = True
+
+    def _keep(self) -> None:
+        """The keeper thread: while there is a helper, look now and then whether it should be
+        replaced (`retire_if_grown`)."""
+        while True:
+            time.sleep(KEEPER_EVERY_S)
+            with self._lock:
+                if self._pool is None:
+                    self._keeper = None
+                    return
+            try:
+                self.retire_if_grown()
+            except Exception as exc:  # noqa: BLE001  (the keeper must not die; the next look may do)
+                log.warning("could not check the helper process's size: %s", exc)
+
+    def retire_if_grown(self) -> bool:
+        """Replace the helper by a fresh one if it has been idle for `RETIRE_IDLE_S`, has served
+        `RETIRE_MIN_AGE_S`, and its resident set is over its allowance (the module's docstring).
+        True when it was replaced. The keeper thread calls it; so may a test."""
+        now = time.monotonic()
+        with self._lock:
+            pool, baseline = self._pool, self.baseline
+            if (pool is None or baseline is None or self._inflight or not self._ended_since_check
+                    or now - self._last_end < RETIRE_IDLE_S or now - self._started < RETIRE_MIN_AGE_S):
+                return False
+            self._ended_since_check = False  # looked: not again before another call has ended
+        try:
+            rss, held = pool.submit(_footprint).result(timeout=30)
+        except (BrokenProcessPool, RuntimeError, TimeoutError):
+            return False
+        if rss is None or rss <= baseline + RETIRE_GROWTH_BYTES + HELD_BYTES_PER_CHAR * held:
+            return False
+        with self._lock:
+            if self._pool is not pool or self._inflight:  # a call came meanwhile: look later
+                self._ended_since_check = True
+                return False
+            self._pool = None
+            self.retired += 1
+        log.info("helper process grew to %d MB (%d MB after starting, %d characters kept): replacing it",
+                 rss >> 20, baseline >> 20, held)
+        pool.shutdown(wait=True)
+        self._executor()  # the fresh one starts now, not at the next job
+        return True
 
     def _slot(self, flags: Any) -> int:
         with self._lock:
@@ -259,24 +385,27 @@ class Offload:
         """`fn(*args)` in the helper (`fn` a module-level function, `args` picklable); raises
         what it raises, `Cancelled` as soon as the calling scope is cancelled."""
         is_cancelled = current()
-        pool, flags = self._executor()
-        slot = self._slot(flags)
+        pool, flags = self._executor(calling=True)
         try:
-            fut: Future[T] = pool.submit(_run, slot, fn, args)
-        except (BrokenProcessPool, RuntimeError) as exc:  # died, or shut down meanwhile
-            return self._fallback(pool, exc, fn, args)
-        self.calls += 1
-        self.recent.append(getattr(fn, "__name__", repr(fn)))
-        while True:
+            slot = self._slot(flags)
             try:
-                return fut.result(timeout=POLL_S)
-            except TimeoutError:
-                if is_cancelled is not None and is_cancelled():
-                    flags[slot] = 1
-                    fut.cancel()
-                    raise Cancelled() from None
-            except BrokenProcessPool as exc:
+                fut: Future[T] = pool.submit(_run, slot, fn, args)
+            except (BrokenProcessPool, RuntimeError) as exc:  # died, or shut down meanwhile
                 return self._fallback(pool, exc, fn, args)
+            self.calls += 1
+            self.recent.append(getattr(fn, "__name__", repr(fn)))
+            while True:
+                try:
+                    return fut.result(timeout=POLL_S)
+                except TimeoutError:
+                    if is_cancelled is not None and is_cancelled():
+                        flags[slot] = 1
+                        fut.cancel()
+                        raise Cancelled() from None
+                except BrokenProcessPool as exc:
+                    return self._fallback(pool, exc, fn, args)
+        finally:
+            self._ended()
 
     def _fallback(self, pool: ProcessPoolExecutor, exc: BaseException, fn: Callable[..., T],
                   args: tuple[Any, ...]) -> T:
@@ -296,7 +425,7 @@ class Offload:
 
     def _warm(self) -> None:
         try:
-            self.call(_warm)
+            self.call(_pid)  # waits behind the helper's first job, its imports (`_warm`)
         except Exception as exc:  # noqa: BLE001  (a job will meet the same failure and say so)
             log.warning("could not start the helper process: %s", exc)
         finally:

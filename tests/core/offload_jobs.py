@@ -40,3 +40,16 @@ def length_and_hash(text: str) -> tuple[int, str]:
     import hashlib
 
     return len(text), hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_KEPT: list[bytearray] = []
+
+
+def hold(megabytes: int, chars: int) -> int:
+    """Keeps `megabytes` of memory in the helper, saying it holds documents of `chars` characters
+    (`offload.holding`); answers the helper's pid."""
+    from inspector.core import offload
+
+    _KEPT.append(bytearray(b"\x01" * (megabytes << 20)))  # written: resident, not only reserved
+    offload.holding(lambda: chars)
+    return os.getpid()

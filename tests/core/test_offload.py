@@ -174,3 +174,75 @@ def test_a_shipped_document_is_the_document_again(monkeypatch):
     small = from_text("tiny", "t.md")
     with helper_jobs.shipped(small) as sent:
         assert sent is small
+
+
+# -- a helper that has grown is replaced -----------------------------------------------------------
+
+
+@pytest.fixture
+def quick_retire(monkeypatch):
+    """Retirement after 0.2 s idle, at any age, above 32 MB of growth (the keeper looks every 0.1 s)."""
+    if offload.rss_bytes() is None:
+        pytest.skip("no /proc: the helper's size is not known here")
+    monkeypatch.setattr(offload, "RETIRE_IDLE_S", 0.2)
+    monkeypatch.setattr(offload, "RETIRE_MIN_AGE_S", 0.0)
+    monkeypatch.setattr(offload, "RETIRE_GROWTH_BYTES", 32 << 20)
+    monkeypatch.setattr(offload, "HELD_BYTES_PER_CHAR", 64)
+    monkeypatch.setattr(offload, "KEEPER_EVERY_S", 0.1)
+    h = offload.Offload(min_chars=0, enabled=True)
+    yield h
+    h.shutdown()
+
+
+def _wait(condition, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_a_grown_helper_is_replaced_once_idle(quick_retire):
+    h = quick_retire
+    first = h.call(jobs.hold, 80, 0)  # 80 MB more, no documents to explain them
+    assert _wait(lambda: h.retired == 1)
+    assert _wait(lambda: h.baseline is not None)  # the fresh one started at once and measured itself
+    assert h.call(jobs.pid) != first
+    assert h.call(jobs.add, 2, 2) == 4
+    assert not h.retire_if_grown()  # the fresh one is small
+
+
+def test_a_helper_whose_documents_explain_its_size_is_kept(quick_retire):
+    h = quick_retire
+    first = h.call(jobs.hold, 80, 2_000_000)  # 2 M characters: 128 MB allowed for them
+    time.sleep(1.0)  # the keeper looks several times
+    assert not h.retire_if_grown()
+    assert h.retired == 0 and h.call(jobs.pid) == first
+
+
+def test_a_busy_helper_is_not_replaced(quick_retire):
+    h = quick_retire
+    h.call(jobs.hold, 80, 0)
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (h.call(jobs.spin, 1.5), done.set()))
+    worker.start()
+    time.sleep(0.3)
+    assert not h.retire_if_grown()  # a call runs
+    worker.join()
+    assert done.is_set()
+    assert _wait(lambda: h.retired == 1)  # idle afterwards: replaced
+
+
+def test_a_chunk_job_after_a_replacement_sends_the_document_again(quick_retire, monkeypatch):
+    from inspector.core.chunking import helper_jobs
+
+    h = quick_retire
+    monkeypatch.setattr(offload, "_DEFAULT", h)
+    doc = from_text((ROOT / "sample_docs" / "handbook.md").read_text(encoding="utf-8"), "handbook.md")
+    key = helper_jobs.doc_key(doc)
+    before = h.call(helper_jobs.chunk_stage, key, doc, "markdown", {}, None)
+    h.call(jobs.hold, 80, 0)
+    assert _wait(lambda: h.retired == 1)
+    with pytest.raises(helper_jobs.NeedDocument):  # the fresh helper does not hold it...
+        h.call(helper_jobs.chunk_stage, key, None, "markdown", {}, None)
+    after = h.call(helper_jobs.chunk_stage, key, doc, "markdown", {}, None)  # ...until sent again
+    assert after.chunks.unpack() == before.chunks.unpack()

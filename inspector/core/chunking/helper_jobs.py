@@ -23,6 +23,7 @@ import contextlib
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping
 
+from inspector.core import offload
 from inspector.core.chunking.packed import PackedChunks, pack
 from inspector.core.chunking.stats import ChunkStats
 from inspector.core.documents.document import Document
@@ -52,6 +53,7 @@ DocKey = tuple[str, str, str, str]
 #: Documents sent to this helper, by content and name (4 at most, 128 M characters: two of the
 #: largest a user can open, 50 MB).
 _DOCS: SizedLRU[Document] = SizedLRU(4, 128_000_000)
+offload.holding(_DOCS.total_size)  # a helper keeping them may rightly be large (`retire_if_grown`)
 #: The last stage-one chunks: (key, chunks).
 _LAST: list[Any] = [None, ()]
 
@@ -107,8 +109,6 @@ def _document_of(shell: Document, text: str | None, sha256: str) -> Document | N
 def shipped(doc: Document) -> Iterator[Any]:
     """`doc` as `chunk_stage` and `annotate_stage` should be sent it: a large one's text through a
     file (`offload.ship`: pickling 20 MB in the pipe's feeder thread held the GIL for 42 ms)."""
-    from inspector.core import offload
-
     with offload.ship(doc.text) as text:
         yield doc if text is doc.text else _DocumentParcel(doc, text)
 
