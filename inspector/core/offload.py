@@ -165,7 +165,6 @@ def _warm() -> int | None:
     growth from)."""
     import bm25s  # noqa: F401
 
-    import inspector.core.chunking.helper_jobs  # noqa: F401
     import inspector.core.chunking.registry  # noqa: F401
     return _footprint()[0]
 
