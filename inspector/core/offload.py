@@ -113,10 +113,23 @@ def _init(flags: Any) -> None:
     # largest jobs had used: 100 MB at the start of a 30-minute soak, 343 MB at its end.
     heap.configure()
     threading.Thread(target=_trimmer, name="helper-trim", daemon=True).start()
+    threading.Thread(target=_outlive_no_parent, name="helper-parent", daemon=True).start()
     try:
         os.nice(NICENESS)
     except (OSError, AttributeError):  # not permitted, or not a POSIX system
         pass
+
+
+def _outlive_no_parent() -> None:
+    """In the helper, on its own thread: exit as soon as the process that started it is gone.
+    The helper waits for work on a queue whose pipe it holds both ends of, so a window that was
+    killed or crashed (no `shutdown`) left it running for good: 125 MB and a resource tracker
+    beside it, found after a killed soak."""
+    parent = mp.parent_process()
+    if parent is None:  # not a spawned child (a test calling it here)
+        return
+    parent.join()  # returns once the parent's end of its sentinel pipe is closed: it has exited
+    os._exit(0)
 
 
 def _trim_now() -> None:

@@ -121,6 +121,49 @@ def test_the_helper_gives_memory_back_once_idle_after_a_job():
         h.shutdown()
 
 
+def _gone(pid: int) -> bool:
+    """The process has exited (a zombie left to an init that does not reap counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+
+def test_the_helper_does_not_outlive_a_killed_window(tmp_path):
+    """A window killed without `shutdown` (a crash, `kill -9`) takes its helper with it."""
+    import subprocess
+    import sys
+
+    if not Path("/proc").is_dir():
+        pytest.skip("no /proc here")
+    script = ("import os, signal\n"
+              "from inspector.core import offload\n"
+              "from tests.core import offload_jobs as jobs\n"
+              "h = offload.Offload(min_chars=0, enabled=True)\n"
+              "print(h.call(jobs.pid), flush=True)\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    out = tmp_path / "pid.txt"
+    with out.open("w") as fh:  # a file, not a pipe: the helper inherits it and must not be waited for
+        proc = subprocess.run([sys.executable, "-c", script], stdout=fh, cwd=Path(__file__).parents[2],
+                              timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    pid = int(out.read_text().split()[0])
+    deadline = time.monotonic() + 20
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    gone = _gone(pid)
+    if not gone:
+        os.kill(pid, signal.SIGKILL)
+    assert gone, "the helper process outlived the process that started it"
+
+
 # -- long texts through a file ---------------------------------------------------------------------
 
 _ODD = "Grüße — 16 weeks € \ud800 end\n"  # non-ASCII and a lone surrogate (passed through)
