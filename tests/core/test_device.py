@@ -305,6 +305,43 @@ def test_openvino_failure_falls_back_to_torch(monkeypatch):
     assert emb.backend == "torch" and "no CPU plugin" in emb.backend_note
 
 
+def test_a_first_openvino_conversion_runs_in_a_process_of_its_own(monkeypatch, tmp_path):
+    """The embedder never loads torch to convert: OpenVINOModel.load hands the conversion to a
+    child process (the window kept 770 MB of it when it ran there)."""
+    from inspector.core.embedding import openvino_backend
+
+    monkeypatch.setattr(openvino_backend, "available", lambda: True)
+    monkeypatch.setattr(openvino_backend, "import_openvino", lambda: types.SimpleNamespace())
+    monkeypatch.setattr(openvino_backend, "model_folder", lambda _path, _cache=None: tmp_path / "ov")
+    asked = []
+
+    def in_child(model_path, folder, max_seq_length, **_kw):
+        asked.append((Path(model_path), folder, max_seq_length))
+        raise RuntimeError("converting the model failed: stop here")
+
+    monkeypatch.setattr(openvino_backend, "convert_in_child", in_child)
+    emb = MiniLMEmbedder(device="cpu")
+    loaded_torch = []
+
+    def load_torch():
+        loaded_torch.append(1)
+        return types.SimpleNamespace(get_embedding_dimension=lambda: 384, max_seq_length=256)
+
+    monkeypatch.setattr(emb, "_load_torch", load_torch)
+    emb.load()
+    assert asked == [(Path(emb.model_path), tmp_path / "ov", emb.max_seq_length)]
+    # The conversion failed, so torch runs the model, and says why; it was not loaded to convert.
+    assert emb.backend == "torch" and "stop here" in emb.backend_note and loaded_torch == [1]
+
+
+def test_a_failed_conversion_process_says_why(tmp_path):
+    from inspector.core.embedding import openvino_backend
+
+    with pytest.raises(RuntimeError, match=r"converting the model failed: FileNotFoundError: no model in"):
+        openvino_backend.convert_in_child(tmp_path / "nowhere", tmp_path / "ov", 256, timeout_s=120)
+    assert not (tmp_path / "ov").exists()
+
+
 @pytest.mark.slow
 def test_torch_pooling_matches_sentence_transformers_and_openvino_matches_torch(tmp_path, monkeypatch):
     """Our device pooling equals the model's own encode; OpenVINO (when installed) keeps cosine

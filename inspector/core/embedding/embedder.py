@@ -268,8 +268,8 @@ class MiniLMEmbedder:
                 log.warning("backend openvino not used: %s; torch runs instead", why)
             return None
         try:
-            model = ovb.OpenVINOModel.load(self.model_path, self.max_seq_length, self.dim,
-                                           torch_loader=self._load_torch)
+            # A first conversion runs in a process of its own: this one never imports torch.
+            model = ovb.OpenVINOModel.load(self.model_path, self.max_seq_length, self.dim)
         except Exception as exc:  # noqa: BLE001  (any failure: torch runs the model instead)
             self.backend_note = f"OpenVINO failed ({type(exc).__name__}: {exc})"
             log.warning("%s; torch runs the model instead", self.backend_note)
