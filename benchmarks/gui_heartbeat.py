@@ -47,6 +47,9 @@ def make_inputs(tmp: Path, only: str | None) -> list[tuple[str, Path]]:
     if only in (None, "bad"):
         out += [(f"bad/{p.name}", p) for p in sorted(BAD.iterdir()) if p.is_file() and p.name != "README"
                 and not p.name.startswith(".")]
+        p = tmp / "latin1_3mb.md"  # its encoding is guessed (charset-normalizer): not on the GUI thread
+        p.write_bytes((BAD / "latin1.md").read_bytes() * 40_000)
+        out.append(("2.8 MB Latin-1", p))
     if only in (None, "line"):
         p = tmp / "one_line_1mb.txt"
         p.write_text(("abcdefghij" * 100_000), encoding="utf-8")

@@ -119,3 +119,33 @@ def test_the_place_of_a_byte_agrees_with_the_loaded_text(prefix):
 def test_decode_reports_the_first_invalid_byte_not_a_later_one():
     d = decode(b"ok\n\xe9 one\n\xe8 two\n")
     assert d.invalid is not None and (d.invalid.line, d.invalid.column) == (2, 1)
+
+
+@given(st.lists(st.sampled_from([b"a", b"\n", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xe9", b"\xff"]),
+                max_size=400), st.integers(1, 64))
+def test_the_damage_check_reads_windows_that_split_no_character(pieces, window):
+    """`_damaged_utf8` runs its regex a window at a time (one call over 2.8 MB held the GIL for
+    130 ms): the windows cover the bytes in order, end after a newline (never inside a
+    character), and find what one call over the whole finds."""
+    from inspector.core.documents import encoding
+
+    data = b"".join(pieces)
+    old = encoding.WINDOW_BYTES
+    encoding.WINDOW_BYTES = window
+    try:
+        windows = [bytes(w) for w in encoding._line_windows(data)]
+    finally:
+        encoding.WINDOW_BYTES = old
+    assert b"".join(windows) == data
+    assert all(w.endswith(b"\n") for w in windows[:-1])
+    found = [m for w in windows for m in encoding._UTF8_MULTIBYTE.findall(w)]
+    assert found == encoding._UTF8_MULTIBYTE.findall(data)
+
+
+def test_only_files_whose_encoding_is_guessed_need_guessing():
+    from inspector.core.documents.encoding import may_need_guessing
+
+    assert may_need_guessing(CASES["latin-1 é"][0]) and may_need_guessing(b"caf\xe9")
+    for data in (b"plain ASCII\n", "Grüße €\n".encode(), b"\xef\xbb\xbfwith a BOM \xe9",
+                 "utf-16 with a BOM".encode("utf-16"), "ascii as utf-16 without a BOM".encode("utf-16-le"), b""):
+        assert not may_need_guessing(data), data

@@ -517,7 +517,20 @@ def test_big_or_converted_inputs_load_off_the_gui_thread(qtbot, make_window, wai
     monkeypatch.setattr(mw, "BACKGROUND_LOAD_BYTES", 5_000)
     assert not mw.needs_background_load([str(small)]) and mw.needs_background_load([str(big)])
     assert mw.needs_background_load([str(tmp_path / "report.pdf")])
+    # A file whose encoding is guessed (charset-normalizer: 220 ms for 2.7 MB of Latin-1) goes
+    # off the GUI thread whatever its size; UTF-8, BOMs and BOM-less UTF-16 do not.
+    assert mw.needs_background_load([str(BAD / "latin1.md")]) and mw.needs_background_load([str(BAD)])
+    for name in ("utf8_bom.md", "utf16le_bom.md", "utf16be_nobom.md", "crlf.md"):
+        assert not mw.needs_background_load([str(BAD / name)]), name
     w = make_window()
+    rid = w.open_user_paths([str(BAD / "latin1.md")])
+    assert rid is not True and isinstance(rid, int)
+    qtbot.waitUntil(lambda: w.state.document is not None and w.state.document.name == "latin1.md", timeout=10_000)
+    wait_complete(w)
+    latin1 = load_document(BAD / "latin1.md")
+    assert w.state.document.text == latin1.text
+    assert w.messages.kind == "warning"  # announced as when it opens at once
+    assert w.message.text() == f"latin1.md: Read as {latin1.encoding}: not valid UTF-8 at line 1, column 6"
     assert w.open_user_paths([str(small)]) is True  # synchronous
     assert w.state.document.name == "small.md"
     rid = w.open_user_paths([str(big)])

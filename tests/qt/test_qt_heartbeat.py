@@ -116,6 +116,16 @@ def test_a_huge_line_is_shown_as_blocks_that_map_back_to_the_document(qtbot, mak
     assert rec is not None and rec.segments == w.state.result.index.segments_in(rec.lo, rec.hi)
 
 
+def test_slices_of_a_big_text_are_sized_by_how_long_the_last_one_took():
+    from inspector.qt.document.view import LOAD_SLICE, LOAD_SLICE_MIN, LOAD_SLICE_MS, next_slice
+
+    assert next_slice(200_000, 40.0) == int(200_000 / 40.0 * LOAD_SLICE_MS)  # slow (short lines): smaller
+    assert next_slice(10_000, 1.0) == 20_000  # fast: grows, at most doubling
+    assert next_slice(150_000, 1.0) == LOAD_SLICE  # never above the cap...
+    assert next_slice(10_000, 500.0) == LOAD_SLICE_MIN  # ...nor below the floor
+    assert next_slice(0, 0.0) == LOAD_SLICE_MIN
+
+
 def _spin_on_the_gui_thread(seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:

@@ -20,6 +20,7 @@ gold answer's spans, and it composes the pieces that draw them, each in its own 
 from __future__ import annotations
 
 import bisect
+import time
 from dataclasses import replace
 from typing import Sequence
 
@@ -61,9 +62,24 @@ from inspector.qt.theme import FLAG_ORDER, Theme
 HEADING_SCALE = {1: 1.45, 2: 1.25, 3: 1.1}
 #: Headings formatted per event-loop turn (about 10 ms each).
 EMPHASIS_SLICE = 300
-#: Characters handed to Qt per turn of the event loop: a 20 MB document goes in as ~100 slices of
-#: ~20 ms each instead of one second-long `setPlainText` on the GUI thread.
+#: Characters handed to Qt per turn of the event loop at most: a 20 MB document goes in as ~100
+#: slices of ~20 ms each instead of one second-long `setPlainText` on the GUI thread...
 LOAD_SLICE = 200_000
+#: ...and fewer where a slice takes longer than this (short lines: a 2.8 MB file of 69-character
+#: lines took 32-59 ms a slice, 100-150 ms beside a busy worker): each slice is sized from the
+#: last one's time, between LOAD_SLICE_MIN and LOAD_SLICE characters.
+LOAD_SLICE_MS = 15.0
+LOAD_SLICE_MIN = 10_000
+
+
+def next_slice(chars: int, ms: float) -> int:
+    """The size of the next slice after one of `chars` characters took `ms` milliseconds: what
+    would take LOAD_SLICE_MS at that rate, at most doubling, within LOAD_SLICE_MIN..LOAD_SLICE."""
+    lo = min(LOAD_SLICE_MIN, LOAD_SLICE)
+    if chars <= 0:
+        return lo
+    rate = chars / max(ms, 0.5)
+    return int(max(lo, min(LOAD_SLICE, 2 * chars, rate * LOAD_SLICE_MS)))
 
 
 class DocumentView(QPlainTextEdit):
@@ -95,6 +111,8 @@ class DocumentView(QPlainTextEdit):
         self.baseline_lane: BaselineLane | None = None
         """The pinned baseline's chunks and boundary changes, drawn as one more gutter lane."""
         self._pending: tuple[str, int] | None = None
+        self._slice = LOAD_SLICE
+        """Characters of the next slice of a text going into the view (`next_slice`)."""
         """(display text, characters of it already in the view) while a big text goes in."""
         self._load_generation = 0
         self.setReadOnly(True)
@@ -121,7 +139,8 @@ class DocumentView(QPlainTextEdit):
         """Show `doc`. What scales with its size is prepared off the GUI thread where possible
         (`display_text`: huge lines cut into blocks, the offset map, the wrap decision; the
         background loader makes it before the document arrives), and the text goes into Qt in
-        slices of LOAD_SLICE characters, one per turn of the event loop (`loading` until done)."""
+        slices, one per turn of the event loop, each sized to take about LOAD_SLICE_MS
+        (`next_slice`; `loading` until done)."""
         self.document_ = doc
         self.result = None
         self._emphasized = None
@@ -140,7 +159,9 @@ class DocumentView(QPlainTextEdit):
         if len(text) <= LOAD_SLICE:
             self.setPlainText(text)
         else:
-            cut = text.rfind("\n", 0, LOAD_SLICE) + 1 or LOAD_SLICE
+            first = min(LOAD_SLICE_MIN, LOAD_SLICE)  # a small first slice shows at once; the rest adapts
+            cut = text.rfind("\n", 0, first) + 1 or first
+            self._slice = first
             self.setPlainText(text[:cut])
             self._pending = (text, cut)
             gen = self._load_generation
@@ -162,12 +183,15 @@ class DocumentView(QPlainTextEdit):
         if generation != self._load_generation or self._pending is None:
             return
         text, done = self._pending
-        end = min(len(text), done + LOAD_SLICE)
+        end = min(len(text), done + self._slice)
         if end < len(text):
             end = text.rfind("\n", done, end) + 1 or end
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
+        t0 = time.perf_counter()
         cursor.insertText(text[done:end])
+        ms = (time.perf_counter() - t0) * 1000.0
+        self._slice = next_slice(end - done, ms)
         if end < len(text):
             self._pending = (text, end)
             QTimer.singleShot(0, self, lambda: self._load_more(generation))
