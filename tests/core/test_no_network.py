@@ -1,8 +1,9 @@
 """Nothing leaks out: the CLI runs end to end with the network switched off, and documents are
 handled as text, never rendered (a `<script>` or a remote `<img>` is a span like any other).
 
-The CLI runs in a subprocess whose sockets refuse to connect or resolve (and record every try),
-started WITHOUT HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE in its environment: the CLI must set them
+The CLI runs in a subprocess whose sockets refuse to connect or resolve and record every try
+(a sitecustomize does it, so any Python process the CLI starts, such as the model's conversion,
+is guarded too), started WITHOUT HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE in its environment: the CLI must set them
 itself before transformers is imported, so the real model's load path is covered too.
 """
 
@@ -79,8 +80,8 @@ NO_NETWORK = textwrap.dedent("""
     log = os.environ["NO_NETWORK_LOG"]
     every = [json.loads(line) for line in open(log, encoding="utf-8")] if os.path.exists(log) else []
     with open(__RESULT__, "w") as fh:
-        json.dump({"rc": rc, "attempts": [a["try"] for a in every], "processes": len({a["pid"] for a in every}),
-                   "torch": "torch" in sys.modules, "openvino": "openvino" in sys.modules,
+        json.dump({"rc": rc, "attempts": [a["try"] for a in every], "torch": "torch" in sys.modules,
+                   "openvino": "openvino" in sys.modules,
                    "offline": os.environ.get("HF_HUB_OFFLINE")}, fh)
 """)
 

@@ -111,9 +111,9 @@ class DocumentView(QPlainTextEdit):
         self.baseline_lane: BaselineLane | None = None
         """The pinned baseline's chunks and boundary changes, drawn as one more gutter lane."""
         self._pending: tuple[str, int] | None = None
+        """(display text, characters of it already in the view) while a big text goes in."""
         self._slice = LOAD_SLICE
         """Characters of the next slice of a text going into the view (`next_slice`)."""
-        """(display text, characters of it already in the view) while a big text goes in."""
         self._load_generation = 0
         self.setReadOnly(True)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
