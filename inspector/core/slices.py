@@ -53,6 +53,22 @@ def decode_utf8(data: bytes) -> str:
     return "".join(parts)
 
 
+#: Bytes per window of `line_windows` (a regex over one is a few milliseconds).
+LINE_WINDOW_BYTES = 256 * 1024
+
+
+def line_windows(data: bytes, size: int = LINE_WINDOW_BYTES) -> Iterator[memoryview]:
+    """`data` in windows of at least `size` bytes, each ending after a newline where there is one:
+    never inside a multibyte UTF-8 character (a newline byte is ASCII), so a byte regex run a
+    window at a time finds what one call over the whole finds, and lets go of the GIL between."""
+    view = memoryview(data)
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start + size) + 1 or len(data)
+        yield view[start:end]
+        start = end
+
+
 def utf8_slices(text: str) -> Iterator[bytes]:
     """The text's UTF-8 bytes (lone surrogates passed through), a slice at a time."""
     for a in range(0, len(text), STEP):

@@ -124,18 +124,14 @@ def test_decode_reports_the_first_invalid_byte_not_a_later_one():
 @given(st.lists(st.sampled_from([b"a", b"\n", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xe9", b"\xff"]),
                 max_size=400), st.integers(1, 64))
 def test_the_damage_check_reads_windows_that_split_no_character(pieces, window):
-    """`_damaged_utf8` runs its regex a window at a time (one call over 2.8 MB held the GIL for
-    130 ms): the windows cover the bytes in order, end after a newline (never inside a
-    character), and find what one call over the whole finds."""
+    """`_damaged_utf8` runs its regex a window at a time (`slices.line_windows`; one call over
+    2.8 MB held the GIL for 130 ms): the windows cover the bytes in order, end after a newline
+    (never inside a character), and find what one call over the whole finds."""
     from inspector.core.documents import encoding
+    from inspector.core.slices import line_windows
 
     data = b"".join(pieces)
-    old = encoding.WINDOW_BYTES
-    encoding.WINDOW_BYTES = window
-    try:
-        windows = [bytes(w) for w in encoding._line_windows(data)]
-    finally:
-        encoding.WINDOW_BYTES = old
+    windows = [bytes(w) for w in line_windows(data, window)]
     assert b"".join(windows) == data
     assert all(w.endswith(b"\n") for w in windows[:-1])
     found = [m for w in windows for m in encoding._UTF8_MULTIBYTE.findall(w)]

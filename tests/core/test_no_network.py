@@ -3,8 +3,9 @@ handled as text, never rendered (a `<script>` or a remote `<img>` is a span like
 
 The CLI runs in a subprocess whose sockets refuse to connect or resolve and record every try
 (a sitecustomize does it, so any Python process the CLI starts, such as the model's conversion,
-is guarded too), started WITHOUT HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE in its environment: the CLI must set them
-itself before transformers is imported, so the real model's load path is covered too.
+is guarded too), started WITHOUT HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE in its environment: the
+CLI must set them itself before transformers is imported, so the real model's load path is
+covered too.
 """
 
 from __future__ import annotations

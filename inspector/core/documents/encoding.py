@@ -13,10 +13,9 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
-from typing import Iterator
 
 from inspector.core.errors import InputError
-from inspector.core.slices import decode_utf8
+from inspector.core.slices import decode_utf8, line_windows
 
 # A well-formed multi-byte UTF-8 character (legacy 8-bit text almost never holds one).
 _UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
@@ -69,7 +68,7 @@ def _damaged_utf8(data: bytes) -> bool:
     """True when most non-ASCII bytes form valid UTF-8 characters: a UTF-8 file with a few bad
     bytes, not text in a legacy encoding (which a guesser would turn into mojibake)."""
     count = size = 0
-    for window in _line_windows(data):  # one regex call over 2.8 MB held the GIL for 130 ms
+    for window in line_windows(data):  # one regex call over 2.8 MB held the GIL for 130 ms
         multi = _UTF8_MULTIBYTE.findall(window)
         count += len(multi)
         size += sum(map(len, multi))
@@ -77,21 +76,6 @@ def _damaged_utf8(data: bytes) -> bool:
         return False
     stray = len(data.translate(None, _ASCII)) - size
     return count >= stray
-
-
-#: Bytes per regex call in `_damaged_utf8` (a few milliseconds each; the GIL is free between them).
-WINDOW_BYTES = 256 * 1024
-
-
-def _line_windows(data: bytes) -> Iterator[memoryview]:
-    """`data` in windows of about WINDOW_BYTES, each ending after a newline (never inside a
-    multibyte character: a newline byte is ASCII) where there is one."""
-    view = memoryview(data)
-    start = 0
-    while start < len(data):
-        end = data.find(b"\n", start + WINDOW_BYTES) + 1 or len(data)
-        yield view[start:end]
-        start = end
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,15 +190,20 @@ def _decode_forced(data: bytes, path: str, encoding: str) -> Decoded:
                          path=path, line=inv.line) from None
 
 
-_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+#: Byte order marks, in the order `decode_bytes` tries them (UTF-32's first: it begins with UTF-16's).
+_BOM_CODECS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+               (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
 def may_need_guessing(data: bytes) -> bool:
-    """Whether `decode_bytes` may have to guess these bytes' encoding with charset-normalizer (no
-    BOM, not BOM-less UTF-16, not UTF-8). Cheap: one UTF-8 check in C. Guessing is not: 220 ms
-    for a 2.7 MB Latin-1 file on the 2-core machine, and 60 ms for a first file of 69 bytes
-    (the import and its tables), so the window opens such files off its GUI thread."""
-    if data.startswith(_BOMS) or _utf16_without_bom(data[:8192]):
+    """Whether `decode_bytes` may have to guess these bytes' encoding with charset-normalizer: not
+    binary (refused at once), no BOM, not BOM-less UTF-16, not UTF-8. Cheap: one UTF-8 check in
+    C, 2-3 ms a megabyte. Guessing is not: 220 ms for a 2.7 MB Latin-1 file on the 2-core machine,
+    and 60 ms for a first file of 69 bytes (the import and its tables), so the window opens such
+    files off its GUI thread."""
+    if _looks_binary(data) or data.startswith(tuple(bom for bom, _enc in _BOM_CODECS)):
+        return False
+    if _utf16_without_bom(data[:8192]):
         return False
     return _first_invalid_utf8(data) is not None
 
@@ -225,9 +214,7 @@ def decode_bytes(data: bytes, path: str = "<bytes>") -> tuple[str, str]:
     reason = _looks_binary(data)
     if reason:
         raise InputError(reason, path=path)
-    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                     (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-                     (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, enc in _BOM_CODECS:
         if data.startswith(bom):
             try:
                 return data.decode(enc), enc

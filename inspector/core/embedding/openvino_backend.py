@@ -36,7 +36,7 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -184,14 +184,13 @@ def _convert_main(argv: list[str]) -> int:
 
     model_path, folder, max_seq_length = argv[0], argv[1], int(argv[2])
     try:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        if not (Path(model_path) / "config.json").is_file():  # said before seconds of imports
+        if not (Path(model_path) / "config.json").is_file():  # the embedder reads it first
             raise FileNotFoundError(f"no model in {model_path} (config.json is missing)")
-        from sentence_transformers import SentenceTransformer
+        from inspector.core.embedding.embedder import MiniLMEmbedder
 
-        convert(SentenceTransformer(model_path, device="cpu", local_files_only=True), Path(folder), max_seq_length)
+        # The embedder's own torch load (offline switches, no progress bar, never downloads).
+        torch_model = MiniLMEmbedder(device="cpu", model_path=model_path, backend="torch").load()
+        convert(torch_model, Path(folder), max_seq_length)
     except Exception as exc:  # noqa: BLE001  (everything goes back to the caller as a message)
         print(f"{type(exc).__name__}: {exc}".replace("\n", " "), file=sys.stderr)  # one line, the last
         return 1
@@ -265,18 +264,14 @@ class OpenVINOModel:
 
     @classmethod
     def load(cls, model_path: Path, max_seq_length: int, dim: int, *,
-             torch_loader: Callable[[], Any] | None = None, cache_dir: Path | None = None) -> OpenVINOModel:
-        """The converted model, converting it first if needed: in a process of its own
-        (`convert_in_child`), or here with the torch model that `torch_loader` returns when one is
-        given. Raises on any failure, including a failed probe check."""
+             cache_dir: Path | None = None) -> OpenVINOModel:
+        """The converted model, converting it first if needed, in a process of its own
+        (`convert_in_child`). Raises on any failure, including a failed probe check."""
         ov = import_openvino()
 
         folder = model_folder(model_path, cache_dir)
         if not (folder / "model.xml").is_file() or not (folder / "probes.npy").is_file():
-            if torch_loader is None:
-                convert_in_child(model_path, folder, max_seq_length)
-            else:
-                convert(torch_loader(), folder, max_seq_length)
+            convert_in_child(model_path, folder, max_seq_length)
         core = ov.Core()
         compiled = core.compile_model(core.read_model(str(folder / "model.xml")), "CPU",
                                       {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"})

@@ -75,11 +75,10 @@ LOAD_SLICE_MIN = 10_000
 def next_slice(chars: int, ms: float) -> int:
     """The size of the next slice after one of `chars` characters took `ms` milliseconds: what
     would take LOAD_SLICE_MS at that rate, at most doubling, within LOAD_SLICE_MIN..LOAD_SLICE."""
-    lo = min(LOAD_SLICE_MIN, LOAD_SLICE)
     if chars <= 0:
-        return lo
+        return LOAD_SLICE_MIN
     rate = chars / max(ms, 0.5)
-    return int(max(lo, min(LOAD_SLICE, 2 * chars, rate * LOAD_SLICE_MS)))
+    return int(max(LOAD_SLICE_MIN, min(LOAD_SLICE, 2 * chars, rate * LOAD_SLICE_MS)))
 
 
 class DocumentView(QPlainTextEdit):
@@ -159,9 +158,9 @@ class DocumentView(QPlainTextEdit):
         if len(text) <= LOAD_SLICE:
             self.setPlainText(text)
         else:
-            first = min(LOAD_SLICE_MIN, LOAD_SLICE)  # a small first slice shows at once; the rest adapts
-            cut = text.rfind("\n", 0, first) + 1 or first
-            self._slice = first
+            # A small first slice shows at once; the rest adapts (`_load_more`).
+            cut = text.rfind("\n", 0, LOAD_SLICE_MIN) + 1 or LOAD_SLICE_MIN
+            self._slice = LOAD_SLICE_MIN
             self.setPlainText(text[:cut])
             self._pending = (text, cut)
             gen = self._load_generation
