@@ -184,13 +184,14 @@ def _convert_main(argv: list[str]) -> int:
 
     model_path, folder, max_seq_length = argv[0], argv[1], int(argv[2])
     try:
-        if not (Path(model_path) / "config.json").is_file():  # the embedder reads it first
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        if not (Path(model_path) / "config.json").is_file():  # said before seconds of imports
             raise FileNotFoundError(f"no model in {model_path} (config.json is missing)")
-        from inspector.core.embedding.embedder import MiniLMEmbedder
+        from sentence_transformers import SentenceTransformer
 
-        # The embedder's own torch load (offline switches, no progress bar, never downloads).
-        torch_model = MiniLMEmbedder(device="cpu", model_path=model_path, backend="torch").load()
-        convert(torch_model, Path(folder), max_seq_length)
+        convert(SentenceTransformer(model_path, device="cpu", local_files_only=True), Path(folder), max_seq_length)
     except Exception as exc:  # noqa: BLE001  (everything goes back to the caller as a message)
         print(f"{type(exc).__name__}: {exc}".replace("\n", " "), file=sys.stderr)  # one line, the last
         return 1
