@@ -10,7 +10,7 @@ Keys (while the panel has focus; a click on a card gives it focus):
 
 After a judgement the next card becomes current ("advance"). The current card is outlined and shown
 whole; the others are clamped to a few lines so that several fit on a screen. Judgements go to the
-`AuditSession` (the audit file beside the document), keyed by question and span: they survive a
+`AuditSession` (the audit file beside the judged document), keyed by question and span: they survive a
 question switch, a settings change (chunks of new settings inherit them by `replay`) and a restart.
 """
 
