@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QApplication
 
 from inspector.core.evaluation.audit import (
     NOT,
@@ -96,6 +97,30 @@ def test_keyboard_judging_in_audit_mode(qtbot, window, wait_result, copies):
     assert got == {(h.chunk.start, h.chunk.end): j for h, j in zip(r.hits, (RELEVANT, PARTLY, None, NOT, None)) if j}
     run = audit.run_for(GERMANY, config_label(r))
     assert run is not None and run.ranking == tuple(hit_span(h) for h in r.hits)
+
+
+def test_enter_in_audit_mode_hands_the_keys_to_the_cards(qtbot, window, wait_result):
+    """Typed question, Enter, 1: the 1 judged the first card rather than going into the field."""
+    w = window()
+    w.audit_mode.set_active(True)
+    w.activateWindow()
+    field = w.question_bar.field
+    qtbot.mouseClick(field, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(field.hasFocus, timeout=3000)
+    qtbot.keyClicks(field, GERMANY)
+    qtbot.keyClick(field, Qt.Key.Key_Return)
+    r = wait_result(w, question=GERMANY)
+    qtbot.waitUntil(lambda: [c.hit for c in w.reader.cards] == list(r.hits), timeout=5000)
+    qtbot.waitUntil(w.reader.list.hasFocus, timeout=3000)
+    for key in (Qt.Key.Key_1, Qt.Key.Key_J, Qt.Key.Key_3):  # where the keys go: the focused widget
+        qtbot.keyClick(QApplication.focusWidget(), key)
+    assert field.text() == GERMANY
+    assert w.reader.judgements()[1] == RELEVANT and w.reader.judgements()[3] == NOT
+    # A click back into the field types again.
+    qtbot.mouseClick(field, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(field.hasFocus, timeout=3000)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_1)
+    assert "1" in field.text() and w.reader.judgements()[4] is None
 
 
 def test_next_question_walks_the_gold_set(qtbot, window, wait_result):

@@ -3,6 +3,7 @@
 Evaluate ▸ Audit Mode (Ctrl+Shift+A, or the toolbar's Audit button) hides every dock but the
 Reader, puts the Reader on the right at the window's full height and about 60 % of its width, and
 shows its summary; the text stays on the left, where a click on a card (or Enter) shows the chunk.
+Enter in the question field gives the keyboard to the cards (a click in the field takes it back).
 Leaving the mode restores the layout exactly as it was (`saveState`/`restoreState`); closing the
 window in audit mode leaves it first, so the saved layout is the user's own, not the audit's.
 
@@ -50,6 +51,10 @@ class AuditMode(QObject):
         if bar is not None:
             bar.addSeparator()
             bar.addAction(self.action)
+        # Enter in the question field hands the keys to the cards: 1/2/3/J/K judge and move rather
+        # than type into the question (a click in the field takes them back). Connected after the
+        # bar's own Enter, which asks the question first.
+        window.question_bar.field.returnPressed.connect(self._on_question_entered)  # type: ignore[attr-defined]
         self.panel.chunkActivated.connect(self.show_chunk)
         self.panel.currentChanged.connect(lambda c: self.show_chunk(c, quiet=True) if self.active else None)
         self.panel.goldRequested.connect(self.add_gold)
@@ -89,6 +94,10 @@ class AuditMode(QObject):
                 QTimer.singleShot(0, w, hide_stray)
         if self.action.isChecked() != on:
             self.action.setChecked(on)
+
+    def _on_question_entered(self) -> None:
+        if self.active and self.window.question_bar.field.text().strip():
+            self.panel.list.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _widen(self) -> None:
         if self.active:
