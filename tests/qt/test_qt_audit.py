@@ -467,3 +467,46 @@ def test_marks_in_a_corpus_stay_whatever_document_is_shown(qtbot, corpus_window,
     open_doc(w3, corpus / "tock.md")
     tock = {hit_span(h): want[h.rank] for h in r.hits if h.chunk.doc_id == "tock.md" and want[h.rank]}
     assert {(m.doc_id, m.start, m.end): m.judgement for m in w3.reader.session.audit.marks} == tock
+
+
+def test_a_card_in_another_document_shows_that_document_and_the_keys_follow(qtbot, corpus_window, wait_result):
+    w = corpus_window(size=(1400, 900))
+    r = _ask(w, wait_result, PAY)
+    _cards_for(qtbot, w, r)
+    docs = [h.chunk.doc_id for h in r.hits]
+    assert docs[0] == "tock.md" and w.state.document.doc_id == "leave.md"
+    w.audit_mode.set_active(True)
+    w.activateWindow()
+    # Audit mode follows the current card: the first is in tock.md, so tock.md is shown, at it.
+    qtbot.waitUntil(lambda: w.state.document.doc_id == "tock.md" and w.view.current_hit >= 0, timeout=5000)
+    _cards_for(qtbot, w, w.retrieval.result)
+
+    def at_card(i: int) -> bool:
+        """Card i is current, its document shown, its chunk selected and its hit navigated to."""
+        chunk = r.hits[i].chunk  # the ranking is the corpus's, whichever document is shown
+        hits = w.view.hits
+        return (w.retrieval.result is not None and w.reader.current == i and w.state.document.doc_id == chunk.doc_id
+                and 0 <= w.view.current_hit < len(hits)
+                and (hits[w.view.current_hit].start, hits[w.view.current_hit].end) == (chunk.start, chunk.end)
+                and w.state.selection == chunk.id)
+
+    qtbot.waitUntil(lambda: at_card(0), timeout=5000)
+    assert [m.chunk_id for m in w.view.hits] == [h.chunk.id for h in r.hits if h.chunk.doc_id == "tock.md"]
+    # Judging from the keyboard walks the cards, and the text follows each into its document;
+    # the current card stays where the keys put it (no jump back to the first card).
+    w.reader.list.setFocus()
+    qtbot.waitUntil(w.reader.list.hasFocus, timeout=3000)
+    leave_at = docs.index("leave.md")
+    for i in range(leave_at):
+        qtbot.keyClick(w.reader.list, Qt.Key.Key_1)
+        qtbot.waitUntil(lambda i=i: at_card(i + 1), timeout=5000)
+    assert w.state.document.doc_id == "leave.md"
+    assert w.reader.judgements() == {h.rank: RELEVANT if h.rank <= leave_at else None for h in r.hits}
+    # A click on a card of the other document shows it there.
+    back = next(i for i, d in enumerate(docs) if d == "tock.md" and i > leave_at) if "tock.md" in docs[leave_at:] \
+        else 0
+    qtbot.mouseClick(w.reader.cards[back].header, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+    qtbot.waitUntil(lambda: at_card(back), timeout=5000)
+    chunk = r.hits[back].chunk
+    top, _bottom = w.view.y_range(chunk.start, chunk.end)
+    assert 0 <= top < w.view.viewport().height()
