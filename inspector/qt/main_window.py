@@ -693,13 +693,37 @@ class MainWindow(QMainWindow):
         if doc is None:
             return
         spans = answer_spans(doc, q)
+        home = None if spans else self._answer_document(q)
+        if home is not None:  # the answer lies in another document of the corpus: show it there
+            self.state.set_document(home)
+            doc = home
+            spans = answer_spans(doc, q)
         if self.retrieval.question != q.question:
             self.question_bar.ask(q.question, reveal=not spans)  # the answer is what to look at
         self.view.set_answer_spans(spans, reveal=bool(spans))
+        if spans and self.view.loading:  # a big text still going into the view: scroll once it is in
+            self._reveal_when_loaded(doc, spans[0][0])
         from inspector.qt.controllers.chunk_jobs import _line_index
 
         self.strip.set_marks("answer", _line_index(doc).fractions([a for a, _b in spans]).tolist(),
                              answer_color(self.view.theme), 4.0, "Gold answer")
+
+    def _answer_document(self, q) -> Document | None:
+        """Another open document that holds a gold question's answer: its source, else (a question
+        naming none) the first where the answer is found; None when there is none."""
+        doc = self.state.document
+        others = [d for d in self.state.documents if d is not doc]
+        if q.source is not None:
+            return next((d for d in others if d.doc_id == q.source), None)
+        return next((d for d in others if answer_spans(d, q)), None)
+
+    def _reveal_when_loaded(self, doc: Document, offset: int) -> None:
+        def reveal(loaded: Document) -> None:
+            self.view.loaded.disconnect(reveal)
+            if loaded is doc and self.state.document is doc:
+                self.view.scroll_to_offset(offset, context_lines=4)
+
+        self.view.loaded.connect(reveal)
 
     # -- gold set, strategies --------------------------------------------------------------------
     def add_question(self, question: str | None = None, answer: str | None = None,

@@ -23,13 +23,16 @@ from inspector.core.evaluation.audit import (
     Audit,
     Mark,
     audit_path,
+    audit_text,
     export_summary,
     gold_from_audit,
     highlights,
     load_audit,
+    load_audits,
     question_terms,
     replay,
     save_audit,
+    save_audits,
     summarize,
     summary_csv,
     summary_markdown,
@@ -321,6 +324,120 @@ def test_a_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         save_audit(p, Audit().judge(Q, ("a.md", 0, 5), NOT))
     assert p.read_bytes() == before
+
+
+# -- the files of a corpus: each mark in its own document's file -------------------------------------
+
+LEAVE_TEXT = "Leave taken in a pay period is paid with that period's salary. " * 4
+TOCK_TEXT = "The pay period runs from the first to the last day of each month. " * 4
+
+
+def _corpus_docs(folder, sub: str = "") -> list[Document]:
+    """leave.md and tock.md of a folder as a corpus opens them (ids: paths in the folder)."""
+    out = []
+    for name, text in (("leave.md", LEAVE_TEXT), (f"{sub}tock.md", TOCK_TEXT)):
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        out.append(Document(text=text, name=path.name, path=str(path), doc_id=name))
+    return out
+
+
+def _judged(a: Audit, d: Document, start: int, end: int, j: str, q: str = Q) -> Audit:
+    return a.judge(q, (d.doc_id, start, end), j, text=d.text[start:end])
+
+
+def test_each_mark_goes_to_the_file_of_the_document_it_judges(tmp_path):
+    leave, tock = _corpus_docs(tmp_path)
+    files = load_audits([leave, tock])
+    assert files.audit == Audit() and files.texts == {} and files.problems == {}
+    a = _judged(_judged(files.audit, leave, 0, 20, RELEVANT), tock, 5, 30, NOT)
+    a = a.record(Q, "markdown k=5 bm25", [("tock.md", 5, 30), ("leave.md", 0, 20)])
+    files, failed = save_audits(files, a)
+    assert failed == ()
+    on_leave, on_tock = load_audit(tmp_path / "leave.audit.jsonl"), load_audit(tmp_path / "tock.audit.jsonl")
+    assert [m.doc_id for m in on_leave.marks] == ["leave.md"] and [m.doc_id for m in on_tock.marks] == ["tock.md"]
+    assert on_leave.runs == on_tock.runs == a.runs  # both files can summarize the question
+    # Read back from either document's point of view: the corpus, or one document alone.
+    assert set(load_audits([tock, leave]).audit.marks) == set(a.marks)
+    assert load_audits([tock]).audit.marks == tuple(m for m in a.marks if m.doc_id == "tock.md")
+    # Nothing changed, nothing written; a file whose marks all go is rewritten, never left behind.
+    before = (tmp_path / "leave.audit.jsonl").stat().st_mtime_ns
+    files, _ = save_audits(files, a)
+    assert (tmp_path / "leave.audit.jsonl").stat().st_mtime_ns == before
+    files, _ = save_audits(files, a.judge(Q, ("leave.md", 0, 20), None))
+    assert load_audit(tmp_path / "leave.audit.jsonl").marks == ()
+
+
+def test_marks_kept_in_the_shown_documents_file_move_home_and_the_newer_judgement_wins(tmp_path):
+    """Before, every mark went to the shown document's file: leave.audit.jsonl may hold marks on
+    tock.md. They load with the corpus, and the first save moves them to tock.audit.jsonl."""
+    leave, tock = _corpus_docs(tmp_path)
+    old = _judged(_judged(Audit(), leave, 0, 20, RELEVANT), tock, 5, 30, NOT)
+    old = _judged(old, tock, 40, 60, PARTLY)
+    save_audit(tmp_path / "leave.audit.jsonl", old)
+    newer = _judged(Audit(), tock, 40, 60, RELEVANT)  # tock.md judged since, opened alone
+    save_audit(tmp_path / "tock.audit.jsonl", newer)
+    t = (tmp_path / "leave.audit.jsonl").stat().st_mtime
+    os.utime(tmp_path / "tock.audit.jsonl", (t + 10, t + 10))
+    files = load_audits([leave, tock])
+    got = {(m.doc_id, m.start): m.judgement for m in files.audit.marks}
+    assert got == {("leave.md", 0): RELEVANT, ("tock.md", 5): NOT, ("tock.md", 40): RELEVANT}
+    files, _ = save_audits(files, files.audit.judge(Q, ("leave.md", 20, 30), NOT))
+    assert {m.doc_id for m in load_audit(tmp_path / "leave.audit.jsonl").marks} == {"leave.md"}
+    assert {(m.start, m.judgement) for m in load_audit(tmp_path / "tock.audit.jsonl").marks} == {
+        (5, NOT), (40, RELEVANT)}
+
+
+def test_a_document_in_a_subfolder_finds_its_marks_opened_alone_or_in_the_corpus(tmp_path):
+    leave, tock = _corpus_docs(tmp_path, sub="time/")
+    assert tock.doc_id == "time/tock.md"
+    alone = Document(text=tock.text, name="tock.md", path=tock.path)  # its id alone: the file name
+    files = load_audits([alone])
+    save_audits(files, _judged(files.audit, alone, 0, 20, RELEVANT))
+    in_corpus = load_audits([leave, tock]).audit
+    assert [(m.doc_id, m.start) for m in in_corpus.marks] == [("time/tock.md", 0)]
+    files = load_audits([leave, tock])
+    save_audits(files, _judged(files.audit, tock, 30, 50, NOT))
+    assert [(m.doc_id, m.start) for m in load_audits([alone]).audit.marks] == [("tock.md", 0), ("tock.md", 30)]
+
+
+def test_marks_about_documents_not_open_stay_in_their_file(tmp_path):
+    leave, tock = _corpus_docs(tmp_path)
+    other = Mark(Q, "elsewhere.md", 0, 10, RELEVANT)
+    save_audit(tmp_path / "leave.audit.jsonl", Audit(marks=(other,)).record(Q, "c", [("elsewhere.md", 0, 10)]))
+    files = load_audits([leave, tock])
+    assert files.audit.marks == () and files.audit.runs == ()  # not this corpus's: not summarized
+    save_audits(files, _judged(files.audit, leave, 0, 20, NOT))
+    back = load_audit(tmp_path / "leave.audit.jsonl")
+    assert other in back.marks and len(back.marks) == 2 and back.run_for(Q, "c") is not None
+
+
+def test_an_unreadable_file_is_never_written_and_the_others_are(tmp_path):
+    leave, tock = _corpus_docs(tmp_path)
+    (tmp_path / "tock.audit.jsonl").write_text("{broken\n", encoding="utf-8")
+    files = load_audits([leave, tock])
+    assert list(files.problems) == [tmp_path / "tock.audit.jsonl"]
+    assert "tock.audit.jsonl:1" in files.problems[tmp_path / "tock.audit.jsonl"]
+    a = _judged(_judged(files.audit, leave, 0, 20, RELEVANT), tock, 0, 20, NOT)
+    files, failed = save_audits(files, a)
+    assert failed == () and (tmp_path / "tock.audit.jsonl").read_text(encoding="utf-8") == "{broken\n"
+    assert [m.doc_id for m in load_audit(tmp_path / "leave.audit.jsonl").marks] == ["leave.md"]
+
+
+def test_a_mark_moving_home_is_written_there_first(tmp_path, monkeypatch):
+    """A crash between the two writes leaves the mark in both files, never in neither."""
+    from inspector.core import atomic
+
+    leave, tock = _corpus_docs(tmp_path)
+    save_audit(tmp_path / "leave.audit.jsonl", _judged(Audit(), tock, 5, 30, NOT))
+    files = load_audits([leave, tock])
+    written: list[str] = []
+    real = atomic.atomic_write_text
+    monkeypatch.setattr(atomic, "atomic_write_text", lambda p, t: (written.append(os.path.basename(p)), real(p, t)))
+    save_audits(files, files.audit.record(Q, "c", [("tock.md", 5, 30)]))
+    assert written == ["tock.audit.jsonl", "leave.audit.jsonl"]
+    assert (tmp_path / "leave.audit.jsonl").read_text(encoding="utf-8") == audit_text(Audit())
 
 
 # -- a baseline compared on shared questions ----------------------------------------------------------

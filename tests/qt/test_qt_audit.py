@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QApplication
 
 from inspector.core.evaluation.audit import (
     NOT,
@@ -96,6 +97,30 @@ def test_keyboard_judging_in_audit_mode(qtbot, window, wait_result, copies):
     assert got == {(h.chunk.start, h.chunk.end): j for h, j in zip(r.hits, (RELEVANT, PARTLY, None, NOT, None)) if j}
     run = audit.run_for(GERMANY, config_label(r))
     assert run is not None and run.ranking == tuple(hit_span(h) for h in r.hits)
+
+
+def test_enter_in_audit_mode_hands_the_keys_to_the_cards(qtbot, window, wait_result):
+    """Typed question, Enter, 1: the 1 judged the first card rather than going into the field."""
+    w = window()
+    w.audit_mode.set_active(True)
+    w.activateWindow()
+    field = w.question_bar.field
+    qtbot.mouseClick(field, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(field.hasFocus, timeout=3000)
+    qtbot.keyClicks(field, GERMANY)
+    qtbot.keyClick(field, Qt.Key.Key_Return)
+    r = wait_result(w, question=GERMANY)
+    qtbot.waitUntil(lambda: [c.hit for c in w.reader.cards] == list(r.hits), timeout=5000)
+    qtbot.waitUntil(w.reader.list.hasFocus, timeout=3000)
+    for key in (Qt.Key.Key_1, Qt.Key.Key_J, Qt.Key.Key_3):  # where the keys go: the focused widget
+        qtbot.keyClick(QApplication.focusWidget(), key)
+    assert field.text() == GERMANY
+    assert w.reader.judgements()[1] == RELEVANT and w.reader.judgements()[3] == NOT
+    # A click back into the field types again.
+    qtbot.mouseClick(field, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(field.hasFocus, timeout=3000)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_1)
+    assert "1" in field.text() and w.reader.judgements()[4] is None
 
 
 def test_next_question_walks_the_gold_set(qtbot, window, wait_result):
@@ -312,3 +337,176 @@ def test_rechunking_while_cards_show_does_not_crash(qtbot, hash_window, open_doc
         qtbot.wait(30)
     r = wait_result(w, mode=None, question=question)
     assert r.hits and w.reader.cards  # still alive, still answering
+
+
+# -- a corpus: marks belong to the judged spans, whatever document is shown --------------------------
+
+LEAVE = """# Leave policy
+
+## Annual leave
+
+Every employee earns twenty-five days of annual leave a year. Annual leave accrues monthly and
+unused days carry over to the first quarter of the next year. Book leave in the HR portal at least
+two weeks ahead so your team can plan cover.
+
+## Sick leave
+
+Tell your manager before ten in the morning on the first day of sickness. From the fourth day a
+doctor's note is required. Sick leave is paid in full for six weeks and counts towards the pay
+period in which it is taken.
+
+## Parental leave
+
+Parents may take up to twelve months of parental leave. The allowance is paid with the salary at
+the end of each pay period, and the first two months are paid at the full rate.
+
+## Leave and pay
+
+Leave taken in a pay period is paid with that period's salary. Unpaid leave reduces the pay for
+the pay period by one working day per day taken.
+"""
+
+TOCK = """# Tock time tracking
+
+## Clocking in
+
+Clock in with the Tock app when you start work and clock out when you stop. Breaks longer than
+fifteen minutes are clocked out. Forgotten clock-ins can be corrected until the end of the week.
+
+## Pay period
+
+The pay period runs from the first to the last day of each calendar month. Timesheets close on
+the last working day of the pay period at noon, and salaries are paid on the third working day
+after the pay period ends.
+
+## Overtime
+
+Overtime must be approved by your manager in Tock before it is worked. Approved overtime is paid
+at one and a half times the hourly rate in the next pay period, or taken as time off in lieu.
+
+## Corrections
+
+Corrections to a closed timesheet go through payroll and are settled in the following pay period.
+"""
+
+PAY = "When does the pay period end?"
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    """A folder of two documents whose chunks share the question's top k (the user's leave.md and
+    tock.md)."""
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    (folder / "leave.md").write_text(LEAVE, encoding="utf-8")
+    (folder / "tock.md").write_text(TOCK, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def corpus_window(hash_window, wait_complete, corpus):
+    def make(**kw):
+        w = hash_window(start=False, **kw)
+        w.retrieval.set_retriever("bm25")
+        assert w.open_paths([str(corpus)])
+        wait_complete(w)
+        return w
+    return make
+
+
+def _cards_for(qtbot, w, result) -> None:
+    qtbot.waitUntil(lambda: [c.hit for c in w.reader.cards] == list(result.hits), timeout=5000)
+
+
+def _choose(qtbot, w, wait_result, doc_id: str):
+    """Choose a document under Document (the toolbar's chooser) and wait for the question's hits."""
+    w.doc_combo.setCurrentIndex(w.doc_combo.findData(doc_id))
+    assert w.state.document.doc_id == doc_id
+    r = wait_result(w, question=PAY)
+    _cards_for(qtbot, w, r)
+    return r
+
+
+def test_marks_in_a_corpus_stay_whatever_document_is_shown(qtbot, corpus_window, wait_result, corpus,
+                                                            hash_window, open_doc):
+    w = corpus_window()
+    assert w.state.document.doc_id == "leave.md"
+    r = _ask(w, wait_result, PAY)
+    _cards_for(qtbot, w, r)
+    docs = [h.chunk.doc_id for h in r.hits]
+    assert "tock.md" in docs[:4] and "leave.md" in docs[:4]  # four judged cards in both documents
+    judged = {1: RELEVANT, 2: NOT, 3: PARTLY, 4: NOT}
+    for rank, j in judged.items():
+        w.reader.judge(rank, j)
+    want = {**judged, **{h.rank: None for h in r.hits if h.rank not in judged}}
+    assert w.reader.judgements() == want
+    # tock.md under Document: the same question's cards keep their marks, and so does the summary.
+    r2 = _choose(qtbot, w, wait_result, "tock.md")
+    assert [hit_span(h) for h in r2.hits] == [hit_span(h) for h in r.hits]
+    assert w.reader.judgements() == want
+    mine = next(s for s in w.reader.session.summary().questions if s.question == PAY)
+    assert mine.judged == 4 and mine.unjudged == len(r.hits) - 4
+    # Judging while tock.md is shown adds to the same marks; back on leave.md every mark is there.
+    w.reader.judge(5, RELEVANT)
+    want[5] = RELEVANT
+    _choose(qtbot, w, wait_result, "leave.md")
+    assert w.reader.judgements() == want
+    # Each mark lies in the audit file of the document it judges, whichever was shown.
+    for name in ("leave", "tock"):
+        audit = load_audit(corpus / f"{name}.audit.jsonl")
+        assert {(m.doc_id, m.start, m.end): m.judgement for m in audit.marks} == {
+            hit_span(h): want[h.rank] for h in r.hits if want[h.rank] and h.chunk.doc_id == f"{name}.md"}
+    # A new window on the corpus finds them all again; tock.md opened alone finds its own.
+    w.close()
+    w2 = corpus_window()
+    _ask(w2, wait_result, PAY)
+    _cards_for(qtbot, w2, w2.retrieval.result)
+    assert w2.reader.judgements() == want
+    w3 = hash_window(start=False)
+    w3.retrieval.set_retriever("bm25")
+    open_doc(w3, corpus / "tock.md")
+    tock = {hit_span(h): want[h.rank] for h in r.hits if h.chunk.doc_id == "tock.md" and want[h.rank]}
+    assert {(m.doc_id, m.start, m.end): m.judgement for m in w3.reader.session.audit.marks} == tock
+
+
+def test_a_card_in_another_document_shows_that_document_and_the_keys_follow(qtbot, corpus_window, wait_result):
+    w = corpus_window(size=(1400, 900))
+    r = _ask(w, wait_result, PAY)
+    _cards_for(qtbot, w, r)
+    docs = [h.chunk.doc_id for h in r.hits]
+    assert docs[0] == "tock.md" and w.state.document.doc_id == "leave.md"
+    w.audit_mode.set_active(True)
+    w.activateWindow()
+    # Audit mode follows the current card: the first is in tock.md, so tock.md is shown, at it.
+    qtbot.waitUntil(lambda: w.state.document.doc_id == "tock.md" and w.view.current_hit >= 0, timeout=5000)
+    _cards_for(qtbot, w, w.retrieval.result)
+
+    def at_card(i: int) -> bool:
+        """Card i is current, its document shown, its chunk selected and its hit navigated to."""
+        chunk = r.hits[i].chunk  # the ranking is the corpus's, whichever document is shown
+        hits = w.view.hits
+        return (w.retrieval.result is not None and w.reader.current == i and w.state.document.doc_id == chunk.doc_id
+                and 0 <= w.view.current_hit < len(hits)
+                and (hits[w.view.current_hit].start, hits[w.view.current_hit].end) == (chunk.start, chunk.end)
+                and w.state.selection == chunk.id)
+
+    qtbot.waitUntil(lambda: at_card(0), timeout=5000)
+    assert [m.chunk_id for m in w.view.hits] == [h.chunk.id for h in r.hits if h.chunk.doc_id == "tock.md"]
+    # Judging from the keyboard walks the cards, and the text follows each into its document;
+    # the current card stays where the keys put it (no jump back to the first card).
+    w.reader.list.setFocus()
+    qtbot.waitUntil(w.reader.list.hasFocus, timeout=3000)
+    leave_at = docs.index("leave.md")
+    for i in range(leave_at):
+        qtbot.keyClick(w.reader.list, Qt.Key.Key_1)
+        qtbot.waitUntil(lambda i=i: at_card(i + 1), timeout=5000)
+    assert w.state.document.doc_id == "leave.md"
+    assert w.reader.judgements() == {h.rank: RELEVANT if h.rank <= leave_at else None for h in r.hits}
+    # A click on a card of the other document shows it there.
+    back = next(i for i, d in enumerate(docs) if d == "tock.md" and i > leave_at) if "tock.md" in docs[leave_at:] \
+        else 0
+    qtbot.mouseClick(w.reader.cards[back].header, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+    qtbot.waitUntil(lambda: at_card(back), timeout=5000)
+    chunk = r.hits[back].chunk
+    top, _bottom = w.view.y_range(chunk.start, chunk.end)
+    assert 0 <= top < w.view.viewport().height()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 
 from inspector.core.chunking.registry import chunk_document
@@ -255,3 +256,74 @@ def test_retrieval_and_gold_cover_every_document_of_the_corpus(qtbot, hash_windo
     assert [q.question.source for q in r.report.questions] == ["b.md", "a.md"]
     assert all(q.hit for q in r.report.questions)
     assert r.report.questions[0].retrieved[0].startswith("b.md#")
+
+
+ZEBRAS = "Do zebras migrate in spring?"
+REFUNDS = "How fast are refunds issued?"
+
+
+def _two_topics(tmp_path: Path) -> tuple[Path, Path]:
+    """Two documents on unrelated topics and a gold set with a question about each."""
+    folder = tmp_path / "two"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Refunds\n\nRefunds are issued within 14 days of the request.\n\n"
+                                 "## Receipts\n\nReceipts are required for every refund.\n", encoding="utf-8")
+    (folder / "b.md").write_text("# Wildlife\n\nZebras migrate across the savanna every spring.\n\n"
+                                 "## Lions\n\nLions hunt at night in small prides.\n", encoding="utf-8")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join(json.dumps(q) for q in (
+        {"question": ZEBRAS, "answer": "every spring", "source": "b.md"},
+        {"question": REFUNDS, "answer": "within 14 days", "source": "a.md"},
+    )) + "\n", encoding="utf-8")
+    return folder, gold
+
+
+def _click_change(qtbot, w, question: str) -> None:
+    changes = w.gold_panel.changes
+    item = next(changes.item(i) for i in range(changes.count()) if changes.item(i).text().strip() == question)
+    changes.scrollToItem(item)
+    qtbot.mouseClick(changes.viewport(), Qt.MouseButton.LeftButton, pos=changes.visualItemRect(item).center())
+
+
+def test_a_fixed_question_shows_the_document_that_holds_its_answer(qtbot, hash_window, wait_complete, wait_result,
+                                                                   tmp_path):
+    folder, gold = _two_topics(tmp_path)
+    w = hash_window(start=False, size=(1400, 900))
+    w.retrieval.set_retriever("bm25")
+    w.retrieval.set_k(1)
+    assert w.open_paths([str(folder)])
+    wait_complete(w)
+    assert w.gold_panel.open_gold(gold), w.message.text()
+    # A baseline that misses both (answers cut by 20-character windows), then markdown fixes both.
+    w.state.set_strategy("fixed_chars")
+    w.state.set_params({"size": 20, "overlap": 0})
+    r = wait_result(w, gold=True)
+    assert r.request.strategy == "fixed_chars" and not any(q.hit for q in r.report.questions)
+    assert w.retrieval.pin_baseline() is not None
+    w.state.set_strategy("markdown")
+    wait_result(w, gold=True)
+    assert set(w.gold_panel.fixed_questions()) == {ZEBRAS, REFUNDS}
+    assert w.state.document.doc_id == "a.md"
+    # The answer about zebras is in b.md: a click shows b.md, its answer marked and in view.
+    _click_change(qtbot, w, ZEBRAS)
+    r = wait_result(w, question=ZEBRAS, gold=True)
+    b = w.state.document
+    assert b.doc_id == "b.md" and w.view.document_ is b and w.doc_combo.currentData() == "b.md"
+    assert [b.text[s:e] for s, e in w.view.answer_spans] == ["every spring"]
+    top, _bottom = w.view.y_range(*w.view.answer_spans[0])
+    assert 0 <= top < w.view.viewport().height()
+    assert [m.chunk_id for m in w.view.hits] == [h.chunk.id for h in r.hits if h.chunk.doc_id == "b.md"] != []
+    # The baseline and its fixed/broke list stay over the switch (the same corpus, the same report).
+    assert w.retrieval.baseline is not None and set(w.gold_panel.fixed_questions()) == {ZEBRAS, REFUNDS}
+    assert w.gold_panel.changes.isVisible()
+    # The other one goes back to a.md; selecting a question in the table does the same.
+    _click_change(qtbot, w, REFUNDS)
+    wait_result(w, question=REFUNDS, gold=True)
+    a = w.state.document
+    assert a.doc_id == "a.md" and [a.text[s:e] for s, e in w.view.answer_spans] == ["within 14 days"]
+    w.gold_panel.select_question(next(q for q in w.retrieval.gold.questions if q.question == ZEBRAS))
+    wait_result(w, question=ZEBRAS, gold=True)
+    assert w.state.document.doc_id == "b.md" and w.view.answer_spans
+    # Opening other documents still drops the baseline.
+    assert w.open_paths([str(folder / "a.md")])
+    assert w.retrieval.baseline is None

@@ -1,5 +1,5 @@
 """Auditing retrieved chunks: people judge a question's top-k chunks, the judgements are kept per
-question in a file beside the document, survive settings changes, add up to a summary and turn
+question in a file beside the judged document, survive settings changes, add up to a summary and turn
 into gold questions.
 
 * A `Mark` is one judgement: question, the judged span (doc_id, start, end) and "relevant",
@@ -25,12 +25,16 @@ into gold questions.
 * `gold_from_audit` makes gold questions whose references are the spans judged relevant;
   `gold.add_questions` appends them without duplicate lines.
 
-The file (`audit_path`: ``<stem>.audit.jsonl`` beside the document) is JSON Lines, one record a
-line: a header ``{"kind": "audit", "version": 1}``, then ``{"kind": "mark", ...}`` and
-``{"kind": "run", ...}`` records. It is rewritten whole through `inspector.core.atomic` after every
-change, so a crash leaves the previous file or the new one, and a restart resumes where the work
-stopped. Each mark keeps a digest of the text it judged: a document edited since then makes the
-mark stale (kept in the file, listed, used for nothing) rather than silently judging other text.
+A mark is kept in the audit file of the document it judges (`audit_path`: ``<stem>.audit.jsonl``
+beside it), whichever document was shown: `load_audits` reads the files of every open document
+into one audit and `save_audits` puts each mark back in its own document's file, so a corpus finds
+every mark whatever it shows, and a document opened alone finds the marks made on it in a corpus.
+A file is JSON Lines, one record a line: a header ``{"kind": "audit", "version": 1}``, then
+``{"kind": "mark", ...}`` and ``{"kind": "run", ...}`` records. It is rewritten whole through
+`inspector.core.atomic` after every change, so a crash leaves the previous file or the new one,
+and a restart resumes where the work stopped. Each mark keeps a digest of the text it judged: a
+document edited since then makes the mark stale (kept in the file, listed, used for nothing)
+rather than silently judging other text.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -559,22 +563,34 @@ def audit_lines(audit: Audit) -> list[dict[str, Any]]:
     return recs
 
 
+def audit_text(audit: Audit) -> str:
+    """The file's text: `audit_lines` as JSON Lines."""
+    return "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in audit_lines(audit))
+
+
 def save_audit(path: str | os.PathLike[str], audit: Audit) -> None:
     """Write the whole audit, atomically (the old file or the new one, never half)."""
     from inspector.core.atomic import atomic_write_text
 
-    text = "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in audit_lines(audit))
-    atomic_write_text(path, text)
+    atomic_write_text(path, audit_text(audit))
 
 
 def load_audit(path: str | os.PathLike[str], docs: Sequence[Document] | Mapping[str, Document] = ()) -> Audit:
     """Read an audit file (an empty audit when there is none). With `docs`, marks whose text no
     longer matches their digest are set apart as stale. A broken line raises `InputError` naming
     file, line and field: the caller must not overwrite a file it could not read."""
-    p = Path(path)
+    read = _read_audit(Path(path))
+    if read is None:
+        return Audit()
+    audit = read[0]
+    return check_against(audit, docs) if docs else audit
+
+
+def _read_audit(p: Path) -> tuple[Audit, str] | None:
+    """An audit file's records and its text (None: there is no file); `InputError` as `load_audit`."""
     shown = str(p)
     if not p.exists():
-        return Audit()
+        return None
     try:
         if p.stat().st_size > MAX_AUDIT_BYTES:
             raise InputError(f"audit file is over the {MAX_AUDIT_BYTES / 1e6:.0f} MB limit", path=shown)
@@ -624,8 +640,7 @@ def load_audit(path: str | os.PathLike[str], docs: Sequence[Document] | Mapping[
         else:
             raise InputError(f"unknown kind {kind!r} (expected audit, mark or run)", path=shown, line=lineno,
                              field="kind")
-    audit = Audit(marks=tuple(marks.values()), runs=tuple(runs.values()))
-    return check_against(audit, docs) if docs else audit
+    return Audit(marks=tuple(marks.values()), runs=tuple(runs.values())), text
 
 
 def _whole(v: Any) -> bool:
@@ -683,8 +698,166 @@ def check_against(audit: Audit, docs: Sequence[Document] | Mapping[str, Document
     return replace(audit, marks=tuple(live), stale=tuple(stale), warnings=audit.warnings + (warning,))
 
 
+
+# -- the files of the open documents ----------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class AuditFiles:
+    """The audit files of the open documents, as last read or written. A mark is kept in the file
+    of the document it judges (`audit_path`), whichever document was shown when it was made: the
+    same marks come back with that document shown, opened alone, or in any corpus (a folder,
+    several files), and a single document's file is the ``<stem>.audit.jsonl`` it always was."""
+
+    audit: Audit
+    """Every mark about an open document, from whichever file held it, and every recorded run."""
+    owners: Mapping[Path, tuple[str, ...]] = field(default_factory=dict)
+    """Each file and the ids of the open documents whose marks it keeps (two documents of one stem
+    in one folder share a file)."""
+    kept: Mapping[Path, tuple[tuple[Mark, ...], tuple[Run, ...]]] = field(default_factory=dict)
+    """What a file holds about no open document (another corpus's marks): written back as it was."""
+    texts: Mapping[Path, str] = field(default_factory=dict)
+    """Each existing file's text as read or last written: a file whose text would stay is not written."""
+    held: Mapping[Path, frozenset[tuple[str, str, int, int]]] = field(default_factory=dict)
+    """The mark keys each file holds now (a save writes the files that gain marks before the ones
+    that lose them, so a crash between two writes leaves a mark twice, never nowhere)."""
+    problems: Mapping[Path, str] = field(default_factory=dict)
+    """Files that could not be read, with why: never overwritten; their documents' marks of this
+    session stay in memory."""
+
+    def path_of(self, doc_id: str) -> Path | None:
+        """The file that keeps a document's marks (None: a document read from no file)."""
+        return next((p for p, ids in self.owners.items() if doc_id in ids), None)
+
+
+def _reads(mark: Mark, doc: Document) -> bool:
+    """The document's text at the mark's span is the text the mark judged."""
+    return bool(mark.digest) and mark.end <= len(doc.text) and digest(doc.text[mark.start:mark.end]) == mark.digest
+
+
+def _owner(doc_id: str, own: Sequence[Document], by_id: Mapping[str, Document], mark: Mark | None = None) -> str | None:
+    """The open document a span named `doc_id`, read from the file of the documents `own`, is
+    about: the open document of that id, else the file's own document of that file name (a
+    document's id is its path in a folder, its name when opened alone); None for neither (a
+    document not open). When both exist, the judged text decides."""
+    named = by_id.get(doc_id)
+    mine = next((d for d in own if d.name == Path(doc_id).name), None)
+    if named is not None:
+        if mark is not None and mine is not None and mine is not named and not _reads(mark, named) \
+                and _reads(mark, mine):
+            return mine.doc_id
+        return named.doc_id
+    return mine.doc_id if mine is not None else None
+
+
+def load_audits(docs: Sequence[Document]) -> AuditFiles:
+    """Read the audit files of the open documents into one audit. Files are read oldest first, so
+    where two hold a mark on one span (files written before marks went to the judged document's
+    own file) the newer judgement wins. A file that cannot be read is listed in `problems`."""
+    by_id = {d.doc_id: d for d in docs}
+    owners: dict[Path, list[Document]] = {}
+    for d in docs:
+        p = audit_path(d)
+        if p is not None:
+            owners.setdefault(p, []).append(d)
+    found: list[tuple[float, str, Path, Audit]] = []
+    texts: dict[Path, str] = {}
+    problems: dict[Path, str] = {}
+    for p in owners:
+        try:
+            read = _read_audit(p)
+            when = p.stat().st_mtime if read is not None else 0.0
+        except InputError as exc:
+            problems[p] = exc.one_line()
+            continue
+        except OSError as exc:
+            problems[p] = InputError(f"cannot read: {exc.strerror or exc}", path=str(p)).one_line()
+            continue
+        if read is not None:
+            texts[p] = read[1]
+            found.append((when, str(p), p, read[0]))
+    marks: dict[tuple[str, str, int, int], Mark] = {}
+    runs: dict[tuple[str, str], Run] = {}
+    kept: dict[Path, tuple[tuple[Mark, ...], tuple[Run, ...]]] = {}
+    held: dict[Path, frozenset[tuple[str, str, int, int]]] = {}
+    for _when, _name, p, a in sorted(found):
+        own = owners[p]
+        other_marks: list[Mark] = []
+        other_runs: list[Run] = []
+        for m in a.marks:
+            at = _owner(m.doc_id, own, by_id, m)
+            if at is None:
+                other_marks.append(m)
+                continue
+            m = replace(m, doc_id=at) if at != m.doc_id else m
+            marks[m.key] = m  # a newer file's judgement wins, in the place the span was first judged
+        for r in a.runs:
+            placed = [_owner(d, own, by_id) for d, _a, _b in r.ranking]
+            if r.ranking and all(at is None for at in placed):
+                other_runs.append(r)
+                continue
+            runs[(r.question, r.config)] = replace(r, ranking=tuple(
+                (at or d, a0, b0) for at, (d, a0, b0) in zip(placed, r.ranking)))
+        if other_marks or other_runs:
+            kept[p] = (tuple(other_marks), tuple(other_runs))
+        held[p] = frozenset(m.key for m in a.marks)
+    audit = check_against(Audit(marks=tuple(marks.values()), runs=tuple(runs.values())), by_id)
+    return AuditFiles(audit, {p: tuple(d.doc_id for d in ds) for p, ds in owners.items()}, kept, texts, held,
+                      problems)
+
+
+def audit_files_content(files: AuditFiles, audit: Audit) -> dict[Path, Audit]:
+    """What each file holds once `audit` is saved: the marks (live or stale) on its documents, what
+    it kept about documents not open, and the runs of the questions its marks are about (a run of
+    a question with no mark: in the file of its best-ranked document)."""
+    where = {doc_id: p for p, ids in files.owners.items() for doc_id in ids}
+    marks: dict[Path, list[Mark]] = {p: list(files.kept.get(p, ((), ()))[0]) for p in files.owners}
+    runs: dict[Path, list[Run]] = {p: list(files.kept.get(p, ((), ()))[1]) for p in files.owners}
+    about: dict[str, set[Path]] = {}
+    for m in audit.marks + audit.stale:
+        p = where.get(m.doc_id)
+        if p is not None:
+            marks[p].append(m)
+            about.setdefault(m.question, set()).add(p)
+    for r in audit.runs:
+        targets = about.get(r.question) or {p for p in (where.get(d) for d, _a, _b in r.ranking[:1]) if p}
+        for p in targets:
+            runs[p].append(r)
+    return {p: Audit(marks=tuple(marks[p]), runs=tuple(runs[p])) for p in files.owners}
+
+
+def save_audits(files: AuditFiles, audit: Audit) -> tuple[AuditFiles, tuple[tuple[Path, OSError], ...]]:
+    """Write `audit` into the files of the open documents (`audit_files_content`), each atomically:
+    only the files whose text changes, never one that could not be read, and no new file without
+    a record. Files that gain marks are written before files that only lose some (a mark moving
+    to its document's own file is never in neither). Returns the files as now written, and the
+    writes that failed."""
+    from inspector.core.atomic import atomic_write_text
+
+    empty = audit_text(Audit())
+    content = audit_files_content(files, audit)
+    texts, held = dict(files.texts), dict(files.held)
+    todo: list[tuple[bool, str, Path, str, frozenset]] = []
+    for p, a in content.items():
+        text = audit_text(a)
+        if p in files.problems or text == texts.get(p, empty):
+            continue
+        keys = frozenset(m.key for m in a.marks + a.stale)
+        gains = bool(keys - held.get(p, frozenset()))
+        todo.append((not gains, str(p), p, text, keys))
+    failed: list[tuple[Path, OSError]] = []
+    for _later, _name, p, text, keys in sorted(todo, key=lambda t: t[:2]):
+        try:
+            atomic_write_text(p, text)
+        except OSError as exc:
+            failed.append((p, exc))
+            continue
+        texts[p], held[p] = text, keys
+    return replace(files, audit=audit, texts=texts, held=held), tuple(failed)
+
+
 __all__ = ["Mark", "Run", "Audit", "Verdict", "UNJUDGED", "replay", "QuestionSummary", "AuditSummary",
            "summarize", "summarize_question", "summary_markdown", "summary_csv", "export_summary",
            "GoldProposal", "gold_from_audit", "highlights", "question_terms", "audit_path", "audit_lines",
-           "save_audit", "load_audit", "check_against", "digest", "question_text", "RELEVANT", "PARTLY",
+           "save_audit", "load_audit", "check_against", "AuditFiles", "load_audits", "save_audits",
+           "audit_files_content", "audit_text", "digest", "question_text", "RELEVANT", "PARTLY",
            "NOT", "JUDGEMENTS", "GAIN", "AUDIT_SUFFIX", "Span"]

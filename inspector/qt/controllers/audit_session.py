@@ -1,13 +1,15 @@
-"""The audit's state in the window: the judgements of the shown document's audit file, kept current
-and written after every change.
+"""The audit's state in the window: the judgements of the open documents, kept current and written
+after every change.
 
-It owns one immutable `Audit` (inspector.core.evaluation.audit) and its file (`<stem>.audit.jsonl`
-beside the shown document, loaded when the document opens: a restart resumes the audit). Marks are
-keyed by question and span, so switching question and back, or changing the settings, loses
-nothing; a chunk of new settings takes its verdict from `replay`. Each exact ranking of a question
-that has judgements is recorded per configuration, so the summary of that configuration can be
-given later without asking again. A file that cannot be read is never overwritten: the marks of
-this session are then kept in memory and the window says why.
+It owns one immutable `Audit` (inspector.core.evaluation.audit) and the files it lives in: each
+mark in the audit file of the document it judges (`<stem>.audit.jsonl` beside it), whichever
+document is shown, all of them loaded when the documents open (a restart resumes the audit; in a
+corpus, choosing another document under Document keeps every mark). Marks are keyed by question
+and span, so switching question, shown document or settings and back loses nothing; a chunk of new
+settings takes its verdict from `replay`. Each exact ranking of a question that has judgements is
+recorded per configuration, so the summary of that configuration can be given later without
+asking again. A file that cannot be read is never overwritten: the marks of this session it would
+hold are then kept in memory and the window says why.
 """
 
 from __future__ import annotations
@@ -18,19 +20,19 @@ from typing import Any, Sequence
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.documents.document import Document
-from inspector.core.errors import InputError, write_failure
+from inspector.core.errors import write_failure
 from inspector.core.evaluation.audit import (
     Audit,
+    AuditFiles,
     AuditSummary,
     GoldProposal,
     Span,
     Verdict,
-    audit_path,
     gold_from_audit,
-    load_audit,
+    load_audits,
     question_text,
     replay,
-    save_audit,
+    save_audits,
     summarize,
 )
 from inspector.core.evaluation.gold import GoldQuestion
@@ -63,10 +65,10 @@ def hit_span(hit: Any) -> Span:
 
 
 class AuditSession(QObject):
-    """The judgements of the open document's audit, for the Reader and the audit mode."""
+    """The judgements of the open documents' audit, for the Reader and the audit mode."""
 
     changed = Signal()
-    """Marks, recorded runs or the file changed."""
+    """Marks, recorded runs or the files changed."""
     errored = Signal(str)
     """A line for the status bar (a file that could not be read or written)."""
 
@@ -75,51 +77,60 @@ class AuditSession(QObject):
         self.state = state
         self.retrieval = retrieval
         self.audit = Audit()
-        self.path: Path | None = None
-        """The audit file (None: a document read from no file; marks stay in memory)."""
-        self.writable = True
-        """False when the file exists but could not be read: it is then never overwritten."""
+        self.files = AuditFiles(self.audit)
+        """The audit files of the open documents (a document read from no file has none: its marks
+        stay in memory)."""
         self.problem = ""
         self.asked: list[str] = []
         """Questions asked in this session, in order (navigation offers them after the gold set's)."""
-        self._doc: Document | None = None
+        self._docs: tuple[Document, ...] = ()
         state.documentChanged.connect(self._on_document)
+        # New documents around the shown one (an undo puts a corpus back around it): documentChanged
+        # does not come then. Otherwise it follows, with the document to load for.
+        state.documentsChanged.connect(
+            lambda docs: self._on_document(state.document) if any(d is state.document for d in docs) else None)
         retrieval.questionChanged.connect(self._on_question)
         retrieval.resultReady.connect(self._on_result)
         if state.document is not None:
             self._on_document(state.document)
 
-    # -- the file ------------------------------------------------------------------------------
+    # -- the files -----------------------------------------------------------------------------
+    def _open_documents(self, doc: Document | None) -> tuple[Document, ...]:
+        """The documents open with the shown one: its corpus, or itself alone."""
+        if doc is None:
+            return ()
+        docs = self.state.documents
+        return tuple(docs) if any(d is doc for d in docs) else (doc,)
+
     def _on_document(self, doc: Document | None) -> None:
-        if doc is self._doc:
-            return
-        self._doc = doc
-        self.audit = Audit()
-        self.path = audit_path(doc) if doc is not None else None
-        self.writable = True
-        self.problem = ""
-        if self.path is not None:
-            try:
-                self.audit = load_audit(self.path, self.state.documents or (doc,))
-            except InputError as exc:
-                self.writable = False
-                self.problem = f"audit not loaded, and left as it is: {exc.one_line()}"
-                self.errored.emit(self.problem)
-            else:
-                for w in self.audit.warnings:
-                    self.errored.emit(f"{self.path.name}: {w}")
+        docs = self._open_documents(doc)
+        if len(docs) == len(self._docs) and all(a is b for a, b in zip(docs, self._docs)):
+            return  # another document of the same corpus shown: the marks are the same
+        self._docs = docs
+        self.files = load_audits(docs)
+        self.audit = self.files.audit
+        problems = [f"audit not loaded, and left as it is: {why}" for why in self.files.problems.values()]
+        self.problem = problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "") \
+            if problems else ""
+        if self.problem:
+            self.errored.emit(self.problem)
+        for w in self.audit.warnings:
+            self.errored.emit(f"audit: {w}")
         self.changed.emit()
 
+    @property
+    def path(self) -> Path | None:
+        """The audit file of the shown document (None: a document read from no file)."""
+        doc = self.state.document
+        return self.files.path_of(doc.doc_id) if doc is not None else None
+
     def write(self) -> bool:
-        """Write the audit file (atomically); False when it is not written."""
-        if self.path is None or not self.writable:
-            return False
-        try:
-            save_audit(self.path, self.audit)
-        except OSError as exc:
-            self.errored.emit(write_failure(self.path, exc))
-            return False
-        return True
+        """Write the audit files whose content changed (each atomically); False when one is not
+        written (it could not be read, or the write failed)."""
+        self.files, failed = save_audits(self.files, self.audit)
+        for path, exc in failed:
+            self.errored.emit(write_failure(path, exc))
+        return not failed and not self.files.problems
 
     def _set(self, audit: Audit) -> None:
         if audit is not self.audit:

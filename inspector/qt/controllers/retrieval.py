@@ -63,6 +63,10 @@ class Baseline:
     """EXACT, POOLED or FALLBACK: what the pinned figures were."""
     chunks: tuple = ()
     """The shown document's chunks when pinned (spans: the baseline lane beside the text)."""
+    documents: tuple = ()
+    """The corpus it was pinned over (empty: one document). Showing another document of it keeps
+    the baseline: the report covers every document (a fixed or broken question's answer may lie in
+    another one, and selecting it shows that document)."""
 
 
 class RetrievalController(QObject):
@@ -392,10 +396,17 @@ class RetrievalController(QObject):
         r = self.result
         if r is None or r.report is None:
             return None
-        self.baseline = Baseline(r.config, r.report, r.mode, r.request.chunks)
+        self.baseline = Baseline(r.config, r.report, r.mode, r.request.chunks, r.request.documents)
         self.baselineChanged.emit(self.baseline)
         self._compare()
         return self.baseline
+
+    def _baseline_covers(self, doc: Document | None) -> bool:
+        """The baseline was pinned over the corpus now open, which `doc` belongs to."""
+        pinned = self.baseline.documents if self.baseline is not None else ()
+        now = self.corpus()
+        return bool(pinned) and len(pinned) == len(now) and all(a is b for a, b in zip(pinned, now)) \
+            and any(d is doc for d in now)
 
     def clear_baseline(self) -> None:
         if self.baseline is not None:
@@ -534,7 +545,7 @@ class RetrievalController(QObject):
     def _on_document(self, doc: Document | None) -> None:
         self._sync_documents()
         self._filter_gold()
-        if self.baseline is not None:
+        if self.baseline is not None and not self._baseline_covers(doc):
             self.clear_baseline()
         self.goldChanged.emit(self.gold)
         self._build_pooled()

@@ -3,6 +3,7 @@
 Evaluate ▸ Audit Mode (Ctrl+Shift+A, or the toolbar's Audit button) hides every dock but the
 Reader, puts the Reader on the right at the window's full height and about 60 % of its width, and
 shows its summary; the text stays on the left, where a click on a card (or Enter) shows the chunk.
+Enter in the question field gives the keyboard to the cards (a click in the field takes it back).
 Leaving the mode restores the layout exactly as it was (`saveState`/`restoreState`); closing the
 window in audit mode leaves it first, so the saved layout is the user's own, not the audit's.
 
@@ -50,6 +51,14 @@ class AuditMode(QObject):
         if bar is not None:
             bar.addSeparator()
             bar.addAction(self.action)
+        # Enter in the question field hands the keys to the cards: 1/2/3/J/K judge and move rather
+        # than type into the question (a click in the field takes them back). Connected after the
+        # bar's own Enter, which asks the question first.
+        window.question_bar.field.returnPressed.connect(self._on_question_entered)  # type: ignore[attr-defined]
+        self._pending: Any = None
+        """A chunk of another document being shown: selected once that document's hits are in."""
+        window.retrieval.resultReady.connect(self._on_result)  # type: ignore[attr-defined]
+        window.retrieval.questionChanged.connect(lambda _q: setattr(self, "_pending", None))  # type: ignore[attr-defined]
         self.panel.chunkActivated.connect(self.show_chunk)
         self.panel.currentChanged.connect(lambda c: self.show_chunk(c, quiet=True) if self.active else None)
         self.panel.goldRequested.connect(self.add_gold)
@@ -78,6 +87,9 @@ class AuditMode(QObject):
             self.active = True
             self.panel.set_roomy(True)
             self.panel.setFocus()
+            current = self.panel.current_chunk()
+            if current is not None:  # the text follows the current card from now on
+                self.show_chunk(current, quiet=True)
         else:
             self.active = False
             if self._saved is not None:
@@ -89,6 +101,10 @@ class AuditMode(QObject):
                 QTimer.singleShot(0, w, hide_stray)
         if self.action.isChecked() != on:
             self.action.setChecked(on)
+
+    def _on_question_entered(self) -> None:
+        if self.active and self.window.question_bar.field.text().strip():
+            self.panel.list.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _widen(self) -> None:
         if self.active:
@@ -103,22 +119,39 @@ class AuditMode(QObject):
     # -- the panel's ways out --------------------------------------------------------------------
     def show_chunk(self, chunk: Any, quiet: bool = False) -> None:
         """Show a card's chunk in the text: select it and scroll to it (its hit outline emphasised).
-        `quiet`: say nothing when it is not in the shown document (the mode following the cards)."""
+        A chunk of another document of the corpus shows that document first, and is selected and
+        scrolled to once the question's hits for it are in. `quiet`: say nothing when it cannot be
+        shown (the mode following the cards)."""
         w = self.window
         doc = w.state.document
         if doc is None:
             return
+        self._pending = None
         if chunk.doc_id and chunk.doc_id != doc.doc_id:
-            if not quiet:
-                w.show_message(f"That chunk is in {chunk.doc_id}: choose it under Document to see it in the text")
+            home = next((d for d in w.state.documents if d.doc_id == chunk.doc_id), None)
+            if home is None:
+                if not quiet:
+                    w.show_message(f"That chunk is in {chunk.doc_id}, which is not open")
+                return
+            self._pending = chunk
+            w.state.set_document(home)
             return
-        if w.state.result is not None and w.state.result.chunk(chunk.id) is not None:
+        r, chunks = w.retrieval.result, w.state.result
+        if r is None or r.document is not doc or chunks is None or chunks.document is not doc:
+            self._pending = chunk  # the document was just shown: its chunks and hits are on their way
+            return
+        if chunks.chunk(chunk.id) is not None:
             w.state.select(chunk.id)
         at = next((i for i, h in enumerate(w.view.hits) if (h.start, h.end) == (chunk.start, chunk.end)), None)
         if at is not None:
             w.view.goto_hit(at)
         else:
             w.view.scroll_to_offset(chunk.start, context_lines=2)
+
+    def _on_result(self, result: Any) -> None:
+        chunk = self._pending
+        if chunk is not None and result.document.doc_id == chunk.doc_id and result.request.question:
+            self.show_chunk(chunk)
 
     def add_gold(self, proposal: GoldProposal) -> bool:
         ok = bool(self.window.gold.add_questions(proposal.questions))

@@ -10,11 +10,13 @@ Keys (while the panel has focus; a click on a card gives it focus):
 
 After a judgement the next card becomes current ("advance"). The current card is outlined and shown
 whole; the others are clamped to a few lines so that several fit on a screen. Judgements go to the
-`AuditSession` (the audit file beside the document), keyed by question and span: they survive a
+`AuditSession` (the audit file beside the judged document), keyed by question and span: they survive a
 question switch, a settings change (chunks of new settings inherit them by `replay`) and a restart.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPainter, QPalette, QShortcut
@@ -111,6 +113,9 @@ class AuditPanel(QWidget):
         self.advance = True
         self._pool: list[AuditCard] = []
         self._dirty = False
+        self._kept: tuple[str, tuple[str, int, int]] | None = None
+        """(question, span of the current card) while the cards wait for the question's next result
+        (another document of the corpus shown, new chunks): that card is current again after."""
 
         # Question navigation.
         self.prev_q = QToolButton(text="◀")
@@ -294,6 +299,9 @@ class AuditPanel(QWidget):
         previous = self.result
         self.result = result
         if result is None or not result.request.question or result.document is not self.state.document:
+            if previous is not None and previous.request.question and 0 <= self.current < len(self.cards):
+                hit = self.cards[self.current].hit.chunk
+                self._kept = (previous.request.question, (hit.doc_id, hit.start, hit.end))
             self._set_cards(0)
             self.current = -1
             self.header.setText("Ask a question to read what the retriever returns.")
@@ -305,7 +313,11 @@ class AuditPanel(QWidget):
             self._dirty = True  # filled in when the panel is shown (it may sit behind a tab)
             return
         self._dirty = False
-        same_question = previous is not None and previous.request.question == result.request.question
+        kept, self._kept = self._kept, None
+        asked = previous.request.question if previous is not None and previous.request.question else None
+        if asked is None and kept is not None:
+            asked = kept[0]  # the same question back after a moment without cards
+        same_question = asked == result.request.question
         req = result.request
         theme = Theme.for_palette(self.palette())
         q = req.question
@@ -337,7 +349,11 @@ class AuditPanel(QWidget):
                      + (" › ".join(c.heading_path) or "(no heading)"))
             facts = CardFacts(h.rank, format_score(h.score), place, size, " · ".join(extra))
             card.set_content(h, text, len(prefix), facts, theme, self.session.verdict(q, h), marks)
-        if not same_question or not 0 <= self.current < len(self.cards):
+        again = next((i for i, h in enumerate(result.hits) if (h.chunk.doc_id, h.chunk.start, h.chunk.end) == kept[1]),
+                     None) if same_question and kept is not None else None
+        if again is not None:
+            self.current = again
+        elif not same_question or not 0 <= self.current < len(self.cards):
             self.current = 0 if self.cards else -1
         for i, card in enumerate(self.cards):
             card.set_current(i == self.current)
@@ -346,6 +362,8 @@ class AuditPanel(QWidget):
             self.scroll.verticalScrollBar().setValue(0)
             if self.cards:
                 self.currentChanged.emit(self.cards[self.current].hit.chunk)
+        elif again is not None:
+            self._reveal_current()
         self._update_header()
         self._update_hint()
         if self.summary_box.isVisible():
@@ -476,6 +494,10 @@ class AuditPanel(QWidget):
             self.set_current(self.cards.index(card))
             self.list.setFocus()
             self.chunkActivated.emit(card.hit.chunk)
+
+    def current_chunk(self) -> Any:
+        """The current card's chunk (None: no card)."""
+        return self.cards[self.current].hit.chunk if 0 <= self.current < len(self.cards) else None
 
     def activate_current(self) -> None:
         if 0 <= self.current < len(self.cards):
