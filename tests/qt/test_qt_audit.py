@@ -312,3 +312,40 @@ def test_rechunking_while_cards_show_does_not_crash(qtbot, hash_window, open_doc
         qtbot.wait(30)
     r = wait_result(w, mode=None, question=question)
     assert r.hits and w.reader.cards  # still alive, still answering
+
+
+def test_cards_fit_the_reader_at_every_width_and_keep_their_counts_whole(qtbot, window, wait_result):
+    """Issue 26: in the Reader beside the text at 1400x900 the cards' text ran past their right
+    edge (a card's "… 8 more lines · the answer is further down (select the card to read it all)"
+    on one line made every card wider than the list, which does not scroll sideways), and a long
+    chunk's counts were elided ("1,536 tok · 1,9…"). At every width the Reader can take, the cards
+    fit it and each header shows its counts whole."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.qt.panels.reader import Reader
+
+    w = window(size=(1400, 900))
+    reader = Reader(w.retrieval, w.state)  # a second Reader on the window's state, free to take any width
+    qtbot.addWidget(reader)
+    reader.show()
+    w.state.set_strategy("fixed_tokens")
+    w.strategy_panel.set_value("size", 1024)  # past the model's 256 word pieces: a long extra note
+    r = _ask(w, wait_result, GERMANY)
+    qtbot.waitUntil(lambda: len(reader.cards) == len(r.hits) and all(c.facts for c in reader.cards), timeout=5000)
+    assert any(c.facts.extra for c in reader.cards) and any(c.more.text() for c in reader.cards)
+    widths = set()
+    for width in range(200, 901, 13):
+        reader.resize(width, 700)
+        QApplication.processEvents()
+        qtbot.waitUntil(lambda: not any(c.body._fit_due for c in reader.cards), timeout=3000)
+        QApplication.processEvents()
+        widths.add(reader.width())
+        viewport = reader.scroll.viewport().width()
+        assert reader.list.width() <= viewport, (reader.width(), reader.list.width(), viewport)
+        for card in reader.cards:
+            facts = card.facts
+            _place, size = card.header.row2()
+            assert size in (facts.size, f"{facts.size} · {facts.extra}"), (reader.width(), size)
+            assert card.header.fontMetrics().horizontalAdvance(size) <= card.header.width()
+            assert card.x() + card.width() <= viewport
+    assert min(widths) < 400 and max(widths) >= 880
