@@ -22,7 +22,8 @@ gold set: the figures are what the user came for).
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
@@ -100,6 +101,29 @@ class DockLayout(QObject):
         dock.topLevelChanged.connect(self._user_arranged)
         dock.toggleViewAction().triggered.connect(self._user_arranged)
         self.window.tabifyDockWidget(anchor, dock)
+
+    def held(self) -> bool:
+        """Another arrangement holds the window (audit mode): the docks are left as they are until
+        it ends (`follow`), and nothing it moves counts as the user's arranging."""
+        mode = getattr(self.window, "audit_mode", None)
+        return bool(mode is not None and mode.active)
+
+    @contextmanager
+    def arranging(self) -> Iterator[None]:
+        """Docks moved inside this block are the program's doing, not the user's (audit mode's
+        moves would otherwise stop the layout following the window's size)."""
+        was, self._applying = self._applying, True
+        try:
+            yield
+        finally:
+            self._applying = was
+
+    def follow(self) -> None:
+        """The arrangement for the window's size now, if it follows the size and another one
+        (of the other width class) is in place (after audit mode)."""
+        if self.auto and not self.held() and self.compact is not None \
+                and self.mode_for(self.window.width()) != self.compact:
+            self.apply()
 
     def mode_for(self, width: int) -> bool:
         """True (compact) for a window narrower than COMPACT_BELOW."""
@@ -201,7 +225,7 @@ class DockLayout(QObject):
     def _refit_column(self) -> None:
         self._refit_due = False
         w = self.window
-        if self.auto and self.compact is False and not w.strategy_dock.isFloating() \
+        if self.auto and self.compact is False and not self.held() and not w.strategy_dock.isFloating() \
                 and w.strategy_dock.height() < w.strategy_panel.sizeHint().height() + 28:
             self._applying = True
             try:
@@ -225,18 +249,14 @@ class DockLayout(QObject):
                 self._pending = False
                 QTimer.singleShot(0, self.window, self.apply)
             elif e.type() == QEvent.Type.Resize and self.auto and self.compact is not None \
-                    and self.mode_for(self.window.width()) != self.compact:
+                    and self.mode_for(self.window.width()) != self.compact and not self.held():
                 # Crossing COMPACT_BELOW: the other arrangement, once the resize is done.
-                QTimer.singleShot(0, self.window, self._follow_size)
+                QTimer.singleShot(0, self.window, self.follow)
         return False
-
-    def _follow_size(self) -> None:
-        if self.auto and self.mode_for(self.window.width()) != self.compact:
-            self.apply()
 
     def _on_gold(self, gold) -> None:
         """A gold set loaded (not the same one seen again on a document switch): show its tab."""
-        if gold is not None and gold is not self._gold:
+        if gold is not None and gold is not self._gold and not self.held():
             w = self.window
             w.gold_dock.show()
             w.gold_dock.raise_()

@@ -366,6 +366,13 @@ class MainWindow(QMainWindow):
         self._doc_combo_action = tb.addWidget(self.doc_combo)
         self._doc_label_action.setVisible(False)
         self._doc_combo_action.setVisible(False)
+        self.main_toolbar = tb
+        from inspector.qt.toolbar_fit import ToolbarFit
+
+        # Narrow, the chunk buttons show their icons only so that no action (Audit Mode, added
+        # later, has no icon) goes behind ».
+        self.toolbar_fit = ToolbarFit(tb, (self.only_flagged_action, self.prev_action, self.next_action,
+                                           self.find_action, self.open_folder_action, self.open_action))
         # The question bar: a row of its own under the main toolbar, as wide as the window.
         self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
         ask = self.addToolBar("Ask")

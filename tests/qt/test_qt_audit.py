@@ -510,3 +510,80 @@ def test_a_card_in_another_document_shows_that_document_and_the_keys_follow(qtbo
     chunk = r.hits[back].chunk
     top, _bottom = w.view.y_range(chunk.start, chunk.end)
     assert 0 <= top < w.view.viewport().height()
+
+
+def test_cards_fit_the_reader_at_every_width_and_keep_their_counts_whole(qtbot, window, wait_result):
+    """Issue 26: in the Reader beside the text at 1400x900 the cards' text ran past their right
+    edge (a card's "… 8 more lines · the answer is further down (select the card to read it all)"
+    on one line made every card wider than the list, which does not scroll sideways), and a long
+    chunk's counts were elided ("1,536 tok · 1,9…"). At every width the Reader can take, the cards
+    fit it and each header shows its counts whole."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.qt.panels.reader import Reader
+
+    w = window(size=(1400, 900))
+    reader = Reader(w.retrieval, w.state)  # a second Reader on the window's state, free to take any width
+    qtbot.addWidget(reader)
+    reader.show()
+    w.state.set_strategy("fixed_tokens")
+    w.strategy_panel.set_value("size", 1024)  # past the model's 256 word pieces: a long extra note
+    r = _ask(w, wait_result, GERMANY)
+    qtbot.waitUntil(lambda: len(reader.cards) == len(r.hits) and all(c.facts for c in reader.cards), timeout=5000)
+    assert any(c.facts.extra for c in reader.cards) and any(c.more.text() for c in reader.cards)
+    widths = set()
+    for width in range(200, 901, 13):
+        reader.resize(width, 700)
+        QApplication.processEvents()
+        qtbot.waitUntil(lambda: not any(c.body._fit_due for c in reader.cards), timeout=3000)
+        QApplication.processEvents()
+        widths.add(reader.width())
+        viewport = reader.scroll.viewport().width()
+        assert reader.list.width() <= viewport, (reader.width(), reader.list.width(), viewport)
+        for card in reader.cards:
+            facts = card.facts
+            _place, size = card.header.row2()
+            assert size in (facts.size, f"{facts.size} · {facts.extra}"), (reader.width(), size)
+            assert card.header.fontMetrics().horizontalAdvance(size) <= card.header.width()
+            assert card.x() + card.width() <= viewport
+    assert min(widths) < 400 and max(widths) >= 880
+
+
+def test_audit_mode_keeps_its_layout_when_the_window_is_resized(qtbot, window, wait_result):
+    """Issue 26: resizing the window lost the audit layout: the window's own arrangement came back
+    (the Reader put into the left column of tabs below 1200 px) and the Reader kept its old width
+    (350 of 1400 px). It keeps the window's full height and 60 % of its width at every size, and
+    leaving gives back the arrangement for the window's size at that moment."""
+    from PySide6.QtWidgets import QDockWidget
+
+    from inspector.qt.panels.audit_mode import AUDIT_WIDTH
+
+    w = window(size=(1400, 900))
+    qtbot.waitUntil(lambda: w.dock_layout.compact is False, timeout=5000)
+    _ask(w, wait_result, GERMANY)
+    w.audit_mode.set_active(True)
+
+    def audit_layout() -> bool:
+        shown = [d for d in w.findChildren(QDockWidget) if d.isVisible()]
+        return (shown == [w.reader_dock] and w.dockWidgetArea(w.reader_dock) == Qt.DockWidgetArea.RightDockWidgetArea
+                and abs(w.reader_dock.width() - AUDIT_WIDTH * w.width()) <= 0.04 * w.width()
+                and w.view.isVisible() and w.view.width() > 300)
+
+    for size in ((1400, 900), (1024, 700), (1600, 1000), (1250, 800)):
+        w.resize(*size)
+        try:
+            qtbot.waitUntil(audit_layout, timeout=3000)
+        except qtbot.TimeoutError:
+            raise AssertionError(f"at {size}: Reader {w.reader_dock.width()} px in "
+                                 f"{w.dockWidgetArea(w.reader_dock)}, shown "
+                                 f"{[d.windowTitle() for d in w.findChildren(QDockWidget) if d.isVisible()]}") from None
+    # Entered wide, left narrow: the compact arrangement, still following the window's size.
+    w.resize(1024, 700)
+    qtbot.waitUntil(audit_layout, timeout=3000)
+    w.audit_mode.set_active(False)
+    qtbot.waitUntil(lambda: w.dock_layout.compact is True, timeout=3000)
+    assert w.dock_layout.auto and w.strategy_dock.isVisible()
+    assert w.reader_dock in w.tabifiedDockWidgets(w.strategy_dock)
+    w.resize(1400, 900)
+    qtbot.waitUntil(lambda: w.dock_layout.compact is False, timeout=3000)
+    assert w.reader_dock not in w.tabifiedDockWidgets(w.strategy_dock)

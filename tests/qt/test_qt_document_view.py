@@ -260,3 +260,35 @@ def test_y_spans_from_the_line_table_are_the_layouts(qtbot, make_window, open_do
             for b in (a + 1, a + 17, a + 230, hi + 50):
                 if b <= len(text):
                     assert clamp(vis.y_span(a, b)) == clamp(_y_span_by_layout(vis, a, b)), (where, a, b)
+
+
+def test_the_gutter_names_a_chunk_where_its_boundary_is(qtbot, make_window, open_doc):
+    """Issue 26: heading paths and token counts were only in the table and the side pane. Hovering
+    a chunk's number in the gutter says "#n · heading path · N tokens (M word pieces)"; the text's
+    own tooltip names the heading path too."""
+    from PySide6.QtCore import QEvent, QPoint
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    w = make_window(size=(1400, 900))
+    open_doc(w)
+    qtbot.waitUntil(lambda: all(c.embed_tokens is not None for c in w.state.result.chunks), timeout=20_000)
+    r = w.state.result
+    c = next(c for c in r.chunks if len(c.heading_path) >= 2)
+    w.view.scroll_to_offset(c.start, context_lines=2)
+    qtbot.wait(20)
+    vis = w.view.visible_blocks()
+    y = vis.y_span(c.start, c.end)[0] + w.view.fontMetrics().height() / 2
+    expected = (f"#{c.id} · {' › '.join(c.heading_path)} · {c.token_count:,} tokens "
+                f"({c.embed_tokens:,} word pieces)")
+    gutter = w.view.gutter
+    # As the user gets it: a tooltip event over the chunk's number.
+    pos = QPoint(gutter.width() // 2, int(y))
+    QApplication.sendEvent(gutter, QHelpEvent(QEvent.Type.ToolTip, pos, gutter.mapToGlobal(pos)))
+    assert QToolTip.text().split("\n")[0] == expected
+    assert gutter.chunk_tooltip(y).split("\n")[0] == expected
+    # Inside the chunk, below its first line: the chunk whose bar is there.
+    y1 = vis.y_span(c.start, c.end)[1]
+    if y1 - y > 3 * w.view.fontMetrics().height():
+        assert f"#{c.id} · " in gutter.chunk_tooltip(y + 2 * w.view.fontMetrics().height())
+    assert " › ".join(c.heading_path) in w.view.describe(c.id)

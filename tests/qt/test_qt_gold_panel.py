@@ -477,3 +477,60 @@ def test_marking_results_stale_neither_sorts_nor_filters_again(qapp):
     assert proxy.rowCount() == shown
     model.set_results(report.questions)  # new outcomes do sort and filter again
     assert asked.count(MISS_ROLE) > 0
+
+
+def _figures_cut(panel) -> list[str]:
+    """The figure labels (values, changes, intervals) shown in part: narrower than their text, or
+    reaching past the visible part of the figures' column."""
+    from PySide6.QtCore import QPoint
+
+    viewport = panel.summary_scroll.viewport()
+    cut = []
+    for key, (_name, value, delta) in panel.metric_labels.items():
+        for label in (value, delta, panel.ci_labels[key]):
+            if not label.isVisibleTo(panel) or not label.text():
+                continue
+            need = label.fontMetrics().horizontalAdvance(label.text())
+            left = label.mapTo(viewport, QPoint(0, 0)).x()
+            if need > label.contentsRect().width() or left < 0 or left + label.width() > viewport.width():
+                cut.append(f"{key}: {label.text()!r} needs {need} px, has {label.contentsRect().width()} "
+                           f"at x={left} in a {viewport.width()} px column")
+    return cut
+
+
+def test_figures_are_never_cut_at_any_width_of_the_panel(qtbot, dense_window, open_doc, wait_result):
+    """Issue 26: with the embedding map open the gold panel narrowed and its hit rate read
+    "8.3 % (53/60)", the first digit of 88.3 % cut off. At every width the panel can take, from its
+    minimum up, with and without a baseline (the change column), every figure is wholly shown."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.qt.panels.gold_panel import GoldPanel
+
+    w = dense_window(size=(1400, 900))
+    panel = GoldPanel(w.retrieval)  # a second panel on the window's state, free to take any width
+    qtbot.addWidget(panel)
+    panel.show()
+    open_doc(w)
+    r = wait_result(w, gold=True)
+    value, _delta = panel.metric_text("hit_rate")
+    assert f"({r.report.hits}/{len(r.report.questions)})" in value
+    for pinned in (False, True):
+        if pinned:
+            w.retrieval.pin_baseline()
+            w.state.set_params({**w.state.params, "size": 128})
+            wait_result(w, gold=True)
+            qtbot.waitUntil(lambda: w.retrieval.comparison is not None, timeout=10_000)
+            assert any(d.text() for _n, _v, d in panel.metric_labels.values())
+        widths = set()
+        for width in range(120, 1401, 11):
+            panel.resize(width, 320)
+            QApplication.processEvents()
+            widths.add(panel.width())
+            assert not _figures_cut(panel), (panel.width(), _figures_cut(panel))
+        assert min(widths) < 700 and max(widths) >= 1390  # the sweep reached the narrow end
+    # The report's case: the map beside the gold set in a 1400x900 window.
+    w.embedding_map_dock.show()
+    w.gold_dock.raise_()
+    qtbot.waitUntil(lambda: w.gold_panel.isVisible(), timeout=5000)
+    qtbot.wait(50)
+    assert not _figures_cut(w.gold_panel)

@@ -291,3 +291,61 @@ def test_the_slider_trace_gets_room_instead_of_squeezing_the_strategy_rows(qtbot
             assert not a.intersects(b), (a, b)
     for ctl in rows:
         assert_unclipped(ctl, w, 1, ctl.minimumSizeHint().height())
+
+
+def _public_corpus(tmp_path):
+    """The benchmark's five public documents (long file names) as one folder."""
+    import shutil
+    from pathlib import Path
+
+    folder = tmp_path / "public"
+    folder.mkdir()
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "public"
+    for md in sorted(root.glob("*/*.md")):
+        if md.name != "PROVENANCE.md":
+            shutil.copy(md, folder / md.name)
+    return folder
+
+
+def test_a_corpus_in_a_small_window_keeps_the_question_field_and_every_toolbar_action(
+        qtbot, hash_window, wait_complete, wait_result, tmp_path):
+    """Issue 26: at 1024x700 with a corpus open, the document filter (as wide as its longest file
+    name) squeezed the question field to about 115 px, and the toolbar (the Document box shown)
+    hid Audit Mode behind »."""
+    from PySide6.QtWidgets import QToolBar, QToolButton
+
+    w = hash_window(size=(1024, 700), start=False)
+    w.retrieval.set_retriever("bm25")
+    _settled(qtbot, w)
+    assert w.open_paths([str(_public_corpus(tmp_path))])
+    wait_complete(w)
+    assert len(w.state.documents) == 5
+    tb = w.findChild(QToolBar, "toolbar_main")
+    extension = tb.findChild(QToolButton, "qt_toolbar_ext_button")
+
+    def all_actions_shown() -> bool:
+        return all(tb.widgetForAction(a) is not None and tb.widgetForAction(a).isVisible()
+                   for a in tb.actions() if a.isVisible()) and not (extension and extension.isVisible())
+
+    qtbot.waitUntil(all_actions_shown, timeout=5000)
+    audit = tb.widgetForAction(w.audit_mode.action)
+    assert_unclipped(audit, w, audit.sizeHint().width())
+    assert w.toolbar_fit.icon_only()  # the chunk buttons gave their texts, not the actions their places
+    bar = w.question_bar
+    assert bar.doc_filter.isVisible()
+    assert_unclipped(bar.field, w, 300)
+    # A question with hits in the other documents: "+n elsewhere" and the hit count join the row.
+    question = "How many days of annual leave do I get?"
+    bar.ask(question)
+    wait_result(w, question=question)
+    qtbot.waitUntil(lambda: bar.elsewhere.isVisible(), timeout=5000)
+    qtbot.wait(50)
+    assert_unclipped(bar.field, w, 250)
+    for part in (bar.k_spin, bar.retriever, bar.heading_filter, bar.doc_filter, bar.elsewhere, bar.mode):
+        assert_unclipped(part, w, part.minimumSizeHint().width())
+    assert bar.doc_filter.view().minimumWidth() > bar.doc_filter.fontMetrics().horizontalAdvance(
+        "sourcegraph_travel_pto.md")  # its list shows whole names
+    # Wide again: every button has its text back.
+    w.resize(1400, 900)
+    qtbot.waitUntil(lambda: not w.toolbar_fit.icon_only(), timeout=5000)
+    assert all_actions_shown()

@@ -28,6 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QToolTip, QWidget
 
+from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.state import InspectorState
@@ -213,13 +214,43 @@ class Gutter(QWidget):
         view.click_at(pt)
 
     def event(self, e: QEvent) -> bool:
-        if e.type() == QEvent.Type.ToolTip and self.view.baseline_lane is not None:
-            geo = self._lane_geometry()
-            x = e.pos().x()
-            if geo.bar_x - 3 <= x < geo.current_x:
-                QToolTip.showText(e.globalPos(), self.baseline_tooltip(e.pos().y()), self)
-                return True
+        if e.type() == QEvent.Type.ToolTip:
+            if self.view.baseline_lane is not None:
+                geo = self._lane_geometry()
+                x = e.pos().x()
+                if geo.bar_x - 3 <= x < geo.current_x:
+                    QToolTip.showText(e.globalPos(), self.baseline_tooltip(e.pos().y()), self)
+                    return True
+            text = self.chunk_tooltip(e.pos().y())
+            if text:
+                QToolTip.showText(e.globalPos(), text, self)
+            else:
+                QToolTip.hideText()
+            return True
         return super().event(e)
+
+    def chunk_tooltip(self, y: float) -> str:
+        """What the table and the side pane say of a chunk, where its boundary is drawn: the chunks
+        starting on the line at `y` (its number), else those whose bars cover it, one line each:
+        "#12 · Leave › Germany · 212 tokens (251 word pieces)"."""
+        view = self.view
+        r = view.result
+        vis = view.visible_blocks() if r is not None and view.document_ is not None else None
+        if r is None or not vis:
+            return ""
+        lo, hi = vis.text_range()
+        line = view.fontMetrics().height()
+        starting, covering = [], []
+        for cid in list(r.index.chunks_in(lo, hi)) + list(r.parents.chunks_in(lo, hi)):
+            c = r.chunk(cid)
+            if c is None:
+                continue
+            y0, y1 = vis.y_span(c.start, c.end)
+            if y0 <= y < y0 + line:
+                starting.append(c)
+            elif y0 <= y < y1:
+                covering.append(c)
+        return "\n".join(chunk_summary(c) for c in (starting or covering)[:4])
 
     def baseline_tooltip(self, y: float) -> str:
         """The baseline lane explained, and the baseline boundary on the line at `y`, if any."""
@@ -242,6 +273,17 @@ class Gutter(QWidget):
                     text += f"<br>Baseline chunk {cid} starts here: {lane.describe_boundary(start)}"
                     break
         return text
+
+
+def chunk_summary(c: Chunk) -> str:
+    """One line on a chunk: number, heading path, cl100k tokens and the embedder's word pieces."""
+    role = f" ({c.role})" if c.role != "chunk" else ""
+    path = " › ".join(c.heading_path) or "no heading"
+    size = f"{c.token_count:,} tokens"
+    if c.embed_tokens is not None:
+        dropped = f", {c.embed_dropped:,} past the model's limit" if c.embed_dropped else ""
+        size += f" ({c.embed_tokens:,} word pieces{dropped})"
+    return f"#{c.id}{role} · {path} · {size}"
 
 
 class FlagColumn(QWidget):

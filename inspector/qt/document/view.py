@@ -519,7 +519,8 @@ class DocumentView(QPlainTextEdit):
         if c is None:
             return ""
         parts = [f"Chunk {c.id}" + (f" ({c.role})" if c.role != "chunk" else ""),
-                 f"{c.token_count} tokens", f"{c.end - c.start} characters"]
+                 " › ".join(c.heading_path) or "no heading", f"{c.token_count} tokens",
+                 f"{c.end - c.start} characters"]
         if c.embed_tokens is not None:
             parts.append(f"{c.embed_tokens} word pieces" + (f", {c.embed_dropped} dropped" if c.embed_dropped else ""))
         if c.flags:

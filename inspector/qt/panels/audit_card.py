@@ -294,17 +294,28 @@ class CardHeader(QWidget):
             p.drawText(r, Qt.AlignmentFlag.AlignCenter, chip)
         # Row 2: place (elided in the middle) and size at the right.
         y = h1 + 1
-        size = facts.size + (f" · {facts.extra}" if facts.extra else "")
+        place, size = self.row2(fm)
         sw = fm.horizontalAdvance(size)
         p.setPen(theme.muted)
-        if sw + 60 > self.width():
-            size = fm.elidedText(size, Qt.TextElideMode.ElideRight, max(0, self.width() // 2))
-            sw = fm.horizontalAdvance(size)
-        p.drawText(QRectF(self.width() - sw, y, sw, fm.height()), Qt.AlignmentFlag.AlignVCenter, size)
-        place = fm.elidedText(facts.place, Qt.TextElideMode.ElideMiddle, max(0, self.width() - sw - 12))
+        p.drawText(QRectF(max(0, self.width() - sw), y, sw, fm.height()), Qt.AlignmentFlag.AlignVCenter, size)
         p.setPen(theme.heading)
-        p.drawText(QRectF(0, y, self.width() - sw - 12, fm.height()), Qt.AlignmentFlag.AlignVCenter, place)
+        p.drawText(QRectF(0, y, max(0, self.width() - sw - 12), fm.height()), Qt.AlignmentFlag.AlignVCenter, place)
         p.end()
+
+    def row2(self, fm: QFontMetrics | None = None) -> tuple[str, str]:
+        """(place, size) as the second row shows them at the header's width. The counts are never
+        elided: "1,536 tok · 1,9…" would be a wrong figure. The extra note goes whole when it does
+        not fit beside a little of the place (the tooltip has it); the place gives way first."""
+        facts = self.card.facts
+        if facts is None:
+            return "", ""
+        fm = fm or QFontMetrics(self.font())
+        size = facts.size
+        if facts.extra and fm.horizontalAdvance(f"{size} · {facts.extra}") + 60 <= self.width():
+            size = f"{size} · {facts.extra}"
+        room = self.width() - fm.horizontalAdvance(size) - 12
+        place = fm.elidedText(facts.place, Qt.TextElideMode.ElideMiddle, room) if room > 0 else ""
+        return place, size
 
     def resizeEvent(self, e) -> None:
         super().resizeEvent(e)
@@ -369,6 +380,10 @@ class AuditCard(QFrame):
         self.body.viewport().installEventFilter(self)
         self.more = QLabel()
         self.more.setEnabled(False)
+        # Wrapped: on one line, "… 8 more lines · the answer is further down (select the card to
+        # read it all)" made the card wider than a narrow Reader, and every card's text ran past
+        # its right edge (the list does not scroll sideways).
+        self.more.setWordWrap(True)
         self.more.hide()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(12, 5, 8, 6)

@@ -15,6 +15,7 @@ added to the gold file (`GoldActions.add_questions`, no duplicate lines) and the
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -72,33 +73,38 @@ class AuditMode(QObject):
         if on == self.active:
             return
         w = self.window
-        if on:
-            self._saved = w.saveState()
-            for d in w.findChildren(QDockWidget):
-                if d is not self.dock:
-                    d.hide()
-            if self.dock.isFloating():
-                self.dock.setFloating(False)
-            w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
-            self.dock.show()
-            self.dock.raise_()
-            self._widen()
-            QTimer.singleShot(0, self, self._widen)  # again once the docks are laid out
-            self.active = True
-            self.panel.set_roomy(True)
-            self.panel.setFocus()
-            current = self.panel.current_chunk()
-            if current is not None:  # the text follows the current card from now on
-                self.show_chunk(current, quiet=True)
-        else:
-            self.active = False
-            if self._saved is not None:
-                w.restoreState(self._saved)
-            self._saved = None
-            self.panel.set_roomy(False)
-            hide_stray = getattr(w, "_hide_stray_tab_bars", None)
-            if hide_stray is not None:
-                QTimer.singleShot(0, w, hide_stray)
+        layout = getattr(w, "dock_layout", None)
+        with layout.arranging() if layout is not None else nullcontext():
+            if on:
+                self._saved = w.saveState()
+                for d in w.findChildren(QDockWidget):
+                    if d is not self.dock:
+                        d.hide()
+                if self.dock.isFloating():
+                    self.dock.setFloating(False)
+                w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+                self.dock.show()
+                self.dock.raise_()
+                self.active = True
+                self._widen()
+                QTimer.singleShot(0, self, self._widen)  # again once the docks are laid out
+                self.panel.set_roomy(True)
+                self.panel.setFocus()
+                current = self.panel.current_chunk()
+                if current is not None:  # the text follows the current card from now on
+                    self.show_chunk(current, quiet=True)
+            else:
+                self.active = False
+                if self._saved is not None:
+                    w.restoreState(self._saved)
+                self._saved = None
+                self.panel.set_roomy(False)
+                hide_stray = getattr(w, "_hide_stray_tab_bars", None)
+                if hide_stray is not None:
+                    QTimer.singleShot(0, w, hide_stray)
+                if layout is not None:
+                    # The window may have crossed to the other arrangement's width meanwhile.
+                    QTimer.singleShot(0, layout, layout.follow)
         if self.action.isChecked() != on:
             self.action.setChecked(on)
 
@@ -114,6 +120,10 @@ class AuditMode(QObject):
     def eventFilter(self, obj: QObject, e: QEvent) -> bool:
         if obj is self.window and e.type() == QEvent.Type.Close and self.active:
             self.set_active(False)  # before the window saves its layout
+        elif obj is self.window and e.type() == QEvent.Type.Resize and self.active:
+            # A resized window gives its new width to the text (the central widget): the Reader
+            # keeps its share once the resize is done.
+            QTimer.singleShot(0, self, self._widen)
         return False
 
     # -- the panel's ways out --------------------------------------------------------------------

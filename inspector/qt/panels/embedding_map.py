@@ -104,13 +104,15 @@ class EmbeddingMap(QWidget):
         self.method.setToolTip("How the vectors are laid on the plane: PCA (linear, fast) or UMAP (neighbourhoods)")
         # The labels change with every stage and hover: fixed heights and an ignored width, so new
         # text never asks the window to lay its docks out again (which resizes the other panels).
+        # Two lines for the status and legend: in a map beside the gold set, one line cut their
+        # counts off mid-sentence ("242 from other documen").
         line = self.fontMetrics().lineSpacing()
         self.status = QLabel("Ask a question or load a gold set: the map shows the index's chunk vectors")
         self.legend = QLabel()
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.hover = QLabel(" ")
         self.hover.setTextFormat(Qt.TextFormat.PlainText)
-        for label, lines in ((self.status, 1), (self.legend, 1), (self.hover, 3)):
+        for label, lines in ((self.status, 2), (self.legend, 2), (self.hover, 3)):
             label.setWordWrap(lines > 1)
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
             label.setFixedHeight(line * lines + 4)

@@ -211,25 +211,30 @@ class GoldPanel(QWidget):
         self.last_dir = ""
 
         # Summary column.
-        self.file_label = QLabel("No gold set")
-        self.file_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.file_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # The head row's texts shorten with "…" (whole in their tooltips) rather than being cut
+        # mid-word ("60 questi").
+        self.file_label = ElidedLabel("No gold set")
+        self.file_label.set_elide(True)
         self.load_button = QPushButton("Load…")
         self.load_button.setToolTip("Load a gold set: JSONL, CSV (question,answer[,source]) or Chroma's CSV")
-        self.mode = QLabel()
-        self.mode.setTextFormat(Qt.TextFormat.PlainText)
+        self.mode = ElidedLabel()
+        self.mode.set_elide(True)
         self.stale_label = QLabel("recomputing…")
         self.stale_label.setStyleSheet("color: #c76a00;")
         self.stale_label.setToolTip("The figures belong to the previous chunks until the new ones are scored")
         self.stale_label.hide()
-        self.metric_labels: dict[str, tuple[QLabel, QLabel, QLabel]] = {}
+        self.metric_labels: dict[str, tuple[ElidedLabel, QLabel, QLabel]] = {}
         self.ci_labels: dict[str, QLabel] = {}
         grid = QGridLayout()
         grid.setContentsMargins(0, 2, 0, 2)
         grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(2)
         for row, (key, title) in enumerate(METRICS):
-            name, value, delta, ci = QLabel(title), QLabel("–"), QLabel(""), QLabel("")
+            # The name gives way (elided, whole in its tooltip); the figures beside it never do:
+            # their minimum widths are their texts' (`_fit_summary`).
+            name, value, delta, ci = ElidedLabel(title), QLabel("–"), QLabel(""), QLabel("")
+            name.set_elide(True)
+            name.setMinimumWidth(name.fontMetrics().averageCharWidth() * 5)
             value.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             delta.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             ci.setStyleSheet("color: #808080;")
@@ -297,7 +302,6 @@ class GoldPanel(QWidget):
         # view however short the dock is.
         self.file_label.setStyleSheet("font-weight: 600;")
         self.file_label.setMinimumWidth(60)
-        self.mode.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.mode.setMinimumWidth(40)
         head = QHBoxLayout()
         head.setContentsMargins(6, 3, 6, 1)
@@ -322,13 +326,15 @@ class GoldPanel(QWidget):
         side.addWidget(self.disagreement)
         side.addWidget(self.warnings)
         side.addStretch(1)
+        self._grid, self._budget_row = grid, budget_row
         summary_scroll = QScrollArea()
         summary_scroll.setWidget(summary)
         summary_scroll.setWidgetResizable(True)
         summary_scroll.setFrameShape(QFrame.Shape.NoFrame)
         summary_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         summary_scroll.setMinimumWidth(190)
-        # Labels wrap to the column instead of widening it past what is visible.
+        # Labels wrap to the column instead of widening it past what is visible; the column is
+        # never narrower than its figures (`_fit_summary`).
         summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.summary = summary
         self.summary_scroll = summary_scroll
@@ -382,8 +388,8 @@ class GoldPanel(QWidget):
         self.view.setColumnHidden(COL_BASELINE, True)
         self.misses_only = QCheckBox("Misses only")
         self.misses_only.toggled.connect(self.proxy.set_misses_only)
-        self.count_label = QLabel()
-        self.count_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.count_label = ElidedLabel()
+        self.count_label.set_elide(True)
         table_box = QWidget()
         tv = QVBoxLayout(table_box)
         tv.setContentsMargins(0, 0, 0, 0)
@@ -667,6 +673,22 @@ class GoldPanel(QWidget):
             h = max(1, self.left_split.height())
             self.left_split.setSizes([h * 9 // 20, h - h * 9 // 20])
 
+    def _fit_summary(self) -> None:
+        """Keep the figures' column at least as wide as its figures need, whatever the dock gives
+        the panel. The column ignores its contents' widths (so that sentences wrap to it), and the
+        scroll area had let a narrow dock squeeze the grid: a right-aligned "88.3 %  (53/60)" lost
+        its first digit and read "8.3 %". Only the metric names (elided) and the wrapping sentences
+        give way; a panel too narrow for the rest is the dock's minimum, not a clipped figure."""
+        need = max(self._grid.minimumSize().width(), self._budget_row.minimumSize().width())
+        margins = self.summary.layout().contentsMargins()
+        need += margins.left() + margins.right()
+        if self.summary.minimumWidth() != need:
+            self.summary.setMinimumWidth(need)
+        bar = self.summary_scroll.style().pixelMetric(self.summary_scroll.style().PixelMetric.PM_ScrollBarExtent)
+        scroll = max(190, need + bar + 2 * self.summary_scroll.frameWidth())
+        if self.summary_scroll.minimumWidth() != scroll:
+            self.summary_scroll.setMinimumWidth(scroll)
+
     def _summary_width(self, ci: bool, deltas: bool) -> int:
         """What the figures' column needs for its widest texts (name, value, and the interval and
         the change against a baseline when shown)."""
@@ -747,6 +769,7 @@ class GoldPanel(QWidget):
                 neutral = key not in HIGHER_IS_BETTER
                 color = "#808080" if neutral else (HIT_COLOR.name() if good else MISS_COLOR.name())
                 delta.setStyleSheet(f"color: {color};")
+        self._fit_summary()
 
     @staticmethod
     def _value(key: str, report: Any) -> str:

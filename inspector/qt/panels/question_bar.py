@@ -34,6 +34,7 @@ from inspector.qt.controllers.retrieval import (
 from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 from inspector.qt.document.hits import HitMark
 from inspector.qt.document.view import DocumentView
+from inspector.qt.panels.elided_label import ElidedLabel
 
 RETRIEVER_LABELS = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
 MAX_K = 50
@@ -119,7 +120,8 @@ class QuestionBar(QWidget):
         self.next_button = QToolButton(text="▼")
         self.next_button.setToolTip("Next hit (F3)")
         self.hit_label = QLabel()
-        self.mode = QLabel()
+        self.mode = ElidedLabel()
+        self.mode.set_elide(True)
         # Metadata filters: a heading-path prefix, and (for a corpus) the documents to search.
         self.heading_filter = QLineEdit()
         self.heading_filter.setPlaceholderText("under heading…")
@@ -151,9 +153,16 @@ class QuestionBar(QWidget):
         self.doc_filter.setToolTip("Search every document of the corpus, or one")
         self.doc_filter.addItem("All documents", None)
         self.doc_filter.setVisible(False)
-        self.field.setMinimumWidth(120)
+        # As wide as "All documents", whatever the corpus's file names (a name longer than that is
+        # elided in the box, whole in its list): sized to its longest name it took the question
+        # field's room, down to 115 px in a 1024 px window.
+        self.doc_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.doc_filter.setMinimumContentsLength(len("All documents"))
+        self.field.setMinimumWidth(self.field.fontMetrics().averageCharWidth() * 30)
+        # What answered takes its text's width and gives way first (elided, whole in its tooltip);
+        # the field takes the rest of the row.
         self.mode.setMinimumWidth(30)
-        self.mode.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.mode.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.mode.setMaximumWidth(self.mode.fontMetrics().horizontalAdvance("BM25 (preparing vectors)") + 8)
         # The bar spans the window (a toolbar row of its own): it takes the room it is given and
         # never widens the window; the field gets whatever the other controls leave.
@@ -173,7 +182,7 @@ class QuestionBar(QWidget):
         lay.addWidget(self.next_button)
         lay.addWidget(self.hit_label)
         lay.addWidget(self.elsewhere)
-        lay.addWidget(self.mode, 1)
+        lay.addWidget(self.mode)
 
         self.field.returnPressed.connect(self.submit)
         self.k_spin.valueChanged.connect(controller.set_k)
@@ -263,6 +272,11 @@ class QuestionBar(QWidget):
         self.doc_filter.setCurrentIndex(max(self.doc_filter.findData(current), 0))
         self.doc_filter.blockSignals(False)
         self.doc_filter.setVisible(len(docs) > 1)
+        # The list shows whole names, however narrow the box.
+        fm = self.doc_filter.view().fontMetrics()
+        widest = max((fm.horizontalAdvance(self.doc_filter.itemText(i)) for i in range(self.doc_filter.count())),
+                     default=0)
+        self.doc_filter.view().setMinimumWidth(widest + 32)
         if current is not None and self.doc_filter.currentData() != current:
             self._apply_filters()
 

@@ -113,19 +113,23 @@ class StatsPanel(QWidget):
         self.state = state
         self.stats: ChunkStats | None = None
         self.figures: dict[str, QLabel] = {}
+        self.titles: dict[str, QLabel] = {}
         grid = QGridLayout()
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(3)
-        for row, (key, title) in enumerate(self.FIGURES):
+        for key, title in self.FIGURES:
             t = QLabel(title)
             t.setForegroundRole(t.foregroundRole())
             t.setStyleSheet("color: palette(placeholder-text);")
             v = QLabel("–")
             v.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             v.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            grid.addWidget(t, row, 0)
-            grid.addWidget(v, row, 1, 1, 2)
+            self.titles[key] = t
             self.figures[key] = v
+        self._grid = grid
+        self.stacked_rows: frozenset[str] | None = None
+        """The figures shown under their titles (too wide beside them in the panel's width)."""
+        self._place_figures(None)
         self.histogram = Histogram()
         self.shares: dict[str, tuple[ShareBar, QLabel]] = {}
         flags = QGridLayout()
@@ -143,6 +147,7 @@ class StatsPanel(QWidget):
             flags.addWidget(pct, row, 2)
             self.shares[f] = (bar, pct)
         flags.setColumnStretch(1, 1)
+        self._flags = flags
         lay = QVBoxLayout(self)
         lay.addLayout(grid)
         lay.addWidget(self.histogram, 1)
@@ -151,6 +156,74 @@ class StatsPanel(QWidget):
         self.bill_view = None
         """The bill of the current chunks (`set_bill`): indexing cost and embedding time."""
         state.chunksChanged.connect(self.set_result)
+        self._fit()
+
+    # -- fitting the column -------------------------------------------------------------------------
+    # Title and value side by side took 430 px once the token figures had four digits
+    # ("1,454 / 1,536 / 1,536 / 1,541"); the left column is 300-390 px, and its scroll area cut the
+    # values at the right edge. A value too wide beside its title goes under it, so the panel's
+    # minimum is its widest single text, never a value cut off.
+    def _widths(self) -> dict[str, tuple[int, int]]:
+        return {key: (t.fontMetrics().horizontalAdvance(t.text()),
+                      self.figures[key].fontMetrics().horizontalAdvance(self.figures[key].text()))
+                for key, t in self.titles.items()}
+
+    def _pad(self) -> int:
+        m = self.layout().contentsMargins() if self.layout() is not None else None
+        return (m.left() + m.right() if m is not None else 0) + 4
+
+    def _least(self) -> int:
+        """The narrowest the panel can be: its widest single text (a value under its title), the
+        flags' rows, the bill."""
+        rest = self._flags.minimumSize().width()
+        if self.bill_view is not None:
+            rest = max(rest, self.bill_view.minimumSizeHint().width())
+        return max([rest] + [max(tw, vw) for tw, vw in self._widths().values()]) + self._pad()
+
+    def _place_figures(self, room: int | None) -> None:
+        """Each value beside its title where both fit in `room` px (None: all of them), else under it."""
+        gap, pad = self._grid.horizontalSpacing(), self._pad()
+        beside = self._widths()
+        if room is not None:
+            # The titles beside their values share one column, the values another: move the widest
+            # rows under their titles until the two columns fit.
+            while beside and max(t for t, _v in beside.values()) + gap + max(v for _t, v in beside.values()) \
+                    + pad > room:
+                del beside[max(beside, key=lambda k: sum(beside[k]))]
+        under = frozenset(self.titles) - frozenset(beside)
+        if under == self.stacked_rows:
+            return
+        self.stacked_rows = under
+        grid = self._grid
+        for row, (key, _title) in enumerate(self.FIGURES):
+            t, v = self.titles[key], self.figures[key]
+            grid.removeWidget(t)
+            grid.removeWidget(v)
+            if key in under:
+                grid.addWidget(t, 2 * row, 0, 1, 3)
+                grid.addWidget(v, 2 * row + 1, 0, 1, 3)
+            else:
+                grid.addWidget(t, 2 * row, 0)
+                grid.addWidget(v, 2 * row, 1, 1, 2)
+
+    @property
+    def stacked(self) -> bool:
+        """Some value stands under its title (the column is too narrow for both on one line)."""
+        return bool(self.stacked_rows)
+
+    def _fit(self) -> None:
+        least = self._least()
+        if self.minimumWidth() != least:
+            self.setMinimumWidth(least)
+        self._place_figures(self.width())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        # The window sizes its left column from this: the stacked width, not titles beside values.
+        return QSize(self._least(), super().minimumSizeHint().height())
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        self._fit()
 
     def set_bill(self, bill) -> None:
         """Show the bill (`inspector.qt.controllers.bill.BillState`) below the flags."""
@@ -160,6 +233,7 @@ class StatsPanel(QWidget):
         self._layout.addWidget(self.bill_view)
         if self.stats is not None:
             self.bill_view.set_counts(self.stats.count, self.stats.total_tokens)
+        self._fit()
 
     def text(self, key: str) -> str:
         """The figure shown for `key` (see FIGURES), as displayed."""
@@ -179,6 +253,7 @@ class StatsPanel(QWidget):
             for bar, pct in self.shares.values():
                 bar.set_share(0.0)
                 pct.setText("–")
+            self._fit()
             return
         s: ChunkStats = result.stats
         self.stats = s
@@ -210,6 +285,7 @@ class StatsPanel(QWidget):
                 continue
             bar.set_share(s.share(f))
             pct.setText(f"{100 * s.share(f):.1f}% ({s.flag_counts.get(f, 0):,})")
+        self._fit()
 
 
 def _budget(result) -> int | None:
