@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,8 +30,12 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     is removed and the target is left as it was."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    mode = publish_mode(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp makes the temporary file 0600 (private while it is written); the rename would
+        # publish that mode, turning a shared 0644 gold file owner-only. Set the final mode first.
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             yield fh
             fh.flush()
@@ -42,3 +47,29 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         except OSError:
             pass
         raise
+
+
+def publish_mode(target: Path) -> int:
+    """The permission bits `target` gets when written: its own if it exists (a 0644 or 0664 gold
+    file stays readable by whoever could read it), else what `open()` would give a new file,
+    0o666 less the user's umask."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the system tells it (Linux's
+    /proc/self/status): setting it to read it back would, for that instant, give a file another
+    thread creates the wrong mode."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere the only way to read it is to set it and put it back
+    os.umask(mask)
+    return mask

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -192,6 +193,107 @@ def test_streamed_write_publishes_all_pieces_or_nothing(tmp_path):
             raise RuntimeError("the source went away")
     assert target.read_bytes() == b"".join(bytes([i]) * 1000 for i in range(5))
     assert list(tmp_path.iterdir()) == [target]  # the temporary file is gone
+
+
+# -- file modes -------------------------------------------------------------------------------------
+# mkstemp makes its temporary file 0600, and the rename published that mode: a shared 0644 gold
+# file became owner-only after one Quick Question (issue 26, item 4). A write keeps an existing
+# file's mode and gives a new file what open() would, 0o666 less the umask.
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test and put the old one back."""
+    old = os.umask(0o022)
+    yield lambda mask: os.umask(mask)
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _write_text(path: Path) -> None:
+    atomic_write_text(path, "new\n")
+
+
+def _write_streamed(path: Path) -> None:
+    with atomic_writer(path) as fh:
+        fh.write(b"new\n")
+
+
+WRITERS = pytest.mark.parametrize("write", [_write_text, _write_streamed], ids=["whole", "streamed"])
+
+
+@WRITERS
+@pytest.mark.parametrize("mode", [0o644, 0o664, 0o600, 0o640, 0o755], ids=oct)
+def test_a_rewritten_file_keeps_its_mode(tmp_path, umask, write, mode):
+    umask(0o077)  # the umask is for new files only: an existing file keeps what it had
+    target = tmp_path / "handbook.gold.jsonl"
+    target.write_text("old\n")
+    target.chmod(mode)
+    write(target)
+    assert target.read_text() == "new\n" and _mode(target) == mode
+
+
+@WRITERS
+@pytest.mark.parametrize("mask", [0o022, 0o002, 0o077, 0o027], ids=oct)
+def test_a_new_file_gets_the_umask(tmp_path, umask, write, mask):
+    umask(mask)
+    target = tmp_path / "sub" / "new.html"
+    write(target)
+    assert _mode(target) == 0o666 & ~mask
+    with open(tmp_path / "plain", "w"):  # what a plain open() gives, for comparison
+        pass
+    assert _mode(target) == _mode(tmp_path / "plain")
+
+
+def test_the_umask_is_read_as_set(umask):
+    from inspector.core.atomic import current_umask
+
+    for mask in (0o022, 0o002, 0o077, 0o000):
+        umask(mask)
+        assert current_umask() == mask
+        assert os.umask(mask) == mask  # reading it left it as it was
+
+
+def test_gold_audit_and_html_writers_keep_modes(tmp_path, umask):
+    """The core writers behind Quick Question and Add Marked as Gold Questions (add_questions, its
+    undo remove_question), the audit file and summary, and `inspector html`."""
+    from inspector.cli import main
+    from inspector.core.evaluation.audit import RELEVANT, Audit, export_summary, save_audit, summarize
+    from inspector.core.evaluation.gold import GoldQuestion, add_questions, remove_question
+
+    umask(0o022)
+    gold = tmp_path / "handbook.gold.jsonl"
+    gold.write_text('{"question": "Old?", "answer": "old", "source": "handbook.md"}\n')
+    gold.chmod(0o664)
+    q = GoldQuestion("New?", ("new",), "handbook.md")
+    assert add_questions(gold, (q,)) == ("added",)
+    assert _mode(gold) == 0o664
+    assert remove_question(gold, q)
+    assert _mode(gold) == 0o664
+    fresh = tmp_path / "fresh.gold.jsonl"
+    add_questions(fresh, (q,))
+    assert _mode(fresh) == 0o644
+
+    audit = Audit().judge("New?", ("handbook.md", 0, 10), RELEVANT)
+    audit_file = tmp_path / "handbook.audit.jsonl"
+    save_audit(audit_file, audit)
+    assert _mode(audit_file) == 0o644
+    audit_file.chmod(0o640)
+    save_audit(audit_file, audit.judge("New?", ("handbook.md", 10, 20), RELEVANT))
+    assert _mode(audit_file) == 0o640
+    summary = tmp_path / "summary.csv"
+    export_summary(summary, summarize(audit, {}, "cfg"))
+    assert _mode(summary) == 0o644
+
+    page = tmp_path / "handbook.html"
+    args = ["html", str(ROOT / "sample_docs" / "handbook.md"), "--strategy", "fixed_chars", "-o", str(page)]
+    assert main(args) == 0
+    assert _mode(page) == 0o644
+    page.chmod(0o604)
+    assert main(args) == 0
+    assert _mode(page) == 0o604
 
 
 # -- the embedding cache ----------------------------------------------------------------------------

