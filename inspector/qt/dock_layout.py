@@ -258,12 +258,8 @@ class DockLayout(QObject):
         """A gold set loaded (not the same one seen again on a document switch): show its tab."""
         if gold is not None and gold is not self._gold and not self.held():
             w = self.window
-            reveal = getattr(w, "reveal_gold", None)
-            if reveal is not None:
-                reveal(front=True)  # (the window keeps it behind the audit layout)
-            else:
-                w.gold_dock.show()
-                w.gold_dock.raise_()
+            w.gold_dock.show()
+            w.gold_dock.raise_()
         self._gold = gold
 
 
