@@ -32,22 +32,23 @@ AUDIT_WIDTH = 0.6
 
 def added_text(name: str, questions: Any, outcomes: Any, notes: Any = (), *, in_audit: bool = True) -> tuple[str, str]:
     """(status line, details) after marks went into gold file `name`: how many questions were
-    added, updated or already there, and the proposal's notes; the details list each question."""
+    added, updated or already there (short: the status bar of a 1024 px window holds ~70
+    characters), and the proposal's notes; the details list each question."""
     counts = {o: sum(1 for x in outcomes if x == o) for o in ("added", "updated", "unchanged")}
-    parts = [f"{counts['added']} question{'s' if counts['added'] != 1 else ''} added"]
+    parts = [f"Added {counts['added']} question{'s' if counts['added'] != 1 else ''}"]
     if counts["updated"]:
-        parts.append(f"{counts['updated']} updated")
+        parts.append(f"updated {counts['updated']}")
     if counts["unchanged"]:
         parts.append(f"{counts['unchanged']} already there")
-    text = f"Marked questions → {name}: " + ", ".join(parts)
-    if in_audit:
-        text += " (the Gold set panel shows them after Audit Mode)"
+    text = ", ".join(parts) + f" in {name}"
     if notes:
         text += " · " + " · ".join(notes)
     words = {"added": "added", "updated": "updated", "unchanged": "already there"}
     details = "\n".join(f"{words.get(o, o)}: {q.question}" for q, o in zip(questions, outcomes))
     if notes:
         details += "\n\n" + "\n".join(notes)
+    if in_audit:
+        details += "\n\nThe Gold set panel shows them once you leave Audit Mode."
     return text, details
 
 
