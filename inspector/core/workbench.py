@@ -487,13 +487,8 @@ class Workbench:
         t0 = time.perf_counter()
         doc = req.document
         emb = self.embedder  # one embedder for the whole request, whatever happens meanwhile
-        chunks_by_doc: dict[str, tuple[Chunk, ...]] = {doc.doc_id: req.chunks}
-        others: list[Document] = []
-        if len(req.documents) > 1:  # a corpus: the others chunked the same way, in the same index
-            others = [d for d in req.documents if d.doc_id != doc.doc_id]
-            chunks_by_doc.update(self.chunk_corpus(req.strategy, req.params, others, lenient=True))
-            others = [d for d in others if d.doc_id in chunks_by_doc]
-        docs = [doc, *others]
+        docs, chunks_by_doc = self.request_chunks(req)
+        others = docs[1:]
         fp = corpus_fingerprint(docs, chunks_by_doc)
         gold = req.gold if not others else tuple(q for q in req.gold if q.source in (None, *chunks_by_doc))
 
@@ -595,6 +590,40 @@ class Workbench:
         self._indexes.put(exact_key, index)
         progress(0, 0, "")
         yield finish(index, EXACT, req.retriever, more=False, due=False, note=req.exact_note, key=exact_key)
+
+    def request_chunks(self, req: RetrievalRequest) -> tuple[list[Document], dict[str, tuple[Chunk, ...]]]:
+        """The documents a request searches (the shown one first) and their chunks: the others of a
+        corpus chunked the same way, those that cannot be left out."""
+        doc = req.document
+        chunks_by_doc: dict[str, tuple[Chunk, ...]] = {doc.doc_id: req.chunks}
+        others: list[Document] = []
+        if len(req.documents) > 1:  # a corpus: the others chunked the same way, in the same index
+            others = [d for d in req.documents if d.doc_id != doc.doc_id]
+            chunks_by_doc.update(self.chunk_corpus(req.strategy, req.params, others, lenient=True))
+            others = [d for d in others if d.doc_id in chunks_by_doc]
+        return [doc, *others], chunks_by_doc
+
+    def exact_index(self, req: RetrievalRequest, *, progress: Callable[[int, int], None] | None = None,
+                    cancel: Cancel | None = None) -> Any:
+        """The exact dense index of a request's chunks (every document it searches), whatever its
+        retriever: each chunk embedded by the workbench's embedder (the cache first). Kept under
+        the key a dense request looks for, so choosing dense afterwards finds it built. The
+        Embedding Map asks for it under BM25, which has no vectors to map. ValueError without an
+        embedder; `cancel` raises `Cancelled` between batches."""
+        emb = self.embedder
+        if emb is None:
+            raise ValueError("the embedding model is not loaded")
+        from inspector.core.embedding.embedder import cache_namespace
+        from inspector.core.retrieval import index as retrieval
+
+        docs, chunks_by_doc = self.request_chunks(req)
+        key = ("exact", corpus_fingerprint(docs, chunks_by_doc), req.with_prefix, cache_namespace(emb))
+        index = self._indexes.lookup(key)
+        if index is None:
+            index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix, cache=self.cache,
+                                          progress=progress, cancel=cancel)
+            self._indexes.put(key, index)
+        return index
 
     def predict_exact(self, docs: Sequence[Document], chunks_by_doc: ChunksByDoc, with_prefix: bool,
                       *, uncached_only: bool = False) -> float | None:

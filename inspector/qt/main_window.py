@@ -497,6 +497,14 @@ class MainWindow(QMainWindow):
         if self.only_flagged_action.isChecked() != on:
             self.only_flagged_action.setChecked(on)
 
+    def _reveal_gold(self) -> None:
+        """A gold file loaded: show the Gold set dock. Not while audit mode holds the window (the
+        dock layout's `held`): its layout is the Reader's alone, and Add Marked as Gold Questions
+        opened the dock over it (issue 26); the status bar says what was added, and leaving the
+        mode gives back the user's own layout."""
+        if not self.dock_layout.held():
+            self.gold_dock.show()
+
     def show_message(self, text: str) -> None:
         self.messages.info(text)
 
@@ -628,7 +636,7 @@ class MainWindow(QMainWindow):
         self.reader.saveRequested.connect(lambda q: self.gold.append_question(q))
         self.gold_panel.questionSelected.connect(self._on_gold_question)
         self.gold_panel.goldLoaded.connect(self.gold.remember)
-        self.gold_panel.goldLoaded.connect(lambda _path: self.gold_dock.show())
+        self.gold_panel.goldLoaded.connect(lambda _path: self._reveal_gold())
         self.gold_panel.loadFailed.connect(self.show_error)
         # The question's hits per document of a corpus, and a jump to a document's best hit.
         r.resultReady.connect(lambda res: self.corpus_panel.set_hits(

@@ -155,7 +155,7 @@ def test_pdf_pages_and_page_metadata(tmp_path):
     assert starts[0] == 0 and starts == sorted(starts)
     for k, lines in enumerate(PDF_PAGES):
         assert doc.text[starts[k]:].startswith(lines[0])
-    assert doc.text.count("\f") == 2 and PAGE_BREAK in doc.text
+    assert doc.text.count("\f") == 0 and doc.text.count(PAGE_BREAK) == 2  # issue 26: no form feed left
     for strategy, params in (("sentences", {"size": 16}), ("recursive", {"size": 12})):
         for c in chunk_document(doc, strategy, params):
             assert c.text(doc).strip() and not c.text(doc).startswith("\f")
@@ -168,6 +168,36 @@ def test_pdf_pages_and_page_metadata(tmp_path):
     assert refunds.meta["page"] == 2
     travel = next(c for c in chunks if "portal" in c.text(doc))
     assert travel.meta["page"] == 3
+
+
+def test_a_pdf_s_text_has_no_form_feed_and_keeps_its_offsets(tmp_path):
+    """Issue 26: the form feed between pages stayed in the text (and in every chunk and export).
+    It is a newline now, so the text is as long as before and every offset into it (page starts,
+    gold references, audit marks made before) holds; each chunk's page is still exact."""
+    pages = PDF_PAGES + [["Appendix: forms.", "Form A is for leave.", "Form B is for refunds."]]
+    path = tmp_path / "policy.pdf"
+    path.write_bytes(make_pdf(pages))
+    doc = load_document(path)
+    assert "\f" not in doc.text and "\x0c" not in doc.text
+    starts = doc.meta["page_starts"]
+    assert len(starts) == 4
+    # Where the pages started when the break was "\n\n\f\n\n": five characters between them.
+    bodies = [doc.text[a:b].strip() for a, b in zip(starts, starts[1:] + [len(doc.text)])]
+    old = [0]
+    for body in bodies[:-1]:
+        old.append(old[-1] + len(body) + len("\n\n\f\n\n"))
+    assert starts == old
+    for k, lines in enumerate(pages):
+        assert bodies[k].startswith(lines[0]) and doc.text[starts[k]:].startswith(lines[0])
+    for strategy, params in (("fixed_chars", {"size": 60, "overlap": 10}), ("recursive", {"size": 12}),
+                             ("paragraph", {})):
+        chunks = chunk_document(doc, strategy, params)
+        assert chunks
+        for c in chunks:
+            assert "\f" not in c.text(doc)
+            assert c.meta["page"] == _page_of(doc, c.start)
+            assert c.meta["page_end"] == _page_of(doc, c.end - 1)
+    assert next(c for c in chunk_document(doc, "paragraph") if "Form B" in c.text(doc)).meta["page"] == 4
 
 
 def test_pdf_chunk_spanning_pages_reports_both(tmp_path):

@@ -228,3 +228,31 @@ def test_cli_html_errors_are_one_line(tmp_path, capsys):
         main(["html", str(HANDBOOK)])
     assert exit_.value.code == 2
     assert not (tmp_path / "x.html").exists()
+
+
+def test_a_bm25_page_says_bm25_answered_not_embeddings(handbook):
+    """Issue 26: the page of a BM25 configuration named no retriever, and the report named
+    embeddings; the line says what answered."""
+    doc, chunks, report, cfg, hits, answers = handbook
+    html = view_html(doc, chunks, report=report, config=cfg, mode="exact")
+    assert "Retrieval: BM25 keyword scores (no embeddings)" in html and "exact embeddings" not in html
+    dense = EvalConfig("markdown", {}, 5, "dense")
+    assert "Retrieval: dense, exact embeddings" in view_html(doc, chunks, report=report, config=dense, mode="exact")
+
+
+def test_a_corpus_page_says_its_figures_are_the_corpus_s(handbook):
+    """Issue 26: the page of one document of a corpus showed the corpus's hit rate under the
+    document's name. The title and a line under it say whose figures they are."""
+    doc, chunks, report, cfg, hits, answers = handbook
+    alone = view_html(doc, chunks, hits=hits, question=GERMANY, report=report, config=cfg)
+    assert "corpus" not in alone and f"<title>{doc.name} — Chunk Inspector</title>" in alone
+    html = view_html(doc, chunks, hits=hits, question=GERMANY, report=report, config=cfg, corpus_size=3)
+    assert f"<title>{doc.name} — one document of a corpus of 3 — Chunk Inspector</title>" in html
+    assert f"<h1>{doc.name} — one document of a corpus of 3</h1>" in html
+    assert ("over the whole corpus of 3 documents; the text shown is one of them, handbook.md" in html
+            and 'id="corpus-note"' in html)
+    assert "<h2>Gold set · all 3 documents</h2>" in html
+    page = Page(html)
+    assert "".join(page.text) == doc.text  # the note is outside the document's text
+    # The text alone, with no figures or question: nothing to say about the corpus.
+    assert "corpus" not in view_html(doc, chunks, corpus_size=3)

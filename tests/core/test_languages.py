@@ -54,6 +54,43 @@ def test_detection_of_the_handbook_and_of_text_without_letters():
     assert detect_language("这是第一句。这是第二句。").code == "zh"
 
 
+#: An English note with classic-Mac line ends (a lone CR each), heavy in "a" and "as" (issue 26:
+#: announced as "Portuguese text").
+CR_NOTE = ("Meeting notes\r\rA quick summary of what we agreed on Monday.\r"
+           "We ship the app as soon as possible, as a beta.\r"
+           "Next steps: a review, a test pass, a release.\r")
+
+#: Short paragraphs of the Latin-script languages told apart by function words.
+LATIN = {
+    "pt": "O contrato define que os funcionários têm direito a vinte e dois dias de férias por ano. A empresa "
+          "paga o subsídio em junho, e os dias que não forem usados passam para o ano seguinte.",
+    "es": "El permiso de maternidad dura dieciséis semanas y la empresa paga el salario completo durante ese "
+          "tiempo. Los empleados que trabajan a tiempo parcial reciben la parte proporcional.",
+    "it": "Il congedo parentale è di dieci mesi e la domanda si presenta all'ufficio del personale. I dipendenti "
+          "che lavorano a tempo parziale hanno diritto a una parte del congedo.",
+    "nl": "Het ouderschapsverlof duurt negen weken en de werkgever betaalt een deel van het salaris. "
+          "Medewerkers die parttime werken hebben ook recht op verlof, en de aanvraag gaat via het portaal.",
+}
+
+
+def test_an_english_file_with_cr_line_ends_is_english(tmp_path):
+    """The CRs are not what misled (every load turns them into newlines, and detection splits
+    words on letters): the English "a" and "as" counted for Portuguese. They count for English
+    alone now; the other languages are still told apart."""
+    from inspector.core.documents.document import load_document
+    from inspector.core.text.model_fit import model_fit
+
+    path = tmp_path / "notes.txt"
+    path.write_bytes(CR_NOTE.encode("utf-8"))
+    doc = load_document(path)
+    assert "\r" not in doc.text and doc.text.count("\n") == CR_NOTE.count("\r")
+    assert detect_language(doc.text).code == "en"
+    assert detect_language(CR_NOTE).code == "en"  # the raw text too
+    assert model_fit(doc.text).note() == ""  # no "Portuguese text" in the status bar
+    for code, text in LATIN.items():
+        assert detect_language(text).code == code, code
+
+
 def test_detection_samples_long_texts_and_is_remembered():
     text, _ = sample("de")
     long = "\n\n".join([text] * 200)

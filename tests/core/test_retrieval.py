@@ -293,3 +293,35 @@ def test_bm25_from_ids_scores_as_bm25s_from_tokens(texts, query):
     a.index(tokens, show_progress=False)
     b.index(bm25_corpus(texts), show_progress=False)
     np.testing.assert_allclose(b.get_scores(q), a.get_scores(q), rtol=1e-6, atol=1e-7)
+
+
+def test_the_exact_index_of_a_bm25_request_is_the_one_dense_finds():
+    """`Workbench.exact_index` (the Embedding Map's Compute vectors under BM25, issue 26): the
+    vectors of every chunk the request searches, a corpus's other documents included, in the BM25
+    index's row order; a dense request on the same chunks is answered from it, not embedded again."""
+    from inspector.core.workbench import RetrievalRequest, Workbench
+
+    doc = from_text(HANDBOOK, "handbook.md")
+    other = from_text("# Notes\n\nThe canteen opens at eight.\n\nParking is behind the building.\n", "notes.md")
+    wb = Workbench([doc, other], lazy_model=False)
+    chunks = chunk_document(doc, "paragraph")
+
+    def request(retriever: str) -> RetrievalRequest:
+        return RetrievalRequest(doc, chunks, 1, "paragraph", {}, True, "Who approves leave?", 3, retriever,
+                                documents=(doc, other), exact=True)
+
+    def run(req):
+        return list(wb.stages(req, lambda: False, lambda *_a: None))[-1]
+
+    bm25 = run(request("bm25"))
+    assert bm25.index.vectors is None
+    with pytest.raises(ValueError, match="not loaded"):
+        wb.exact_index(request("bm25"))
+    wb.embedder = HashEmbedder()
+    seen: list[tuple[int, int]] = []
+    index = wb.exact_index(request("bm25"), progress=lambda d, t: seen.append((d, t)))
+    assert [(c.doc_id, c.id) for c in index.entries] == [(c.doc_id, c.id) for c in bm25.index.entries]
+    assert set(index.docs) == {"handbook.md", "notes.md"}
+    assert index.vectors.shape == (len(bm25.index.entries), wb.embedder.dim) and seen
+    dense = run(request("dense"))
+    assert dense.index is index and dense.mode == "exact"

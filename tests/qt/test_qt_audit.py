@@ -265,6 +265,36 @@ def test_marks_to_gold_and_the_audit_file_keep_modes(qtbot, window, wait_result,
         os.umask(old)
 
 
+def test_adding_marks_in_audit_mode_keeps_the_audit_layout(qtbot, window, wait_result, copies):
+    """Issue 26: Add Marked as Gold Questions opened the Gold set dock over the audit layout. The
+    Reader stays the only dock; the status bar says what went into the gold file."""
+    from PySide6.QtWidgets import QDockWidget
+
+    w = window(size=(1400, 900))
+    wait_result(w, gold=True)
+    _ask(w, wait_result, NEW)
+    w.reader.judge(1, RELEVANT)
+    _ask(w, wait_result, GERMANY)
+    w.reader.judge(1, RELEVANT)
+    w.audit_mode.set_active(True)
+    qtbot.waitUntil(lambda: w.reader_dock.width() > w.width() // 2, timeout=3000)
+    width = w.reader_dock.width()
+    w.reader.summary_box.gold_button.click()
+    wait_result(w, gold=True)
+    qtbot.waitUntil(lambda: len(w.retrieval.gold.questions) == 65, timeout=5000)
+    assert [d for d in w.findChildren(QDockWidget) if d.isVisible()] == [w.reader_dock]
+    assert w.reader_dock.width() == width and w.audit_mode.active
+    assert w.message.text() == "Added 1 question, updated 1 in handbook.gold.jsonl"
+    details = w.messages.details
+    assert f"added: {NEW}" in details and f"updated: {GERMANY}" in details and "leave Audit Mode" in details
+    # Leaving the mode gives the user's layout back; the next gold set shows its dock again.
+    w.audit_mode.set_active(False)
+    assert not w.audit_mode.active
+    w.retrieval.set_gold(None)
+    w.gold_panel.open_gold(copies[1])
+    assert w.gold_dock.isVisible()
+
+
 def test_a_click_on_a_card_shows_the_chunk_in_the_text(qtbot, window, wait_result):
     w = window()
     r = _ask(w, wait_result, GERMANY)

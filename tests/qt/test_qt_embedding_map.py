@@ -191,3 +191,44 @@ def test_bm25_has_no_vectors_to_map(qtbot, dense_window, open_doc, wait_result):
     _ask(qtbot, w, wait_result)
     qtbot.waitUntil(lambda: "No vectors" in m.status.text(), timeout=10_000)
     assert m.data is None and len(m.points) == 0
+
+
+def test_under_bm25_compute_vectors_maps_the_chunks(qtbot, hash_window, open_doc, wait_result):
+    """Issue 26: under BM25 the map only said "No vectors to map". It offers Compute vectors,
+    which embeds the chunks off the GUI thread and maps them; the retriever stays BM25, and the
+    next question on the same chunks is mapped without asking again."""
+    w = hash_window(start=False)  # the model is not loaded: the button loads it first
+    assert w.retrieval.retriever == "bm25"
+    open_doc(w)
+    m = _shown_map(qtbot, w)
+    w.question_bar.ask(GERMANY)
+    r = wait_result(w, question=GERMANY)
+    assert r.retriever == "bm25" and r.index.vectors is None
+    qtbot.waitUntil(lambda: m.compute_button.isVisible(), timeout=10_000)
+    assert "No vectors" in m.status.text() and "Compute vectors" in m.status.text()
+    assert m.data is None and w.retrieval.embedder is None
+    qtbot.mouseClick(m.compute_button, Qt.MouseButton.LeftButton)
+    _wait_map(qtbot, w, r)
+    chunks = [c for c in w.state.result.chunks if c.role != "parent"]
+    assert len(m.points) == len(chunks) and np.isfinite(m.points).all()
+    assert m.data.index.vectors is not None and len(m.data.index.vectors) == len(chunks)
+    assert m.data.question_point is not None  # the question placed by the same model
+    assert int((m.categories == HIT).sum()) == len(r.hits) == 5  # BM25's hits, marked
+    assert not m.compute_button.isVisible() and "computed by the model" in m.status.text()
+    assert w.retrieval.retriever == "bm25" and w.retrieval.result is r  # nothing else changed
+    # Another question on the same chunks: mapped with the same vectors, no button.
+    index = m.data.index
+    w.question_bar.ask("Who approves a sabbatical?")
+    r2 = wait_result(w, question="Who approves a sabbatical?")
+    _wait_map(qtbot, w, r2)
+    assert m.data.index is index and not m.compute_button.isVisible()
+    # Dense chosen afterwards finds the index built.
+    w.retrieval.set_retriever("dense")
+    r3 = wait_result(w, mode="exact", question="Who approves a sabbatical?")
+    assert r3.index is index
+    # New chunks under BM25: the button again (a slider step never embeds a corpus on its own).
+    w.retrieval.set_retriever("bm25")
+    w.state.set_strategy("fixed_tokens")
+    wait_result(w, mode="exact", question="Who approves a sabbatical?")
+    qtbot.waitUntil(lambda: m.compute_button.isVisible(), timeout=10_000)
+    assert m.data is None and "Compute vectors" in m.status.text()

@@ -136,3 +136,14 @@ def test_exporting_chunks_before_they_arrive_says_they_are_on_their_way(qtbot, h
     assert not w.exports.export_chunks(tmp_path / "c.jsonl")
     assert "still being computed" in w.message.text()
     assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_a_bm25_report_does_not_claim_embeddings(qtbot, hash_window, open_doc, wait_result, tmp_path):
+    """Issue 26: the exported report of a BM25 window said "Vectors: exact embeddings"."""
+    w, r = _window(hash_window, open_doc, wait_result)
+    assert r.retriever == "bm25"
+    md = tmp_path / "report.md"
+    assert w.exports.export_report_markdown(md)
+    text = md.read_text(encoding="utf-8")
+    assert "- Retrieval: BM25 keyword scores (no embeddings)" in text
+    assert "exact embeddings" not in text

@@ -77,3 +77,35 @@ def test_settings_as_code(qtbot, hash_window, open_doc, wait_result, tmp_path):
     assert "--target inspector" in dialog.note.text()
     assert not dialog.save_as(tmp_path / "nothing.py") and not Path(tmp_path / "nothing.py").exists()
     dialog.close()
+
+
+def test_a_corpus_view_says_its_figures_are_the_corpus_s(qtbot, hash_window, wait_result, wait_complete,
+                                                         tmp_path):
+    """Issue 26: with a corpus open, the page was titled with the shown document while its hit
+    rate was the corpus's. The title and a line under it say so; the Markdown report names every
+    document its figures cover."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[2] / "sample_docs"
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    shutil.copy(root / "handbook.md", folder / "handbook.md")
+    shutil.copy(root / "handbook.gold.jsonl", folder / "handbook.gold.jsonl")
+    (folder / "notes.md").write_text("# Notes\n\nThe canteen opens at eight.\n", encoding="utf-8")
+    w = hash_window(start=False)
+    w.retrieval.set_retriever("bm25")
+    assert w.open_paths([str(folder)])
+    wait_complete(w)
+    assert w.state.document.name == "handbook.md" and len(w.state.documents) == 2
+    r = wait_result(w, gold=True)
+    out = tmp_path / "view.html"
+    assert w.exports.export_html(out)
+    html = out.read_text(encoding="utf-8")
+    assert "<title>handbook.md — one document of a corpus of 2 — Chunk Inspector</title>" in html
+    assert "<h1>handbook.md — one document of a corpus of 2</h1>" in html
+    assert "over the whole corpus of 2 documents; the text shown is one of them, handbook.md" in html
+    assert f"{r.report.hit_rate * 100:.1f} %" in html
+    assert "".join(Page(html).text) == w.state.document.text  # still the shown document's text
+    md = tmp_path / "report.md"
+    assert w.exports.export_report_markdown(md)
+    assert "- Document: `handbook.md, notes.md`" in md.read_text(encoding="utf-8")

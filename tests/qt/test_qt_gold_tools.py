@@ -323,3 +323,47 @@ def test_a_hidden_coverage_view_counts_nothing_and_a_long_list_is_capped(qtbot, 
     expected = coverage(w.state.document, w.retrieval.gold.questions)
     assert len(panel.items()) == 5 and panel.left_out == len(expected.sections) - 5
     assert f"{len(expected.sections) - 5:,} more not shown" in _plain(panel.summary.text())
+
+
+def test_taking_a_quick_question_back_does_not_say_the_gold_set_was_replaced(qtbot, window, copies):
+    """Issue 26: after Ctrl+Z in the bar the status bar said "Replaced the gold set … (65
+    questions): Edit ▸ Undo brings it back". The bar's writes are steps of Edit ▸ Undo with the
+    file's bytes, and a gold set reloaded from the file the step wrote was not replaced."""
+    w = window()
+    gold = copies[1]
+    before = gold.read_text(encoding="utf-8")
+    bar = w.gold_tools.bar
+    bar.open_bar()
+    text = w.state.document.text
+    a = text.index("25 days")
+    bar.select_span(a, a + len("25 days"))
+    _type_and_enter(qtbot, bar, "How many days of paternity leave in France?")
+    w.history.history.flush()  # the step closes when the event loop turns
+    assert "Replaced" not in w.message.text()
+    added = gold.read_text(encoding="utf-8")
+    qtbot.keyClick(bar.field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    w.history.history.flush()
+    assert gold.read_text(encoding="utf-8") == before
+    assert w.message.text() == "Removed “How many days of paternity leave in France?” again"
+    # Edit ▸ Undo takes the removal back, file and gold set together.
+    assert w.history.history.undo_label().startswith("Remove question")
+    w.history.undo()
+    assert gold.read_text(encoding="utf-8") == added and len(w.retrieval.gold.questions) == 65
+
+
+def test_taking_back_the_only_quick_question_does_not_say_replaced(qtbot, hash_window, open_doc, tmp_path):
+    doc = tmp_path / "notes.md"
+    doc.write_text("# Notes\n\nThe deadline is 14 March and the budget is €2,000.\n", encoding="utf-8")
+    w = hash_window(start=False, synchronous_retrieval=True)
+    w.retrieval.set_retriever("bm25")
+    open_doc(w, doc)
+    bar = w.gold_tools.bar
+    bar.open_bar()
+    a = doc.read_text(encoding="utf-8").index("€2,000")
+    bar.select_span(a, a + len("€2,000"))
+    _type_and_enter(qtbot, bar, "What is the budget?")
+    w.history.history.flush()
+    bar.undo()
+    w.history.history.flush()
+    assert w.retrieval.gold is None
+    assert w.message.text() == "Removed “What is the budget?” again"

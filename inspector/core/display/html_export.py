@@ -22,7 +22,7 @@ from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.gold import answer_spans
 from inspector.core.evaluation.metrics import Report
-from inspector.core.evaluation.report import MODE_NAMES
+from inspector.core.evaluation.report import retrieval_line
 
 #: Hues of the chunk cycle (the window's `CHUNK_HUES`): neighbours never share a colour.
 HUES = (212, 38, 135, 275, 178, 345)
@@ -207,7 +207,13 @@ def _text_runs(doc: Document, painted: Sequence[Chunk], hits: Sequence[Any], ans
     return "".join(out)
 
 
-def _figures(report: Report, mode: str) -> list[str]:
+def corpus_note(name: str, corpus_size: int) -> str:
+    """The line under a corpus page's title: whose figures these are, whose text is shown."""
+    return (f"The gold figures and the question's ranking are over the whole corpus of {corpus_size:,} "
+            f"documents; the text shown is one of them, {name}, and only its chunks are painted.")
+
+
+def _figures(report: Report, answered_by: str, corpus_size: int = 1) -> list[str]:
     rows = [("Hit rate@%d" % report.k, f"{report.hit_rate * 100:.1f} %  ({report.hits}/{len(report.questions)})"),
             ("MRR", f"{report.mrr:.3f}")]
     if report.recall is not None:
@@ -216,9 +222,9 @@ def _figures(report: Report, mode: str) -> list[str]:
     c = report.cost
     rows += [("Chunks indexed", f"{c.chunks:,}"), ("Embedded tokens", f"{c.embedded_tokens:,}"),
              ("Token inflation", f"{c.inflation:.2f}×")]
-    out = ["<h2>Gold set</h2>"]
-    if mode:
-        out.append(f'<div class="meta">Vectors: {_e(MODE_NAMES.get(mode, mode))}</div>')
+    out = ["<h2>Gold set</h2>" if corpus_size <= 1 else f"<h2>Gold set · all {corpus_size:,} documents</h2>"]
+    if answered_by:
+        out.append(f'<div class="meta">Retrieval: {_e(answered_by)}</div>')
     out.append("<table>")
     for i, (name, value) in enumerate(rows):
         cls = ' class="n big"' if i == 0 else ' class="n"'
@@ -279,13 +285,17 @@ def _chunk_table(painted: Sequence[Chunk]) -> list[str]:
 def view_html(doc: Document, chunks: Sequence[Chunk], *, hits: Iterable[Any] = (), question: str = "",
               answers: Sequence[tuple[int, int]] = (), report: Report | None = None,
               config: EvalConfig | None = None, settings: str = "", mode: str = "",
-              marks: Sequence[TextMark] = (), title: str = "") -> str:
+              marks: Sequence[TextMark] = (), title: str = "", corpus_size: int = 1) -> str:
     """The page. `chunks`: the document's chunks (parents of parent_child are listed, not painted);
     `hits`: the question's retrieved chunks (`Hit`-like: chunk, rank, score), those of other
     documents left out; `answers`: spans to highlight as the question's answer; `report` and
     `config`: the gold set's figures and the settings they belong to (`settings` labels the
-    chunking when no config is given); `mode`: what vectors the figures came from; `marks`:
-    findings to underline (an audit's), skipped when empty."""
+    chunking when no config is given); `mode`: the stage the figures came from ("exact", "pooled",
+    "fallback"; "" reads the configuration's); `marks`: findings to underline (an audit's), skipped
+    when empty; `corpus_size`: how many documents the figures and the question searched (a corpus
+    open in the window). Above one, the title and the figures say so: the page shows one
+    document's text, while its hit rate is the whole corpus's (issue 26: a reader took a corpus
+    figure for the document's)."""
     n = len(doc.text)
     painted = [c for c in chunks if c.role != "parent" and c.doc_id in ("", doc.doc_id)
                and 0 <= c.start <= c.end <= n]
@@ -301,9 +311,15 @@ def view_html(doc: Document, chunks: Sequence[Chunk], *, hits: Iterable[Any] = (
     tokens = sum(c.token_count for c in painted)
     flagged = sum(1 for c in painted if c.flags - {"no_heading"})
     name = title or doc.name
+    corpus = report is not None or bool(question)
+    if corpus_size > 1 and corpus:
+        name += f" — one document of a corpus of {corpus_size:,}"
     head = [f"<header><h1>{_e(name)}</h1>",
             f'<div class="meta">{_e(label) + " · " if label else ""}{len(painted):,} chunks · {tokens:,} tokens · '
-            f"{flagged:,} flagged · {n:,} characters</div></header>"]
+            f"{flagged:,} flagged · {n:,} characters</div>"]
+    if corpus_size > 1 and corpus:
+        head.append(f'<div class="meta note" id="corpus-note">{_e(corpus_note(doc.name, corpus_size))}</div>')
+    head.append("</header>")
     legend = ['<h2>Legend</h2><div class="legend">',
               '<span><i class="sw r0"></i><i class="sw r1"></i>chunks (neighbours alternate)</span>',
               '<span><i class="sw ov"></i>overlap</span>',
@@ -322,7 +338,8 @@ def view_html(doc: Document, chunks: Sequence[Chunk], *, hits: Iterable[Any] = (
     if question:
         side += _hits(question, own_hits, doc)
     if report is not None:
-        side += _figures(report, mode)
+        side += _figures(report, retrieval_line(config, mode or None) if config is not None or mode else "",
+                         corpus_size)
         side += _questions(report, doc, {i for _a, _b, i in gold})
     if marks:
         side.append(f"<h2>Marks ({len(marks)})</h2><table>")
@@ -342,4 +359,4 @@ def view_html(doc: Document, chunks: Sequence[Chunk], *, hits: Iterable[Any] = (
             f"</footer><script>{_SCRIPT}</script></body></html>\n")
 
 
-__all__ = ["TextMark", "view_html"]
+__all__ = ["TextMark", "corpus_note", "view_html"]

@@ -24,10 +24,12 @@ from inspector.core.errors import InputError
 #: File suffixes `convert` turns into text (`load_document` and `find_documents` consult it).
 CONVERTED_SUFFIXES: frozenset[str] = frozenset({".html", ".htm", ".pdf", ".docx"})
 
-#: Between two PDF pages: a form feed on a line of its own, blank lines around it. It is
-#: whitespace, so it never becomes a chunk (or part of a trimmed chunk) by itself, and the blank
-#: lines make a page break a paragraph break for every splitter.
-PAGE_BREAK = "\n\n\f\n\n"
+#: Between two PDF pages: four blank lines, a paragraph break for every splitter and a gap the eye
+#: reads as one. Pages are told apart by `meta["page_starts"]`, not by the text. It was a form feed
+#: with blank lines around it, and the form feed stayed in every chunk's text and export, drawn as
+#: a box by some viewers (issue 26); a newline in its place keeps the length, so every offset into
+#: a PDF's text (gold references, audit marks, page starts) is what it was.
+PAGE_BREAK = "\n\n\n\n\n"
 
 
 def convert(data: bytes, suffix: str, path: str) -> tuple[str, str, dict]:

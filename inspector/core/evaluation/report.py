@@ -25,6 +25,23 @@ MODE_NAMES = {"exact": "exact embeddings", "pooled": "pooled preview (approximat
               "fallback": "BM25 stand-in (the embedding model was not ready)"}
 
 
+def retrieval_line(config: EvalConfig | None, mode: str | None = None) -> str:
+    """What answered, for people: "BM25 keyword scores (no embeddings)", "dense, exact
+    embeddings", "hybrid: BM25 + pooled preview (approximate)". `mode` is the stage's ("exact",
+    "pooled", "fallback"); None reads it from the configuration. BM25 has no vectors to name: a
+    report of a BM25 configuration that said "exact embeddings" sent readers looking for a model
+    that never ran (issue 26)."""
+    if mode == "fallback":
+        return MODE_NAMES["fallback"]
+    retriever = config.retriever if config is not None else "dense"
+    if retriever == "bm25":
+        return "BM25 keyword scores (no embeddings)"
+    if mode is None:
+        mode = config.embedding if config is not None else "exact"
+    vectors = MODE_NAMES.get(mode, mode)
+    return f"hybrid: BM25 + {vectors}" if retriever == "hybrid" else f"dense, {vectors}"
+
+
 def _fmt(v: float | None, digits: int = 3, none: str = "-") -> str:
     return none if v is None else f"{v:.{digits}f}"
 
@@ -170,9 +187,10 @@ def report_text(report: Report, config: EvalConfig | None, *, multi_doc: bool = 
     return "\n".join(lines) + "\n"
 
 
-def report_markdown(report: Report, config: EvalConfig | None, *, mode: str = "exact",
+def report_markdown(report: Report, config: EvalConfig | None, *, mode: str | None = None,
                     gold_path: str = "", document: str = "") -> str:
-    """The report as a Markdown document: configuration, figures, every question."""
+    """The report as a Markdown document: configuration, figures, every question. `mode`: the
+    window's stage ("exact", "pooled", "fallback"; None: the configuration's embedding)."""
     lines = ["# Retrieval evaluation", ""]
     if document:
         lines.append(f"- Document: `{document}`")
@@ -180,7 +198,7 @@ def report_markdown(report: Report, config: EvalConfig | None, *, mode: str = "e
         lines.append(f"- Gold set: `{gold_path}` ({len(report.questions)} questions)")
     if config is not None:
         lines.append(f"- Configuration: `{config.label()}`")
-    lines.append(f"- Vectors: {MODE_NAMES.get(mode, mode)}")
+    lines.append(f"- Retrieval: {retrieval_line(config, mode)}")
     lines += ["", "| Metric | Value |", "| --- | ---: |",
               f"| Hit rate@{report.k} | {report.hit_rate:.3f} ({report.hits}/{len(report.questions)}) |",
               f"| MRR | {report.mrr:.3f} |"]

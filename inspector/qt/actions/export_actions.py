@@ -36,6 +36,13 @@ class _Finished(QObject):
     finished = Signal(str, str)
 
 
+def _searched(result: Any) -> int:
+    """How many documents a retrieval result's figures cover (its index's; the request's corpus
+    when the index does not say)."""
+    docs = getattr(result.index, "docs", None)
+    return max(1, len(docs) if docs else len(result.request.documents))
+
+
 class ExportActions:
     """The Export menu's actions, bound to a main window (its state and retrieval controller)."""
 
@@ -170,8 +177,10 @@ class ExportActions:
         if not path:
             return False
         gold = self.window.retrieval.gold
+        # The figures are the corpus's when one is open: every document is named, as the CLI does.
+        docs = r.request.documents or (r.document,)
         text = report_markdown(r.report, r.config, mode=r.mode, gold_path=gold.path if gold is not None else "",
-                               document=r.document.doc_id)
+                               document=", ".join(d.doc_id for d in docs))
         return self._write(path, text, "the report")
 
     def export_report_csv(self, path: str | os.PathLike[str] | None = None) -> bool:
@@ -197,7 +206,10 @@ class ExportActions:
 
     def view_html(self) -> str:
         """The page File ▸ Export ▸ View as HTML… writes: what the window shows now (the hits and the
-        figures only when they belong to the chunks on screen)."""
+        figures only when they belong to the chunks on screen). With a corpus open the figures are
+        the corpus's while the page shows one document's text: the page says so in its title and
+        under it, rather than exporting every document's text into one page (a corpus of hundreds
+        of files would make a page no browser opens quickly, and the reader wanted this view)."""
         from inspector.core.display.html_export import view_html
 
         s = self.window.state
@@ -210,7 +222,8 @@ class ExportActions:
                          question=r.request.question if r is not None else "",
                          answers=self.window.view.answer_spans, report=r.report if r is not None else None,
                          config=r.config if r is not None else None, settings=label,
-                         mode=r.mode if r is not None and r.retriever != "bm25" else "")
+                         mode=r.mode if r is not None else "",
+                         corpus_size=_searched(r) if r is not None else 1)
 
     def export_html(self, path: str | os.PathLike[str] | None = None) -> bool:
         s = self.window.state

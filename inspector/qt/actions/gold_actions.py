@@ -54,6 +54,8 @@ class GoldActions(QObject):
         self.settings = settings
         self._selected_text = selected_text
         self._parent = parent
+        self.last_outcomes: tuple[str, ...] = ()
+        """What the last `add_questions` did with each question ("added", "updated", "unchanged")."""
         self.load_gold_action = make_action(parent, "Load &Gold Set…", panel.load_dialog, "Ctrl+Shift+L",
                                             "Load a gold set (JSONL, CSV or Chroma's CSV) for this document")
         self.add_question_action = make_action(parent, "&Add to Gold Set…", lambda: self.add_question(),
@@ -137,11 +139,13 @@ class GoldActions(QObject):
             before = Path(path).read_bytes() if Path(path).is_file() else None
         except OSError:
             before = None
+        self.last_outcomes = ()
         try:
             outcomes = add_questions(path, qs)
         except (InputError, OSError) as exc:
             self.messages.error(write_failure(path, exc))
             return False
+        self.last_outcomes = tuple(outcomes)
         self.fileWritten.emit(str(path), before)
         ok = self.panel.open_gold(path)
         if ok:

@@ -102,6 +102,13 @@ def _gold_key(gold: Any) -> tuple | None:
     return (str(gold.path), tuple((q.question, q.answers, q.source) for q in gold.questions))
 
 
+def _same_path(path: Any, paths: frozenset[str]) -> bool:
+    if not paths:
+        return False
+    p = os.path.realpath(str(path))
+    return any(os.path.realpath(q) == p for q in paths)
+
+
 def _names(docs: tuple[Document, ...]) -> str:
     if len(docs) == 1:
         return docs[0].name
@@ -119,15 +126,18 @@ def differs(a: WindowState, b: WindowState) -> bool:
             or dict(a.params) != dict(b.params) or dict(a.prefix) != dict(b.prefix))
 
 
-def describe_replaced(before: WindowState, after: WindowState) -> str:
+def describe_replaced(before: WindowState, after: WindowState, written: frozenset[str] = frozenset()) -> str:
     """What going from `before` to `after` lost, in words ('' when nothing the user had is gone):
-    'handbook.md, its gold set (64 questions) and the pinned baseline'."""
+    'handbook.md, its gold set (64 questions) and the pinned baseline'. `written`: files the step
+    itself wrote; a gold set reloaded from one of them changed by that write (a question added or
+    taken out, which the action says itself), it was not replaced."""
     parts: list[str] = []
     docs_changed = _doc_keys(before.documents) != _doc_keys(after.documents)
     if docs_changed and before.documents:
         parts.append(_names(before.documents))
     g0, g1 = before.gold, after.gold
-    if g0 is not None and _gold_key(g1) != _gold_key(g0):
+    rewritten = g0 is not None and _same_path(g0.path, written) and (g1 is None or str(g1.path) == str(g0.path))
+    if g0 is not None and _gold_key(g1) != _gold_key(g0) and not rewritten:
         same_file = g1 is not None and str(g1.path) == str(g0.path)
         kept = same_file and set(_gold_key(g0)[1]) <= set(_gold_key(g1)[1])  # type: ignore[index]
         if not kept:  # a question added to the same file replaces nothing
@@ -273,7 +283,7 @@ class History(QObject):
             self._push_open()
             self._open, pushed = None, True
         if step is not None and pushed:
-            step.replaced = describe_replaced(step.state, self._last)
+            step.replaced = describe_replaced(step.state, self._last, frozenset(f.path for f in step.files))
             self.recorded.emit(step)
 
     def flush(self) -> None:

@@ -30,6 +30,28 @@ from inspector.qt.actions.make_action import make_action
 AUDIT_WIDTH = 0.6
 
 
+def added_text(name: str, questions: Any, outcomes: Any, notes: Any = (), *, in_audit: bool = True) -> tuple[str, str]:
+    """(status line, details) after marks went into gold file `name`: how many questions were
+    added, updated or already there (short: the status bar of a 1024 px window holds ~70
+    characters), and the proposal's notes; the details list each question."""
+    counts = {o: sum(1 for x in outcomes if x == o) for o in ("added", "updated", "unchanged")}
+    parts = [f"Added {counts['added']} question{'s' if counts['added'] != 1 else ''}"]
+    if counts["updated"]:
+        parts.append(f"updated {counts['updated']}")
+    if counts["unchanged"]:
+        parts.append(f"{counts['unchanged']} already there")
+    text = ", ".join(parts) + f" in {name}"
+    if notes:
+        text += " · " + " · ".join(notes)
+    words = {"added": "added", "updated": "updated", "unchanged": "already there"}
+    details = "\n".join(f"{words.get(o, o)}: {q.question}" for q, o in zip(questions, outcomes))
+    if notes:
+        details += "\n\n" + "\n".join(notes)
+    if in_audit:
+        details += "\n\nThe Gold set panel shows them once you leave Audit Mode."
+    return text, details
+
+
 class AuditMode(QObject):
     """The audit mode's action and layout, and the Reader's connections to the window."""
 
@@ -164,9 +186,19 @@ class AuditMode(QObject):
             self.show_chunk(chunk)
 
     def add_gold(self, proposal: GoldProposal) -> bool:
-        ok = bool(self.window.gold.add_questions(proposal.questions))
-        for note in proposal.notes:
-            self.window.show_message(note)
+        """Add Marked as Gold Questions: the marks' questions into the gold file (no duplicate
+        lines). The status bar says what went in (Details… lists each question), since in audit
+        mode the Gold set dock stays out of the way."""
+        gold = self.window.gold
+        ok = bool(gold.add_questions(proposal.questions))
+        if not ok:
+            for note in proposal.notes:
+                self.window.show_message(note)
+            return False
+        path = self.window.retrieval.gold.path if self.window.retrieval.gold is not None else ""
+        text, details = added_text(Path(path).name, proposal.questions, gold.last_outcomes, proposal.notes,
+                                   in_audit=self.active)
+        self.window.messages.info(text, details)
         return ok
 
     def export(self, summary: AuditSummary, path: str | os.PathLike[str] | None = None) -> bool:
@@ -189,4 +221,4 @@ class AuditMode(QObject):
         return True
 
 
-__all__ = ["AuditMode", "AUDIT_WIDTH"]
+__all__ = ["AuditMode", "AUDIT_WIDTH", "added_text"]

@@ -8,6 +8,13 @@ the optional `umap-learn` is installed) on a worker thread of the app's latest-w
 like the map shown before so re-chunking moves points rather than mirroring the map. The map follows
 every retrieval stage: a re-chunk, the pooled preview and the exact index that replaces it.
 
+Under BM25 the index has no vectors. The panel then offers Compute vectors: the chunks of the
+current retrieval are embedded by the embedding model on the map's worker thread
+(`Workbench.exact_index`, the index a dense request would build, found again if dense is chosen
+later) and mapped; the retriever stays BM25, so the hits drawn are BM25's. Questions asked on the
+same chunks reuse those vectors; new chunks offer the button again rather than embed a whole
+corpus on every slider step.
+
 Drawn with pyqtgraph: one `ScatterPlotItem` with a brush per point (a few shared brushes, so
 20,000 points redraw in ~10 ms; benchmarks/map_redraw.py), the question and the rank labels on top.
 Hover shows a chunk (its heading path and the start of its text), a click selects it in the text.
@@ -21,10 +28,20 @@ from typing import Any, Callable, Iterator
 import numpy as np
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from inspector.core.display.projection import METHODS, Projection, project, umap_available
-from inspector.qt.controllers.retrieval import RetrievalController
+from inspector.core.workbench import FALLBACK
+from inspector.qt.controllers.retrieval import MODEL_FAILED, MODEL_LOADING, MODEL_READY, RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.runner import JobRunner, Progress
@@ -50,21 +67,26 @@ class MapData:
     """The RetrievalResult drawn."""
 
 
-def map_job(result: Any, method: str, previous: Projection | None, reuse: Projection | None) -> Callable:
+def map_job(result: Any, method: str, previous: Projection | None, reuse: Projection | None, *,
+            index: Any = None, make_index: Callable[[Callable[[], bool], Progress], Any] | None = None) -> Callable:
     """The projection job: the index's vectors on a plane (reused when only the question changed),
-    and the question placed on it. Runs on the map's runner thread."""
-    index = result.index
+    and the question placed on it. Runs on the map's runner thread. `index`: the index to map
+    (default: the result's); `make_index(cancelled, progress)`: builds it first, on the same thread
+    (the vectors computed for a BM25 result)."""
     question = result.request.question
 
     def job(cancelled: Callable[[], bool], progress: Progress) -> Iterator[MapData]:
-        proj = reuse if reuse is not None else project(index.vectors, method, previous=previous)
+        idx = index if index is not None else result.index
+        if make_index is not None:
+            idx = make_index(cancelled, progress)
+        proj = reuse if reuse is not None else project(idx.vectors, method, previous=previous)
         point = None
-        if question.strip() and getattr(index, "embedder", None) is not None and not cancelled():
+        if question.strip() and getattr(idx, "embedder", None) is not None and not cancelled():
             try:
-                point = proj.place(index.embed_query(question))[0]  # cached by the search already
+                point = proj.place(idx.embed_query(question))[0]  # cached by the search already
             except ValueError:
                 point = None
-        yield MapData(index, proj, point, result)
+        yield MapData(idx, proj, point, result)
 
     return job
 
@@ -93,6 +115,11 @@ class EmbeddingMap(QWidget):
         self._pending: Any = None
         """The latest retrieval result not yet drawn (the panel was hidden, or work is running)."""
         self._hover_row = -1
+        self.computed: tuple[Any, Any] | None = None
+        """(a BM25 index, the exact index computed for its chunks by Compute vectors): questions
+        on the same chunks are mapped with those vectors without asking again."""
+        self._compute_waits = False
+        """Compute vectors was pressed while the model loads: it runs once the model is ready."""
 
         self.method = QComboBox()
         for m in METHODS:
@@ -108,6 +135,11 @@ class EmbeddingMap(QWidget):
         # counts off mid-sentence ("242 from other documen").
         line = self.fontMetrics().lineSpacing()
         self.status = QLabel("Ask a question or load a gold set: the map shows the index's chunk vectors")
+        self.compute_button = QPushButton("Compute vectors")
+        self.compute_button.setToolTip("BM25 has no vectors: embed the current chunks with the embedding model "
+                                       "(in the background) and map them; the retriever stays BM25")
+        self.compute_button.hide()
+        self.compute_button.clicked.connect(lambda: self.compute_vectors())
         self.legend = QLabel()
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.hover = QLabel(" ")
@@ -137,6 +169,7 @@ class EmbeddingMap(QWidget):
         top.addWidget(QLabel("Layout"))
         top.addWidget(self.method)
         top.addStretch(1)
+        top.addWidget(self.compute_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
@@ -147,7 +180,9 @@ class EmbeddingMap(QWidget):
 
         self.method.currentIndexChanged.connect(lambda _i: self.refresh(new_layout=True))
         self.runner.stageReady.connect(self._on_data)
-        self.runner.errored.connect(lambda _rid, msg: self.status.setText(f"The map could not be drawn: {msg}"))
+        self.runner.errored.connect(self._on_error)
+        self.runner.progressed.connect(self._on_progress)
+        retrieval.modelStateChanged.connect(self._on_model_state)
         retrieval.resultReady.connect(self._on_result)
         retrieval.cleared.connect(self.clear)
         state.selectionChanged.connect(lambda _id: self._draw_overlay())
@@ -175,22 +210,101 @@ class EmbeddingMap(QWidget):
         result = self._pending if self._pending is not None else (self.data.result if self.data else None)
         if result is None:
             return 0
-        index = result.index
+        index = self._index_for(result)
         vectors = getattr(index, "vectors", None)
         if vectors is None or len(vectors) == 0:
             self._pending = None
             self.clear()
-            self.status.setText("No vectors to map: BM25 answers (the embedding model is loading, or BM25 "
-                                "was chosen)" if vectors is None else "No chunks to map")
+            if vectors is not None or not len(getattr(index, "entries", ())):
+                self.status.setText("No chunks to map")
+            elif result.mode == FALLBACK:  # dense was chosen: its vectors come on their own
+                self.status.setText("No vectors to map yet: BM25 answers until the chunks are embedded "
+                                    f"({self.retrieval.model_error or result.note or 'the model is loading'})")
+            else:
+                self._offer_compute(result)
             return 0
         self._pending = None
+        self.compute_button.hide()
         same = self.data is not None and self.data.index is index and not new_layout \
             and self.data.projection.method == self.method_name
         previous = self.data.projection if self.data is not None else None
         if not same:
             n = len(vectors)
             self.status.setText(f"Laying out {n:,} chunk vectors ({self.method.currentText()})…")
-        return self.runner.submit(map_job(result, self.method_name, previous, previous if same else None))
+        return self.runner.submit(map_job(result, self.method_name, previous, previous if same else None,
+                                          index=index))
+
+    def _index_for(self, result: Any) -> Any:
+        """The index to map for a result: its own, or the vectors computed for its BM25 index."""
+        index = result.index
+        if getattr(index, "vectors", None) is None and self.computed is not None and self.computed[0] is index:
+            return self.computed[1]
+        return index
+
+    # -- vectors under BM25 ------------------------------------------------------------------------
+    def _offer_compute(self, result: Any) -> None:
+        self._pending = result  # what Compute vectors embeds
+        failed = self.retrieval.model_state == MODEL_FAILED
+        self.compute_button.setEnabled(not failed)
+        self.compute_button.show()
+        if failed:
+            self.status.setText("No vectors to map: BM25 has none, and the embedding model could not be loaded")
+        else:
+            self.status.setText("No vectors to map: BM25 has none. Compute vectors embeds the chunks to map them")
+
+    def compute_vectors(self) -> int:
+        """Compute vectors: embed the current result's chunks with the embedding model on the map's
+        worker (the model is loaded first if need be) and map them; returns the runner's request
+        id (0: waiting for the model, or nothing to embed)."""
+        result = self._pending if self._pending is not None else (self.data.result if self.data else None)
+        if result is None:
+            return 0
+        self._pending = result
+        r = self.retrieval
+        if r.embedder is None:
+            if r.model_state == MODEL_FAILED:
+                self.status.setText(f"No vectors: the embedding model could not be loaded ({r.model_error})")
+                return 0
+            self._compute_waits = True
+            self.compute_button.setEnabled(False)
+            self.status.setText("Loading the embedding model to compute the vectors…")
+            if r.model_state != MODEL_LOADING:
+                r.start_model()
+            return 0 if r.embedder is None else self._submit_compute(result)
+        return self._submit_compute(result)
+
+    def _submit_compute(self, result: Any) -> int:
+        self._compute_waits = False
+        self._pending = None
+        self.compute_button.setEnabled(False)
+        workbench = self.retrieval.workbench
+        n = len(result.index.entries)
+        self.status.setText(f"Embedding {n:,} chunks to map them…")
+
+        def make_index(cancelled: Callable[[], bool], progress: Progress) -> Any:
+            return workbench.exact_index(result.request, cancel=cancelled,
+                                         progress=lambda done, total: progress(done, total, ""))
+
+        previous = self.data.projection if self.data is not None else None
+        return self.runner.submit(map_job(result, self.method_name, previous, None, make_index=make_index))
+
+    def _on_model_state(self, state: str) -> None:
+        if not self._compute_waits:
+            return
+        if state == MODEL_READY and self._pending is not None:
+            self._submit_compute(self._pending)
+        elif state == MODEL_FAILED:
+            self._compute_waits = False
+            self.compute_button.setEnabled(False)
+            self.status.setText(f"No vectors: the embedding model could not be loaded ({self.retrieval.model_error})")
+
+    def _on_progress(self, _rid: int, done: int, total: int, _label: str) -> None:
+        if total:
+            self.status.setText(f"Embedding {total:,} chunks to map them: {done:,} done…")
+
+    def _on_error(self, _rid: int, msg: str) -> None:
+        self.status.setText(f"The map could not be drawn: {msg}")
+        self.compute_button.setEnabled(True)
 
     def clear(self) -> None:
         self.runner.cancel()
@@ -204,9 +318,15 @@ class EmbeddingMap(QWidget):
         self.hover.setText(" ")
         self.status.setText("Ask a question or load a gold set: the map shows the index's chunk vectors")
         self.legend.setText("")
+        self.compute_button.hide()
 
     # -- drawing -------------------------------------------------------------------------------------
     def _on_data(self, _rid: int, data: MapData) -> None:
+        own = data.result.index
+        if data.index is not own and getattr(own, "vectors", None) is None:
+            self.computed = (own, data.index)  # Compute vectors' index: kept for the next questions
+        self.compute_button.hide()
+        self.compute_button.setEnabled(True)
         first = self.data is None or self.data.projection is not data.projection
         if self.data is None or self.data.index is not data.index:
             self.rows = {(c.doc_id, c.id, c.role): i for i, c in enumerate(data.index.entries)}
@@ -359,6 +479,8 @@ class EmbeddingMap(QWidget):
         n = len(p.points)
         how = "PCA" if p.method == "pca" else "UMAP"
         mode = mode_text(data.result, self.retrieval)[0]
+        if data.index is not data.result.index:  # Compute vectors under BM25
+            mode = f"computed by the model; the hits are {mode}'s"
         text = f"{n:,} chunk vectors · {mode} · {how}"
         if p.method == "pca":
             text += f" · the axes hold {p.explained[0]:.0%} and {p.explained[1]:.0%} of the variance"

@@ -33,6 +33,9 @@ class GoldTools(QObject):
         w: Any = window
         self.window = w
         self.writer = GoldWriter(w.state, w.retrieval, w.gold_panel, w.messages, parent=w)
+        history = getattr(w, "history", None)
+        if history is not None:  # its writes are steps of Edit ▸ Undo, with the file's bytes
+            history.connect_sources(self.writer)
         self.bar = QuickGoldBar(w.state, w.view, w.retrieval, self.writer)
         self.bar.hide()
         w.centralWidget().layout().addWidget(self.bar)

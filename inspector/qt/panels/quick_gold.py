@@ -55,6 +55,18 @@ class Saved:
     """The line before the write, as it was in the file (None: the question was appended)."""
 
 
+def _short(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def _bytes(path: str | Path) -> bytes | None:
+    """The file's bytes before a write (None: it does not exist or cannot be read)."""
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
 def document_questions(controller: RetrievalController, doc: Document | None) -> int:
     """Questions of the loaded gold set about `doc` (or about no document in particular)."""
     gold = controller.gold
@@ -70,6 +82,12 @@ class GoldWriter(QObject):
     """The GoldQuestion just written (added or updated)."""
     undone = Signal(object)
     """The GoldQuestion whose write was taken back."""
+    aboutToReplace = Signal(str)
+    """A question is about to be written to (or taken out of) the gold file and the gold set
+    reloaded: the window's undo history keeps what is there now (as for Add to Gold Set…)."""
+    fileWritten = Signal(str, object)
+    """(path, its bytes before the write or None when it did not exist): the gold file was written.
+    The history then knows the reloaded gold set is this write's doing, not a replacement."""
 
     def __init__(self, state: InspectorState, controller: RetrievalController, panel: GoldPanel,
                  messages: MessageCenter, *, ask_path: Callable[[Path], str] | None = None,
@@ -112,6 +130,8 @@ class GoldWriter(QObject):
         path = self.target()
         if path is None:
             return None
+        self.aboutToReplace.emit(f"Add question “{_short(q.question)}”")
+        before = _bytes(path)
         try:
             previous = question_line(path, q)
             outcome = add_questions(path, (q,))[0]
@@ -120,6 +140,7 @@ class GoldWriter(QObject):
             return None
         if outcome != "unchanged":
             self.history.append(Saved(str(path), q, previous))
+            self.fileWritten.emit(str(path), before)
         self.panel.open_gold(path)
         if outcome != "unchanged":
             self.saved.emit(q)
@@ -131,6 +152,8 @@ class GoldWriter(QObject):
             self.messages.info("nothing to undo")
             return None
         last = self.history.pop()
+        self.aboutToReplace.emit(f"Remove question “{_short(last.question.question)}”")
+        before = _bytes(last.path)
         try:
             found = remove_question(last.path, last.question, restore=last.previous)
         except (InputError, OSError) as exc:
@@ -139,6 +162,7 @@ class GoldWriter(QObject):
         if not found:
             self.messages.error(f"“{last.question.question}” is no longer in {Path(last.path).name}")
             return None
+        self.fileWritten.emit(last.path, before)
         if Path(last.path).read_bytes().strip():
             self.panel.open_gold(last.path)
         else:

@@ -1,0 +1,48 @@
+"""The evaluation report as Markdown (the CLI's --format markdown and the window's export): the
+line that says what answered names BM25 for a BM25 configuration, never embeddings (issue 26)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.report import report_markdown, retrieval_line
+from inspector.core.workbench import Workbench
+
+ROOT = Path(__file__).resolve().parents[2]
+HANDBOOK = ROOT / "sample_docs" / "handbook.md"
+GOLD = ROOT / "sample_docs" / "handbook.gold.jsonl"
+
+
+@pytest.fixture(scope="module")
+def report():
+    wb = Workbench()
+    wb.open([HANDBOOK])
+    wb.load_gold(GOLD)
+    return wb.evaluate(EvalConfig("markdown", {}, 5, "bm25"))
+
+
+def _line(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("- Retrieval: "))
+
+
+def test_a_bm25_report_says_bm25(report):
+    bm25 = EvalConfig("markdown", {}, 5, "bm25")
+    # The window passes its stage's mode ("exact" for a BM25 stage): still no embeddings.
+    for mode in (None, "exact"):
+        text = report_markdown(report, bm25, mode=mode)
+        assert _line(text) == "- Retrieval: BM25 keyword scores (no embeddings)"
+        assert "embeddings" not in text.replace("(no embeddings)", "")
+
+
+def test_dense_hybrid_pooled_and_the_stand_in_are_named(report):
+    dense = EvalConfig("markdown", {}, 5, "dense")
+    assert _line(report_markdown(report, dense)) == "- Retrieval: dense, exact embeddings"
+    assert _line(report_markdown(report, dense, mode="pooled")) == "- Retrieval: dense, pooled preview (approximate)"
+    # The CLI passes no mode: a pooled configuration is not reported as exact.
+    pooled = EvalConfig("markdown", {}, 5, "hybrid", embedding="pooled")
+    assert _line(report_markdown(report, pooled)) == "- Retrieval: hybrid: BM25 + pooled preview (approximate)"
+    # BM25 standing in for dense while the model loaded (the window's FALLBACK stage).
+    assert retrieval_line(EvalConfig("markdown", {}, 5, "bm25"), "fallback").startswith("BM25 stand-in")
