@@ -133,3 +133,43 @@ def test_a_big_document_in_slices_equals_one_encode():
     base = (handbook.read_text(encoding="utf-8") + "\n  12345678 \t\n\n") * 3
     assert len(base) > 2 * tokens.ENCODE_SLICE
     assert TokenIndex(base).tokens.tolist() == encoding().encode_ordinary(base)
+
+
+#: Code points unassigned in Python's Unicode database that the `regex` module (a newer Unicode)
+#: calls letters or digits: tiktoken's own expression cuts around them unlike ours.
+ODD = ["\U0003d000", "\u0558", "\u088f", "\U000323b0"]
+ODD_RUNS = st.lists(st.sampled_from(["0", ":", "L", " ", "\n", "abc", "123456", ". ", *ODD]),
+                    min_size=1, max_size=80).map("".join)
+
+
+def test_a_span_ending_beside_an_odd_character_counts_as_encoded_alone():
+    """Found by hypothesis in the sentences chunker: 'leave … 0\\U0003d000:L' counted 26 tokens, 27
+    encoded alone ("\\U0003d000:" is one piece to tiktoken, ":L" one to the `regex` module)."""
+    text = "leave leave leave 0:0¸Ē0𒍀 0Ø0\U0003d000:L."
+    idx = TokenIndex(text)
+    assert idx.count(0, 32) == count_text(text[:32]) == 27
+    assert all(idx.count(a, b) == count_text(text[a:b]) for a in range(len(text)) for b in range(a, len(text) + 1))
+
+
+@settings(max_examples=300)
+@given(text=ODD_RUNS | RUNS, data=st.data())
+def test_span_count_and_offsets_exact_around_odd_characters(text, data):
+    idx = TokenIndex(text)
+    a = data.draw(st.integers(0, len(text)))
+    b = data.draw(st.integers(a, len(text)))
+    assert idx.count(a, b) == count_text(text[a:b])
+    n = data.draw(st.integers(0, idx.count(a, b) + 2))
+    assert idx.offset_after(a, b, n) == _oracle_offset_after(text, a, b, n)
+
+
+@settings(max_examples=200)
+@given(text=ODD_RUNS, step=st.integers(1, 40))
+def test_a_document_with_odd_characters_encoded_in_slices_equals_one_encode(text, step):
+    import pytest
+
+    from inspector.core.text import tokens
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tokens, "ENCODE_SLICE", step)
+        index = TokenIndex(text)
+    assert index.tokens.tolist() == encoding().encode_ordinary(text)
