@@ -243,6 +243,14 @@ def test_no_key_on_this_machine_is_fine_and_a_wanted_key_says_which_variable(min
             client(server, minilm, key_env=KEY_ENV).load()
 
 
+def test_a_proxy_in_the_environment_is_not_used_for_this_machine(server, minilm, monkeypatch):
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert client(server, minilm).encode(["direct"]).shape == (1, 384)
+
+
 def test_unknown_model(server, minilm):
     with pytest.raises(InputError) as err:
         client(server, minilm, model="no-such-model").load()

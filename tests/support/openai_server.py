@@ -88,6 +88,13 @@ class _Http(ThreadingHTTPServer):
     allow_reuse_address = True
     owner: OpenAIServer
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return  # the client gave up on this answer (a timeout, a cancel): nothing to report
+        super().handle_error(request, client_address)
+
 
 class OpenAIServer:
     """The server (module docstring). `embedder`: anything with `encode(texts)` (default: the

@@ -303,7 +303,10 @@ class Endpoint:
                     timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
                     limits=httpx.Limits(max_connections=self._connections,
                                         max_keepalive_connections=self._connections),
-                    follow_redirects=False)
+                    follow_redirects=False,
+                    # A proxy from the environment (a company's HTTP_PROXY) cannot reach this
+                    # machine's Ollama or vLLM: requests to it go direct, NO_PROXY or not.
+                    trust_env=not is_local(self.url.host))
             return self._client
 
     def close(self) -> None:

@@ -23,8 +23,9 @@ its `?api-version=` comes from the URL's query or `api_version=`.
 **What the model reads.** Each input is counted with the model's tokenizer: cl100k_base (offline)
 unless `tokenizer` says otherwise, which is the tokenizer of OpenAI's embedding models and an
 estimate for others; `tokenizer="hf:FOLDER"` counts with the tokenizer.json of a local model
-folder (the model a local server runs). An input longer than `max_tokens` (8,191 for OpenAI's
-models, the folder's max_seq_length for "hf:") is cut at the last token that fits before it is
+folder (the model a local server runs). An input longer than `max_tokens` (default: 8,191, OpenAI's
+limit, with a tiktoken encoding; the folder's max_seq_length with "hf:"; give it for other models
+counted with cl100k) is cut at the last token that fits before it is
 sent: OpenAI rejects longer inputs and other servers cut or reject them, so cutting here makes
 what the model reads known: `piece_spec` describes exactly that cut. Empty inputs are sent as one
 space (OpenAI rejects empty strings; both are "no words" to a model).
