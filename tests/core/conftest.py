@@ -37,3 +37,12 @@ def gold(tmp_path) -> Path:
     p = tmp_path / "g.gold.jsonl"
     shutil.copy(DATA / "good.gold.jsonl", p)
     return p
+
+
+@pytest.fixture()
+def restore_pieces():
+    """Tests that point word-piece counts at another model get the bundled model's back."""
+    from inspector.core.text import wordpieces
+
+    yield
+    wordpieces.use_piece_spec(None)
