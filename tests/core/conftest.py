@@ -37,3 +37,21 @@ def gold(tmp_path) -> Path:
     p = tmp_path / "g.gold.jsonl"
     shutil.copy(DATA / "good.gold.jsonl", p)
     return p
+
+
+@pytest.fixture(scope="session")
+def two_layer_model(tmp_path_factory) -> Path:
+    """A second real sentence-transformers model: the bundled one's first two layers, saved to a
+    folder once per session (tests/support/models.py)."""
+    from tests.support.models import two_layer_minilm
+
+    return two_layer_minilm(tmp_path_factory)
+
+
+@pytest.fixture()
+def restore_pieces():
+    """Tests that point word-piece counts at another model get the bundled model's back."""
+    from inspector.core.text import wordpieces
+
+    yield
+    wordpieces.use_piece_spec(None)

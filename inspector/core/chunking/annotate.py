@@ -1,7 +1,8 @@
-"""Chunks measured in the embedding model's own word pieces (all-MiniLM-L6-v2's WordPiece, 256 max).
+"""Chunks measured in the embedding model's own word pieces (all-MiniLM-L6-v2's WordPiece, 256
+max, unless `wordpieces.use_piece_spec` set another model's tokenizer and limit).
 
 A chunk whose embedded text (prefix + span) is longer than the model's `max_seq_length` is silently
-truncated by the embedder: everything after word piece 256 never reaches the vector. `annotate`
+truncated by the embedder: everything after the limit never reaches the vector. `annotate`
 measures each chunk and flags the ones that lose text, with the document offset where reading stops.
 
 Counting is exact but cheap: BERT's pre-tokenizer cuts at whitespace and punctuation, so words
@@ -22,12 +23,12 @@ from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.text.wordpieces import (
-    SPECIAL_TOKENS,
-    count_text,
+    PieceIndex,
+    WordPieceIndex,
     embedded_pieces,
     max_seq_length,
     prefix_pieces,
-    tokenizer,
+    special_tokens,
     wordpiece_index,
 )
 
@@ -42,6 +43,8 @@ def _truncation_offset(doc: Document, c: Chunk, keep: int) -> int:
     idx = wordpiece_index(doc)
     if keep >= idx.count(c.start, c.end):
         return c.end  # nothing is dropped: reading stops at the span's end (trailing space included)
+    if not isinstance(idx, WordPieceIndex):  # cl100k or a tokenizer counted span by span
+        return idx.offset_after(c.start, c.end, keep)
     return _cut(doc, c.start, c.end, keep)
 
 
@@ -49,6 +52,8 @@ def _cut(doc: Document, start: int, end: int, keep: int, head: int | None = None
     """`_truncation_offset` of a span known to hold more than `keep` > 0 word pieces. `head`:
     the word pieces before the span's first whole word, when the caller counted them already."""
     idx = wordpiece_index(doc)
+    assert isinstance(idx, WordPieceIndex)
+    count_text = idx.count_text
     text = doc.text
     i = bisect.bisect_left(idx.word_starts, start)
     if i < len(idx.word_starts) and idx.word_starts[i] < end:
@@ -62,10 +67,10 @@ def _cut(doc: Document, start: int, end: int, keep: int, head: int | None = None
                 if int(prefix[w + 1]) == target:
                     return idx.word_ends[w]
                 m = target - int(prefix[w])
-                word = tokenizer().encode(text[idx.word_starts[w]:idx.word_ends[w]], add_special_tokens=False)
+                word = idx.encode(text[idx.word_starts[w]:idx.word_ends[w]])
                 if m <= len(word.offsets):
                     return idx.word_starts[w] + word.offsets[m - 1][1]
-    enc = tokenizer().encode(doc.text[start:end], add_special_tokens=False)
+    enc = idx.encode(doc.text[start:end])
     if keep >= len(enc.offsets):
         return end
     return start + enc.offsets[keep - 1][1]
@@ -85,10 +90,13 @@ def read_ends(doc: Document, chunks: Sequence[Chunk], *, with_prefix: bool = Tru
     if not n:
         return out
     idx = wordpiece_index(doc)
+    if not isinstance(idx, WordPieceIndex):
+        return _read_ends_by_span(doc, idx, chunks, out, with_prefix, limit)
+    count_text = idx.count_text
     text = doc.text
     ws, we, pre = idx.word_starts_array, idx.word_ends_array, idx.word_pieces_prefix
     words = len(ws)
-    keep = np.full(n, limit - SPECIAL_TOKENS, dtype=np.int64)
+    keep = np.full(n, limit - special_tokens(), dtype=np.int64)
     if with_prefix:
         keep -= np.fromiter((prefix_pieces(c.prefix) if c.prefix else 0 for c in chunks),
                             dtype=np.int64, count=n)
@@ -123,6 +131,18 @@ def read_ends(doc: Document, chunks: Sequence[Chunk], *, with_prefix: bool = Tru
     out[cut[fast]] = we[wc[fast]]
     for k in cut[~fast]:
         out[k] = _cut(doc, int(s[k]), int(e[k]), int(keep[k]), int(head[k]) if whole[k] else None)
+    return out
+
+
+def _read_ends_by_span(doc: Document, idx: PieceIndex, chunks: Sequence[Chunk], out: np.ndarray,
+                       with_prefix: bool, limit: int) -> np.ndarray:
+    """`read_ends` under a piece model without a word index (cl100k, other tokenizers): each
+    chunk counted as `annotate` counts it, cut where its pieces run out."""
+    for k, c in enumerate(chunks):
+        total = embedded_pieces(idx, c.prefix if with_prefix else "", c.start, c.end)
+        if total > limit:
+            body = idx.count(c.start, c.end)
+            out[k] = idx.offset_after(c.start, c.end, max(0, limit - (total - body)))
     return out
 
 

@@ -23,12 +23,15 @@ import numpy as np
 from inspector.core.chunking.common import SpanContext, context_prefix, trim
 from inspector.core.lru import SizedLRU
 from inspector.core.text.structure import sentence_spans
+from inspector.core.text.tokens import TokenIndex
 from inspector.core.text.wordpieces import (
-    SPECIAL_TOKENS,
+    PieceIndex,
     WordPieceIndex,
+    current_piece_spec,
     embedded_pieces,
     max_seq_length,
     prefix_pieces,
+    special_tokens,
     wordpiece_index,
 )
 
@@ -45,7 +48,8 @@ def _widest_prefix(ctx: SpanContext) -> int:
     return max((prefix_pieces(p) for p in prefixes if p), default=0)
 
 
-#: Word pieces of each document's longest context prefix (by content, kind and name: the title).
+#: Word pieces of each document's longest context prefix (by content, kind and name: the title;
+#: and by the piece model that counts them).
 _WIDEST: SizedLRU[int] = SizedLRU(64, 64)
 
 
@@ -56,11 +60,12 @@ class EmbedBudget:
     def __init__(self, ctx: SpanContext, limit: int | None = None) -> None:
         self.ctx = ctx
         self.limit = max_seq_length() if limit is None else limit
-        self.index: WordPieceIndex = wordpiece_index(ctx.doc)
+        self.specials = special_tokens()
+        self.index: PieceIndex = wordpiece_index(ctx.doc)
         # The longest prefix any span can get (title > heading path): a span that fits beside it
         # fits beside its own, so most checks need no heading path at all.
         doc = ctx.doc
-        self._widest_prefix = _WIDEST.get_or_make((doc.sha256, doc.kind, doc.name),
+        self._widest_prefix = _WIDEST.get_or_make((doc.sha256, doc.kind, doc.name, current_piece_spec().counts),
                                                   lambda: _widest_prefix(ctx), 1)
 
     def pieces(self, start: int, end: int, extra: str = "") -> int:
@@ -72,13 +77,16 @@ class EmbedBudget:
         return embedded_pieces(self.index, prefix, start, end)
 
     def fits(self, start: int, end: int, extra: str = "") -> bool:
+        if not isinstance(self.index, WordPieceIndex):
+            # Other tokenizers (cl100k's) may merge a prefix's parts: no shortcut, the exact count.
+            return self.pieces(start, end, extra) <= self.limit
         body = self.index.count(start, end)
         # The prefix is its heading part and `extra` on a line of their own: the pieces add up.
         extra_pieces = prefix_pieces(extra) if extra else 0
-        if SPECIAL_TOKENS + self._widest_prefix + extra_pieces + body <= self.limit:
+        if self.specials + self._widest_prefix + extra_pieces + body <= self.limit:
             return True
         prefix = self.ctx.prefix_for(start, end, extra)
-        return SPECIAL_TOKENS + (prefix_pieces(prefix) if prefix else 0) + body <= self.limit
+        return self.specials + (prefix_pieces(prefix) if prefix else 0) + body <= self.limit
 
 
 def _farthest(cands: Sequence[int], lo: int, hi: int, ok: Callable[[int], bool], hint: int) -> int | None:
@@ -128,7 +136,12 @@ def token_reach(ctx: SpanContext, budget: EmbedBudget | None, s: int, cap: int, 
     t0 = ti.token_at_or_after(s)
     est = ti.char_of_token(t0 + cap)
     horizon = ti.char_of_token(t0 + 2 * cap + 16)
-    if strict and budget is not None:
+    if strict and budget is not None and isinstance(budget.index, TokenIndex):
+        # The model counts cl100k tokens too: where its room runs out, read off the same index.
+        room = max(budget.limit - embedded_pieces(budget.index, prefix, s, s), 0)
+        est = min(est, ti.char_of_token(t0 + room))
+        horizon = min(horizon, max(ti.char_of_token(t0 + 2 * room + 16), s + 1))
+    elif strict and budget is not None and isinstance(budget.index, WordPieceIndex):
         idx = budget.index
         room = budget.limit - embedded_pieces(idx, prefix, s, s)
         w0 = bisect.bisect_right(idx.word_ends, s)  # the word holding `s`, or the next one

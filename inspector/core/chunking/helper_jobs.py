@@ -63,7 +63,10 @@ def doc_key(doc: Document) -> DocKey:
 
 
 def _last_key(key: DocKey, strategy: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (key, strategy, repr(sorted(dict(params).items())))
+    # The piece model too: chunks fitted to one model's limit are not another's.
+    from inspector.core.text.wordpieces import current_piece_spec
+
+    return (key, strategy, repr(sorted(dict(params).items())), current_piece_spec())
 
 
 def can_run(strategy: str) -> bool:
@@ -113,20 +116,26 @@ def shipped(doc: Document) -> Iterator[Any]:
         yield doc if text is doc.text else _DocumentParcel(doc, text)
 
 
-def _use_model(model_path: str | None) -> None:
-    from inspector.core.text.wordpieces import use_model_path
+def _use_model(pieces: tuple[str, str, int, int] | str | None) -> None:
+    """Count pieces in the helper as the window does: `pieces` is the window's piece model
+    (`wordpieces.piece_override()`: None for the bundled model), or a model folder as the
+    window sent it before piece models existed."""
+    from inspector.core.text.wordpieces import use_model_path, use_piece_spec
 
-    use_model_path(model_path)
+    if isinstance(pieces, str):
+        use_model_path(pieces)
+    else:
+        use_piece_spec(pieces)
 
 
 def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mapping[str, Any],
-                model_path: str | None) -> Stage:
+                pieces: tuple[str, str, int, int] | str | None) -> Stage:
     """Stage one: the strategy's chunks of the document, their statistics and the headings."""
     from inspector.core.chunking.registry import get_strategy
     from inspector.core.chunking.stats import chunk_stats
     from inspector.core.text.structure import structure_of
 
-    _use_model(model_path)
+    _use_model(pieces)
     d = _document(key, doc)
     with paused_gc():
         chunks = get_strategy(strategy)(d, params)
@@ -136,13 +145,14 @@ def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mappin
 
 
 def annotate_stage(key: DocKey, doc: Document | None, strategy: str, params: Mapping[str, Any],
-                   model_path: str | None, with_prefix: bool, document_tokens: int) -> Stage:
+                   pieces: tuple[str, str, int, int] | str | None, with_prefix: bool,
+                   document_tokens: int) -> Stage:
     """Stage two: the chunks of stage one with their word pieces measured (`annotate`)."""
     from inspector.core.chunking.annotate import annotate
     from inspector.core.chunking.registry import get_strategy
     from inspector.core.chunking.stats import chunk_stats
 
-    _use_model(model_path)
+    _use_model(pieces)
     d = _document(key, doc)
     with paused_gc():
         last_key, chunks = _LAST

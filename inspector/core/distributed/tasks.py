@@ -54,7 +54,9 @@ class EmbedderSpec:
         common = dict(model_id=embedder.model_id, dim=int(embedder.dim),
                       max_seq_length=int(embedder.max_seq_length),
                       dtype=str(getattr(embedder, "dtype", "float32") or "float32"))
-        if isinstance(embedder, MiniLMEmbedder):
+        # The bundled model only: another folder or a sentence-transformers model (a subclass)
+        # is not MiniLM on the workers; it travels pickled, as itself.
+        if type(embedder) is MiniLMEmbedder and embedder.bundled:
             return cls(**common, minilm=True, device=embedder.device_spec, dtype_spec=embedder.dtype_spec,
                        batch_size=embedder._batch_size, backend=embedder.backend_spec)
         try:

