@@ -1,5 +1,6 @@
 """Rerankers: a real sentence-transformers CrossEncoder built from the bundled model, the rerank
-stage over BM25 hits of the sample handbook, the score cache, specs and their errors."""
+stage over BM25 hits of the sample handbook, the score cache, specs and their errors, and the
+figures before and after reranking."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ import pytest
 from inspector.core.chunking.registry import chunk_document
 from inspector.core.documents.document import load_document
 from inspector.core.errors import InputError
+from inspector.core.evaluation.gold import load_gold
+from inspector.core.evaluation.metrics import evaluate
+from inspector.core.evaluation.report import rerank_json, rerank_text
+from inspector.core.evaluation.reranked import rerank_figures
 from inspector.core.retrieval.index import Hit, build_index
 from inspector.core.retrieval.rerank import (
     CrossEncoderReranker,
@@ -59,6 +64,11 @@ def handbook():
 def index(handbook):
     """The handbook's markdown chunks, BM25 only (deterministic, no embedding model)."""
     return build_index([handbook], {handbook.doc_id: chunk_document(handbook, "markdown", {})}, None)
+
+
+@pytest.fixture(scope="module")
+def gold(handbook):
+    return load_gold(SAMPLE / "handbook.gold.jsonl", [handbook])
 
 
 QUERY = "How long is parental allowance paid in Germany?"
@@ -315,3 +325,82 @@ def test_http_spec_goes_to_the_http_module_or_says_it_is_missing():
     else:  # pragma: no cover - with the HTTP reranker built in, its own tests cover the client
         r = parse_reranker_spec("http:http://127.0.0.1:9/rerank")
         assert isinstance(r, Reranker)
+
+
+# -- figures before and after ----------------------------------------------------------------------
+
+def test_figures_with_a_known_reranker(index, gold):
+    """A reranker that reverses the retriever's top `depth`: "after" is the bottom of that list,
+    and every figure follows from the per-question ranks."""
+    depth, k = 6, 3
+    questions = gold.questions
+    table = {}
+    for q in questions:
+        for h in index.search(q.question, depth, "bm25"):
+            table[(q.question, _text(index, h))] = float(h.rank)
+
+    class Reverse:
+        model_id = "reverse"
+
+        def score(self, query, texts):
+            return np.array([table[(query, t)] for t in texts])
+
+    fig = rerank_figures(index, gold, Reverse(), k, depth, retriever="bm25", cache=ScoreCache())
+    direct = evaluate(questions, index.docs, {d: index.entries for d in index.docs},
+                      lambda q, kk: index.search(q.question, kk, "bm25"), k)
+    assert [r.rank for r in fig.before.questions] == [r.rank for r in direct.questions]
+    for q, b, a, w in zip(questions, fig.before.questions, fig.after.questions, fig.within_depth.questions):
+        hits = index.search(q.question, depth, "bm25")
+        reversed_keys = [h.chunk.key for h in reversed(hits)][:k]
+        assert list(a.retrieved) == reversed_keys
+        # The first holder in the reversed list is the last holder within depth.
+        holders = [h.rank for h in hits if _holds(index, h, q)]
+        assert (min(holders) if holders else None) == w.rank
+        expected = None if not holders else len(hits) + 1 - max(holders)
+        assert a.rank == (expected if expected is not None and expected <= k else None)
+        assert b.rank == (w.rank if w.rank is not None and w.rank <= k else None)
+    assert fig.ceiling >= max(fig.before.hit_rate, fig.after.hit_rate)
+    hit = fig.paired["hit_rate"]
+    assert (hit.before, hit.after) == pytest.approx((fig.before.hit_rate, fig.after.hit_rate))
+    assert fig.paired["mrr"].delta == pytest.approx(fig.after.mrr - fig.before.mrr)
+    assert hit.fixed == len(fig.comparison.fixed) and hit.broke == len(fig.comparison.broke)
+    assert fig.after.hit_rate < fig.before.hit_rate and hit.verdict == "worse"
+    assert fig.pairs == sum(len(index.search(q.question, depth, "bm25")) for q in questions)
+    assert fig.computed == fig.pairs
+
+
+def _holds(index, hit, q) -> bool:
+    from inspector.core.evaluation.gold import normalize
+
+    text = normalize(index.text(hit.chunk))
+    return any(normalize(a) in text for a in q.answers)
+
+
+def test_figures_with_the_cross_encoder_on_the_handbook(index, gold, reranker, predictor):
+    """The real model on 8 handbook questions: every "after" rank is the rank in the order
+    CrossEncoder.predict gives, and the report says so in JSON and in the table."""
+    questions = gold.questions[:8]
+    depth, k = 5, 3
+    cache = ScoreCache()
+    fig = rerank_figures(index, questions, reranker, k, depth, retriever="bm25", cache=cache)
+    for q, a in zip(questions, fig.after.questions):
+        hits = index.search(q.question, depth, "bm25")
+        s = predictor.predict([(q.question, _text(index, h)) for h in hits])
+        order = sorted(range(len(hits)), key=lambda i: (-s[i], i))[:k]
+        assert list(a.retrieved) == [hits[i].chunk.key for i in order]
+    assert fig.reranker == reranker.model_id and fig.computed == fig.pairs
+    again = rerank_figures(index, questions, reranker, k, depth, retriever="bm25", cache=cache)
+    assert again.computed == 0 and [r.rank for r in again.after.questions] == [r.rank for r in fig.after.questions]
+    data = json.loads(json.dumps(rerank_json(fig)))
+    assert data["before"]["hit_rate"] == round(fig.before.hit_rate, 4)
+    assert data["after"]["mrr"] == round(fig.after.mrr, 4)
+    assert set(data["paired"]) == {"hit_rate", "mrr"}
+    assert data["depth"] == depth and data["reranker"]["model_id"] == reranker.model_id
+    assert [m["rank_after"] for m in data["moves"]] == [r.rank for r in fig.after.questions]
+    text = rerank_text(fig)
+    assert "before (bm25)" in text and "after (reranked)" in text and f"hit@{depth}" in text
+
+
+def test_figures_refuse_a_depth_below_k(index, gold):
+    with pytest.raises(InputError, match=r"rerank depth \(2\) is below k \(3\)"):
+        rerank_figures(index, gold, ByTable({}), 3, 2, retriever="bm25")
