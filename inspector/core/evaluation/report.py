@@ -15,6 +15,7 @@ from inspector.core.evaluation.bill import Rates, bill_dict, bill_for, bill_line
 from inspector.core.evaluation.compare import Comparison, QuestionChange
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.metrics import QuestionResult, Report
+from inspector.core.evaluation.reranked import RerankFigures
 from inspector.core.evaluation.sweep import SweepResult
 from inspector.core.evaluation.uncertainty import paired_deltas, report_intervals
 
@@ -328,6 +329,48 @@ def comparison_csv(cmp: Comparison) -> str:
             rows.append((d["question"], d["line"], change, d["before_rank"], d["after_rank"],
                          d["before_diagnosis"], d["after_diagnosis"]))
     return _csv(rows)
+
+
+# -- before and after reranking ----------------------------------------------------------------------
+
+def rerank_json(fig: RerankFigures, rates: Rates | None = None) -> dict[str, Any]:
+    """Reranking's figures as JSON-ready data: the comparison's before/after reports, deltas and
+    paired verdicts (`comparison_json`), plus the reranker, the depth, the ceiling (hit@depth) and
+    every question's rank within the retriever's top `depth` and after reranking."""
+    data = comparison_json(fig.comparison, rates)
+    data["paired"] = {name: v for name, v in data["paired"].items() if name in fig.paired}
+    data.update({
+        "reranker": dict(fig.reranker_info), "k": fig.k, "depth": fig.depth, "retriever": fig.retriever,
+        "ceiling": _num(fig.ceiling), "pairs": fig.pairs, "pairs_computed": fig.computed,
+        "rerank_seconds": _num(fig.seconds, 3),
+        "moves": [{"question": q.question, "line": q.line, "rank_within_depth": d, "rank_after": a}
+                  for q, d, a in fig.moves()],
+    })
+    return data
+
+
+def rerank_text(fig: RerankFigures) -> str:
+    """The terminal table: hit@k and MRR before and after reranking, the paired verdicts, the
+    ceiling, and the questions reranking fixed or broke with their ranks."""
+    b, a = fig.before, fig.after
+    n = len(b.questions)
+    lines = [f"reranker: {fig.reranker_info.get('spec') or fig.reranker} (top {fig.depth} of {fig.retriever} "
+             f"reranked to {fig.k})",
+             f"{'':<22}{'hit@' + str(fig.k):>10} {'MRR':>8}",
+             f"{'before (' + fig.retriever + ')':<22}{b.hit_rate:>10.3f} {b.mrr:>8.3f}  ({b.hits}/{n})",
+             f"{'after (reranked)':<22}{a.hit_rate:>10.3f} {a.mrr:>8.3f}  ({a.hits}/{n})",
+             f"ceiling: hit@{fig.depth} {fig.ceiling:.3f} (reranking only reorders the retriever's top {fig.depth})"]
+    paired = _paired(fig.comparison)
+    lines += ["", "after - before, paired over the same questions (95 % interval):"]
+    lines += [f"  {verdict_line(name, d)}" for name, d in paired.items() if name in fig.paired]
+    depth_rank = {id(q): d for q, d, _a in fig.moves()}
+    for title, items in (("fixed by reranking", fig.comparison.fixed), ("broken by reranking", fig.comparison.broke)):
+        lines += ["", f"{title}: {len(items)}"]
+        for ch in items:
+            was = depth_rank.get(id(ch.question))
+            lines.append(f"  {was if was is not None else '-'} -> {ch.after.rank or '-'}  {ch.question.question}")
+    lines.append(f"\n{fig.pairs} pairs read, {fig.computed} scored by the model in {fig.seconds:.1f} s")
+    return "\n".join(lines) + "\n"
 
 
 # -- a sweep ------------------------------------------------------------------------------------------

@@ -84,7 +84,10 @@ class Hit:
     score: float
     """Cosine similarity (dense), BM25 score (bm25) or fused reciprocal-rank score (hybrid)."""
     retriever: str
-    """"dense", "bm25" or "hybrid"."""
+    """"dense", "bm25" or "hybrid"; "+rerank" is appended when a reranker ordered the hits."""
+    rank_before: int | None = None
+    """The retriever's rank of this hit before a reranker reordered the list (None: not reranked;
+    `inspector.core.retrieval.rerank.rerank_hits` sets it)."""
 
 
 def _top(scores: np.ndarray, need: int) -> np.ndarray:
