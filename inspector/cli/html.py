@@ -26,10 +26,10 @@ COMMANDS = ("html",)
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
-    from inspector.core.atomic import atomic_write_text
     from inspector.core.display.html_export import view_html
     from inspector.core.evaluation.config import EvalConfig
     from inspector.core.evaluation.gold import answer_spans
+    from inspector.core.runtime.atomic import atomic_write_text
 
     load_user_strategies(args)
     name, params = strategy_params(args)

@@ -19,7 +19,6 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from inspector.core.cancel import Cancelled, check_cancelled
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import Document, LoadResult, load_paths
@@ -36,7 +35,8 @@ from inspector.core.evaluation.sweep import (
     rank_key,
 )
 from inspector.core.evaluation.uncertainty import report_intervals
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.cancel import Cancelled, check_cancelled
+from inspector.core.runtime.lru import SizedLRU
 
 log = logging.getLogger(__name__)
 

@@ -218,7 +218,7 @@ def test_the_workbench_remembers_chunks_up_to_a_number_of_chunks(monkeypatch):
     """Sized by chunks, not by documents' characters: a sweep of small chunkings of one document
     no longer fills 64 entries of tens of thousands of chunks (issue 17's soak)."""
     from inspector.core import workbench as wbm
-    from inspector.core.lru import SizedLRU
+    from inspector.core.runtime.lru import SizedLRU
 
     monkeypatch.setattr(wbm, "CHUNK_CACHE_CHUNKS", 300)
     rules = "".join(f"Rule {k} grants {k % 9 + 1} weeks of leave. " for k in range(400))

@@ -1,7 +1,7 @@
 """Shared caches hammered from several threads give the same results as one thread.
 
 The window's runners (chunking, retrieval, pooled vectors, sweeps, corpus counts) call the core at
-once; every memo they reach is the core's locked LRU (`inspector.core.lru.SizedLRU`), sized small
+once; every memo they reach is the core's locked LRU (`inspector.core.runtime.lru.SizedLRU`), sized small
 here so that evictions race with lookups too."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from inspector.core.chunking.annotate import annotate
 from inspector.core.documents.document import from_text
 from inspector.core.evaluation.gold import GoldQuestion, normalized_text
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.structure import structure_of
 from inspector.core.text.tokens import token_index
 from inspector.core.workbench import Workbench

@@ -11,12 +11,12 @@ from types import SimpleNamespace
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.registry import BUILTINS, strategies
 from inspector.core.display.scale import slider_scale
 from inspector.core.display.trace import TraceCache, follow, trace_scope
 from inspector.core.documents.document import from_text
 from inspector.core.evaluation.config import EvalConfig
+from inspector.core.runtime.cancel import check_cancelled
 from inspector.core.workbench import Workbench
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.controllers.trace import trace_job

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from inspector.core.display.offsets import Utf16Map
-from inspector.core.lru import SizedLRU
-from inspector.core.slices import codepoints
+from inspector.core.runtime.lru import SizedLRU
+from inspector.core.runtime.slices import codepoints
 
 #: Source lines longer than this many code points are shown as several blocks.
 LONG_LINE = 20_000

@@ -29,7 +29,7 @@ from inspector.core.chunking.params import Strategy
 from inspector.core.display.scale import SliderScale
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import EvalConfig
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 
 Number = int | float
 

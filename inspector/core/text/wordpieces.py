@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from inspector.core.documents.document import Document
-from inspector.core.gcpause import paused_gc
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.gcpause import paused_gc
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.tokens import int_array
 
 MAX_WORD_PIECES = 256

@@ -19,10 +19,10 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
-from inspector.core.atomic import atomic_write_text, atomic_writer
 from inspector.core.chunking.records import chunks_jsonl, chunks_jsonl_lines
 from inspector.core.errors import write_failure
 from inspector.core.evaluation.report import report_csv, report_markdown
+from inspector.core.runtime.atomic import atomic_write_text, atomic_writer
 
 #: Exports of more chunks than this are written on a thread of their own: with a large overlap
 #: the JSONL of a 40 KB page ran to tens of megabytes, and making it on the GUI thread froze the

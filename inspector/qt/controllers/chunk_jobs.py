@@ -16,16 +16,16 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from inspector.core.cancel import (
-    Cancelled,  # a superseded job stops with the core's own exception
-)
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.stats import ChunkStats
 from inspector.core.display.offsets import LineIndex
 from inspector.core.display.segments import SpanIndex
 from inspector.core.documents.document import Document
-from inspector.core.gcpause import paused_gc
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.cancel import (
+    Cancelled,  # a superseded job stops with the core's own exception
+)
+from inspector.core.runtime.gcpause import paused_gc
+from inspector.core.runtime.lru import SizedLRU
 from inspector.qt.runner import JobRunner
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 #: Word pieces are measured in batches of this many chunks, checking for cancellation in between.
 ANNOTATE_BATCH = 100
 #: Documents at least this long are chunked in the helper process when the window has one
-#: (`inspector.core.offload`). Not only big ones: a 40 KB page with an overlap near the size makes
+#: (`inspector.core.runtime.offload`). Not only big ones: a 40 KB page with an overlap near the size makes
 #: thousands of chunks, and measuring their word pieces on a thread kept the GUI thread waiting
 #: for the GIL (the soak's watchdog found it there). A round trip costs a few milliseconds.
 HELPER_FROM_CHARS = 16_000
@@ -101,8 +101,8 @@ def compute_chunks(request_id: int, request: ChunkRequest,
                    cancelled: Callable[[], bool]) -> Iterator[ChunkResult]:
     """The job: yields the chunks stage, then the word-piece stage. Pure core calls only; a large
     document is chunked in the helper process (`_in_helper`)."""
-    from inspector.core import offload
     from inspector.core.chunking.helper_jobs import can_run
+    from inspector.core.runtime import offload
 
     if offload.default().wanted(len(request.document.text), HELPER_FROM_CHARS) and can_run(request.strategy):
         yield from _in_helper(request_id, request, cancelled)
@@ -163,8 +163,8 @@ def _in_helper(request_id: int, request: ChunkRequest, cancelled: Callable[[], b
     answers chunks as columns; this thread only unpacks them and indexes their spans (a plain
     Python loop, which the GUI thread can interrupt). The GIL-heavy part (the strategy, tokens,
     word pieces) never runs in the window's process."""
-    from inspector.core import offload
     from inspector.core.chunking import helper_jobs
+    from inspector.core.runtime import offload
     from inspector.core.text.wordpieces import model_override
 
     t0 = time.perf_counter()

@@ -374,7 +374,7 @@ class History(QObject):
     def _move_files(files: list[FileEdit], *, forward: bool) -> list[str]:
         """Write each file back to the other side of the step, if it is still as the step left it
         (a file changed since is left alone, and the user is told)."""
-        from inspector.core.atomic import atomic_write_bytes
+        from inspector.core.runtime.atomic import atomic_write_bytes
 
         notes: list[str] = []
         for f in reversed(files) if not forward else files:

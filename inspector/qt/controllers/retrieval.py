@@ -279,8 +279,8 @@ class RetrievalController(QObject):
         # generation on their way to the oldest (~150 ms each, more with the window's own objects)
         # they would stall the window now and then. Move them to the oldest generation at once (two
         # list splices, no collection, which would itself be the stall); full collections still
-        # see them, so nothing is frozen for good (core.gcpause explains why that leaked).
-        from inspector.core.gcpause import promote_survivors
+        # see them, so nothing is frozen for good (core.runtime.gcpause explains why that leaked).
+        from inspector.core.runtime.gcpause import promote_survivors
 
         promote_survivors()
         self._set_model_state(MODEL_READY)

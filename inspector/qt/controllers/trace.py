@@ -29,7 +29,6 @@ from typing import Any, Callable, Hashable, Sequence
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.cancel import Cancelled, cancel_scope
 from inspector.core.display.scale import slider_scale
 from inspector.core.display.trace import (
     RADIUS,
@@ -43,6 +42,7 @@ from inspector.core.display.trace import (
 )
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import EvalConfig
+from inspector.core.runtime.cancel import Cancelled, cancel_scope
 from inspector.qt.controllers.retrieval import EXACT, MODEL_FAILED, POOLED, RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import Job, JobRunner, Progress

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.atomic import atomic_write_text
 from inspector.core.chunking.snippets import TARGETS, NoEquivalent, settings_code
+from inspector.core.runtime.atomic import atomic_write_text
 
 TARGET_NAMES = {"langchain": "LangChain", "llamaindex": "LlamaIndex", "chonkie": "chonkie",
                 "inspector": "Chunk Inspector (this project's API)"}

@@ -253,9 +253,9 @@ def _plain(text: str) -> str:
 def count_job(docs: Sequence[tuple[int, Document]], strategy: str, params: dict):
     """The background job: for each (row, document), (row, count, problems), one stage each, then
     (-1, None, ()) once all are done."""
-    from inspector.core.cancel import Cancelled, check_cancelled
     from inspector.core.chunking.external import is_external, last_alignment_report
     from inspector.core.chunking.registry import get_strategy
+    from inspector.core.runtime.cancel import Cancelled, check_cancelled
     from inspector.qt.runner import describe_error
 
     def job(cancelled, _progress):
