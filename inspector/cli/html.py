@@ -3,7 +3,7 @@
     chunk-inspector html handbook.md --strategy markdown --gold handbook.gold.jsonl \\
         --question "How long is parental allowance paid in Germany?" -o handbook.html
 
-The page is built by `inspector.core.display.html_export.view_html`, the same function behind
+The page is built by `inspector.core.viewmodel.html_export.view_html`, the same function behind
 the window's File ▸ Export ▸ View as HTML…, and written atomically.
 """
 
@@ -26,10 +26,10 @@ COMMANDS = ("html",)
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
-    from inspector.core.display.html_export import view_html
     from inspector.core.evaluation.config import EvalConfig
     from inspector.core.evaluation.gold import answer_spans
     from inspector.core.runtime.atomic import atomic_write_text
+    from inspector.core.viewmodel.html_export import view_html
 
     load_user_strategies(args)
     name, params = strategy_params(args)

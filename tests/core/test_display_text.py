@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.core.chunking import recursive as rec
-from inspector.core.display.display_text import display_breaks, has_long_word, make_display_text
-from inspector.core.display.offsets import Utf16Map
 from inspector.core.documents.document import from_text
 from inspector.core.runtime.slices import codepoints, decode_utf8, int_list_array, searchsorted, sha256_text
 from inspector.core.text.tokens import token_index
+from inspector.core.viewmodel.display_text import display_breaks, has_long_word, make_display_text
+from inspector.core.viewmodel.offsets import Utf16Map
 
 chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 texts = st.text(st.sampled_from("ab \n🚀é中.") | chars, max_size=300)

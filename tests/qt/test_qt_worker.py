@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from inspector.core.chunking.registry import chunk_document
-from inspector.core.display.segments import SpanIndex
 from inspector.core.documents.document import load_document
+from inspector.core.viewmodel.segments import SpanIndex
 from inspector.qt.controllers.chunk_jobs import (
     ChunkRequest,
     ChunkRunner,

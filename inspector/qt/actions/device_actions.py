@@ -17,8 +17,8 @@ from typing import Any
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMainWindow, QMenu, QToolButton
 
-from inspector.core.display.settings_schema import MODEL_DEVICE
 from inspector.core.embedding.device import DEVICE_CHOICES, DeviceError, parse_device
+from inspector.core.viewmodel.settings_schema import MODEL_DEVICE
 
 LABELS = {"auto": "&Automatic (CUDA, then MPS, then CPU)", "cpu": "&CPU", "cuda": "CU&DA (NVIDIA GPU)",
           "mps": "&MPS (Apple GPU)"}

@@ -101,7 +101,7 @@ class ExportActions:
         return Path(doc.name).stem if doc is not None else "chunks"
 
     def _ask(self, title: str, suggestion: str, filt: str) -> str:
-        from inspector.core.display import settings_schema as keys
+        from inspector.core.viewmodel import settings_schema as keys
 
         start = os.path.join(self.window.settings.get(keys.LAST_DIR) or str(Path.home()), suggestion)
         path, _ = QFileDialog.getSaveFileName(self.window, title, start, filt)
@@ -198,7 +198,7 @@ class ExportActions:
     def view_html(self) -> str:
         """The page File ▸ Export ▸ View as HTML… writes: what the window shows now (the hits and the
         figures only when they belong to the chunks on screen)."""
-        from inspector.core.display.html_export import view_html
+        from inspector.core.viewmodel.html_export import view_html
 
         s = self.window.state
         doc, chunks = s.document, s.result
@@ -224,7 +224,7 @@ class ExportActions:
 
     def show_code(self) -> Any:
         """Settings as Code…: a dialog with the program for the chosen library, to copy or save."""
-        from inspector.core.display import settings_schema as keys
+        from inspector.core.viewmodel import settings_schema as keys
         from inspector.qt.dialogs.code_dialog import CodeDialog
 
         s = self.window.state

@@ -21,7 +21,7 @@ from PySide6.QtCore import QMimeData, QObject, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
-from inspector.core.display import settings_schema as keys
+from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.messages import MessageCenter
@@ -181,8 +181,8 @@ class FileActions(QObject):
             if loaded.documents:
                 # What the view needs of the document shown first, made here rather than on the
                 # GUI thread (huge lines cut into blocks, the offset map, the wrap decision).
-                from inspector.core.display.display_text import display_text
                 from inspector.core.text.model_fit import model_fit
+                from inspector.core.viewmodel.display_text import display_text
 
                 display_text(loaded.documents[0].text)
                 model_fit(loaded.documents[0].text)  # the language note asks on the GUI thread

@@ -26,8 +26,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
-from inspector.core.display import settings_schema as keys
 from inspector.core.errors import InputError
+from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.messages import MessageCenter
 from inspector.qt.settings import Settings

@@ -12,8 +12,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.display.settings_schema import Setting
 from inspector.core.evaluation.bill import Rates
+from inspector.core.viewmodel.settings_schema import Setting
 
 BILL_PRICES = Setting("bill/prices", dict, {},
                       "Prices the bill charges, US dollars per million tokens: {'embed': x, 'llm': y} "

@@ -18,14 +18,14 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.stats import ChunkStats
-from inspector.core.display.offsets import LineIndex
-from inspector.core.display.segments import SpanIndex
 from inspector.core.documents.document import Document
 from inspector.core.runtime.cancel import (
     Cancelled,  # a superseded job stops with the core's own exception
 )
 from inspector.core.runtime.gcpause import paused_gc
 from inspector.core.runtime.lru import SizedLRU
+from inspector.core.viewmodel.offsets import LineIndex
+from inspector.core.viewmodel.segments import SpanIndex
 from inspector.qt.runner import JobRunner
 
 log = logging.getLogger(__name__)

@@ -17,9 +17,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.display.settings_schema import Setting
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import DEFAULT_RETRIEVER
+from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.retrieval_jobs import (
     EXACT,

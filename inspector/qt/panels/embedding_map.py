@@ -3,7 +3,7 @@
 Where do the question and the chunk holding its answer sit among all the chunks? A map of the
 index's vectors answers at a glance why a question missed: its answer lies in a crowd of look-alike
 chunks, or far from the question altogether. Points are the index's rows (`RetrievalResult.index`:
-`vectors` rows follow `entries`), projected by `inspector.core.display.projection` (PCA; UMAP when
+`vectors` rows follow `entries`), projected by `inspector.core.viewmodel.projection` (PCA; UMAP when
 the optional `umap-learn` is installed) on a worker thread of the app's latest-wins runner, oriented
 like the map shown before so re-chunking moves points rather than mirroring the map. The map follows
 every retrieval stage: a re-chunk, the pooled preview and the exact index that replaces it.
@@ -23,7 +23,7 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from inspector.core.display.projection import METHODS, Projection, project, umap_available
+from inspector.core.viewmodel.projection import METHODS, Projection, project, umap_available
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import answer_color, hit_color

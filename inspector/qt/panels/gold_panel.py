@@ -35,9 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.display.settings_schema import Setting
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.gold import GoldQuestion, answer_spans
+from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt.controllers.retrieval import (
     FALLBACK,
     POOLED,
