@@ -224,7 +224,7 @@ def test_a_document_shipped_through_a_file_gives_the_same_stages(doc, helper, mo
 
 def test_semantic_and_small_documents_stay_in_this_process(doc, helper):
     from inspector.core.documents.document import from_text
-    from inspector.qt.controllers.chunk_jobs import HELPER_FROM_CHARS
+    from inspector.core.workbench.chunk_store import HELPER_FROM_CHARS
 
     small = from_text(doc.text[:HELPER_FROM_CHARS - 1], "small.md")
     list(compute_chunks(1, ChunkRequest(small, "markdown", {}), lambda: False))

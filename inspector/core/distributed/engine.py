@@ -47,7 +47,8 @@ from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.metrics import Report
 from inspector.core.evaluation.sweep import SweepResult, SweepRow, rank_key
 from inspector.core.runtime.cancel import Cancelled
-from inspector.core.workbench import Workbench, recommend
+from inspector.core.workbench import Workbench
+from inspector.core.workbench.evaluator import recommend
 
 #: `progress(stage, done, total)`: stage is "chunking", "pieces", "embedding" or "evaluating";
 #: counted in documents, documents, texts and configurations.
