@@ -28,7 +28,7 @@ COMMANDS = ("ask",)
 # -- ask: one question, the hits exactly as the model reads them --------------------------------
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.api import EvalConfig
 
     name, params = strategy_params(args)
     config = EvalConfig(name, params, args.k, args.retriever or DEFAULT_RETRIEVER, args.prefix,
@@ -42,8 +42,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             raise CliError(f"--docs: no document {d!r} in the corpus (known: {', '.join(sorted(known))})")
     heading = None
     if args.heading:
-        from inspector.core.text.heading_filter import resolve_heading_filter
-        from inspector.core.text.structure import structure_of
+        from inspector.core.api import resolve_heading_filter, structure_of
 
         # Typed by prefix, the sole document title optional: the window's rule (heading_filter).
         paths = [h.path for d in docs for h in structure_of(d).headings]

@@ -20,7 +20,7 @@ COMMANDS = ("code",)
 
 
 def _cmd_code(args: argparse.Namespace) -> int:
-    from inspector.core.chunking.snippets import NoEquivalent, settings_code
+    from inspector.core.api import NoEquivalent, settings_code
 
     load_user_strategies(args)
     name, params = strategy_params(args)
@@ -32,7 +32,7 @@ def _cmd_code(args: argparse.Namespace) -> int:
 
 
 def add_commands(subparsers: Any) -> None:
-    from inspector.core.chunking.snippets import TARGETS
+    from inspector.core.api import TARGETS
 
     p = subparsers.add_parser("code", help="print a Python program making these chunks with another library")
     add_strategy_args(p, default="recursive")

@@ -40,7 +40,7 @@ def document_encoding(args: argparse.Namespace) -> str | None:
     name = getattr(args, "encoding", None)
     if not name:
         return None
-    from inspector.core.documents.encoding import canonical_codec
+    from inspector.core.api import canonical_codec
 
     try:
         return canonical_codec(name)
@@ -67,7 +67,7 @@ def add_device_args(p: argparse.ArgumentParser) -> None:
 def configured_embedder(args: argparse.Namespace):
     """The bundled model set to the flags' device and precision, resolved now: a device that is not
     there is a DeviceError (one line, exit 2) before any work starts."""
-    from inspector.core.embedding.embedder import configure_default_embedder
+    from inspector.core.api import configure_default_embedder
 
     batch = getattr(args, "batch_size", None)
     if batch is not None and batch < 1:
@@ -82,7 +82,7 @@ def configured_embedder(args: argparse.Namespace):
 
 def device_fields(embedder) -> dict:
     """{"device", "dtype", "backend"} for a JSON report (None values when no model ran)."""
-    from inspector.core.embedding.embedder import device_info
+    from inspector.core.api import device_info
 
     return device_info(embedder)
 
@@ -99,7 +99,7 @@ def device_line(embedder) -> str:
 
 def load_user_strategies(args: argparse.Namespace) -> None:
     """Plug-ins, LangChain's ready-made splitters, --strategy-file and --import-chunks."""
-    from inspector.core.chunking import external
+    from inspector.core.api import external
 
     for problem in external.load_entry_point_strategies().problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
@@ -107,7 +107,7 @@ def load_user_strategies(args: argparse.Namespace) -> None:
     for path in getattr(args, "strategy_file", None) or []:
         external.load_strategy_file(path)
     if getattr(args, "import_chunks", None):
-        from inspector.core.chunking.imported import imported_strategy
+        from inspector.core.api import imported_strategy
 
         imported_strategy("imported", args.import_chunks)
         if getattr(args, "strategy", None) == "markdown":
@@ -116,7 +116,7 @@ def load_user_strategies(args: argparse.Namespace) -> None:
 
 def print_alignment_reports(name: str, docs) -> None:
     """What an external or imported strategy could not place, one warning per piece."""
-    from inspector.core.chunking.external import is_external, last_alignment_report
+    from inspector.core.api import is_external, last_alignment_report
 
     if not is_external(name):
         return
@@ -161,7 +161,7 @@ def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
     too, and `--overlap` (even 0) on a strategy without an overlap role is an error, as before
     roles were declared.
     """
-    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.api import get_strategy
 
     strat = get_strategy(args.strategy)
     params: dict = {}

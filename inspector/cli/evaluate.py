@@ -30,8 +30,8 @@ from inspector.cli.common import (
     document_encoding,
     print_document_warnings,
 )
-from inspector.core.evaluation.config import DEFAULT_RETRIEVER
-from inspector.core.evaluation.report import (
+from inspector.core.api import (
+    DEFAULT_RETRIEVER,
     FORMATS,
     RENDERERS,
     report_csv,
@@ -148,7 +148,7 @@ COMMANDS = ("eval", "compare", "sweep")
 def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold: bool = True):
     """The corpus (and gold set) of the command line, opened on a Workbench with the embedder
     and cache the flags ask for; problems are printed as warnings."""
-    from inspector.core.workbench import Workbench
+    from inspector.core.api import Workbench
 
     _check_prices(args)  # before the work, not after it
     encoding = document_encoding(args)
@@ -172,7 +172,7 @@ def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
             # their mistake to hear about (one line, exit 2), not something to pass over.
             configured_embedder(args)  # resolves the device only; the model is not loaded
         return None
-    from inspector.core.embedding.embedder import HashEmbedder
+    from inspector.core.api import HashEmbedder
 
     if args.embedder == "hash":
         return HashEmbedder()
@@ -186,14 +186,13 @@ def _cache(args: argparse.Namespace) -> Any:
     """The on-disk embedding cache for the real model (a second run embeds nothing new)."""
     if args.embedder != "minilm":
         return None
-    from inspector.core.embedding.cache import default_cache
+    from inspector.core.api import default_cache
 
     return default_cache()
 
 
 def _read_config(path: str):
-    from inspector.core.errors import InputError
-    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.api import EvalConfig, InputError
 
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
@@ -214,8 +213,7 @@ def _read_config(path: str):
 def _flag_params(strategy: str, args: argparse.Namespace, base: dict) -> dict:
     """`base` with what --param, then --size and --overlap set (validated, `with_size_overlap`)."""
     from inspector.cli.common import param_flags
-    from inspector.core.chunking.params import with_size_overlap
-    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.api import get_strategy, with_size_overlap
 
     strat = get_strategy(strategy)
     extra = dict(base)
@@ -230,7 +228,7 @@ def _flag_params(strategy: str, args: argparse.Namespace, base: dict) -> dict:
 
 def _config(args: argparse.Namespace):
     """The configuration from --config (if any) with the flags given on top."""
-    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.api import EvalConfig
 
     base = _read_config(args.config) if getattr(args, "config", None) else EvalConfig()
     strategy = args.strategy or base.strategy
@@ -248,7 +246,7 @@ def _config(args: argparse.Namespace):
 
 def _against(spec: str, like, forced_prefix: bool | None = None):
     """STRATEGY[:SIZE[:OVERLAP]] with k, retriever and prefix taken from the other side."""
-    from inspector.core.evaluation.config import EvalConfig, sized_params
+    from inspector.core.api import EvalConfig, sized_params
 
     parts = spec.split(":")
     if len(parts) > 3 or not parts[0]:
@@ -294,12 +292,11 @@ def _budget(args: argparse.Namespace) -> int | None:
 
 def _rates(args: argparse.Namespace, wb: Any = None) -> Any:
     """The bill's rates: the prices given and the embedder's last measured speed on this machine."""
-    from inspector.core.embedding.rate import last
-    from inspector.core.evaluation.bill import Rates
+    from inspector.core.api import Rates, measured_rate
 
     _check_prices(args)
     emb = getattr(wb, "embedder", None)
-    return Rates(args.embed_price, args.llm_price, last(getattr(emb, "model_id", None)))
+    return Rates(args.embed_price, args.llm_price, measured_rate(getattr(emb, "model_id", None)))
 
 
 def _priced(args: argparse.Namespace) -> bool:
@@ -342,7 +339,7 @@ def _interruptible(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 def _stage_printer() -> Callable[[str, int, int], None]:
     """Progress of the Ray engine's stages on stderr: a line when a stage starts and ends, and at
     most one a second in between."""
-    from inspector.core.distributed.engine import UNITS
+    from inspector.core.api import STAGE_UNITS
 
     last = {"stage": "", "at": 0.0}
 
@@ -351,7 +348,7 @@ def _stage_printer() -> Callable[[str, int, int], None]:
         if stage == last["stage"] and 0 < done < total and now - last["at"] < 1.0:
             return
         last.update(stage=stage, at=now)
-        print(f"ray: {stage} {done:,}/{total:,} {UNITS.get(stage, '')}".rstrip(), file=sys.stderr, flush=True)
+        print(f"ray: {stage} {done:,}/{total:,} {STAGE_UNITS.get(stage, '')}".rstrip(), file=sys.stderr, flush=True)
 
     return show
 
@@ -365,7 +362,7 @@ def _engine(args: argparse.Namespace, wb: Any) -> Iterator[Any]:
             raise CliError("--address and --workers need --engine ray")
         yield wb
         return
-    from inspector.core.distributed import EngineError, RayEngine
+    from inspector.core.api import EngineError, RayEngine
 
     try:
         engine = RayEngine(wb, address=args.address, workers=args.workers, progress=_stage_printer())
@@ -446,9 +443,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 @_interruptible
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from inspector.core.chunking.registry import get_strategy
-    from inspector.core.evaluation.config import EvalConfig
-    from inspector.core.evaluation.sweep import grid
+    from inspector.core.api import EvalConfig, get_strategy, grid
 
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     if not strategies:

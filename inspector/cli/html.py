@@ -26,10 +26,7 @@ COMMANDS = ("html",)
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
-    from inspector.core.evaluation.config import EvalConfig
-    from inspector.core.evaluation.gold import answer_spans
-    from inspector.core.runtime.atomic import atomic_write_text
-    from inspector.core.viewmodel.html_export import view_html
+    from inspector.core.api import EvalConfig, answer_spans, atomic_write_text, view_html
 
     load_user_strategies(args)
     name, params = strategy_params(args)

@@ -14,7 +14,7 @@ from inspector.cli import ask, chunks, code, evaluate, html
 from inspector.cli.common import (
     CliError,
 )
-from inspector.core.errors import InputError
+from inspector.core.api import InputError
 
 #: Each module adds its subcommands (`add_commands`) and names them (`COMMANDS`).
 _COMMAND_MODULES = (chunks, evaluate, ask, html, code)

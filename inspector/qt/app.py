@@ -36,7 +36,7 @@ def create_app(argv0: str = "chunk-inspector"):
     from PySide6.QtWidgets import QApplication
 
     sys.setswitchinterval(GIL_SWITCH_S)
-    from inspector.core.runtime import heap
+    from inspector.core.api import heap
 
     heap.configure()  # large blocks mapped on their own, given back when freed (issue 17's soak)
 
@@ -58,10 +58,9 @@ def start_helper(app) -> None:
     (`inspector.core.runtime.offload`). It starts now, off the GUI thread (its imports take about a
     second; jobs stay in this process meanwhile), and stops when the application quits. The app
     and the GUI benchmarks call it; tests that build windows do not, unless they say so."""
-    from inspector.core.chunking.helper_jobs import warm_up
-    from inspector.core.runtime import offload
+    from inspector.core.api import helper_warm_up, offload
 
-    helper = offload.enable(warm_up=warm_up)  # the helper imports what its jobs use first
+    helper = offload.enable(warm_up=helper_warm_up)  # the helper imports what its jobs use first
     helper.warm_later()
     app.aboutToQuit.connect(helper.shutdown)
 

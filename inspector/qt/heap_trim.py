@@ -7,7 +7,7 @@ import threading
 
 from PySide6.QtCore import QObject, QTimer
 
-from inspector.core.runtime import heap
+from inspector.core.api import heap
 
 #: Milliseconds between trims. A trim walks the C library's heaps (at most 7 ms in a 30-minute
 #: soak, on its own thread); the transient work it undoes (a re-chunk, an index, a model batch) is

@@ -19,7 +19,7 @@ from typing import Callable
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
-from inspector.core.runtime import gcpause
+from inspector.core.api import gcpause
 
 #: Milliseconds without input or work before a due collection runs.
 IDLE_MS = 1_000

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
-from inspector.core.runtime.cancel import Cancelled
+from inspector.core.api import Cancelled
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class _Task(QRunnable):
         self.is_current = is_current
 
     def run(self) -> None:
-        from inspector.core.runtime.cancel import cancel_scope
+        from inspector.core.api import cancel_scope
 
         rid = self.rid
         _no_tqdm_monitor()

@@ -19,10 +19,15 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
-from inspector.core.chunking.records import chunks_jsonl, chunks_jsonl_lines
-from inspector.core.errors import write_failure
-from inspector.core.evaluation.report import report_csv, report_markdown
-from inspector.core.runtime.atomic import atomic_write_text, atomic_writer
+from inspector.core.api import (
+    atomic_write_text,
+    atomic_writer,
+    chunks_jsonl,
+    chunks_jsonl_lines,
+    report_csv,
+    report_markdown,
+    write_failure,
+)
 
 #: Exports of more chunks than this are written on a thread of their own: with a large overlap
 #: the JSONL of a 40 KB page ran to tens of megabytes, and making it on the GUI thread froze the
@@ -90,7 +95,7 @@ class ExportActions:
     # -- what is exported ----------------------------------------------------------------------------
     def current_config(self) -> Any:
         """The window's configuration as the CLI takes it (exact embeddings: what a pipeline sees)."""
-        from inspector.core.evaluation.config import EvalConfig
+        from inspector.core.api import EvalConfig
 
         s = self.window.state
         c = self.window.retrieval

@@ -18,13 +18,9 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from inspector.core.chunking.chunk import Chunk
-from inspector.core.chunking.stats import ChunkStats
-from inspector.core.documents.document import Document
-from inspector.core.runtime.lru import SizedLRU
+from inspector.core.api import Chunk, ChunkStage, ChunkStats, ChunkStore, Document, SizedLRU
 from inspector.core.viewmodel.offsets import LineIndex
 from inspector.core.viewmodel.segments import SpanIndex
-from inspector.core.workbench.chunk_store import ChunkStage, ChunkStore
 from inspector.qt.runner import JobRunner
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.documents.document import Document
-from inspector.core.evaluation.config import DEFAULT_RETRIEVER
+from inspector.core.api import DEFAULT_RETRIEVER, Document
 from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.retrieval_jobs import (
@@ -180,7 +179,7 @@ class RetrievalController(QObject):
     @property
     def cache(self) -> Any:
         if self._cache is None and self.embedder is not None and hasattr(self.embedder, "load"):
-            from inspector.core.embedding.cache import default_cache
+            from inspector.core.api import default_cache
 
             self._cache = default_cache()
             self.workbench.cache = self._cache
@@ -242,7 +241,7 @@ class RetrievalController(QObject):
         emb = self._embedder
         if emb is None:
             try:
-                from inspector.core.embedding.embedder import default_embedder
+                from inspector.core.api import default_embedder
 
                 emb = default_embedder()
             except Exception as exc:  # noqa: BLE001  (no model installed: BM25 keeps working)
@@ -283,7 +282,7 @@ class RetrievalController(QObject):
         # they would stall the window now and then. Move them to the oldest generation at once (two
         # list splices, no collection, which would itself be the stall); full collections still
         # see them, so nothing is frozen for good (core.runtime.gcpause explains why that leaked).
-        from inspector.core.runtime.gcpause import promote_survivors
+        from inspector.core.api import promote_survivors
 
         promote_survivors()
         self._set_model_state(MODEL_READY)
@@ -355,7 +354,7 @@ class RetrievalController(QObject):
     def load_gold(self, path: str | Path) -> Any:
         """Read a gold file against the open documents; InputError (file, line, field) on failure,
         and the previous gold set stays."""
-        from inspector.core.evaluation.gold import load_gold
+        from inspector.core.api import load_gold
 
         gold = load_gold(path, self.state.documents)  # InputError here keeps the previous gold set
         self.set_gold(gold)
@@ -425,7 +424,7 @@ class RetrievalController(QObject):
         self._compare()
 
     def _compare(self) -> None:
-        from inspector.core.evaluation.compare import compare_shared
+        from inspector.core.api import compare_shared
 
         cmp = None
         r = self.result
@@ -434,8 +433,7 @@ class RetrievalController(QObject):
                                  after_config=r.config)
         self.paired = {}
         if cmp is not None:
-            from inspector.core.evaluation.report import INTERVAL_SEED
-            from inspector.core.evaluation.uncertainty import paired_deltas
+            from inspector.core.api import INTERVAL_SEED, paired_deltas
 
             try:  # on the questions both reports scored (compare_shared restricts both to them)
                 self.paired = dict(paired_deltas(cmp.before, cmp.after, seed=INTERVAL_SEED))
@@ -447,7 +445,7 @@ class RetrievalController(QObject):
     def baseline_results(self) -> tuple | None:
         """The baseline's outcome for each question of the current report, in its order (None for
         a question the baseline never scored); None without a baseline or a report."""
-        from inspector.core.evaluation.compare import aligned
+        from inspector.core.api import aligned
 
         r = self.result
         if self.baseline is None or r is None or r.report is None:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Sequence
 
-from inspector.core.documents.document import Document
-from inspector.core.workbench import Workbench
-from inspector.core.workbench.staging import (  # noqa: F401  (re-exported for the window's modules)
+from inspector.core.api import (  # noqa: F401  (re-exported for the window's modules)
     EXACT,
     FALLBACK,
     POOLED,
+    Document,
     RetrievalRequest,
     RetrievalResult,
     Staging,
+    Workbench,
 )
 from inspector.qt.runner import Job, JobRunner, Progress  # noqa: F401  (JobRunner re-exported)
 

@@ -29,9 +29,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.documents.document import Document
-from inspector.core.evaluation.config import EvalConfig
-from inspector.core.runtime.cancel import Cancelled, cancel_scope
+from inspector.core.api import Cancelled, Document, EvalConfig, cancel_scope
 from inspector.core.viewmodel.scale import slider_scale
 from inspector.core.viewmodel.trace import (
     RADIUS,
@@ -185,7 +183,7 @@ class TraceController(QObject):
 
     def replan(self) -> None:
         """Plan the positions around the current size, submit those not scored yet, emit the trace."""
-        from inspector.core.chunking.registry import get_strategy
+        from inspector.core.api import get_strategy
 
         self._timer.stop()
         r = self.retrieval

@@ -37,8 +37,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
-from inspector.core.chunking.chunk import Chunk
-from inspector.core.documents.document import Document
+from inspector.core.api import Chunk, Document
 from inspector.core.viewmodel.display_text import display_text
 from inspector.core.viewmodel.offsets import Utf16Map
 from inspector.qt.controllers.chunk_jobs import ChunkResult

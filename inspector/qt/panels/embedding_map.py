@@ -257,7 +257,7 @@ class EmbeddingMap(QWidget):
         return None
 
     def _answer_rows(self, index: Any, result: Any) -> list[int]:
-        from inspector.core.evaluation.gold import answer_spans
+        from inspector.core.api import answer_spans
 
         doc = self.state.document
         question = result.request.question

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.chunking.params import Param, Strategy
+from inspector.core.api import Param, Strategy
 from inspector.core.viewmodel.scale import SliderScale, slider_scale
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.controllers.trace import TraceController
@@ -259,7 +259,7 @@ class StrategyPanel(QWidget):
 
     def __init__(self, state: InspectorState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from inspector.core.chunking.registry import strategies
+        from inspector.core.api import strategies
 
         self.state = state
         self._strategies: dict[str, Strategy] = strategies()
@@ -338,7 +338,7 @@ class StrategyPanel(QWidget):
     def refresh_strategies(self) -> None:
         """Re-read the strategy registry (strategies registered or re-registered at run time: a
         strategy file, imported chunks, plug-ins) and rebuild the selector and the controls."""
-        from inspector.core.chunking.registry import strategies
+        from inspector.core.api import strategies
 
         self._strategies = strategies()
         self._building = True
@@ -368,7 +368,7 @@ class StrategyPanel(QWidget):
             self.state.set_strategy(name)
 
     def _on_strategy(self, name: str) -> None:
-        from inspector.core.chunking.registry import strategies
+        from inspector.core.api import strategies
 
         if self._strategies.get(name) is not strategies().get(name):
             self.refresh_strategies()  # registered (or replaced) since the selector was filled
