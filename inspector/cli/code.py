@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inspector.cli.common import CliError, add_strategy_args, load_user_strategies, strategy_params
-from inspector.cli.evaluate import _one_line_error
+from inspector.cli.common import CliError, add_strategy_args, load_user_strategies, one_line_error, strategy_params
 
 COMMANDS = ("code",)
 
@@ -39,4 +38,4 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--target", choices=TARGETS, default="langchain",
                    help="langchain (default), llamaindex, chonkie, or inspector (this project's API)")
     p.set_defaults(func=_cmd_code)
-    p.error = _one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)  # type: ignore[method-assign]

@@ -1,14 +1,35 @@
-"""What every command shares: the one-line error, strategy flags and user strategies."""
+"""What every command shares: the one-line error, strategy and device flags, user strategies, the
+corpus opened on a workbench, JSON output."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+#: The retrievers a command may be asked for (`--retriever`).
+RETRIEVER_CHOICES = ("dense", "bm25", "hybrid")
 
 
 class CliError(Exception):
     """Printed as one line on stderr with exit status 2."""
+
+
+def one_line_error(parser: argparse.ArgumentParser):
+    """argparse's usage dump replaced by one line naming the command and the problem."""
+
+    def error(message: str) -> NoReturn:
+        print(f"error: {parser.prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+    return error
+
+
+def print_json(data: Any) -> None:
+    """A JSON answer on stdout, indented, non-ASCII kept as it is."""
+    print(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def sample_dir() -> Path:
@@ -54,6 +75,8 @@ def print_document_warnings(docs) -> None:
     for doc in docs:
         for note in (doc.meta or {}).get("warnings", ()):
             print(f"warning: {doc.doc_id}: {note}", file=sys.stderr)
+
+
 def add_device_args(p: argparse.ArgumentParser) -> None:
     """--device, --dtype and --batch-size: where and how the embedding model runs."""
     p.add_argument("--device", default="auto", metavar="auto|cpu|cuda|cuda:N|mps",
@@ -175,3 +198,59 @@ def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
         params[p.name] = value
     params.update(param_flags(strat, args.param))
     return strat.name, strat.validate(params)
+
+
+# -- the corpus on a workbench ------------------------------------------------------------------------
+
+def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold: bool = True):
+    """The corpus (and gold set) of the command line, opened on a Workbench with the embedder
+    and cache the flags ask for; problems are printed as warnings."""
+    from inspector.core.api import Workbench
+
+    check_prices(args)  # before the work, not after it
+    encoding = document_encoding(args)
+    wb = Workbench(embedder=_embedder(args, retrievers), cache=_cache(args))
+    loaded = wb.open(args.paths, encoding=encoding)
+    for problem in loaded.problems:
+        print(f"warning: {problem.one_line()}", file=sys.stderr)
+    print_document_warnings(loaded.documents)
+    if not loaded.documents:
+        raise CliError("no document could be loaded")
+    if gold:
+        for w in wb.load_gold(args.gold).warnings:
+            print(f"warning: {w.one_line()}", file=sys.stderr)
+    return wb
+
+
+def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
+    if all(r == "bm25" for r in retrievers):
+        if getattr(args, "device", None) and args.embedder != "hash":
+            # BM25 needs no model, but a device the user named and this machine lacks is still
+            # their mistake to hear about (one line, exit 2), not something to pass over.
+            configured_embedder(args)  # resolves the device only; the model is not loaded
+        return None
+    from inspector.core.api import HashEmbedder
+
+    if args.embedder == "hash":
+        return HashEmbedder()
+    try:
+        return configured_embedder(args)
+    except ImportError as exc:
+        raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
+
+
+def _cache(args: argparse.Namespace) -> Any:
+    """The on-disk embedding cache for the real model (a second run embeds nothing new)."""
+    if args.embedder != "minilm":
+        return None
+    from inspector.core.api import default_cache
+
+    return default_cache()
+
+
+def check_prices(args: argparse.Namespace) -> None:
+    """--embed-price and --llm-price, when given, are prices of at least 0 (a one-line error)."""
+    for flag, price in (("--embed-price", getattr(args, "embed_price", None)),
+                        ("--llm-price", getattr(args, "llm_price", None))):
+        if price is not None and not price >= 0:  # also refuses nan
+            raise CliError(f"{flag} must be a price of at least 0 dollars per million tokens, got {price}")

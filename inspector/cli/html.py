@@ -14,13 +14,16 @@ import sys
 from typing import Any
 
 from inspector.cli.common import (
+    RETRIEVER_CHOICES,
     CliError,
     add_encoding_arg,
     add_strategy_args,
     load_user_strategies,
+    one_line_error,
+    open_workbench,
     strategy_params,
 )
-from inspector.cli.evaluate import DEFAULT_RETRIEVER, RETRIEVER_CHOICES, _one_line_error, open_workbench
+from inspector.core.api import DEFAULT_RETRIEVER
 
 COMMANDS = ("html",)
 
@@ -75,4 +78,4 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
     add_encoding_arg(p)
     p.set_defaults(func=_cmd_html)
-    p.error = _one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)  # type: ignore[method-assign]

@@ -1,13 +1,18 @@
-"""The embedding model's own token count (all-MiniLM-L6-v2's WordPiece, 256 max) for chunks.
+"""A document's text in the embedding model's own word pieces (all-MiniLM-L6-v2's WordPiece).
 
-A chunk whose embedded text (prefix + span) is longer than the model's `max_seq_length` is silently
-truncated by the embedder: everything after word piece 256 never reaches the vector. `annotate`
-measures each chunk and flags the ones that lose text, with the document offset where reading stops.
+The per-document fact behind every "how much of this chunk does the model read" figure: which
+tokenizer counts (the bundled model's, or the one `use_model_path` names, so the counts follow the
+model that embeds), how many pieces it reads (`max_seq_length`, 256 with [CLS] and [SEP]), and a
+`WordPieceIndex` of the document that answers "how many pieces in text[start:end]" by bisection
+instead of tokenizing each span again.
 
-Counting is exact but cheap: BERT's pre-tokenizer cuts at whitespace and punctuation, so words
-never cross a span's whitespace, and the word pieces of whole words inside a span are the
-document's own. The document is tokenized once; only the partial words at each end of a span are
-tokenized afresh (tests compare against tokenizing the text itself).
+Counting a span is exact but cheap: BERT's pre-tokenizer cuts at whitespace and punctuation, so no
+word crosses a span's whitespace and the pieces of the whole words inside a span are the
+document's own; only the partial words at each end are tokenized afresh (tests compare against
+tokenizing the text itself). The document is tokenized once per content and model, in slices cut
+at a space or line break with the tokenizer letting go of the GIL, and kept in a small locked LRU.
+What is done with the counts (flagging chunks the embedder truncates) is
+`inspector.core.chunking.annotate`'s.
 """
 
 from __future__ import annotations
