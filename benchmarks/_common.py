@@ -28,9 +28,9 @@ def big_markdown(target_bytes: int = 1_000_000) -> str:
 
 
 def helpers_rss_mb() -> float:
-    """Resident set size of the helper process(es) (`inspector.core.offload`) in MB: work moved
+    """Resident set size of the helper process(es) (`inspector.core.runtime.offload`) in MB: work moved
     there still counts."""
-    from inspector.core import offload
+    from inspector.core.runtime import offload
 
     return sum(_status_mb("VmRSS", pid) for pid in offload.default().pids())
 
@@ -43,8 +43,8 @@ def process_memory() -> str:
     import ctypes
     import gc
 
-    from inspector.core import heap
-    from inspector.core.lru import SizedLRU
+    from inspector.core.runtime import heap
+    from inspector.core.runtime.lru import SizedLRU
 
     class _Info(ctypes.Structure):
         _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",

@@ -227,7 +227,8 @@ def first_exact_child(device: str, order: str) -> dict:
     from inspector.core.chunking.registry import chunk_document
     from inspector.core.embedding.cache import EmbeddingCache
     from inspector.core.embedding.embedder import MiniLMEmbedder
-    from inspector.core.workbench import EXACT, RetrievalRequest, Workbench
+    from inspector.core.workbench import Workbench
+    from inspector.core.workbench.staging import EXACT, RetrievalRequest
 
     emb = MiniLMEmbedder(device=device)
     wb = Workbench(embedder=emb, cache=EmbeddingCache())

@@ -59,7 +59,7 @@ def make_window(tmp: Path, embedder, cache=None, settle_ms: int = 1500):
 
     app = create_app()
 
-    start_helper(app)  # as the app does (inspector.core.offload)
+    start_helper(app)  # as the app does (inspector.core.runtime.offload)
     w = MainWindow(ini_store(str(tmp / "settings.ini")), debounce_ms=0, embedder=embedder, embedding_cache=cache,
                    settle_ms=settle_ms)
     w.resize(1400, 900)

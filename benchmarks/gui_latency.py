@@ -78,7 +78,7 @@ def make_window(tmp: Path):
 
     app = create_app()
 
-    start_helper(app)  # as the app does (inspector.core.offload)
+    start_helper(app)  # as the app does (inspector.core.runtime.offload)
     w = MainWindow(ini_store(str(tmp / "settings.ini")), debounce_ms=0)
     w.resize(1400, 900)
     w.show()

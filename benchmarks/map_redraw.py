@@ -37,9 +37,9 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     from inspector.core.chunking.chunk import Chunk
-    from inspector.core.display.projection import pca
     from inspector.core.documents.document import from_text
     from inspector.core.retrieval.index import build_index
+    from inspector.core.viewmodel.projection import pca
     from inspector.qt.controllers.retrieval import RetrievalController
     from inspector.qt.controllers.state import InspectorState
     from inspector.qt.panels.embedding_map import EmbeddingMap, MapData

@@ -29,7 +29,7 @@ from inspector.core.retrieval.pooled import (
     build_piece_table,
     index_vectors,
 )
-from inspector.core.workbench import chunk_corpus, run_config
+from inspector.core.workbench import Workbench
 
 
 def quality(emb, cache) -> None:
@@ -44,9 +44,9 @@ def quality(emb, cache) -> None:
         configs.append(EvalConfig("markdown", {"size": size, "hard_cap": 2 * size}))
     configs.append(EvalConfig("parent_child", {}))
     for cfg in configs:
-        ex = run_config(gold, [doc], cfg, embedder=emb, cache=cache)
-        po = run_config(gold, [doc], EvalConfig(cfg.strategy, cfg.params, 5, "dense", cfg.with_prefix, "pooled"),
-                        embedder=emb, cache=cache)
+        ex = Workbench([doc], gold, embedder=emb, cache=cache).evaluate(cfg)
+        po = Workbench([doc], gold, embedder=emb, cache=cache).evaluate(
+            EvalConfig(cfg.strategy, cfg.params, 5, "dense", cfg.with_prefix, "pooled"))
         label = cfg.label().replace(" k=5 dense", "")
         print(f"{label:<46}{ex.hit_rate:>7.3f}/{ex.mrr:.3f}{po.hit_rate:>7.3f}/{po.mrr:.3f}"
               f"{100 * (po.hit_rate - ex.hit_rate):>+12.1f}", flush=True)
@@ -73,7 +73,7 @@ def speed(emb, cache) -> None:
                       else {"size": size, "hard_cap": 2 * size})
             cfg = EvalConfig(strategy, params, 5, "dense", None, "pooled")
             t = time.perf_counter()
-            chunks = chunk_corpus([doc], cfg)
+            chunks = Workbench([doc]).chunks_for(cfg)
             vecs = index_vectors(chunks, {doc.doc_id: pv}, with_prefix=cfg.with_prefix)
             index = build_index([doc], chunks, emb, with_prefix=cfg.with_prefix, vectors=vecs, cache=cache)
             search = IndexSearch(index)
@@ -85,7 +85,7 @@ def speed(emb, cache) -> None:
               f"({len(chunks[doc.doc_id])} chunks, hit rate {report.hit_rate:.3f})  target p95 <= 200 ms")
 
     print(f"\n3. one-time cost on this document: pieces {len(table)} embedded in {pieces_s:.0f} s")
-    chunks = chunk_corpus([doc], EvalConfig("fixed_tokens", {"size": 250, "overlap": 125}))
+    chunks = Workbench([doc]).chunks_for(EvalConfig("fixed_tokens", {"size": 250, "overlap": 125}))
     texts = [c.embedded_text(doc, with_prefix=False) for c in chunks[doc.doc_id]][:400]
     t = time.perf_counter()
     embed_texts(emb, texts, None)

@@ -74,7 +74,7 @@ def main() -> int:
         src = (ROOT / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
         doc_path.write_text(src if args.small else big_markdown(), encoding="utf-8")
         app = create_app()
-        start_helper(app)  # as the app does (inspector.core.offload)
+        start_helper(app)  # as the app does (inspector.core.runtime.offload)
         w = MainWindow(ini_store(str(tmpdir / "settings.ini")))  # the app's own debounce and throttle
         w.resize(1400, 900)
         w.show()

@@ -61,7 +61,7 @@ def probe(w, label: str) -> None:
     import tracemalloc
 
     from inspector.core.embedding import cache as embedding_cache
-    from inspector.core.lru import SizedLRU
+    from inspector.core.runtime.lru import SizedLRU
 
     gc.collect()
     objs = gc.get_objects()
@@ -82,7 +82,7 @@ def probe(w, label: str) -> None:
     print(f"  [probe {label}] largest caches: {cache_bytes(lrus)}", flush=True)
     from _common import process_memory
 
-    from inspector.core import offload
+    from inspector.core.runtime import offload
 
     print(f"  [probe {label}] window: {process_memory()}", flush=True)
     if offload.default().pids():
@@ -403,7 +403,7 @@ def main() -> int:
     print("actions: " + ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())))
     print(f"GUI pauses: worst {hb.max_for('session'):.0f} ms, over 50 ms: "
           f"{sum(1 for p in hb.pauses if p.label.startswith('session'))} (bound {args.bound_ms:.0f} ms)")
-    from inspector.core import heap, offload
+    from inspector.core.runtime import heap, offload
 
     print(f"heap trims: {heap.trims} (longest {heap.longest_s * 1000:.0f} ms, on their own thread)")
     print(f"RSS: start {rss[0][1]:.0f} MB, after a third {warm[0]:.0f} MB, peak {max(m for _t, m in rss):.0f} MB, "

@@ -6,21 +6,19 @@ import argparse
 from typing import Any
 
 from inspector.cli.common import (
+    RETRIEVER_CHOICES,
     CliError,
     add_device_args,
     add_encoding_arg,
     add_strategy_args,
     device_fields,
     device_line,
+    one_line_error,
+    open_workbench,
+    print_json,
     strategy_params,
 )
-from inspector.cli.evaluate import (
-    DEFAULT_RETRIEVER,
-    RETRIEVER_CHOICES,
-    _one_line_error,
-    _print,
-    open_workbench,
-)
+from inspector.core.api import DEFAULT_RETRIEVER
 
 COMMANDS = ("ask",)
 
@@ -28,7 +26,7 @@ COMMANDS = ("ask",)
 # -- ask: one question, the hits exactly as the model reads them --------------------------------
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.api import EvalConfig
 
     name, params = strategy_params(args)
     config = EvalConfig(name, params, args.k, args.retriever or DEFAULT_RETRIEVER, args.prefix,
@@ -42,8 +40,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             raise CliError(f"--docs: no document {d!r} in the corpus (known: {', '.join(sorted(known))})")
     heading = None
     if args.heading:
-        from inspector.core.text.heading_filter import resolve_heading_filter
-        from inspector.core.text.structure import structure_of
+        from inspector.core.api import resolve_heading_filter, structure_of
 
         # Typed by prefix, the sole document title optional: the window's rule (heading_filter).
         paths = [h.path for d in docs for h in structure_of(d).headings]
@@ -51,7 +48,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     hits = wb.ask(args.question, config, docs=only, heading_prefix=heading)
     by_id = {d.doc_id: d for d in docs}
     if args.format == "json":
-        _print({"question": args.question, "config": config.to_dict(),
+        print_json({"question": args.question, "config": config.to_dict(),
                 "filters": {"docs": only, "heading_prefix": heading},
                 "hits": [{"rank": h.rank, "score": round(float(h.score), 4), "chunk": h.chunk.key,
                           "matched": h.matched.key, "start": h.chunk.start, "end": h.chunk.end,
@@ -98,5 +95,5 @@ def add_commands(subparsers: Any) -> None:
     add_encoding_arg(p)
     add_device_args(p)
     p.set_defaults(func=_cmd_ask)
-    p.error = _one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)  # type: ignore[method-assign]
 

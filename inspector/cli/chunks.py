@@ -22,7 +22,7 @@ from inspector.cli.common import (
 
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
-    from inspector.core.chunking.registry import strategies
+    from inspector.core.api import strategies
 
     load_user_strategies(args)
     out = []
@@ -44,10 +44,7 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
 
 
 def _cmd_chunks(args: argparse.Namespace) -> int:
-    from inspector.core.chunking.annotate import annotate
-    from inspector.core.chunking.records import chunk_record
-    from inspector.core.chunking.registry import chunk_document, get_strategy
-    from inspector.core.documents.document import load_paths
+    from inspector.core.api import annotate, chunk_document, chunk_record, get_strategy, load_paths
 
     encoding = document_encoding(args)
     load_user_strategies(args)

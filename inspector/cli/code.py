@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inspector.cli.common import CliError, add_strategy_args, load_user_strategies, strategy_params
-from inspector.cli.evaluate import _one_line_error
+from inspector.cli.common import CliError, add_strategy_args, load_user_strategies, one_line_error, strategy_params
 
 COMMANDS = ("code",)
 
 
 def _cmd_code(args: argparse.Namespace) -> int:
-    from inspector.core.chunking.snippets import NoEquivalent, settings_code
+    from inspector.core.api import NoEquivalent, settings_code
 
     load_user_strategies(args)
     name, params = strategy_params(args)
@@ -32,11 +31,11 @@ def _cmd_code(args: argparse.Namespace) -> int:
 
 
 def add_commands(subparsers: Any) -> None:
-    from inspector.core.chunking.snippets import TARGETS
+    from inspector.core.api import TARGETS
 
     p = subparsers.add_parser("code", help="print a Python program making these chunks with another library")
     add_strategy_args(p, default="recursive")
     p.add_argument("--target", choices=TARGETS, default="langchain",
                    help="langchain (default), llamaindex, chonkie, or inspector (this project's API)")
     p.set_defaults(func=_cmd_code)
-    p.error = _one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)  # type: ignore[method-assign]

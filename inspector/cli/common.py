@@ -1,14 +1,35 @@
-"""What every command shares: the one-line error, strategy flags and user strategies."""
+"""What every command shares: the one-line error, strategy and device flags, user strategies, the
+corpus opened on a workbench, JSON output."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+#: The retrievers a command may be asked for (`--retriever`).
+RETRIEVER_CHOICES = ("dense", "bm25", "hybrid")
 
 
 class CliError(Exception):
     """Printed as one line on stderr with exit status 2."""
+
+
+def one_line_error(parser: argparse.ArgumentParser):
+    """argparse's usage dump replaced by one line naming the command and the problem."""
+
+    def error(message: str) -> NoReturn:
+        print(f"error: {parser.prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+    return error
+
+
+def print_json(data: Any) -> None:
+    """A JSON answer on stdout, indented, non-ASCII kept as it is."""
+    print(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def sample_dir() -> Path:
@@ -40,7 +61,7 @@ def document_encoding(args: argparse.Namespace) -> str | None:
     name = getattr(args, "encoding", None)
     if not name:
         return None
-    from inspector.core.documents.encoding import canonical_codec
+    from inspector.core.api import canonical_codec
 
     try:
         return canonical_codec(name)
@@ -54,6 +75,8 @@ def print_document_warnings(docs) -> None:
     for doc in docs:
         for note in (doc.meta or {}).get("warnings", ()):
             print(f"warning: {doc.doc_id}: {note}", file=sys.stderr)
+
+
 def add_device_args(p: argparse.ArgumentParser) -> None:
     """--device, --dtype and --batch-size: where and how the embedding model runs."""
     p.add_argument("--device", default="auto", metavar="auto|cpu|cuda|cuda:N|mps",
@@ -67,7 +90,7 @@ def add_device_args(p: argparse.ArgumentParser) -> None:
 def configured_embedder(args: argparse.Namespace):
     """The bundled model set to the flags' device and precision, resolved now: a device that is not
     there is a DeviceError (one line, exit 2) before any work starts."""
-    from inspector.core.embedding.embedder import configure_default_embedder
+    from inspector.core.api import configure_default_embedder
 
     batch = getattr(args, "batch_size", None)
     if batch is not None and batch < 1:
@@ -82,7 +105,7 @@ def configured_embedder(args: argparse.Namespace):
 
 def device_fields(embedder) -> dict:
     """{"device", "dtype", "backend"} for a JSON report (None values when no model ran)."""
-    from inspector.core.embedding.embedder import device_info
+    from inspector.core.api import device_info
 
     return device_info(embedder)
 
@@ -99,7 +122,7 @@ def device_line(embedder) -> str:
 
 def load_user_strategies(args: argparse.Namespace) -> None:
     """Plug-ins, LangChain's ready-made splitters, --strategy-file and --import-chunks."""
-    from inspector.core.chunking import external
+    from inspector.core.api import external
 
     for problem in external.load_entry_point_strategies().problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
@@ -107,7 +130,7 @@ def load_user_strategies(args: argparse.Namespace) -> None:
     for path in getattr(args, "strategy_file", None) or []:
         external.load_strategy_file(path)
     if getattr(args, "import_chunks", None):
-        from inspector.core.chunking.imported import imported_strategy
+        from inspector.core.api import imported_strategy
 
         imported_strategy("imported", args.import_chunks)
         if getattr(args, "strategy", None) == "markdown":
@@ -116,7 +139,7 @@ def load_user_strategies(args: argparse.Namespace) -> None:
 
 def print_alignment_reports(name: str, docs) -> None:
     """What an external or imported strategy could not place, one warning per piece."""
-    from inspector.core.chunking.external import is_external, last_alignment_report
+    from inspector.core.api import is_external, last_alignment_report
 
     if not is_external(name):
         return
@@ -161,7 +184,7 @@ def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
     too, and `--overlap` (even 0) on a strategy without an overlap role is an error, as before
     roles were declared.
     """
-    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.api import get_strategy
 
     strat = get_strategy(args.strategy)
     params: dict = {}
@@ -175,3 +198,59 @@ def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
         params[p.name] = value
     params.update(param_flags(strat, args.param))
     return strat.name, strat.validate(params)
+
+
+# -- the corpus on a workbench ------------------------------------------------------------------------
+
+def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold: bool = True):
+    """The corpus (and gold set) of the command line, opened on a Workbench with the embedder
+    and cache the flags ask for; problems are printed as warnings."""
+    from inspector.core.api import Workbench
+
+    check_prices(args)  # before the work, not after it
+    encoding = document_encoding(args)
+    wb = Workbench(embedder=_embedder(args, retrievers), cache=_cache(args))
+    loaded = wb.open(args.paths, encoding=encoding)
+    for problem in loaded.problems:
+        print(f"warning: {problem.one_line()}", file=sys.stderr)
+    print_document_warnings(loaded.documents)
+    if not loaded.documents:
+        raise CliError("no document could be loaded")
+    if gold:
+        for w in wb.load_gold(args.gold).warnings:
+            print(f"warning: {w.one_line()}", file=sys.stderr)
+    return wb
+
+
+def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
+    if all(r == "bm25" for r in retrievers):
+        if getattr(args, "device", None) and args.embedder != "hash":
+            # BM25 needs no model, but a device the user named and this machine lacks is still
+            # their mistake to hear about (one line, exit 2), not something to pass over.
+            configured_embedder(args)  # resolves the device only; the model is not loaded
+        return None
+    from inspector.core.api import HashEmbedder
+
+    if args.embedder == "hash":
+        return HashEmbedder()
+    try:
+        return configured_embedder(args)
+    except ImportError as exc:
+        raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
+
+
+def _cache(args: argparse.Namespace) -> Any:
+    """The on-disk embedding cache for the real model (a second run embeds nothing new)."""
+    if args.embedder != "minilm":
+        return None
+    from inspector.core.api import default_cache
+
+    return default_cache()
+
+
+def check_prices(args: argparse.Namespace) -> None:
+    """--embed-price and --llm-price, when given, are prices of at least 0 (a one-line error)."""
+    for flag, price in (("--embed-price", getattr(args, "embed_price", None)),
+                        ("--llm-price", getattr(args, "llm_price", None))):
+        if price is not None and not price >= 0:  # also refuses nan
+            raise CliError(f"{flag} must be a price of at least 0 dollars per million tokens, got {price}")

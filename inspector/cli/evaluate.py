@@ -17,21 +17,23 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator
 
 from inspector.cli.common import (
+    RETRIEVER_CHOICES,
     CliError,
     add_device_args,
     add_encoding_arg,
     add_strategy_args,
-    configured_embedder,
+    check_prices,
     device_fields,
     device_line,
-    document_encoding,
-    print_document_warnings,
+    one_line_error,
+    open_workbench,
+    print_json,
 )
-from inspector.core.evaluation.config import DEFAULT_RETRIEVER
-from inspector.core.evaluation.report import (
+from inspector.core.api import (
+    DEFAULT_RETRIEVER,
     FORMATS,
     RENDERERS,
     report_csv,
@@ -41,18 +43,7 @@ from inspector.core.evaluation.report import (
     sweep_text,
 )
 
-RETRIEVER_CHOICES = ("dense", "bm25", "hybrid")
 DEFAULT_SWEEP_STRATEGIES = ("markdown", "recursive", "sentences", "fixed_tokens", "paragraph")
-
-
-def _one_line_error(parser: argparse.ArgumentParser):
-    """argparse's usage dump replaced by one line naming the command and the problem."""
-
-    def error(message: str):  # noqa: ANN202 (NoReturn)
-        print(f"error: {parser.prog}: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-    return error
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -108,7 +99,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--config", help="JSON config {strategy, params, k, retriever, with_prefix}; "
                                     "flags given as well override it")
     p.set_defaults(func=_cmd_eval)
-    p.error = _one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)  # type: ignore[method-assign]
 
     p = subparsers.add_parser("compare", help="compare a configuration against another on a gold set")
     _common(p)
@@ -118,7 +109,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--against", required=True, metavar="STRATEGY[:SIZE[:OVERLAP]]",
                    help="the baseline, e.g. fixed_chars:500:0")
     p.set_defaults(func=_cmd_compare)
-    p.error = _one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)  # type: ignore[method-assign]
 
     p = subparsers.add_parser("sweep", help="score a grid of strategy x size x overlap x k")
     _common(p)
@@ -136,64 +127,16 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--folds", type=int, default=5,
                    help="cross-validation folds over questions for the recommendation (default 5)")
     p.set_defaults(func=_cmd_sweep)
-    p.error = _one_line_error(p)  # type: ignore[method-assign]
-
+    p.error = one_line_error(p)  # type: ignore[method-assign]
 
 
 COMMANDS = ("eval", "compare", "sweep")
 
 
-# -- shared steps -----------------------------------------------------------------------------------
-
-def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold: bool = True):
-    """The corpus (and gold set) of the command line, opened on a Workbench with the embedder
-    and cache the flags ask for; problems are printed as warnings."""
-    from inspector.core.workbench import Workbench
-
-    _check_prices(args)  # before the work, not after it
-    encoding = document_encoding(args)
-    wb = Workbench(embedder=_embedder(args, retrievers), cache=_cache(args))
-    loaded = wb.open(args.paths, encoding=encoding)
-    for problem in loaded.problems:
-        print(f"warning: {problem.one_line()}", file=sys.stderr)
-    print_document_warnings(loaded.documents)
-    if not loaded.documents:
-        raise CliError("no document could be loaded")
-    if gold:
-        for w in wb.load_gold(args.gold).warnings:
-            print(f"warning: {w.one_line()}", file=sys.stderr)
-    return wb
-
-
-def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
-    if all(r == "bm25" for r in retrievers):
-        if getattr(args, "device", None) and args.embedder != "hash":
-            # BM25 needs no model, but a device the user named and this machine lacks is still
-            # their mistake to hear about (one line, exit 2), not something to pass over.
-            configured_embedder(args)  # resolves the device only; the model is not loaded
-        return None
-    from inspector.core.embedding.embedder import HashEmbedder
-
-    if args.embedder == "hash":
-        return HashEmbedder()
-    try:
-        return configured_embedder(args)
-    except ImportError as exc:
-        raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
-
-
-def _cache(args: argparse.Namespace) -> Any:
-    """The on-disk embedding cache for the real model (a second run embeds nothing new)."""
-    if args.embedder != "minilm":
-        return None
-    from inspector.core.embedding.cache import default_cache
-
-    return default_cache()
-
+# -- steps of eval, compare and sweep -------------------------------------------------------------
 
 def _read_config(path: str):
-    from inspector.core.errors import InputError
-    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.api import EvalConfig, InputError
 
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
@@ -214,8 +157,7 @@ def _read_config(path: str):
 def _flag_params(strategy: str, args: argparse.Namespace, base: dict) -> dict:
     """`base` with what --param, then --size and --overlap set (validated, `with_size_overlap`)."""
     from inspector.cli.common import param_flags
-    from inspector.core.chunking.params import with_size_overlap
-    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.api import get_strategy, with_size_overlap
 
     strat = get_strategy(strategy)
     extra = dict(base)
@@ -230,7 +172,7 @@ def _flag_params(strategy: str, args: argparse.Namespace, base: dict) -> dict:
 
 def _config(args: argparse.Namespace):
     """The configuration from --config (if any) with the flags given on top."""
-    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.api import EvalConfig
 
     base = _read_config(args.config) if getattr(args, "config", None) else EvalConfig()
     strategy = args.strategy or base.strategy
@@ -248,7 +190,7 @@ def _config(args: argparse.Namespace):
 
 def _against(spec: str, like, forced_prefix: bool | None = None):
     """STRATEGY[:SIZE[:OVERLAP]] with k, retriever and prefix taken from the other side."""
-    from inspector.core.evaluation.config import EvalConfig, sized_params
+    from inspector.core.api import EvalConfig, sized_params
 
     parts = spec.split(":")
     if len(parts) > 3 or not parts[0]:
@@ -281,10 +223,6 @@ def _ints(flag: str, raw: str) -> list[int | None]:
     return out
 
 
-def _print(data: Any) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2))
-
-
 def _budget(args: argparse.Namespace) -> int | None:
     budget = getattr(args, "budget", None)
     if budget is not None and budget < 1:
@@ -294,24 +232,16 @@ def _budget(args: argparse.Namespace) -> int | None:
 
 def _rates(args: argparse.Namespace, wb: Any = None) -> Any:
     """The bill's rates: the prices given and the embedder's last measured speed on this machine."""
-    from inspector.core.embedding.rate import last
-    from inspector.core.evaluation.bill import Rates
+    from inspector.core.api import Rates, measured_rate
 
-    _check_prices(args)
+    check_prices(args)
     emb = getattr(wb, "embedder", None)
-    return Rates(args.embed_price, args.llm_price, last(getattr(emb, "model_id", None)))
+    return Rates(args.embed_price, args.llm_price, measured_rate(getattr(emb, "model_id", None)))
 
 
 def _priced(args: argparse.Namespace) -> bool:
     """Tables show the bill when a price was given (JSON always carries it)."""
     return args.embed_price is not None or args.llm_price is not None
-
-
-def _check_prices(args: argparse.Namespace) -> None:
-    for flag, price in (("--embed-price", getattr(args, "embed_price", None)),
-                        ("--llm-price", getattr(args, "llm_price", None))):
-        if price is not None and not price >= 0:  # also refuses nan
-            raise CliError(f"{flag} must be a price of at least 0 dollars per million tokens, got {price}")
 
 
 def _render(kind: str, fmt: str, result: Any, rates: Any = None) -> str:
@@ -342,7 +272,7 @@ def _interruptible(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 def _stage_printer() -> Callable[[str, int, int], None]:
     """Progress of the Ray engine's stages on stderr: a line when a stage starts and ends, and at
     most one a second in between."""
-    from inspector.core.distributed.engine import UNITS
+    from inspector.core.api import STAGE_UNITS
 
     last = {"stage": "", "at": 0.0}
 
@@ -351,7 +281,7 @@ def _stage_printer() -> Callable[[str, int, int], None]:
         if stage == last["stage"] and 0 < done < total and now - last["at"] < 1.0:
             return
         last.update(stage=stage, at=now)
-        print(f"ray: {stage} {done:,}/{total:,} {UNITS.get(stage, '')}".rstrip(), file=sys.stderr, flush=True)
+        print(f"ray: {stage} {done:,}/{total:,} {STAGE_UNITS.get(stage, '')}".rstrip(), file=sys.stderr, flush=True)
 
     return show
 
@@ -365,7 +295,7 @@ def _engine(args: argparse.Namespace, wb: Any) -> Iterator[Any]:
             raise CliError("--address and --workers need --engine ray")
         yield wb
         return
-    from inspector.core.distributed import EngineError, RayEngine
+    from inspector.core.api import EngineError, RayEngine
 
     try:
         engine = RayEngine(wb, address=args.address, workers=args.workers, progress=_stage_printer())
@@ -406,7 +336,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     rates = _rates(args, wb)
     table_rates = rates if _priced(args) else None
     if args.format == "json":
-        _print(report_json(report, config, gold=gold.path, documents=[d.doc_id for d in docs],
+        print_json(report_json(report, config, gold=gold.path, documents=[d.doc_id for d in docs],
                            warnings=[w.one_line() for w in gold.warnings], rates=rates,
                            **device_fields(shown)))
     elif args.format == "markdown":
@@ -432,7 +362,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         shown = _device_source(runner)
     rates = _rates(args, wb)
     if args.format == "json":
-        _print({**RENDERERS[("comparison", "json")](cmp, rates=rates), **device_fields(shown)})
+        print_json({**RENDERERS[("comparison", "json")](cmp, rates=rates), **device_fields(shown)})
         return 0
     if args.format == "table":
         print(device_line(shown))
@@ -446,9 +376,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 @_interruptible
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from inspector.core.chunking.registry import get_strategy
-    from inspector.core.evaluation.config import EvalConfig
-    from inspector.core.evaluation.sweep import grid
+    from inspector.core.api import EvalConfig, get_strategy, grid
 
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     if not strategies:
@@ -474,7 +402,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         shown = _device_source(runner)
     rates = _rates(args, wb)
     if args.format == "json":
-        _print({**RENDERERS[("sweep", "json")](result, rates=rates), **device_fields(shown)})
+        print_json({**RENDERERS[("sweep", "json")](result, rates=rates), **device_fields(shown)})
     elif args.format == "table":
         print(device_line(shown))
         print(sweep_text(result, top=args.top, rates=rates if _priced(args) else None), end="")

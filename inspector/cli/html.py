@@ -3,7 +3,7 @@
     chunk-inspector html handbook.md --strategy markdown --gold handbook.gold.jsonl \\
         --question "How long is parental allowance paid in Germany?" -o handbook.html
 
-The page is built by `inspector.core.display.html_export.view_html`, the same function behind
+The page is built by `inspector.core.viewmodel.html_export.view_html`, the same function behind
 the window's File ▸ Export ▸ View as HTML…, and written atomically.
 """
 
@@ -14,22 +14,22 @@ import sys
 from typing import Any
 
 from inspector.cli.common import (
+    RETRIEVER_CHOICES,
     CliError,
     add_encoding_arg,
     add_strategy_args,
     load_user_strategies,
+    one_line_error,
+    open_workbench,
     strategy_params,
 )
-from inspector.cli.evaluate import DEFAULT_RETRIEVER, RETRIEVER_CHOICES, _one_line_error, open_workbench
+from inspector.core.api import DEFAULT_RETRIEVER
 
 COMMANDS = ("html",)
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
-    from inspector.core.atomic import atomic_write_text
-    from inspector.core.display.html_export import view_html
-    from inspector.core.evaluation.config import EvalConfig
-    from inspector.core.evaluation.gold import answer_spans
+    from inspector.core.api import EvalConfig, answer_spans, atomic_write_text, view_html
 
     load_user_strategies(args)
     name, params = strategy_params(args)
@@ -78,4 +78,4 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
     add_encoding_arg(p)
     p.set_defaults(func=_cmd_html)
-    p.error = _one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)  # type: ignore[method-assign]

@@ -11,26 +11,11 @@ import sys
 from typing import Sequence
 
 from inspector.cli import ask, chunks, code, evaluate, html
-from inspector.cli.common import (
-    CliError,
-)
-from inspector.core.errors import InputError
+from inspector.cli.common import CliError
+from inspector.core.api import InputError
 
 #: Each module adds its subcommands (`add_commands`) and names them (`COMMANDS`).
 _COMMAND_MODULES = (chunks, evaluate, ask, html, code)
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,7 +36,7 @@ def create_app(argv0: str = "chunk-inspector"):
     from PySide6.QtWidgets import QApplication
 
     sys.setswitchinterval(GIL_SWITCH_S)
-    from inspector.core import heap
+    from inspector.core.api import heap
 
     heap.configure()  # large blocks mapped on their own, given back when freed (issue 17's soak)
 
@@ -55,12 +55,12 @@ def create_app(argv0: str = "chunk-inspector"):
 def start_helper(app) -> None:
     """Large pure-Python jobs (chunking a document, BM25 over a big corpus) run in a helper
     process from now on, so the GUI thread never waits for the GIL behind them
-    (`inspector.core.offload`). It starts now, off the GUI thread (its imports take about a
+    (`inspector.core.runtime.offload`). It starts now, off the GUI thread (its imports take about a
     second; jobs stay in this process meanwhile), and stops when the application quits. The app
     and the GUI benchmarks call it; tests that build windows do not, unless they say so."""
-    from inspector.core import offload
+    from inspector.core.api import helper_warm_up, offload
 
-    helper = offload.enable()
+    helper = offload.enable(warm_up=helper_warm_up)  # the helper imports what its jobs use first
     helper.warm_later()
     app.aboutToQuit.connect(helper.shutdown)
 

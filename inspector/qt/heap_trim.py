@@ -1,5 +1,5 @@
 """Every few seconds, on a thread of its own, give the memory freed since back to the system
-(`inspector.core.heap`): the window's resident size then follows what it holds."""
+(`inspector.core.runtime.heap`): the window's resident size then follows what it holds."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 from PySide6.QtCore import QObject, QTimer
 
-from inspector.core import heap
+from inspector.core.api import heap
 
 #: Milliseconds between trims. A trim walks the C library's heaps (at most 7 ms in a 30-minute
 #: soak, on its own thread); the transient work it undoes (a re-chunk, an index, a model batch) is

@@ -1,6 +1,6 @@
 """Full garbage collections while the user is idle, not in the middle of an open or a drag.
 
-`inspector.core.gcpause` explains the cost: with the model loaded a full collection walks over
+`inspector.core.runtime.gcpause` explains the cost: with the model loaded a full collection walks over
 half a million objects and holds the GIL for 60-250 ms, in whichever thread happened to allocate.
 While an `IdleCollector` lives the interpreter runs none of its own; every `CHECK_MS` it runs one
 on the GUI thread once one is due (as many middle collections as the interpreter waits for) and
@@ -19,7 +19,7 @@ from typing import Callable
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
-from inspector.core import gcpause
+from inspector.core.api import gcpause
 
 #: Milliseconds without input or work before a due collection runs.
 IDLE_MS = 1_000

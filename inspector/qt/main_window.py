@@ -38,9 +38,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.display import settings_schema as keys
-from inspector.core.documents.document import Document
-from inspector.core.evaluation.gold import answer_spans
+from inspector.core.api import Document, answer_spans
+from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.actions.export_actions import ExportActions
 from inspector.qt.actions.file_actions import FileActions, dropped_paths, split_dropped
 from inspector.qt.actions.gold_actions import GoldActions

@@ -4,7 +4,7 @@ Shaped after napari's `_LayerSlicer` and superqt's worker: a `QRunnable` per req
 single-thread pool, increasing request ids, stages of any request but the latest dropped on
 arrival, exceptions emitted as `errored` (with a traceback as details), a synchronous mode for
 tests. A job is `job(cancelled, progress) -> Iterator[stage]`; it runs inside
-`inspector.core.cancel.cancel_scope(cancelled)`, so long core loops stop as soon as a newer request
+`inspector.core.runtime.cancel.cancel_scope(cancelled)`, so long core loops stop as soon as a newer request
 supersedes it. Widgets are touched only on the GUI thread: the worker emits through a relay object
 that lives there. Chunking (`worker.ChunkRunner`), retrieval, the model loader, the sweep and
 background file loading all run on this.
@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
-from inspector.core.cancel import Cancelled
+from inspector.core.api import Cancelled
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class _Task(QRunnable):
         self.is_current = is_current
 
     def run(self) -> None:
-        from inspector.core.cancel import cancel_scope
+        from inspector.core.api import cancel_scope
 
         rid = self.rid
         _no_tqdm_monitor()

@@ -1,4 +1,4 @@
-"""Typed access to the persisted settings declared in `inspector.core.display.settings_schema`.
+"""Typed access to the persisted settings declared in `inspector.core.viewmodel.settings_schema`.
 
 The window never touches `QSettings` keys directly: it reads and writes `Setting` declarations
 through `Settings`, which coerces whatever the store returns (INI files give strings back). Tests
@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from inspector.core.display.settings_schema import Setting
+from inspector.core.viewmodel.settings_schema import Setting
 
 ORGANIZATION = "ChunkInspector"
 APPLICATION = "chunk-inspector"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPalette
 
-from inspector.core.lru import SizedLRU
+from inspector.core.api import SizedLRU
 
 #: Hues (degrees) of the chunk cycle: blue, amber, green, violet, teal, rose.
 CHUNK_HUES = (212, 38, 135, 275, 178, 345)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from inspector.core.cancel import check_cancelled
+from inspector.core.runtime.cancel import check_cancelled
 
 
 def add(a: int, b: int) -> int:
@@ -29,9 +29,16 @@ def spin(seconds: float) -> str:
     return "finished"
 
 
+def imported(names: list[str]) -> list[bool]:
+    """Which of these modules the helper has imported."""
+    import sys
+
+    return [n in sys.modules for n in names]
+
+
 def trims() -> int:
     """Heap trims the helper has made so far (-1 where the C library is not glibc)."""
-    from inspector.core import heap
+    from inspector.core.runtime import heap
 
     return heap.trims if heap.available() else -1
 
@@ -48,7 +55,7 @@ _KEPT: list[bytearray] = []
 def hold(megabytes: int, chars: int) -> int:
     """Keeps `megabytes` of memory in the helper, saying it holds documents of `chars` characters
     (`offload.holding`); answers the helper's pid."""
-    from inspector.core import offload
+    from inspector.core.runtime import offload
 
     _KEPT.append(bytearray(b"\x01" * (megabytes << 20)))  # written: resident, not only reserved
     offload.holding(lambda: chars)

@@ -1,6 +1,6 @@
 """Nothing lost: a writer killed mid-write leaves the previous file intact.
 
-Every file the app writes goes through `inspector.core.atomic.atomic_write_bytes/text` (temporary
+Every file the app writes goes through `inspector.core.runtime.atomic.atomic_write_bytes/text` (temporary
 file in the same folder, fsync, rename). These tests SIGKILL a real process while it writes (in
 the middle of the data, and between fsync and rename) and find the old file whole; they do the
 same to the embedding cache mid-flush and check the next run loads what is intact and recomputes
@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.atomic import atomic_write_bytes, atomic_write_text, atomic_writer
 from inspector.core.embedding.cache import (
     SEGMENT_SUFFIX,
     EmbeddingCache,
@@ -31,6 +30,7 @@ from inspector.core.embedding.cache import (
     text_key,
 )
 from inspector.core.embedding.embedder import HashEmbedder, cache_namespace, embed_texts
+from inspector.core.runtime.atomic import atomic_write_bytes, atomic_write_text, atomic_writer
 from tests.core.embedders_for_tests import Counting
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD_PRELUDE = textwrap.dedent("""
     import os, sys, time
     sys.path.insert(0, {root!r})
-    from inspector.core import atomic as export
+    from inspector.core.runtime import atomic as export
 
     MID_WRITE, BEFORE_RENAME = {mid!r}, {before!r}
     real_fdopen, real_replace = os.fdopen, os.replace
@@ -144,7 +144,7 @@ def test_unslowed_huge_write_killed_at_any_moment_is_old_or_new_never_half(tmp_p
     target.write_bytes(OLD)
     new = 64 * 1024 * 1024
     script = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-              "from inspector.core.atomic import atomic_write_bytes\n"
+              "from inspector.core.runtime.atomic import atomic_write_bytes\n"
               f"atomic_write_bytes({str(target)!r}, b'N' * {new})\n")
     proc = subprocess.Popen([sys.executable, "-c", script])
     # Kill as soon as the temporary file exists: wherever the write is then, the target is whole.
@@ -248,7 +248,7 @@ def test_a_new_file_gets_the_umask(tmp_path, umask, write, mask):
 
 
 def test_the_umask_is_read_as_set(umask):
-    from inspector.core.atomic import current_umask
+    from inspector.core.runtime.atomic import current_umask
 
     for mask in (0o022, 0o002, 0o077, 0o000):
         umask(mask)
@@ -403,11 +403,11 @@ def test_corrupt_cache_entries_are_recomputed_never_trusted_never_fatal(tmp_path
 
 #: Modules allowed to write files directly, with the reason.
 DIRECT_WRITERS = {
-    "inspector/core/atomic.py": "the atomic writer itself",
+    "inspector/core/runtime/atomic.py": "the atomic writer itself",
     "inspector/qt/screenshots.py": "developer tool: README screenshots (QPixmap.save), not user data",
     "inspector/core/embedding/openvino_backend.py": "a converted model: OpenVINO writes it into a "
                                                     "temporary folder, published whole by one rename",
-    "inspector/core/offload.py": "a transient file handing a long text to the helper process, read once "
+    "inspector/core/runtime/offload.py": "a transient file handing a long text to the helper process, read once "
                                  "and removed when the call is over: not user data",
 }
 WRITE_MODES = set("wax+")
@@ -501,4 +501,4 @@ def test_every_file_the_app_writes_goes_through_the_atomic_writer():
             continue
         for line, what in direct_writes(path.read_text(encoding="utf-8")):
             offenders.append(f"{rel}:{line}: {what}")
-    assert offenders == [], "write through inspector.core.atomic.atomic_write_bytes/text instead"
+    assert offenders == [], "write through inspector.core.runtime.atomic.atomic_write_bytes/text instead"

@@ -427,7 +427,7 @@ def test_an_unreadable_file_is_never_written_and_the_others_are(tmp_path):
 
 def test_a_mark_moving_home_is_written_there_first(tmp_path, monkeypatch):
     """A crash between the two writes leaves the mark in both files, never in neither."""
-    from inspector.core import atomic
+    from inspector.core.runtime import atomic
 
     leave, tock = _corpus_docs(tmp_path)
     save_audit(tmp_path / "leave.audit.jsonl", _judged(Audit(), tock, 5, 30, NOT))

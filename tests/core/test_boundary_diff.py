@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.core.chunking.registry import chunk_document
-from inspector.core.display.boundary_diff import BoundaryDiff, Move, boundaries, boundary_diff
 from inspector.core.documents.document import from_text
+from inspector.core.viewmodel.boundary_diff import BoundaryDiff, Move, boundaries, boundary_diff
 
 SPANS = st.lists(st.tuples(st.integers(0, 400), st.integers(0, 60)).map(lambda t: (t[0], t[0] + t[1])),
                  max_size=40)

@@ -217,20 +217,20 @@ def test_word_piece_indexes_stay_bounded():
 def test_the_workbench_remembers_chunks_up_to_a_number_of_chunks(monkeypatch):
     """Sized by chunks, not by documents' characters: a sweep of small chunkings of one document
     no longer fills 64 entries of tens of thousands of chunks (issue 17's soak)."""
-    from inspector.core import workbench as wbm
-    from inspector.core.lru import SizedLRU
+    from inspector.core.runtime.lru import SizedLRU
+    from inspector.core.workbench import Workbench, chunk_store
 
-    monkeypatch.setattr(wbm, "CHUNK_CACHE_CHUNKS", 300)
+    monkeypatch.setattr(chunk_store, "CHUNK_CACHE_CHUNKS", 300)
     rules = "".join(f"Rule {k} grants {k % 9 + 1} weeks of leave. " for k in range(400))
     doc = from_text("# Leave\n\n" + rules, "l.md")
-    wb = wbm.Workbench([doc])
+    wb = Workbench([doc])
     held = []
     for size in range(40, 200, 8):
         chunks = wb.chunk(doc, "fixed_tokens", {"size": size, "overlap": 0})
         held.append(len(chunks))
-        total = sum(len(v) for v in wb._chunks.values())
-        assert total <= 300 or len(wb._chunks) == 1  # the most recent chunking is always kept
-    assert len(wb._chunks) < len(held)  # older chunkings were let go
+        total = sum(len(v) for v in wb.chunk_store._cache.values())
+        assert total <= 300 or len(wb.chunk_store._cache) == 1  # the most recent chunking is always kept
+    assert len(wb.chunk_store._cache) < len(held)  # older chunkings were let go
     assert wb.chunk(doc, "fixed_tokens", {"size": 192, "overlap": 0}) is wb.chunk(doc, "fixed_tokens",
                                                                                     {"size": 192, "overlap": 0})
     lru: SizedLRU[list[int]] = SizedLRU(8, 10)

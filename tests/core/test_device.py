@@ -381,7 +381,8 @@ def test_exact_stage_progress_says_how_long_is_left(tmp_path):
     """The window's progress label: "Embedding N chunks: ~X s left" once a batch has been timed."""
     from inspector.core.chunking.registry import chunk_document
     from inspector.core.documents.document import load_paths
-    from inspector.core.workbench import EXACT, RetrievalRequest, Workbench
+    from inspector.core.workbench import Workbench
+    from inspector.core.workbench.staging import EXACT, RetrievalRequest
 
     doc = load_paths([str(HANDBOOK)]).documents[0]
     chunks = chunk_document(doc, "fixed_chars", {"size": 300, "overlap": 0})

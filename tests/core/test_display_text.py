@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.core.chunking import recursive as rec
-from inspector.core.display.display_text import display_breaks, has_long_word, make_display_text
-from inspector.core.display.offsets import Utf16Map
 from inspector.core.documents.document import from_text
-from inspector.core.slices import codepoints, decode_utf8, int_list_array, searchsorted, sha256_text
+from inspector.core.runtime.slices import codepoints, decode_utf8, int_list_array, searchsorted, sha256_text
 from inspector.core.text.tokens import token_index
+from inspector.core.viewmodel.display_text import display_breaks, has_long_word, make_display_text
+from inspector.core.viewmodel.offsets import Utf16Map
 
 chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 texts = st.text(st.sampled_from("ab \n🚀é中.") | chars, max_size=300)
@@ -73,7 +73,7 @@ def test_long_word():
 
 @given(text=st.text(chars, max_size=50))
 def test_slices_equal_the_whole_text_versions(text):
-    import inspector.core.slices as slices
+    import inspector.core.runtime.slices as slices
 
     old = slices.STEP
     slices.STEP = 7  # many slices, cut everywhere
@@ -94,7 +94,7 @@ def test_slices_equal_the_whole_text_versions(text):
 @given(text=st.text(chars, max_size=40), damage=st.lists(st.tuples(st.integers(0, 200), st.sampled_from(
     [0xFF, 0xFE, 0xC3, 0x80, 0xE9, 0xF0])), max_size=2))
 def test_sliced_utf8_decoding_equals_decoding_at_once(text, damage):
-    import inspector.core.slices as slices
+    import inspector.core.runtime.slices as slices
 
     data = bytearray(text.encode("utf-8", "surrogatepass"))
     for at, byte in damage:

@@ -13,7 +13,7 @@ from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.gold import GoldQuestion, load_gold
 from inspector.core.evaluation.metrics import IndexSearch, evaluate
 from inspector.core.retrieval.index import build_index
-from inspector.core.workbench import chunk_corpus, run_config
+from inspector.core.workbench import Workbench
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +47,7 @@ def score(handbook, gold, minilm, cache):
         key = (strategy, tuple(sorted(params.items())), k, with_prefix)
         if key not in reports:
             cfg = EvalConfig(strategy, params, k, "dense", with_prefix)
-            reports[key] = run_config(gold, [handbook], cfg, embedder=minilm, cache=cache)
+            reports[key] = Workbench([handbook], gold, embedder=minilm, cache=cache).evaluate(cfg)
         return reports[key]
 
     return run
@@ -90,7 +90,7 @@ def test_hundred_questions_with_warm_embeddings(handbook, gold, minilm, cache, s
                               references=x.references)
                  for i, x in enumerate((gold.questions * 2)[:100])]
     cfg = EvalConfig(*MARKDOWN)
-    chunks = chunk_corpus([handbook], cfg)
+    chunks = Workbench([handbook]).chunks_for(cfg)
     index = build_index([handbook], chunks, minilm, cache=cache)
     IndexSearch(index).embed(questions)  # the question vectors go into the cache as well
     search = IndexSearch(index)  # a fresh searcher: vectors come from the cache, not the model

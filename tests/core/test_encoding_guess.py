@@ -128,7 +128,7 @@ def test_the_damage_check_reads_windows_that_split_no_character(pieces, window):
     2.8 MB held the GIL for 130 ms): the windows cover the bytes in order, end after a newline
     (never inside a character), and find what one call over the whole finds."""
     from inspector.core.documents import encoding
-    from inspector.core.slices import line_windows
+    from inspector.core.runtime.slices import line_windows
 
     data = b"".join(pieces)
     windows = [bytes(w) for w in line_windows(data, window)]

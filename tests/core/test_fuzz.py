@@ -117,7 +117,7 @@ def test_every_chunker_keeps_the_span_contract_on_random_unicode(name, text, kin
 
 @given(text=unicode_text)
 def test_utf16_offsets_round_trip(text):
-    offsets = pytest.importorskip("inspector.core.display.offsets")
+    offsets = pytest.importorskip("inspector.core.viewmodel.offsets")
     m = offsets.Utf16Map(text)
     units = text.encode("utf-16-le")
     assert m.length == len(text) and m.length16 == len(units) // 2
@@ -138,7 +138,7 @@ def test_utf16_offsets_round_trip(text):
 @settings(max_examples=30)
 @given(text=unicode_text)
 def test_chunk_spans_survive_the_trip_to_utf16_and_back(text):
-    offsets = pytest.importorskip("inspector.core.display.offsets")
+    offsets = pytest.importorskip("inspector.core.viewmodel.offsets")
     doc = from_text(text)
     m = offsets.Utf16Map(doc.text)
     units = doc.text.encode("utf-16-le")

@@ -1,4 +1,4 @@
-"""core.gcpause: the collector is paused inside allocation-heavy sections and what they leave is
+"""core.runtime.gcpause: the collector is paused inside allocation-heavy sections and what they leave is
 moved to the oldest generation, never frozen for good: a reference cycle alive during a section
 that becomes garbage afterwards is still collected, and nested or concurrent sections in several
 threads restore the collector's state exactly once."""
@@ -9,7 +9,7 @@ import gc
 import threading
 import weakref
 
-from inspector.core.gcpause import (
+from inspector.core.runtime.gcpause import (
     DEFERRED_THRESHOLD2,
     OVERDUE_AFTER,
     PROMOTE_AT,

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.registry import chunk_document
-from inspector.core.display.html_export import TextMark, view_html
 from inspector.core.documents.document import from_text
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.gold import answer_spans
+from inspector.core.viewmodel.html_export import TextMark, view_html
 from inspector.core.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ def _core_modules() -> list[str]:
 
 def test_core_modules_are_found():
     mods = _core_modules()
-    assert "inspector.core.display.segments" in mods and "inspector.core.chunking.markdown" in mods
+    assert "inspector.core.viewmodel.segments" in mods and "inspector.core.chunking.markdown" in mods
 
 
 def test_importing_core_does_not_import_pyside6():

@@ -1,4 +1,4 @@
-"""The helper process (`inspector.core.offload`): results, errors, cancellation across the process
+"""The helper process (`inspector.core.runtime.offload`): results, errors, cancellation across the process
 boundary, a helper that dies, and BM25 built there equal to BM25 built here."""
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core import offload
-from inspector.core.cancel import Cancelled, cancel_scope
+from inspector.core.chunking import helper_jobs
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import from_text
 from inspector.core.retrieval.index import build_index
+from inspector.core.runtime import offload
+from inspector.core.runtime.cancel import Cancelled, cancel_scope
 from tests.core import offload_jobs as jobs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,6 +107,21 @@ def test_jobs_stay_here_while_the_helper_warms_up():
         h.shutdown()
 
 
+def test_a_fresh_helper_runs_the_warm_up_it_was_given_before_any_job():
+    """The runtime names no domain module: the window hands it `helper_jobs.warm_up`, which
+    imports the chunkers and bm25s first, so the first document after launch does not wait."""
+    names = ["bm25s", "inspector.core.chunking.registry"]
+    cold = offload.Offload(min_chars=0, enabled=True)
+    warm = offload.Offload(min_chars=0, enabled=True, warm_up=helper_jobs.warm_up)
+    try:
+        assert cold.call(jobs.imported, names) == [False, False]
+        assert warm.call(jobs.imported, names) == [True, True]
+        assert warm.baseline is not None  # measured after the warm-up, as `retire_if_grown` needs
+    finally:
+        cold.shutdown()
+        warm.shutdown()
+
+
 def test_the_helper_gives_memory_back_once_idle_after_a_job():
     """What a job freed is trimmed when the helper goes quiet, not only at the next job 5 s on."""
     h = offload.Offload(min_chars=0, enabled=True)
@@ -144,7 +160,7 @@ def test_the_helper_does_not_outlive_a_killed_window(tmp_path):
     if not Path("/proc").is_dir():
         pytest.skip("no /proc here")
     script = ("import os, signal\n"
-              "from inspector.core import offload\n"
+              "from inspector.core.runtime import offload\n"
               "from tests.core import offload_jobs as jobs\n"
               "h = offload.Offload(min_chars=0, enabled=True)\n"
               "print(h.call(jobs.pid), flush=True)\n"
@@ -232,7 +248,7 @@ def quick_retire(monkeypatch):
     monkeypatch.setattr(offload, "RETIRE_GROWTH_BYTES", 32 << 20)
     monkeypatch.setattr(offload, "HELD_BYTES_PER_CHAR", 64)
     monkeypatch.setattr(offload, "KEEPER_EVERY_S", 0.1)
-    h = offload.Offload(min_chars=0, enabled=True)
+    h = offload.Offload(min_chars=0, enabled=True, warm_up=helper_jobs.warm_up)  # as the window's
     yield h
     h.shutdown()
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.display.offsets import Utf16Map
+from inspector.core.viewmodel.offsets import Utf16Map
 
 
 def _utf16_len(s: str) -> int:
@@ -71,7 +71,7 @@ def test_every_utf16_position_floors_to_a_character_start(text):
 
 
 def test_line_index_matches_counting_newlines():
-    from inspector.core.display.offsets import LineIndex
+    from inspector.core.viewmodel.offsets import LineIndex
 
     for text in ("", "one line", "a\nb\n\nc🚀\nd", "\n\n"):
         li = LineIndex(text)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inspector.core.display import projection as proj
-from inspector.core.display.projection import Projection, pca, project
+from inspector.core.viewmodel import projection as proj
+from inspector.core.viewmodel.projection import Projection, pca, project
 
 
 def _line_data(n: int = 400, dim: int = 6, seed: int = 0):

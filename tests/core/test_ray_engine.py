@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from inspector.cli import main
-from inspector.core.cancel import Cancelled
 from inspector.core.embedding.cache import EmbeddingCache, text_key
 from inspector.core.embedding.embedder import HashEmbedder, cache_namespace
 from inspector.core.evaluation.config import EvalConfig
+from inspector.core.runtime.cancel import Cancelled
 from inspector.core.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[2]

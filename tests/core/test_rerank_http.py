@@ -10,10 +10,10 @@ import socket
 import numpy as np
 import pytest
 
-from inspector.core.cancel import Cancelled, cancel_scope
 from inspector.core.embedding.embedder import HashEmbedder
 from inspector.core.errors import InputError
 from inspector.core.retrieval.rerank_http import HttpReranker
+from inspector.core.runtime.cancel import Cancelled, cancel_scope
 from tests.support.openai_server import OpenAIServer
 
 KEY = "sk-rerank-Ux7distinctiveKEY0042qq"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.display.segments import (
+from inspector.core.viewmodel.segments import (
     Segment,
     SpanIndex,
     lanes,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from inspector.core.chunking.params import Param, Strategy
 from inspector.core.chunking.registry import BUILTINS
-from inspector.core.display.scale import SliderScale, ladder, slider_range, slider_scale
+from inspector.core.viewmodel.scale import SliderScale, ladder, slider_range, slider_scale
 
 
 def _noop(doc, params):

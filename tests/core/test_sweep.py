@@ -15,7 +15,7 @@ from inspector.core.evaluation.gold import GoldQuestion, load_gold
 from inspector.core.evaluation.metrics import evaluate
 from inspector.core.evaluation.sweep import grid
 from inspector.core.retrieval.index import Hit, build_index
-from inspector.core.workbench import compare, sweep, sweep_grid
+from inspector.core.workbench import Workbench
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "gold" / "corpus"
 GOLD = Path(__file__).resolve().parents[1] / "data" / "gold" / "good.gold.jsonl"
@@ -156,7 +156,7 @@ def test_compare_runs_both_configurations(docs, gold):
     a = EvalConfig("fixed_chars", {"size": 40, "overlap": 0}, k=1, retriever="bm25")
     b = EvalConfig("paragraph", {}, k=1, retriever="bm25")
     seen = []
-    cmp = compare(gold, docs, a, b, progress=lambda d, t, label: seen.append((d, t)))
+    cmp = Workbench(docs, gold).compare(a, b, progress=lambda d, t, label: seen.append((d, t)))
     assert seen[0] == (0, 2) and seen[-1] == (2, 2)
     assert cmp.before_config == a and cmp.after_config == b
     assert cmp.before.cost.chunks != cmp.after.cost.chunks
@@ -196,8 +196,8 @@ def test_sweep_orders_best_first_and_shares_an_index_across_k(docs):
     oracle.answers = {x.question: x.answers[0] for x in qs}
     configs, skipped = grid(["fixed_chars"], [32, 64, 128], [0], [1, 5])
     progress = []
-    result = sweep(qs, docs, configs, index_factory=oracle,
-                   progress=lambda d, t, label: progress.append((d, t, label)))
+    result = Workbench(docs, qs, index_factory=oracle).sweep(
+        configs, progress=lambda d, t, label: progress.append((d, t, label)))
     assert oracle.builds == 3  # one index per size, shared by k=1 and k=5
     order = [(r.config.params["size"], r.config.k) for r in result.rows]
     # size 128 hits both at rank 1; size 64 holds "14 months" at rank 3 (a hit only with k=5) and
@@ -216,14 +216,14 @@ def test_sweep_cancel_keeps_finished_rows(docs):
     oracle = SizeOracle()
     oracle.answers = {"a": "14 months"}
     configs, _ = grid(["fixed_chars"], [32, 64, 128], [0], [1])
-    result = sweep(qs, docs, configs, index_factory=oracle, cancel=lambda: oracle.builds >= 2)
+    result = Workbench(docs, qs, index_factory=oracle).sweep(configs, cancel=lambda: oracle.builds >= 2)
     assert result.cancelled
     assert len(result.rows) == 1 and oracle.builds == 2
 
 
 def test_sweep_grid_with_bm25_end_to_end(docs, gold):
-    result = sweep_grid(gold, docs, strategies=["fixed_chars", "paragraph"], sizes=[40, 400],
-                        overlaps=[0], ks=[1, 3], retriever="bm25")
+    configs, skipped = grid(["fixed_chars", "paragraph"], [40, 400], [0], [1, 3], retriever="bm25")
+    result = Workbench(docs, gold).sweep(configs, skipped=skipped)
     assert len(result.rows) == 2 * 2 + 2
     keys = [(-r.report.hit_rate, -r.report.mrr) for r in result.rows]
     assert keys == sorted(keys)

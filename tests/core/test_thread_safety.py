@@ -1,7 +1,7 @@
 """Shared caches hammered from several threads give the same results as one thread.
 
 The window's runners (chunking, retrieval, pooled vectors, sweeps, corpus counts) call the core at
-once; every memo they reach is the core's locked LRU (`inspector.core.lru.SizedLRU`), sized small
+once; every memo they reach is the core's locked LRU (`inspector.core.runtime.lru.SizedLRU`), sized small
 here so that evictions race with lookups too."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from inspector.core.chunking.annotate import annotate
 from inspector.core.documents.document import from_text
 from inspector.core.evaluation.gold import GoldQuestion, normalized_text
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.structure import structure_of
 from inspector.core.text.tokens import token_index
 from inspector.core.workbench import Workbench
@@ -47,7 +47,7 @@ def _bm25():
 def test_caches_hammered_from_threads_agree_with_one_thread():
     expected = {d.doc_id: _work(d, Workbench(DOCS)) for d in DOCS}
     wb = Workbench(DOCS)
-    wb._chunks = SizedLRU(2, 10_000)  # evictions race with lookups
+    wb.chunk_store._cache = SizedLRU(2, 10_000)  # evictions race with lookups
     got: dict[str, list[tuple]] = {d.doc_id: [] for d in DOCS}
     errors: list[BaseException] = []
 
@@ -110,7 +110,7 @@ def test_a_chunk_tuples_fingerprint_is_kept_and_told_apart():
     from dataclasses import replace
 
     from inspector.core.chunking.chunk import Chunk
-    from inspector.core.workbench import _FINGERPRINTS, chunks_fingerprint
+    from inspector.core.workbench.chunk_store import _FINGERPRINTS, chunks_fingerprint
 
     a = tuple(Chunk(i, i * 10, i * 10 + 10, 3) for i in range(100))
     fp = chunks_fingerprint(a)

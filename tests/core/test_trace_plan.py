@@ -9,8 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.core.chunking.registry import BUILTINS, get_strategy
-from inspector.core.display.scale import slider_scale
-from inspector.core.display.trace import (
+from inspector.core.documents.document import from_text, load_document
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.gold import GoldQuestion, load_gold
+from inspector.core.viewmodel.scale import slider_scale
+from inspector.core.viewmodel.trace import (
     TraceCache,
     TraceScore,
     follow,
@@ -18,9 +21,6 @@ from inspector.core.display.trace import (
     snapshot,
     trace_scope,
 )
-from inspector.core.documents.document import from_text, load_document
-from inspector.core.evaluation.config import EvalConfig
-from inspector.core.evaluation.gold import GoldQuestion, load_gold
 from inspector.core.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[2]

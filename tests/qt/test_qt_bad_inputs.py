@@ -313,7 +313,7 @@ def test_a_bad_parameter_is_one_line_without_a_traceback(qtbot, make_window, ope
 def test_closing_while_a_strategy_runs_cancels_it(qtbot, make_window, open_doc):
     """The worker runs strategies inside the core's cancel scope: a long strategy that checks
     `check_cancelled()` stops when the window closes, and no thread is left running."""
-    from inspector.core.cancel import check_cancelled
+    from inspector.core.runtime.cancel import check_cancelled
 
     started, stopped = threading.Event(), threading.Event()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.core.display.boundary_diff import boundary_diff
+from inspector.core.viewmodel.boundary_diff import boundary_diff
 from inspector.qt.document.overview_strip import OverviewStrip
 from inspector.qt.panels.gold_model import ROW_ROLE
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.display.settings_schema import MODEL_DEVICE
 from inspector.core.embedding.embedder import HashEmbedder
 from inspector.core.embedding.throughput import Throughput
+from inspector.core.viewmodel.settings_schema import MODEL_DEVICE
 
 pytestmark = pytest.mark.usefixtures("keep_default_embedder")
 

@@ -6,7 +6,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont, QTextCursor
 
 from inspector.core.chunking.registry import chunk_document
-from inspector.core.display.segments import SpanIndex
+from inspector.core.viewmodel.segments import SpanIndex
 
 
 def _repaint(view):

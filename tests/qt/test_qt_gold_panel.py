@@ -27,7 +27,7 @@ from inspector.core.evaluation.gold import (
 )
 from inspector.core.evaluation.metrics import IndexSearch, evaluate
 from inspector.core.retrieval.index import build_index
-from inspector.core.workbench import run_config
+from inspector.core.workbench import Workbench
 from inspector.qt.panels.gold_model import (
     COL_BASELINE,
     COL_HIT,
@@ -202,8 +202,8 @@ def test_baseline_deltas_and_the_questions_fixed_and_broken(qtbot, bm25_window, 
     assert r.request.strategy == "fixed_chars"
     # The same comparison made by the core alone.
     doc = w.state.document
-    before = run_config(w.retrieval.gold, [doc], EvalConfig("markdown", {}, 5, "bm25"))
-    after = run_config(w.retrieval.gold, [doc], EvalConfig("fixed_chars", {"size": 300}, 5, "bm25"))
+    before = Workbench([doc], w.retrieval.gold).evaluate(EvalConfig("markdown", {}, 5, "bm25"))
+    after = Workbench([doc], w.retrieval.gold).evaluate(EvalConfig("fixed_chars", {"size": 300}, 5, "bm25"))
     cmp = compare_reports(before, after)
     assert w.gold_panel.broke_questions() == [c.question.question for c in cmp.broke]
     assert w.gold_panel.fixed_questions() == [c.question.question for c in cmp.fixed]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core import heap
+from inspector.core.runtime import heap
 from inspector.qt.heap_trim import HeapTrimmer
 
 pytestmark = pytest.mark.skipif(not heap.available(), reason="glibc only")
@@ -45,7 +45,7 @@ def test_window_has_a_running_trimmer(make_window):
 
 
 _SCRIPT = """
-from inspector.core import heap
+from inspector.core.runtime import heap
 
 def rss_kb():
     for line in open("/proc/self/status"):

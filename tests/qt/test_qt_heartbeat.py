@@ -51,9 +51,10 @@ def app_helper(monkeypatch):
     go there, so worker threads do not hold the GUI thread's GIL. Without it this test measured a
     window no user runs, and on a slow machine passed and failed by turns (20 MB drag 897-1,823
     ms, the window of the app itself within the bound)."""
-    from inspector.core import offload
+    from inspector.core.chunking import helper_jobs
+    from inspector.core.runtime import offload
 
-    h = offload.Offload(enabled=True)
+    h = offload.Offload(enabled=True, warm_up=helper_jobs.warm_up)  # as `start_helper` makes it
     monkeypatch.setattr(offload, "_DEFAULT", h)
     h.call(offload._pid)  # started and imported before the heartbeat counts
     yield h

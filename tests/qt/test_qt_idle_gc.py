@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from inspector.core import gcpause
+from inspector.core.runtime import gcpause
 from inspector.qt.idle_gc import IdleCollector
 
 

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from inspector.core.chunking.params import Strategy
 from inspector.core.chunking.registry import chunk_document, register_strategy, unregister
-from inspector.core.display import settings_schema as keys
+from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.settings import Settings, ini_store
 
 #: (window size, least text width, least question-field width) the layout promises.

@@ -15,7 +15,7 @@ from inspector.core.chunking.registry import (
     register_strategy,
     unregister,
 )
-from inspector.core.display import settings_schema as keys
+from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.settings import Settings, ini_store
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from inspector.core.display import settings_schema as keys
-from inspector.core.display.settings_schema import Setting, add_recent
+from inspector.core.viewmodel import settings_schema as keys
+from inspector.core.viewmodel.settings_schema import Setting, add_recent
 from inspector.qt.settings import Settings, ini_store
 
 

@@ -11,12 +11,12 @@ from types import SimpleNamespace
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.registry import BUILTINS, strategies
-from inspector.core.display.scale import slider_scale
-from inspector.core.display.trace import TraceCache, follow, trace_scope
 from inspector.core.documents.document import from_text
 from inspector.core.evaluation.config import EvalConfig
+from inspector.core.runtime.cancel import check_cancelled
+from inspector.core.viewmodel.scale import slider_scale
+from inspector.core.viewmodel.trace import TraceCache, follow, trace_scope
 from inspector.core.workbench import Workbench
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.controllers.trace import trace_job
@@ -280,7 +280,7 @@ def test_the_trace_job_waits_for_the_main_work_and_scores_an_interrupted_positio
 
 
 def test_the_caption_says_what_the_bars_are():
-    from inspector.core.display.trace import Trace, TracePoint, TraceScore
+    from inspector.core.viewmodel.trace import Trace, TracePoint, TraceScore
     from inspector.qt.panels.trace import caption
 
     def pt(v, rate, current=False):

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 
 from inspector.core.embedding.embedder import HashEmbedder
 from inspector.core.evaluation.sweep import grid
-from inspector.core.workbench import sweep
+from inspector.core.workbench import Workbench
 from inspector.qt.dialogs.heatmap import Cell, Heatmap
 from inspector.qt.dialogs.sweep_dialog import build_cells, parse_ints, suggest_grid
 
@@ -56,8 +56,8 @@ def test_tiny_grid_matches_the_core_and_a_click_applies_it(qtbot, dense_window, 
     # The core's sweep of the same grid, with the same embedder, gives the same figures.
     configs, _skipped = grid(["fixed_chars", "markdown"], [300, 600], [0, 50], [5], retriever="dense",
                              embedding="pooled")
-    core = sweep(w.retrieval.gold_questions, [w.state.document], configs, embedder=HashEmbedder(), confirm=1,
-                 cache=w.retrieval.workbench.cache)
+    core = Workbench([w.state.document], w.retrieval.gold_questions, embedder=HashEmbedder(),
+                     cache=w.retrieval.workbench.cache).sweep(configs, confirm=1)
     # The dialog also scores the window's current settings (markdown defaults, not in this grid):
     # the recommendation is measured against them.
     grid_rows = [r for r in result.rows if r.config in set(configs)]
@@ -70,10 +70,8 @@ def test_tiny_grid_matches_the_core_and_a_click_applies_it(qtbot, dense_window, 
     assert confirmed == [result.rows[0]]  # --confirm 1: the best pooled row, scored exactly
     from dataclasses import replace
 
-    from inspector.core.workbench import run_config
-
-    exact = run_config(w.retrieval.gold_questions, [w.state.document],
-                       replace(result.rows[0].config, embedding="exact"), embedder=HashEmbedder())
+    exact = Workbench([w.state.document], w.retrieval.gold_questions, embedder=HashEmbedder()).evaluate(
+        replace(result.rows[0].config, embedding="exact"))
     assert confirmed[0].exact.hit_rate == exact.hit_rate
     # 2 strategies x 2 sizes x 2 overlaps, but markdown has no overlap: its overlap-50 points are skipped.
     assert sum(1 for c in d.cells.values() if c.row is not None) == 6

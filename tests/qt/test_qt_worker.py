@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from inspector.core.chunking.registry import chunk_document
-from inspector.core.display.segments import SpanIndex
 from inspector.core.documents.document import load_document
+from inspector.core.viewmodel.segments import SpanIndex
 from inspector.qt.controllers.chunk_jobs import (
     ChunkRequest,
     ChunkRunner,
@@ -174,9 +174,10 @@ def test_shutdown_waits_for_the_worker_and_refuses_new_work(qtbot, doc):
 
 @pytest.fixture
 def helper(monkeypatch):
-    from inspector.core import offload
+    from inspector.core.chunking import helper_jobs
+    from inspector.core.runtime import offload
 
-    h = offload.Offload(min_chars=0, enabled=True)
+    h = offload.Offload(min_chars=0, enabled=True, warm_up=helper_jobs.warm_up)
     monkeypatch.setattr(offload, "_DEFAULT", h)
     yield h
     h.shutdown()
@@ -191,7 +192,7 @@ def _result_fields(r):
 @pytest.mark.parametrize("strategy,params", [("markdown", {}), ("parent_child", {}), ("recursive", {"size": 96}),
                                              ("fixed_tokens", {"size": 64, "overlap": 16})])
 def test_a_document_chunked_in_the_helper_gives_the_same_stages(doc, helper, strategy, params):
-    from inspector.core import offload
+    from inspector.core.runtime import offload
 
     calls = helper.calls
     there = list(compute_chunks(1, ChunkRequest(doc, strategy, params), lambda: False))
@@ -203,7 +204,7 @@ def test_a_document_chunked_in_the_helper_gives_the_same_stages(doc, helper, str
 
 def test_a_document_shipped_through_a_file_gives_the_same_stages(doc, helper, monkeypatch):
     """A large document's text goes to the helper through a file (`offload.ship`), not the pipe."""
-    from inspector.core import offload
+    from inspector.core.runtime import offload
 
     monkeypatch.setattr(offload, "SHIP_MIN_CHARS", 1)
     shipped: list[str] = []
@@ -223,7 +224,7 @@ def test_a_document_shipped_through_a_file_gives_the_same_stages(doc, helper, mo
 
 def test_semantic_and_small_documents_stay_in_this_process(doc, helper):
     from inspector.core.documents.document import from_text
-    from inspector.qt.controllers.chunk_jobs import HELPER_FROM_CHARS
+    from inspector.core.workbench.chunk_store import HELPER_FROM_CHARS
 
     small = from_text(doc.text[:HELPER_FROM_CHARS - 1], "small.md")
     list(compute_chunks(1, ChunkRequest(small, "markdown", {}), lambda: False))
@@ -234,7 +235,7 @@ def test_semantic_and_small_documents_stay_in_this_process(doc, helper):
 
 
 def test_a_stale_request_in_the_helper_is_cancelled(doc, helper):
-    from inspector.core.cancel import Cancelled, cancel_scope
+    from inspector.core.runtime.cancel import Cancelled, cancel_scope
 
     with cancel_scope(lambda: True), pytest.raises(Cancelled):
         list(compute_chunks(1, ChunkRequest(doc, "markdown", {}), lambda: True))

@@ -19,9 +19,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
+from inspector.core.runtime.cancel import check_cancelled
 from inspector.core.text.wordpieces import (
     PieceIndex,
     WordPieceIndex,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import bisect
 from typing import Iterable
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.chunk import PREFIX_SEPARATOR, STUB_TOKENS, Chunk, new_chunk
 from inspector.core.documents.document import Document
+from inspector.core.runtime.cancel import check_cancelled
 from inspector.core.text.structure import Structure, structure_of
 from inspector.core.text.tokens import TokenIndex, token_index
 

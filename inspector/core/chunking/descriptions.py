@@ -25,7 +25,7 @@ from typing import Callable, Iterable
 
 from inspector.core.chunking.chunk import PREFIX_SEPARATOR, Chunk
 from inspector.core.documents.document import Document
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.structure import Structure, sentence_spans, structure_of
 
 #: Describes one chunk of one document; the result is added to the chunk's prefix.

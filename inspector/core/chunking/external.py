@@ -31,7 +31,7 @@ from inspector.core.chunking.params import Param, Strategy
 from inspector.core.chunking.registry import register_strategy, strategies, unregister
 from inspector.core.documents.document import Document
 from inspector.core.errors import InputError
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 
 #: The entry-point group packages use to contribute strategies (`load_entry_point_strategies`).
 ENTRY_POINT_GROUP = "chunk_inspector.strategies"

@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from inspector.core.chunking.common import SpanContext, context_prefix, trim
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.structure import sentence_spans
 from inspector.core.text.tokens import TokenIndex
 from inspector.core.text.wordpieces import (

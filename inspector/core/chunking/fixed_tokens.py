@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext, is_blank
 from inspector.core.chunking.params import Param, Strategy
 from inspector.core.documents.document import Document
+from inspector.core.runtime.cancel import check_cancelled
 from inspector.core.text.tokens import TokenIndex
 
 

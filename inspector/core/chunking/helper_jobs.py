@@ -1,4 +1,4 @@
-"""Chunking a large document in the helper process (`inspector.core.offload`).
+"""Chunking a large document in the helper process (`inspector.core.runtime.offload`).
 
 The window's chunking job (`inspector.qt.controllers.chunk_jobs`) sends a large document here
 instead of chunking it on a worker thread, whose Python would starve the GUI thread of the GIL
@@ -23,12 +23,22 @@ import contextlib
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping
 
-from inspector.core import offload
 from inspector.core.chunking.packed import PackedChunks, pack
 from inspector.core.chunking.stats import ChunkStats
 from inspector.core.documents.document import Document
-from inspector.core.gcpause import paused_gc
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime import offload
+from inspector.core.runtime.gcpause import paused_gc
+from inspector.core.runtime.lru import SizedLRU
+
+
+def warm_up() -> None:
+    """The helper's first job (`Offload.warm_up`): import what its jobs use, the chunkers (this
+    module's jobs) and bm25s (`retrieval.index`'s BM25 job), so the first document sent after
+    launch does not wait a second for the imports."""
+    import bm25s  # noqa: F401
+
+    import inspector.core.chunking.registry  # noqa: F401
+
 
 #: Strategies that need more than the document and their parameters.
 NOT_HERE = frozenset({"semantic"})

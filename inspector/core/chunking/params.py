@@ -11,7 +11,7 @@ about it (STYLE.md lesson 17, "declare once, read everywhere"):
 - its *slider*: the `practical` range the slider spans (16..4096 tokens, where sizes are chosen,
   not the valid 1..8192), the `scale` that maps its travel to round values, and for an overlap
   the `practical_share` of the size its slider reaches. These only shape the control
-  (`inspector.core.display.scale`); validation reads `minimum`/`maximum` alone.
+  (`inspector.core.viewmodel.scale`); validation reads `minimum`/`maximum` alone.
 
 `Strategy.validate` enforces the declared constraints, the strategy panel keeps its sliders
 consistent from them, and `with_size_overlap` puts a generic size/overlap into the right

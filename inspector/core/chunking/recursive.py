@@ -15,11 +15,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext, trim
 from inspector.core.chunking.params import Param, Strategy
 from inspector.core.documents.document import Document
+from inspector.core.runtime.cancel import check_cancelled
 
 #: Paragraph, line, sentence, word, character (regular expressions).
 DEFAULT_SEPARATORS: tuple[str, ...] = (r"\n\n", r"\n", r"(?<=[.!?])\s+", r" ", "")

@@ -41,7 +41,7 @@ from inspector.core.embedding.embedder import (
     default_embedder,
     embed_texts,
 )
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 
 _LOCK = threading.Lock()
 _EMBEDDER: Embedder | None = None

@@ -7,7 +7,7 @@ from inspector.core.chunking.common import SpanContext
 from inspector.core.chunking.fixed_tokens import token_windows
 from inspector.core.chunking.params import Param, Strategy
 from inspector.core.documents.document import Document
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.structure import sentence_spans
 
 #: Sentence units of at most 16 documents and 32 M characters.

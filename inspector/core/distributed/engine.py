@@ -32,7 +32,6 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from inspector.core.cancel import Cancelled
 from inspector.core.chunking.registry import BUILTINS, get_strategy
 from inspector.core.distributed.cluster import Session, connect
 from inspector.core.distributed.tasks import (
@@ -47,7 +46,9 @@ from inspector.core.evaluation.compare import Comparison, compare_reports
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.metrics import Report
 from inspector.core.evaluation.sweep import SweepResult, SweepRow, rank_key
-from inspector.core.workbench import Workbench, recommend
+from inspector.core.runtime.cancel import Cancelled
+from inspector.core.workbench import Workbench
+from inspector.core.workbench.evaluator import recommend
 
 #: `progress(stage, done, total)`: stage is "chunking", "pieces", "embedding" or "evaluating";
 #: counted in documents, documents, texts and configurations.

@@ -21,7 +21,9 @@ from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import text_key
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.gold import GoldQuestion
-from inspector.core.workbench import Workbench, score_group
+from inspector.core.workbench import Workbench
+from inspector.core.workbench.evaluator import score_group
+from inspector.core.workbench.index_store import IndexStore
 
 log = logging.getLogger(__name__)
 
@@ -247,11 +249,11 @@ class SharedVectors:
         pass
 
 
-class _TaskWorkbench(Workbench):
-    """A workbench whose pooled vectors come from the piece tables the driver shared."""
+class _SharedPiecesIndexes(IndexStore):
+    """An index store whose pooled vectors come from the piece tables the driver shared."""
 
-    def __init__(self, *args: Any, pieces: Mapping[str, tuple[Any, dict]] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *, pieces: Mapping[str, tuple[Any, dict]] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self._shared_pieces = pieces or {}
         self._built: dict[str, Any] = {}
 
@@ -296,7 +298,8 @@ def evaluate_group(job: GroupJob, questions: tuple[GoldQuestion, ...], vectors: 
     cache = None
     if dense and vectors is not None and job.namespace is not None:
         cache = SharedVectors(job.namespace, vectors[0], vectors[1])
-    wb = _TaskWorkbench(docs, questions, embedder=embedder, cache=cache, lazy_model=False, pieces=pieces)
+    indexes = _SharedPiecesIndexes(embedder=embedder, cache=cache, lazy_model=False, pieces=pieces)
+    wb = Workbench(docs, questions, index_store=indexes)
     if not job.sweep:
         return wb.evaluate(first, chunks_by_doc=chunks, docs=docs, budget=job.budget)
     index = wb.build_index(first, chunks, docs)

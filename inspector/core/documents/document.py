@@ -9,7 +9,7 @@ from pathlib import Path
 
 from inspector.core.documents.encoding import decode
 from inspector.core.errors import InputError
-from inspector.core.slices import sha256_text
+from inspector.core.runtime.slices import sha256_text
 
 #: File suffixes opened as Markdown; everything in TEXT_SUFFIXES is plain text.
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from inspector.core.errors import InputError
-from inspector.core.slices import decode_utf8, line_windows
+from inspector.core.runtime.slices import decode_utf8, line_windows
 
 # A well-formed multi-byte UTF-8 character (legacy 8-bit text almost never holds one).
 _UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")

@@ -51,7 +51,7 @@ from typing import BinaryIO, Sequence
 
 import numpy as np
 
-from inspector.core.atomic import atomic_write_bytes, atomic_writer
+from inspector.core.runtime.atomic import atomic_write_bytes, atomic_writer
 
 log = logging.getLogger(__name__)
 

@@ -23,10 +23,10 @@ from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkabl
 
 import numpy as np
 
-from inspector.core.cancel import Cancelled, cancel_scope  # noqa: F401  (re-exported)
-from inspector.core.cancel import current as _current_cancel
 from inspector.core.embedding.cache import FLUSH_EVERY, EmbeddingCache, text_key
 from inspector.core.embedding.rate import MIN_TEXTS, record
+from inspector.core.runtime.cancel import Cancelled, cancel_scope  # noqa: F401  (re-exported)
+from inspector.core.runtime.cancel import current as _current_cancel
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 log = logging.getLogger(__name__)

@@ -45,8 +45,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from inspector.core.cancel import Cancelled
 from inspector.core.errors import InputError
+from inspector.core.runtime.cancel import Cancelled
 
 log = logging.getLogger(__name__)
 

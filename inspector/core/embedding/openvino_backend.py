@@ -154,7 +154,7 @@ def convert(torch_model: Any, folder: Path, max_seq_length: int) -> None:
     try:
         import io
 
-        from inspector.core.atomic import atomic_write_bytes, atomic_write_text
+        from inspector.core.runtime.atomic import atomic_write_bytes, atomic_write_text
 
         ov.save_model(ov_model, str(tmp / "model.xml"), compress_to_fp16=False)
         buf = io.BytesIO()

@@ -90,7 +90,7 @@ def _load() -> None:
 
 
 def _save() -> None:
-    from inspector.core.atomic import atomic_write_text
+    from inspector.core.runtime.atomic import atomic_write_text
 
     data = {m: {k: v for k, v in asdict(t).items() if k != "model_id"} for m, t in _LAST.items()}
     try:

@@ -34,7 +34,7 @@ space (OpenAI rejects empty strings; both are "no words" to a model).
 TEI's default client batch limit) and `max_batch_tokens` tokens (300,000 for OpenAI, 65,536
 elsewhere), `concurrency` requests in flight on a thread pool; 429 and 5xx answers, dropped
 connections and timeouts are retried with backoff honouring Retry-After (see `endpoint`); the
-current `inspector.core.cancel` scope is asked between requests. `progress(done, total, eta_s)`
+current `inspector.core.runtime.cancel` scope is asked between requests. `progress(done, total, eta_s)`
 reports texts done with an ETA from this call's measured pace. `tokens_used` sums the tokens the
 endpoint billed (`usage.prompt_tokens`, else `total_tokens`); `unbilled_requests` counts answers
 without usage.
@@ -62,7 +62,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from inspector.core.cancel import current as _current_cancel
 from inspector.core.embedding.endpoint import (
     Endpoint,
     HttpStatusError,
@@ -71,6 +70,7 @@ from inspector.core.embedding.endpoint import (
     split_url,
 )
 from inspector.core.errors import InputError
+from inspector.core.runtime.cancel import current as _current_cancel
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ def remembered_dim(key: str) -> int | None:
 
 def remember_dim(key: str, dim: int | None) -> None:
     """Write (or with None drop) one endpoint's vector size; an unwritable folder is shrugged off."""
-    from inspector.core.atomic import atomic_write_text
+    from inspector.core.runtime.atomic import atomic_write_text
 
     with _DIMS_LOCK:
         data = _read_dims()

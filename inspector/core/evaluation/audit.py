@@ -31,7 +31,7 @@ into one audit and `save_audits` puts each mark back in its own document's file,
 every mark whatever it shows, and a document opened alone finds the marks made on it in a corpus.
 A file is JSON Lines, one record a line: a header ``{"kind": "audit", "version": 1}``, then
 ``{"kind": "mark", ...}`` and ``{"kind": "run", ...}`` records. It is rewritten whole through
-`inspector.core.atomic` after every change, so a crash leaves the previous file or the new one,
+`inspector.core.runtime.atomic` after every change, so a crash leaves the previous file or the new one,
 and a restart resumes where the work stopped. Each mark keeps a digest of the text it judged: a
 document edited since then makes the mark stale (kept in the file, listed, used for nothing)
 rather than silently judging other text.
@@ -429,7 +429,7 @@ def summary_csv(summary: AuditSummary) -> str:
 def export_summary(path: str | os.PathLike[str], summary: AuditSummary) -> str:
     """Write the summary as CSV (``.csv``) or Markdown (``.md``/``.markdown``/``.txt``),
     atomically; returns the format written."""
-    from inspector.core.atomic import atomic_write_text
+    from inspector.core.runtime.atomic import atomic_write_text
 
     suffix = Path(path).suffix.lower()
     if suffix == ".csv":
@@ -570,7 +570,7 @@ def audit_text(audit: Audit) -> str:
 
 def save_audit(path: str | os.PathLike[str], audit: Audit) -> None:
     """Write the whole audit, atomically (the old file or the new one, never half)."""
-    from inspector.core.atomic import atomic_write_text
+    from inspector.core.runtime.atomic import atomic_write_text
 
     atomic_write_text(path, audit_text(audit))
 
@@ -831,7 +831,7 @@ def save_audits(files: AuditFiles, audit: Audit) -> tuple[AuditFiles, tuple[tupl
     a record. Files that gain marks are written before files that only lose some (a mark moving
     to its document's own file is never in neither). Returns the files as now written, and the
     writes that failed."""
-    from inspector.core.atomic import atomic_write_text
+    from inspector.core.runtime.atomic import atomic_write_text
 
     empty = audit_text(Audit())
     content = audit_files_content(files, audit)

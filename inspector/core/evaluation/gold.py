@@ -32,7 +32,7 @@ import numpy as np
 from inspector.core.documents.document import Document
 from inspector.core.documents.encoding import decode_bytes
 from inspector.core.errors import InputError
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 CSV_SUFFIXES = frozenset({".csv"})
@@ -627,7 +627,7 @@ def add_questions(path: str | os.PathLike[str], questions: Sequence[GoldQuestion
     duplicates: a question already in the file (same text, same document) is updated in its line
     (answers united, references replaced by the new ones) instead of appended again. Returns, per
     question, "added", "updated" or "unchanged"; nothing is written when all are unchanged."""
-    from inspector.core.atomic import atomic_write_text
+    from inspector.core.runtime.atomic import atomic_write_text
 
     p = Path(path)
     if p.suffix.lower() not in JSONL_SUFFIXES:
@@ -697,7 +697,7 @@ def remove_question(path: str | os.PathLike[str], question: GoldQuestion, *,
     """Undo an `add_questions` of `question`: remove the line that holds it, or, with `restore`
     (the line before, from `question_line`), put that line back in its place. One atomic write;
     every other line is kept byte for byte. False when no line holds it."""
-    from inspector.core.atomic import atomic_write_text
+    from inspector.core.runtime.atomic import atomic_write_text
 
     p = Path(path)
     lines, parsed = _read_lines(p)

@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.evaluation.compare import Comparison, compare_reports
 from inspector.core.evaluation.gold import GoldQuestion, GoldSet
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.uncertainty import PairedDelta, paired_deltas
 from inspector.core.retrieval.rerank import RERANK_DEPTH, Reranker, ScoreCache, rerank_hits
+from inspector.core.runtime.cancel import check_cancelled
 
 #: The figures a reranker is judged on.
 RERANK_METRICS = ("hit_rate", "mrr")

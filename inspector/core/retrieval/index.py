@@ -16,13 +16,13 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Seque
 
 import numpy as np
 
-from inspector.core import offload
-from inspector.core.cancel import Cancelled, check_cancelled
 from inspector.core.chunking.chunk import Chunk, embedded
 from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import EmbeddingCache
 from inspector.core.embedding.embedder import Embedder, embed_texts
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime import offload
+from inspector.core.runtime.cancel import Cancelled, check_cancelled
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.heading_filter import heading_matches
 
 RETRIEVERS = ("dense", "bm25", "hybrid")

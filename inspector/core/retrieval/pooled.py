@@ -39,7 +39,7 @@ import numpy as np
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.tokens import token_index
 
 PIECE_TOKENS = 50
@@ -154,7 +154,7 @@ class MiniLMPieceEncoder:
         the spans (by where the token starts). Returns (means, counts, specials, special_of):
         `specials` one [CLS]+[SEP] sum per window, `special_of` the window that gave each span's
         first token."""
-        from inspector.core.cancel import Cancelled
+        from inspector.core.runtime.cancel import Cancelled
         from inspector.core.text.wordpieces import tokenizer
 
         # The embedder's own tokenizer (a sentence-transformers model's, not the bundled one's).
@@ -349,7 +349,7 @@ def build_piece_table(doc: Document, encoder: PieceEncoder, *, piece_tokens: int
 
     `scheme` defaults to `DEFAULT_SCHEME`; `piece_tokens` overrides its piece size. An encoder
     without `encode_in_context` (sentence vectors) embeds pieces alone whatever the scheme says."""
-    from inspector.core.cancel import Cancelled, current
+    from inspector.core.runtime.cancel import Cancelled, current
 
     if cancel is None:
         cancel = current()
@@ -412,7 +412,7 @@ def store_piece_table(table: PieceTable, doc: Document, cache_dir: str | Path) -
     """Write a piece table where `build_piece_table` looks for it (atomically: a reader sees the
     old file or the new one). The Ray engine builds tables on workers and its driver writes them
     here, so one process writes the cache folder."""
-    from inspector.core.atomic import atomic_write_bytes
+    from inspector.core.runtime.atomic import atomic_write_bytes
 
     path = _cache_path(Path(cache_dir), table.model_id, doc, table.scheme)
     n = len(table)

@@ -39,12 +39,12 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import text_key
 from inspector.core.errors import InputError
-from inspector.core.lru import SizedLRU
 from inspector.core.retrieval.index import Hit
+from inspector.core.runtime.cancel import check_cancelled
+from inspector.core.runtime.lru import SizedLRU
 
 RERANK_DEPTH = 50
 """Hits the reranker reads by default: the retriever's top 50 (the issue's `--rerank-depth`)."""

@@ -30,7 +30,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from inspector.core.cancel import current as _current_cancel
 from inspector.core.embedding.endpoint import (
     Endpoint,
     HttpStatusError,
@@ -38,6 +37,7 @@ from inspector.core.embedding.endpoint import (
     split_url,
 )
 from inspector.core.errors import InputError
+from inspector.core.runtime.cancel import current as _current_cancel
 
 STYLES = ("cohere", "tei")
 BATCH_SIZE = 32

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.errors import InputError
+from inspector.core.runtime.cancel import check_cancelled
 from inspector.core.stores.collection import (
     TEXT_FIELDS,
     StoreCollection,

@@ -19,8 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from inspector.core.cancel import check_cancelled
 from inspector.core.errors import InputError
+from inspector.core.runtime.cancel import check_cancelled
 from inspector.core.stores.collection import (
     PAGE,
     StoreCollection,

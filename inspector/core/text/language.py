@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 
 import regex
 
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 
 #: ISO 639-1 code -> English name, for what detection can answer.
 NAMES = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.language import Language, detect_language, sample_text
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"

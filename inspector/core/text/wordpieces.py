@@ -34,8 +34,8 @@ import numpy as np
 
 from inspector.core.documents.document import Document
 from inspector.core.errors import InputError
-from inspector.core.gcpause import paused_gc
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.gcpause import paused_gc
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.tokens import TokenIndex, int_array
 
 MAX_WORD_PIECES = 256

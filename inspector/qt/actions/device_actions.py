@@ -17,8 +17,8 @@ from typing import Any
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMainWindow, QMenu, QToolButton
 
-from inspector.core.display.settings_schema import MODEL_DEVICE
-from inspector.core.embedding.device import DEVICE_CHOICES, DeviceError, parse_device
+from inspector.core.api import DEVICE_CHOICES, DeviceError, parse_device
+from inspector.core.viewmodel.settings_schema import MODEL_DEVICE
 
 LABELS = {"auto": "&Automatic (CUDA, then MPS, then CPU)", "cpu": "&CPU", "cuda": "CU&DA (NVIDIA GPU)",
           "mps": "&MPS (Apple GPU)"}
@@ -73,7 +73,7 @@ class DeviceActions:
             a.setChecked(True)
 
     def _configure(self, device: str) -> Any:
-        from inspector.core.embedding.embedder import configure_default_embedder
+        from inspector.core.api import configure_default_embedder
 
         return configure_default_embedder(device=device)
 
@@ -117,7 +117,7 @@ class DeviceActions:
 
 
 def _is_minilm(embedder: Any) -> bool:
-    from inspector.core.embedding.embedder import MiniLMEmbedder
+    from inspector.core.api import MiniLMEmbedder
 
     return isinstance(embedder, MiniLMEmbedder)
 

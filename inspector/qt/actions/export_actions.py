@@ -19,10 +19,15 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
-from inspector.core.atomic import atomic_write_text, atomic_writer
-from inspector.core.chunking.records import chunks_jsonl, chunks_jsonl_lines
-from inspector.core.errors import write_failure
-from inspector.core.evaluation.report import report_csv, report_markdown
+from inspector.core.api import (
+    atomic_write_text,
+    atomic_writer,
+    chunks_jsonl,
+    chunks_jsonl_lines,
+    report_csv,
+    report_markdown,
+    write_failure,
+)
 
 #: Exports of more chunks than this are written on a thread of their own: with a large overlap
 #: the JSONL of a 40 KB page ran to tens of megabytes, and making it on the GUI thread froze the
@@ -97,7 +102,7 @@ class ExportActions:
     # -- what is exported ----------------------------------------------------------------------------
     def current_config(self) -> Any:
         """The window's configuration as the CLI takes it (exact embeddings: what a pipeline sees)."""
-        from inspector.core.evaluation.config import EvalConfig
+        from inspector.core.api import EvalConfig
 
         s = self.window.state
         c = self.window.retrieval
@@ -108,7 +113,7 @@ class ExportActions:
         return Path(doc.name).stem if doc is not None else "chunks"
 
     def _ask(self, title: str, suggestion: str, filt: str) -> str:
-        from inspector.core.display import settings_schema as keys
+        from inspector.core.viewmodel import settings_schema as keys
 
         start = os.path.join(self.window.settings.get(keys.LAST_DIR) or str(Path.home()), suggestion)
         path, _ = QFileDialog.getSaveFileName(self.window, title, start, filt)
@@ -210,7 +215,7 @@ class ExportActions:
         the corpus's while the page shows one document's text: the page says so in its title and
         under it, rather than exporting every document's text into one page (a corpus of hundreds
         of files would make a page no browser opens quickly, and the reader wanted this view)."""
-        from inspector.core.display.html_export import view_html
+        from inspector.core.viewmodel.html_export import view_html
 
         s = self.window.state
         doc, chunks = s.document, s.result
@@ -237,7 +242,7 @@ class ExportActions:
 
     def show_code(self) -> Any:
         """Settings as Code…: a dialog with the program for the chosen library, to copy or save."""
-        from inspector.core.display import settings_schema as keys
+        from inspector.core.viewmodel import settings_schema as keys
         from inspector.qt.dialogs.code_dialog import CodeDialog
 
         s = self.window.state

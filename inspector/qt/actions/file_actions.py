@@ -21,7 +21,7 @@ from PySide6.QtCore import QMimeData, QObject, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
-from inspector.core.display import settings_schema as keys
+from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.messages import MessageCenter
@@ -34,8 +34,7 @@ from inspector.qt.settings import Settings
 def file_filter() -> str:
     """The Open dialog's filters, from the loaders' own suffix lists: every format the core opens
     by default (PDF, DOCX and HTML included), then one filter per kind."""
-    from inspector.core.documents.document import MARKDOWN_SUFFIXES, TEXT_SUFFIXES
-    from inspector.core.documents.formats import CONVERTED_SUFFIXES
+    from inspector.core.api import CONVERTED_SUFFIXES, MARKDOWN_SUFFIXES, TEXT_SUFFIXES
 
     def globs(suffixes) -> str:
         return " ".join(f"*{x}" for x in sorted(suffixes))
@@ -84,7 +83,7 @@ def needs_background_load(paths: Sequence[str]) -> bool:
                 continue
             if total > BACKGROUND_LOAD_BYTES:
                 return True
-    from inspector.core.documents.encoding import may_need_guessing
+    from inspector.core.api import may_need_guessing
 
     for q in files:  # at most BACKGROUND_LOAD_BYTES in all, read again from the OS's cache to load
         try:
@@ -181,8 +180,8 @@ class FileActions(QObject):
             if loaded.documents:
                 # What the view needs of the document shown first, made here rather than on the
                 # GUI thread (huge lines cut into blocks, the offset map, the wrap decision).
-                from inspector.core.display.display_text import display_text
-                from inspector.core.text.model_fit import model_fit
+                from inspector.core.api import model_fit
+                from inspector.core.viewmodel.display_text import display_text
 
                 display_text(loaded.documents[0].text)
                 model_fit(loaded.documents[0].text)  # the language note asks on the GUI thread

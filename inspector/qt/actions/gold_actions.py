@@ -20,9 +20,8 @@ from typing import Callable, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
 
-from inspector.core.display import settings_schema as keys
-from inspector.core.errors import InputError, write_failure
-from inspector.core.evaluation.gold import GoldQuestion, add_questions
+from inspector.core.api import GoldQuestion, InputError, add_questions, write_failure
+from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState

@@ -26,8 +26,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
-from inspector.core.display import settings_schema as keys
-from inspector.core.errors import InputError
+from inspector.core.api import InputError
+from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.messages import MessageCenter
 from inspector.qt.settings import Settings
@@ -50,7 +50,7 @@ def load_installed_strategies() -> tuple[str, ...]:
     process; returns the problems (one line each) of plug-ins that could not be loaded."""
     global _INSTALLED_PROBLEMS
     if _INSTALLED_PROBLEMS is None:
-        from inspector.core.chunking import external
+        from inspector.core.api import external
 
         problems: list[str] = []
         try:
@@ -118,7 +118,7 @@ class PluginActions(QObject):
     def load_strategy_file(self, path: str | os.PathLike[str], confirm: Callable[[str], bool]) -> list[str]:
         """Run a strategy file after `confirm(warning)` says yes; returns the names registered
         (the first one is selected). `confirm` returning False loads nothing."""
-        from inspector.core.chunking.external import load_strategy_file
+        from inspector.core.api import load_strategy_file
 
         path = str(path)
         if not confirm(strategy_file_warning(path)):
@@ -159,7 +159,7 @@ class PluginActions(QObject):
     # -- imported chunks -------------------------------------------------------------------------
     def import_chunks(self, path: str | os.PathLike[str]) -> bool:
         """Register `path`'s chunks as the strategy `imported` and show them on the current document."""
-        from inspector.core.chunking.imported import imported_strategy
+        from inspector.core.api import imported_strategy
 
         path = str(path)
         if self.state.document is None:
@@ -188,7 +188,7 @@ class PluginActions(QObject):
 
     # -- alignment reports -----------------------------------------------------------------------
     def _on_chunks(self, result) -> None:
-        from inspector.core.chunking.external import is_external, last_alignment_report
+        from inspector.core.api import is_external, last_alignment_report
 
         if result is None:
             return

@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
-from inspector.core.display import settings_schema as keys
+from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.settings import Settings
 

@@ -19,13 +19,13 @@ from typing import Any, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.documents.document import Document
-from inspector.core.errors import write_failure
-from inspector.core.evaluation.audit import (
+from inspector.core.api import (
     Audit,
     AuditFiles,
     AuditSummary,
+    Document,
     GoldProposal,
+    GoldQuestion,
     Span,
     Verdict,
     gold_from_audit,
@@ -34,8 +34,8 @@ from inspector.core.evaluation.audit import (
     replay,
     save_audits,
     summarize,
+    write_failure,
 )
-from inspector.core.evaluation.gold import GoldQuestion
 from inspector.qt.controllers.retrieval import POOLED, RetrievalController
 from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 from inspector.qt.controllers.state import InspectorState

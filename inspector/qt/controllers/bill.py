@@ -12,8 +12,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.display.settings_schema import Setting
-from inspector.core.evaluation.bill import Rates
+from inspector.core.api import Rates
+from inspector.core.viewmodel.settings_schema import Setting
 
 BILL_PRICES = Setting("bill/prices", dict, {},
                       "Prices the bill charges, US dollars per million tokens: {'embed': x, 'llm': y} "
@@ -63,9 +63,9 @@ class BillState(QObject):
         return getattr(emb, "model_id", None)
 
     def rates(self) -> Rates:
-        from inspector.core.embedding.rate import last
+        from inspector.core.api import measured_rate
 
-        return Rates(self.embed_price, self.llm_price, last(self.model_id))
+        return Rates(self.embed_price, self.llm_price, measured_rate(self.model_id))
 
 
 def install_bill(window: Any) -> BillState:

@@ -1,9 +1,11 @@
 """Chunking in the background: the job (`compute_chunks`) and its runner (`ChunkRunner`).
 
-The job is split into stages (chunks, then the embedder's word pieces) and checks between stages
-whether it has been superseded, so a slider dragged across its range never queues up stale work.
-It runs on the shared latest-wins runner (`inspector.qt.runner`), which drops stale results,
-reports exceptions and keeps widgets on the GUI thread.
+The job is the core chunk store's staged chunking (chunks, then the embedder's word pieces; a large
+document in the helper process), which checks between stages whether it has been superseded, so a
+slider dragged across its range never queues up stale work; this module shapes each stage into
+what the view paints (span indexes, line numbers). It runs on the shared latest-wins runner
+(`inspector.qt.runner`), which drops stale results, reports exceptions and keeps widgets on the GUI
+thread.
 """
 
 from __future__ import annotations
@@ -16,28 +18,19 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from inspector.core.cancel import (
-    Cancelled,  # a superseded job stops with the core's own exception
-)
-from inspector.core.chunking.chunk import Chunk
-from inspector.core.chunking.stats import ChunkStats
-from inspector.core.display.offsets import LineIndex
-from inspector.core.display.segments import SpanIndex
-from inspector.core.documents.document import Document
-from inspector.core.gcpause import paused_gc
-from inspector.core.lru import SizedLRU
+from inspector.core.api import Chunk, ChunkStage, ChunkStats, ChunkStore, Document, SizedLRU
+from inspector.core.viewmodel.offsets import LineIndex
+from inspector.core.viewmodel.segments import SpanIndex
 from inspector.qt.runner import JobRunner
 
 log = logging.getLogger(__name__)
 
 
-#: Word pieces are measured in batches of this many chunks, checking for cancellation in between.
-ANNOTATE_BATCH = 100
-#: Documents at least this long are chunked in the helper process when the window has one
-#: (`inspector.core.offload`). Not only big ones: a 40 KB page with an overlap near the size makes
-#: thousands of chunks, and measuring their word pieces on a thread kept the GUI thread waiting
-#: for the GIL (the soak's watchdog found it there). A round trip costs a few milliseconds.
-HELPER_FROM_CHARS = 16_000
+#: The window's chunking goes through the core's chunk store (`ChunkStore.stages`: where a
+#: document is chunked, in this process or the helper, and how its word pieces are measured). Its
+#: stages remember nothing: the window holds the chunks it shows, and the helper process keeps
+#: the large documents it was sent.
+_CHUNK_STORE = ChunkStore()
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,45 +92,19 @@ class ChunkResult:
 
 def compute_chunks(request_id: int, request: ChunkRequest,
                    cancelled: Callable[[], bool]) -> Iterator[ChunkResult]:
-    """The job: yields the chunks stage, then the word-piece stage. Pure core calls only; a large
-    document is chunked in the helper process (`_in_helper`)."""
-    from inspector.core import offload
-    from inspector.core.chunking.helper_jobs import can_run
-
-    if offload.default().wanted(len(request.document.text), HELPER_FROM_CHARS) and can_run(request.strategy):
-        yield from _in_helper(request_id, request, cancelled)
-        return
-    from inspector.core.chunking.registry import get_strategy
-    from inspector.core.chunking.stats import chunk_stats
-    from inspector.core.text.structure import structure_of
-
+    """The job: the chunk store's two stages (`ChunkStore.stages`: the chunks, then their word
+    pieces; a large document in the helper process), each shaped into what the view paints
+    (`_first_stage`, `_replace_complete`) inside the store's pause of the garbage collector."""
     t0 = time.perf_counter()
-    doc = request.document
-    strategy = get_strategy(request.strategy)
-    # Tens of thousands of chunks, segments and marks, all acyclic: no full garbage collection
-    # (which holds the GIL for as long as it walks every object) while they are made.
-    with paused_gc():
-        chunks = strategy(doc, request.params)  # inside the runner's cancel_scope
-        if cancelled():
-            raise Cancelled
-        headings = tuple(HeadingMark(h.start, h.end, h.level) for h in structure_of(doc).headings)
-        first = _first_stage(request_id, request, chunks, chunk_stats(doc, chunks), headings, t0)
-    yield first
-    try:
-        from inspector.core.chunking.annotate import annotate
-    except ImportError:  # word pieces unavailable: the first stage is all there is
-        yield _replace_complete(first, chunks, first.stats, time.perf_counter() - t0)
-        return
-    annotated: list[Chunk] = []
-    with paused_gc():
-        for k in range(0, len(chunks), ANNOTATE_BATCH):
-            if cancelled():
-                raise Cancelled
-            annotated.extend(annotate(doc, chunks[k:k + ANNOTATE_BATCH], with_prefix=request.with_prefix))
-        done = tuple(annotated)
-        complete = _replace_complete(first, done, chunk_stats(doc, done, document_tokens=first.stats.document_tokens),
-                                     time.perf_counter() - t0)
-    yield complete
+
+    def shape(stage: ChunkStage, first: ChunkResult | None) -> ChunkResult:
+        if first is None:
+            headings = tuple(HeadingMark(s, e, level) for s, e, level in stage.headings)
+            return _first_stage(request_id, request, stage.chunks, stage.stats, headings, t0)
+        return _replace_complete(first, stage.chunks, stage.stats, time.perf_counter() - t0)
+
+    yield from _CHUNK_STORE.stages(request.document, request.strategy, request.params,
+                                   with_prefix=request.with_prefix, cancelled=cancelled, shape=shape)
 
 
 def _first_stage(request_id: int, request: ChunkRequest, chunks: tuple[Chunk, ...], stats: ChunkStats,
@@ -156,47 +123,6 @@ def _first_stage(request_id: int, request: ChunkRequest, chunks: tuple[Chunk, ..
                        start_lines=tuple(lines.line_of_array(index.starts).tolist()),
                        parent_lines=tuple(lines.line_of_array(parent_index.starts).tolist()), by_id=by_id,
                        ids=ids)
-
-
-def _in_helper(request_id: int, request: ChunkRequest, cancelled: Callable[[], bool]) -> Iterator[ChunkResult]:
-    """`compute_chunks` for a large document: both stages computed in the helper process, which
-    answers chunks as columns; this thread only unpacks them and indexes their spans (a plain
-    Python loop, which the GUI thread can interrupt). The GIL-heavy part (the strategy, tokens,
-    word pieces) never runs in the window's process."""
-    from inspector.core import offload
-    from inspector.core.chunking import helper_jobs
-    from inspector.core.text.wordpieces import model_override
-
-    t0 = time.perf_counter()
-    helper = offload.default()
-    doc = request.document
-    key = helper_jobs.doc_key(doc)
-    model = model_override()
-    model_arg = str(model) if model is not None else None
-
-    def call(fn: Callable[..., helper_jobs.Stage], *args: Any) -> helper_jobs.Stage:
-        try:
-            return helper.call(fn, key, None, *args)
-        except helper_jobs.NeedDocument:
-            with helper_jobs.shipped(doc) as sent:
-                return helper.call(fn, key, sent, *args)
-
-    params = dict(request.params)
-    stage = call(helper_jobs.chunk_stage, request.strategy, params, model_arg)
-    if cancelled():
-        raise Cancelled
-    with paused_gc():
-        chunks = stage.chunks.unpack()
-        headings = tuple(HeadingMark(s, e, level) for s, e, level in stage.headings)
-        first = _first_stage(request_id, request, chunks, stage.stats, headings, t0)
-    yield first
-    stage = call(helper_jobs.annotate_stage, request.strategy, params, model_arg, request.with_prefix,
-                 first.stats.document_tokens)
-    if cancelled():
-        raise Cancelled
-    with paused_gc():
-        complete = _replace_complete(first, stage.chunks.unpack(), stage.stats, time.perf_counter() - t0)
-    yield complete
 
 
 def _replace_complete(first: ChunkResult, chunks: tuple[Chunk, ...], stats: ChunkStats,

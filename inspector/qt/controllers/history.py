@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.documents.document import Document
+from inspector.core.api import Document
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 
@@ -384,7 +384,7 @@ class History(QObject):
     def _move_files(files: list[FileEdit], *, forward: bool) -> list[str]:
         """Write each file back to the other side of the step, if it is still as the step left it
         (a file changed since is left alone, and the user is told)."""
-        from inspector.core.atomic import atomic_write_bytes
+        from inspector.core.api import atomic_write_bytes
 
         notes: list[str] = []
         for f in reversed(files) if not forward else files:

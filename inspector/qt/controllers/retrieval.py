@@ -5,8 +5,9 @@ It listens to the chunk state and keeps the answers current: every new chunking 
 with the cheapest honest index (pooled piece vectors while the user drags, BM25 while the model
 loads), and once the settings rest for `settle_ms` the exact embeddings replace the preview. The
 model loads on a worker thread after the window is up (`start_model`), then the document's piece
-vectors are built in the background. All work is the `Workbench`'s, run on worker threads by the
-jobs in `retrieval_jobs`; this class only decides what to ask for and when.
+vectors are built in the background. All work is the core's, run on worker threads by the jobs
+in `retrieval_jobs`: the `Workbench`'s stores, and the preview → exact `Staging` over them, which
+this controller owns; this class only decides what to ask for and when.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.display.settings_schema import Setting
-from inspector.core.documents.document import Document
-from inspector.core.evaluation.config import DEFAULT_RETRIEVER
+from inspector.core.api import DEFAULT_RETRIEVER, Document
+from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.retrieval_jobs import (
     EXACT,
@@ -28,6 +28,7 @@ from inspector.qt.controllers.retrieval_jobs import (
     JobRunner,
     RetrievalRequest,
     RetrievalResult,
+    Staging,
     Workbench,
     load_model_job,
     pooled_job,
@@ -40,9 +41,6 @@ SETTLE_MS = 1500
 RETRIEVERS = ("dense", "bm25", "hybrid")
 #: Pooled and exact hit rates further apart than this (a share, i.e. one point) are pointed out.
 DISAGREEMENT = 0.01
-#: Exact figures predicted to take less than this are computed at once, even while dragging.
-FAST_EXACT_S = 0.2
-
 MODEL_IDLE, MODEL_LOADING, MODEL_READY, MODEL_FAILED = "idle", "loading", "ready", "failed"
 
 ASK_K = Setting("retrieval/k", int, 5, "How many chunks a question retrieves (k), and the k of the gold metrics.")
@@ -134,6 +132,9 @@ class RetrievalController(QObject):
         self.workbench = Workbench(cache=cache, lazy_model=False)
         """The core orchestration every job of this controller runs (its embedder is set once the
         model has loaded; until then dense requests are answered by BM25)."""
+        self.staging = Staging(self.workbench.chunk_store, self.workbench.index_store)
+        """The preview → exact policy over the workbench's stores: which index answers each stage,
+        and what the figures say about it."""
         self.pooled_building: Document | None = None
         self._chunks: ChunkResult | None = None
         self._submitted: RetrievalRequest | None = None
@@ -178,7 +179,7 @@ class RetrievalController(QObject):
     @property
     def cache(self) -> Any:
         if self._cache is None and self.embedder is not None and hasattr(self.embedder, "load"):
-            from inspector.core.embedding.cache import default_cache
+            from inspector.core.api import default_cache
 
             self._cache = default_cache()
             self.workbench.cache = self._cache
@@ -240,7 +241,7 @@ class RetrievalController(QObject):
         emb = self._embedder
         if emb is None:
             try:
-                from inspector.core.embedding.embedder import default_embedder
+                from inspector.core.api import default_embedder
 
                 emb = default_embedder()
             except Exception as exc:  # noqa: BLE001  (no model installed: BM25 keeps working)
@@ -264,6 +265,7 @@ class RetrievalController(QObject):
         self.embedder = None
         self.workbench.embedder = None
         self.workbench.forget_indexes()
+        self.staging.forget()
         self.result = None
         self._set_model_state(MODEL_IDLE)
         self.start_model()
@@ -279,8 +281,8 @@ class RetrievalController(QObject):
         # generation on their way to the oldest (~150 ms each, more with the window's own objects)
         # they would stall the window now and then. Move them to the oldest generation at once (two
         # list splices, no collection, which would itself be the stall); full collections still
-        # see them, so nothing is frozen for good (core.gcpause explains why that leaked).
-        from inspector.core.gcpause import promote_survivors
+        # see them, so nothing is frozen for good (core.runtime.gcpause explains why that leaked).
+        from inspector.core.api import promote_survivors
 
         promote_survivors()
         self._set_model_state(MODEL_READY)
@@ -352,7 +354,7 @@ class RetrievalController(QObject):
     def load_gold(self, path: str | Path) -> Any:
         """Read a gold file against the open documents; InputError (file, line, field) on failure,
         and the previous gold set stays."""
-        from inspector.core.evaluation.gold import load_gold
+        from inspector.core.api import load_gold
 
         gold = load_gold(path, self.state.documents)  # InputError here keeps the previous gold set
         self.set_gold(gold)
@@ -422,7 +424,7 @@ class RetrievalController(QObject):
         self._compare()
 
     def _compare(self) -> None:
-        from inspector.core.evaluation.compare import compare_shared
+        from inspector.core.api import compare_shared
 
         cmp = None
         r = self.result
@@ -431,8 +433,7 @@ class RetrievalController(QObject):
                                  after_config=r.config)
         self.paired = {}
         if cmp is not None:
-            from inspector.core.evaluation.report import INTERVAL_SEED
-            from inspector.core.evaluation.uncertainty import paired_deltas
+            from inspector.core.api import INTERVAL_SEED, paired_deltas
 
             try:  # on the questions both reports scored (compare_shared restricts both to them)
                 self.paired = dict(paired_deltas(cmp.before, cmp.after, seed=INTERVAL_SEED))
@@ -444,7 +445,7 @@ class RetrievalController(QObject):
     def baseline_results(self) -> tuple | None:
         """The baseline's outcome for each question of the current report, in its order (None for
         a question the baseline never scored); None without a baseline or a report."""
-        from inspector.core.evaluation.compare import aligned
+        from inspector.core.api import aligned
 
         r = self.result
         if self.baseline is None or r is None or r.report is None:
@@ -491,7 +492,7 @@ class RetrievalController(QObject):
         self._submitted = req
         if req.gold and (preview or exact_note) and mark_stale:  # exact_note: a re-chunk too
             self._set_stale(True)
-        return self.runner.submit(retrieval_job(self.workbench, req))
+        return self.runner.submit(retrieval_job(self.staging, req))
 
     def chunks_requested(self, _rid: int = 0) -> None:
         """New chunks are on their way (another strategy, document or size): the runner's work for
@@ -520,7 +521,7 @@ class RetrievalController(QObject):
             return
         self._chunks = result
         # Exact at once, without a preview, when the loaded model is predicted to embed these
-        # chunks in under FAST_EXACT_S (small documents on a GPU); the figures say so.
+        # chunks in under the staging's FAST_EXACT_S (small documents on a GPU); the figures say so.
         note = self._fast_exact_note(result)
         if note:
             self.refresh(exact=True, preview=False, exact_note=note)
@@ -531,16 +532,12 @@ class RetrievalController(QObject):
             self._build_pooled(wait_for_exact=False)  # the preview needs the pieces now
 
     def _fast_exact_note(self, result: ChunkResult) -> str:
-        """"exact while dragging (predicted N ms)" when the workbench predicts the exact stage
-        of these chunks under FAST_EXACT_S (counting every chunk, cached or not: an upper
-        bound), "" otherwise or before the model has shown its speed."""
+        """The staging's "exact while dragging (predicted N ms)" for these chunks of the shown
+        document alone with a question or gold set to answer, "" otherwise (`Staging.fast_exact_note`)."""
         if self.embedder is None or self.retriever == "bm25" or not self._has_work() or self.corpus():
             return ""
         doc = result.document
-        secs = self.workbench.predict_exact([doc], {doc.doc_id: result.chunks}, result.request.with_prefix)
-        if secs is None or secs >= FAST_EXACT_S:
-            return ""
-        return f"exact while dragging (predicted {max(1, round(secs * 1000))} ms)"
+        return self.staging.fast_exact_note([doc], {doc.doc_id: result.chunks}, result.request.with_prefix)
 
     def _on_document(self, doc: Document | None) -> None:
         self._sync_documents()

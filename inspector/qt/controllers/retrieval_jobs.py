@@ -1,29 +1,31 @@
-"""Background jobs for asking and measuring: thin wrappers that run the core workbench's calls on
-the latest-wins runner (`inspector.qt.runner.JobRunner`), cancellable through the core's
-`cancel_scope`. Nothing here decides how to retrieve or score: `Workbench` does.
+"""Background jobs for asking and measuring: thin wrappers that run the core's calls on the
+latest-wins runner (`inspector.qt.runner.JobRunner`), cancellable through the core's
+`cancel_scope`. Nothing here decides how to retrieve or score: the workbench's `Staging` (preview
+first, exact last) and its stores and evaluator do.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Sequence
 
-from inspector.core.documents.document import Document
-from inspector.core.workbench import (  # noqa: F401  (re-exported for the window's modules)
+from inspector.core.api import (  # noqa: F401  (re-exported for the window's modules)
     EXACT,
     FALLBACK,
     POOLED,
+    Document,
     RetrievalRequest,
     RetrievalResult,
+    Staging,
     Workbench,
 )
 from inspector.qt.runner import Job, JobRunner, Progress  # noqa: F401  (JobRunner re-exported)
 
 
-def retrieval_job(workbench: Workbench, req: RetrievalRequest) -> Job:
-    """The question bar's and gold panel's job: the workbench's stages, preview first, exact last."""
+def retrieval_job(staging: Staging, req: RetrievalRequest) -> Job:
+    """The question bar's and gold panel's job: the staging's stages, preview first, exact last."""
 
     def job(cancelled: Callable[[], bool], progress: Progress) -> Iterator[RetrievalResult]:
-        yield from workbench.stages(req, cancelled, progress)
+        yield from staging.stages(req, cancelled, progress)
 
     return job
 
@@ -63,5 +65,5 @@ def sweep_job(workbench: Workbench, configs: list, *, skipped: list, confirm: in
     return job
 
 
-__all__ = ["JobRunner", "RetrievalRequest", "RetrievalResult", "retrieval_job", "load_model_job",
-           "pooled_job", "sweep_job", "EXACT", "POOLED", "FALLBACK"]
+__all__ = ["JobRunner", "RetrievalRequest", "RetrievalResult", "Staging", "Workbench", "retrieval_job",
+           "load_model_job", "pooled_job", "sweep_job", "EXACT", "POOLED", "FALLBACK"]

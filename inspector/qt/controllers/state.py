@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.documents.document import Document
+from inspector.core.api import Document
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 
 
@@ -84,7 +84,7 @@ class InspectorState(QObject):
         return self.params_for(self.strategy)
 
     def params_for(self, strategy: str) -> dict[str, Any]:
-        from inspector.core.chunking.registry import get_strategy
+        from inspector.core.api import get_strategy
 
         merged = get_strategy(strategy).defaults()
         merged.update(self._params.get(strategy, {}))
@@ -96,7 +96,7 @@ class InspectorState(QObject):
 
     def restore_params(self, by_strategy: Mapping[str, Mapping[str, Any]]) -> None:
         """Remembered parameters (from settings); unknown strategies and names are ignored."""
-        from inspector.core.chunking.registry import strategies
+        from inspector.core.api import strategies
 
         known = strategies()
         for name, params in by_strategy.items():
@@ -110,7 +110,7 @@ class InspectorState(QObject):
                 self._params[name] = clean
 
     def set_strategy(self, name: str) -> None:
-        from inspector.core.chunking.registry import get_strategy
+        from inspector.core.api import get_strategy
 
         get_strategy(name)  # ValueError for unknown names
         if name == self.strategy:
@@ -128,7 +128,7 @@ class InspectorState(QObject):
         parameters and prefix choices, as `all_params` and `prefix_choices` gave them. Emits what
         changed for the current strategy, once. ValueError (nothing changed) when `strategy` is
         no longer registered."""
-        from inspector.core.chunking.registry import get_strategy
+        from inspector.core.api import get_strategy
 
         get_strategy(strategy)
         before = (self.strategy, self.params, self.with_prefix)
@@ -156,7 +156,7 @@ class InspectorState(QObject):
         strategy's own default (off for the naive strategies, which stand for raw-text pipelines)."""
         if self.strategy in self._prefix:
             return self._prefix[self.strategy]
-        from inspector.core.chunking.registry import get_strategy
+        from inspector.core.api import get_strategy
 
         return bool(getattr(get_strategy(self.strategy), "prefix_default", True))
 

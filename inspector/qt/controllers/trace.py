@@ -3,7 +3,7 @@
 The gold panel shows one figure, and while the user drags it is the pooled preview. The trace
 scores the notches around the current size with the real retriever (exact embeddings, or BM25),
 nearest first, so the user sees the curve, not a point. What to score and the scores themselves
-are plain data in the core (`inspector.core.display.trace`); scoring one position is
+are plain data in the core (`inspector.core.viewmodel.trace`); scoring one position is
 `Workbench.evaluate`, on the retrieval controller's own workbench, so it shares its embedder and
 the persistent embedding cache: chunk texts the trace embeds are free for the main figures later
 (a release on a traced notch finds its exact index cached), and the other way round.
@@ -29,9 +29,9 @@ from typing import Any, Callable, Hashable, Sequence
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.cancel import Cancelled, cancel_scope
-from inspector.core.display.scale import slider_scale
-from inspector.core.display.trace import (
+from inspector.core.api import Cancelled, Document, EvalConfig, cancel_scope
+from inspector.core.viewmodel.scale import slider_scale
+from inspector.core.viewmodel.trace import (
     RADIUS,
     Trace,
     TraceCache,
@@ -41,8 +41,6 @@ from inspector.core.display.trace import (
     snapshot,
     trace_scope,
 )
-from inspector.core.documents.document import Document
-from inspector.core.evaluation.config import EvalConfig
 from inspector.qt.controllers.retrieval import EXACT, MODEL_FAILED, POOLED, RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import Job, JobRunner, Progress
@@ -185,7 +183,7 @@ class TraceController(QObject):
 
     def replan(self) -> None:
         """Plan the positions around the current size, submit those not scored yet, emit the trace."""
-        from inspector.core.chunking.registry import get_strategy
+        from inspector.core.api import get_strategy
 
         self._timer.stop()
         r = self.retrieval

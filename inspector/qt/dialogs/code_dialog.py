@@ -25,8 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.atomic import atomic_write_text
-from inspector.core.chunking.snippets import TARGETS, NoEquivalent, settings_code
+from inspector.core.api import TARGETS, NoEquivalent, atomic_write_text, settings_code
 
 TARGET_NAMES = {"langchain": "LangChain", "llamaindex": "LlamaIndex", "chonkie": "chonkie",
                 "inspector": "Chunk Inspector (this project's API)"}

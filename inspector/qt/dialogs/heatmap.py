@@ -70,7 +70,7 @@ def layer_value(cell: Cell, layer: str, rates: Any = None) -> float | None:
         return None
     if layer == "hit_rate":
         return cell.hit_rate
-    from inspector.core.evaluation.bill import bill_for
+    from inspector.core.api import bill_for
 
     b = bill_for(cell.row.report, rates)
     return {"embed_usd": b.embed_usd, "context_usd": b.context_usd_per_question,
@@ -78,7 +78,7 @@ def layer_value(cell: Cell, layer: str, rates: Any = None) -> float | None:
 
 
 def layer_text(value: float, layer: str) -> str:
-    from inspector.core.evaluation.bill import format_seconds, format_usd
+    from inspector.core.api import format_seconds, format_usd
 
     if layer == "hit_rate":
         return f"{value * 100:.1f}"
@@ -118,7 +118,7 @@ class Heatmap(QWidget):
         scored = [c for c in self.cells.values() if c.row is not None]
         self.best = None
         if scored:
-            from inspector.core.evaluation.sweep import rank_key
+            from inspector.core.api import rank_key
 
             self.best = min(scored, key=lambda c: rank_key(c.row)).config
         self.updateGeometry()
@@ -326,7 +326,7 @@ def describe(cell: Cell, rates: Any = None) -> str:
     if getattr(cell.row, "tied_with_best", False):
         lines.append("tied with the best: the difference is within noise on these questions")
     if rates is not None:
-        from inspector.core.evaluation.bill import bill_for, bill_parts
+        from inspector.core.api import bill_for, bill_parts
 
         lines += [part for part in bill_parts(bill_for(r, rates)).values() if part]
     lines.append("Click to apply these settings")

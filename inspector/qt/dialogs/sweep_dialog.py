@@ -52,7 +52,7 @@ def parse_ints(text: str) -> list[int]:
 def suggest_grid(strategy: str, params: dict) -> tuple[list[int], list[int]]:
     """Sizes around the current one and a few overlaps, within the strategy's declared ranges (its
     "size" and "overlap" roles; sentence overlaps against token sizes get small counts)."""
-    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.api import get_strategy
 
     strat = get_strategy(strategy)
     p = strat.param_for_role("size")
@@ -72,8 +72,7 @@ def suggest_grid(strategy: str, params: dict) -> tuple[list[int], list[int]]:
 def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps: Sequence[int | None], *, k: int,
                 retriever: str, embedding: str) -> tuple[dict, list, list]:
     """(cells by (strategy, size, overlap), distinct configs to run, skipped points)."""
-    from inspector.core.chunking.registry import get_strategy
-    from inspector.core.evaluation.config import EvalConfig, sized_params
+    from inspector.core.api import EvalConfig, get_strategy, sized_params
 
     cells: dict[tuple[str, int | None, int | None], Cell] = {}
     configs: list = []
@@ -127,7 +126,7 @@ class SweepDialog(QDialog):
     def __init__(self, state: InspectorState, controller: RetrievalController, parent: QWidget | None = None, *,
                  synchronous: bool = False) -> None:
         super().__init__(parent)
-        from inspector.core.chunking.registry import strategies
+        from inspector.core.api import strategies
 
         self.setWindowTitle("Sweep chunk size and overlap")
         self.state = state
@@ -251,7 +250,7 @@ class SweepDialog(QDialog):
                 if self.strategy_list.item(i).checkState() == Qt.CheckState.Checked]
 
     def _current_config(self) -> Any:
-        from inspector.core.evaluation.config import EvalConfig
+        from inspector.core.api import EvalConfig
 
         try:
             return EvalConfig(self.state.strategy, dict(self.state.params), self.controller.k,
@@ -262,7 +261,7 @@ class SweepDialog(QDialog):
     def _against(self, retriever: str, embedding: str) -> Any:
         """The window's current settings with the grid's k, retriever and vectors: what the
         recommendation is measured against (scored too when the grid lacks it)."""
-        from inspector.core.evaluation.config import EvalConfig
+        from inspector.core.api import EvalConfig
 
         try:
             return EvalConfig(self.state.strategy, dict(self.state.params), self.k_spin.value(), retriever,

@@ -3,7 +3,7 @@ overview strip, with each boundary drawn as kept, moved, added or removed.
 
 "Pin as Baseline" keeps the report and the chunks of the settings it was pressed on. While one is
 pinned, `CompareLanes` compares its chunk starts with the current chunks' after every re-chunk
-(`inspector.core.display.boundary_diff`, pure and fast) and hands the result to the widgets that
+(`inspector.core.viewmodel.boundary_diff`, pure and fast) and hands the result to the widgets that
 draw it: the gutter (through the view, `DocumentView.set_baseline`), the overview strip
 (`OverviewStrip.set_compare`) and a line in the gold panel with the counts. Nothing here chunks
 or scores: the baseline's chunks come with the pin, the current ones from the state.
@@ -25,8 +25,8 @@ from typing import Any
 from PySide6.QtCore import QLineF, QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF
 
-from inspector.core.display.boundary_diff import BoundaryDiff, boundary_diff
-from inspector.core.display.segments import SpanIndex
+from inspector.core.viewmodel.boundary_diff import BoundaryDiff, boundary_diff
+from inspector.core.viewmodel.segments import SpanIndex
 from inspector.qt.document.visible import VisibleText
 from inspector.qt.theme import Theme
 

@@ -28,8 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from inspector.core.chunking.chunk import Chunk
-from inspector.core.documents.document import Document
+from inspector.core.api import Chunk, Document
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.compare_lane import (

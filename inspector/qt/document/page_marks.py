@@ -16,7 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from inspector.core.documents.document import Document
+from inspector.core.api import Document
 from inspector.qt.document.visible import VisibleText
 from inspector.qt.theme import Theme
 

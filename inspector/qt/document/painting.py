@@ -19,8 +19,8 @@ from typing import Sequence
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF, QTransform
 
-from inspector.core.chunking.chunk import Chunk
-from inspector.core.display.segments import Segment
+from inspector.core.api import Chunk
+from inspector.core.viewmodel.segments import Segment
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.document.hits import HitMark, answer_color, hit_color
 from inspector.qt.document.visible import VisibleText

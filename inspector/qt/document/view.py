@@ -37,10 +37,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
-from inspector.core.chunking.chunk import Chunk
-from inspector.core.display.display_text import display_text
-from inspector.core.display.offsets import Utf16Map
-from inspector.core.documents.document import Document
+from inspector.core.api import Chunk, Document
+from inspector.core.viewmodel.display_text import display_text
+from inspector.core.viewmodel.offsets import Utf16Map
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.compare_lane import BaselineLane

@@ -21,7 +21,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QTextLayout
 from PySide6.QtWidgets import QPlainTextEdit
 
-from inspector.core.display.offsets import Utf16Map
+from inspector.core.viewmodel.offsets import Utf16Map
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.display.offsets import Utf16Map
-from inspector.core.evaluation.audit import NOT, PARTLY, RELEVANT, Verdict
+from inspector.core.api import NOT, PARTLY, RELEVANT, Verdict
+from inspector.core.viewmodel.offsets import Utf16Map
 from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.theme import Theme
 

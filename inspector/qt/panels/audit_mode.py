@@ -22,8 +22,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QToolBar
 
-from inspector.core.errors import InputError, write_failure
-from inspector.core.evaluation.audit import AuditSummary, GoldProposal, export_summary
+from inspector.core.api import AuditSummary, GoldProposal, InputError, export_summary, write_failure
 from inspector.qt.actions.make_action import make_action
 
 #: Share of the window's width the Reader takes in audit mode.

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.evaluation.audit import NOT, PARTLY, RELEVANT, highlights, question_text
+from inspector.core.api import NOT, PARTLY, RELEVANT, highlights, question_text
 from inspector.qt.controllers.audit_session import AuditSession
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.retrieval_jobs import RetrievalResult

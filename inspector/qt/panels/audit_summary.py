@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.evaluation.audit import AuditSummary, QuestionSummary
+from inspector.core.api import AuditSummary, QuestionSummary
 
 COLUMNS = ("Question", "Judged P@k", "First relevant", "Unjudged", "Ranking")
 _TIPS = ("An audited question (select it to read its chunks)",

@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from inspector.core.evaluation.bill import Bill, bill_for, bill_parts, make_bill
+from inspector.core.api import Bill, bill_for, bill_parts, make_bill
 from inspector.qt.controllers.bill import BillState
 
 

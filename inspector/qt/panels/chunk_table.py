@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.chunking.chunk import FLAGS, Chunk
+from inspector.core.api import FLAGS, Chunk
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 
@@ -524,7 +524,7 @@ class ChunkTable(QWidget):
         chunks = result.chunks if result is not None else ()
         limit = 256
         try:
-            from inspector.core.text.wordpieces import MAX_WORD_PIECES
+            from inspector.core.api import MAX_WORD_PIECES
 
             limit = MAX_WORD_PIECES
         except ImportError:

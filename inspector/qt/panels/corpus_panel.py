@@ -38,8 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.documents.document import DEFAULT_MAX_BYTES, Document, LoadResult
-from inspector.core.errors import InputError
+from inspector.core.api import DEFAULT_MAX_BYTES, Document, InputError, LoadResult
 from inspector.qt.controllers.state import InspectorState
 
 #: Counts remembered per (document, strategy, parameters).
@@ -65,7 +64,7 @@ class CorpusLoad:
 
 def load_corpus(paths: Sequence[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> CorpusLoad:
     """Load files and folders as one corpus; nothing raises, every failure is a problem line."""
-    from inspector.core.documents.document import load_paths
+    from inspector.core.api import load_paths
 
     docs: list[Document] = []
     problems: list[str] = []
@@ -253,9 +252,7 @@ def _plain(text: str) -> str:
 def count_job(docs: Sequence[tuple[int, Document]], strategy: str, params: dict):
     """The background job: for each (row, document), (row, count, problems), one stage each, then
     (-1, None, ()) once all are done."""
-    from inspector.core.cancel import Cancelled, check_cancelled
-    from inspector.core.chunking.external import is_external, last_alignment_report
-    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.api import Cancelled, check_cancelled, get_strategy, is_external, last_alignment_report
     from inspector.qt.runner import describe_error
 
     def job(cancelled, _progress):
@@ -431,7 +428,7 @@ class CorpusPanel(QWidget):
         i = self._row_of(result.document)
         if i < 0:
             return
-        from inspector.core.chunking.external import is_external, last_alignment_report
+        from inspector.core.api import is_external, last_alignment_report
 
         lines: tuple[str, ...] = ()
         if is_external(result.request.strategy):
@@ -463,7 +460,7 @@ class CorpusPanel(QWidget):
     # -- background counts ----------------------------------------------------------------------
     def start_counts(self) -> None:
         """Count the documents whose count is unknown (not while the shown one is being chunked)."""
-        from inspector.core.chunking.registry import get_strategy
+        from inspector.core.api import get_strategy
 
         if self.state.busy or self.runner.closed:
             return

@@ -30,9 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.documents.document import Document
-from inspector.core.evaluation.coverage import Coverage, Section, coverage
-from inspector.core.text.structure import structure_of
+from inspector.core.api import Coverage, Document, Section, coverage, structure_of
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import JobRunner, Progress

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from inspector.core.chunking.chunk import Chunk
+from inspector.core.api import Chunk
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 

@@ -32,9 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.documents.document import Document
-from inspector.core.evaluation.drafts import MEASUREMENT, Draft, draft_questions
-from inspector.core.evaluation.gold import GoldQuestion, normalize
+from inspector.core.api import MEASUREMENT, Document, Draft, GoldQuestion, draft_questions, normalize
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import JobRunner

@@ -3,14 +3,14 @@
 Where do the question and the chunk holding its answer sit among all the chunks? A map of the
 index's vectors answers at a glance why a question missed: its answer lies in a crowd of look-alike
 chunks, or far from the question altogether. Points are the index's rows (`RetrievalResult.index`:
-`vectors` rows follow `entries`), projected by `inspector.core.display.projection` (PCA; UMAP when
+`vectors` rows follow `entries`), projected by `inspector.core.viewmodel.projection` (PCA; UMAP when
 the optional `umap-learn` is installed) on a worker thread of the app's latest-wins runner, oriented
 like the map shown before so re-chunking moves points rather than mirroring the map. The map follows
 every retrieval stage: a re-chunk, the pooled preview and the exact index that replaces it.
 
 Under BM25 the index has no vectors. The panel then offers Compute vectors: the chunks of the
 current retrieval are embedded by the embedding model on the map's worker thread
-(`Workbench.exact_index`, the index a dense request would build, found again if dense is chosen
+(`Staging.exact_index`, the index a dense request would build, found again if dense is chosen
 later) and mapped; the retriever stays BM25, so the hits drawn are BM25's. Questions asked on the
 same chunks reuse those vectors; new chunks offer the button again rather than embed a whole
 corpus on every slider step.
@@ -39,8 +39,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.display.projection import METHODS, Projection, project, umap_available
-from inspector.core.workbench import FALLBACK
+from inspector.core.api import FALLBACK
+from inspector.core.viewmodel.projection import METHODS, Projection, project, umap_available
 from inspector.qt.controllers.retrieval import MODEL_FAILED, MODEL_LOADING, MODEL_READY, RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import answer_color, hit_color
@@ -277,13 +277,13 @@ class EmbeddingMap(QWidget):
         self._compute_waits = False
         self._pending = None
         self.compute_button.setEnabled(False)
-        workbench = self.retrieval.workbench
+        staging = self.retrieval.staging
         n = len(result.index.entries)
         self.status.setText(f"Embedding {n:,} chunks to map them…")
 
         def make_index(cancelled: Callable[[], bool], progress: Progress) -> Any:
-            return workbench.exact_index(result.request, cancel=cancelled,
-                                         progress=lambda done, total: progress(done, total, ""))
+            return staging.exact_index(result.request, cancel=cancelled,
+                                       progress=lambda done, total: progress(done, total, ""))
 
         previous = self.data.projection if self.data is not None else None
         return self.runner.submit(map_job(result, self.method_name, previous, None, make_index=make_index))
@@ -379,7 +379,7 @@ class EmbeddingMap(QWidget):
         return None
 
     def _answer_rows(self, index: Any, result: Any) -> list[int]:
-        from inspector.core.evaluation.gold import answer_spans
+        from inspector.core.api import answer_spans
 
         doc = self.state.document
         question = result.request.question

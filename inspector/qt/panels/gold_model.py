@@ -19,7 +19,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
-from inspector.core.evaluation.gold import GoldQuestion
+from inspector.core.api import GoldQuestion
 
 COLUMNS = ("#", "Question", "Answer", "Hit", "Rank", "Diagnosis", "Baseline")
 COL_LINE, COL_QUESTION, COL_ANSWER, COL_HIT, COL_RANK, COL_DIAGNOSIS, COL_BASELINE = range(len(COLUMNS))

@@ -35,9 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.display.settings_schema import Setting
-from inspector.core.documents.document import Document
-from inspector.core.evaluation.gold import GoldQuestion, answer_spans
+from inspector.core.api import Document, GoldQuestion, answer_spans
+from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt.controllers.retrieval import (
     FALLBACK,
     POOLED,
@@ -446,7 +445,7 @@ class GoldPanel(QWidget):
 
     def open_gold(self, path: str | os.PathLike[str]) -> bool:
         """Load a gold file; a problem is shown (file, line, field) and the old set stays."""
-        from inspector.core.errors import InputError
+        from inspector.core.api import InputError
 
         try:
             self.controller.load_gold(path)

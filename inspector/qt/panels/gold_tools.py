@@ -17,8 +17,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QMainWindow
 
-from inspector.core.evaluation.coverage import Section
-from inspector.core.evaluation.drafts import Draft
+from inspector.core.api import Draft, Section
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.panels.coverage import CoveragePanel
 from inspector.qt.panels.drafts_panel import DraftsPanel

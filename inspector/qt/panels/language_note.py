@@ -13,8 +13,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel
 
-from inspector.core.documents.document import Document
-from inspector.core.embedding.embedder import MINILM_ID
+from inspector.core.api import MINILM_ID, Document
 
 
 class LanguageNote(QLabel):
@@ -35,7 +34,7 @@ class LanguageNote(QLabel):
         return emb is None or getattr(emb, "model_id", MINILM_ID) == MINILM_ID
 
     def update_for(self, doc: Document | None) -> None:
-        from inspector.core.text.model_fit import model_fit
+        from inspector.core.api import model_fit
 
         self.fit = model_fit(doc.text) if doc is not None else None
         note = self.fit.note() if self.fit is not None and self.bundled_model() else ""
@@ -44,7 +43,7 @@ class LanguageNote(QLabel):
             self.setText("")
             self.setToolTip("")
             return
-        from inspector.core.text.model_fit import MULTILINGUAL_MODEL
+        from inspector.core.api import MULTILINGUAL_MODEL
 
         lang = self.fit.language.name if self.fit.language.code != "und" else "Not English"
         self.setText(f"⚠ {lang} text: the bundled model reads English; try {MULTILINGUAL_MODEL}  ")

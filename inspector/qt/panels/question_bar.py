@@ -229,7 +229,7 @@ class QuestionBar(QWidget):
         """Heading paths start at the top-level heading; let users leave out a title-like first
         heading they do not see in the prefix (e.g. "Employee Handbook"): the core's rule
         (`heading_filter.resolve_heading_filter`) over the shown document's heading paths."""
-        from inspector.core.text.heading_filter import resolve_heading_filter
+        from inspector.core.api import resolve_heading_filter
 
         return resolve_heading_filter(tuple(parts), self._paths()) or tuple(parts)
 
@@ -237,7 +237,7 @@ class QuestionBar(QWidget):
         if not self._heading_paths:
             doc = getattr(getattr(self.controller, "state", None), "document", None)
             if doc is not None:
-                from inspector.core.text.structure import structure_of
+                from inspector.core.api import structure_of
 
                 self._heading_paths = [h.path for h in structure_of(doc).headings if h.path]
         return self._heading_paths
@@ -249,7 +249,7 @@ class QuestionBar(QWidget):
             self._complete_headings(self.heading_filter.text())
 
     def _complete_headings(self, text: str) -> None:
-        from inspector.core.text.heading_filter import heading_completions
+        from inspector.core.api import heading_completions
 
         self.completer_model.setStringList(heading_completions(text, self._paths()))
         if self.heading_filter.hasFocus() and self.completer_model.rowCount():

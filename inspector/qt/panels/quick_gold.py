@@ -33,9 +33,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.documents.document import Document
-from inspector.core.errors import InputError, write_failure
-from inspector.core.evaluation.gold import GoldQuestion, add_questions, question_line, remove_question
+from inspector.core.api import (
+    Document,
+    GoldQuestion,
+    InputError,
+    add_questions,
+    question_line,
+    remove_question,
+    write_failure,
+)
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.view import DocumentView

@@ -15,9 +15,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
-from inspector.core.evaluation.audit import RELEVANT
-from inspector.core.evaluation.gold import GoldQuestion
-from inspector.core.evaluation.metrics import union_ranges
+from inspector.core.api import RELEVANT, GoldQuestion, union_ranges
 from inspector.qt.controllers.audit_session import AuditSession
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState

@@ -10,7 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from inspector.core.chunking.stats import ChunkStats
+from inspector.core.api import ChunkStats
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 
@@ -290,7 +290,7 @@ class StatsPanel(QWidget):
 
 def _budget(result) -> int | None:
     """The strategy's token budget, when it has one (its `size` in tokens)."""
-    from inspector.core.chunking.registry import get_strategy
+    from inspector.core.api import get_strategy
 
     try:
         strat = get_strategy(result.request.strategy)

@@ -13,7 +13,7 @@ user can never reach a state the strategy rejects by moving one slider:
 Anything still invalid is shown under the controls and not sent on.
 
 Sliders are rows of round values on the scale each parameter declares (`Param.practical`,
-`Param.scale`; `inspector.core.display.scale`): a size slider spans 16..4096 tokens on a log
+`Param.scale`; `inspector.core.viewmodel.scale`): a size slider spans 16..4096 tokens on a log
 scale, an overlap slider up to half the size, and the spin box beside still takes any valid
 value. Holding a slider sets `InspectorState.dragging`, so the chunking controller re-chunks during
 the drag (throttled) rather than after it. Under the size slider, once `attach_trace` is called,
@@ -42,8 +42,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.chunking.params import Param, Strategy
-from inspector.core.display.scale import SliderScale, slider_scale
+from inspector.core.api import Param, Strategy
+from inspector.core.viewmodel.scale import SliderScale, slider_scale
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.controllers.trace import TraceController
 from inspector.qt.panels.trace import TraceStrip
@@ -65,7 +65,7 @@ _STEPS = {
 class NumberControl(QWidget):
     """Slider + spin box + unit label for an int or float parameter.
 
-    The slider is a row of notches, each a round value (`inspector.core.display.scale`): sizes on
+    The slider is a row of notches, each a round value (`inspector.core.viewmodel.scale`): sizes on
     a log scale over the declared practical range (16..4096 tokens: 64 80 96 112 128 ...), so
     every common size has a notch one can hit and a drag moves in proportion. An arrow key moves
     one notch, PageUp/PageDown about a doubling. The spin box takes any valid value; the slider
@@ -259,7 +259,7 @@ class StrategyPanel(QWidget):
 
     def __init__(self, state: InspectorState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from inspector.core.chunking.registry import strategies
+        from inspector.core.api import strategies
 
         self.state = state
         self._strategies: dict[str, Strategy] = strategies()
@@ -338,7 +338,7 @@ class StrategyPanel(QWidget):
     def refresh_strategies(self) -> None:
         """Re-read the strategy registry (strategies registered or re-registered at run time: a
         strategy file, imported chunks, plug-ins) and rebuild the selector and the controls."""
-        from inspector.core.chunking.registry import strategies
+        from inspector.core.api import strategies
 
         self._strategies = strategies()
         self._building = True
@@ -368,7 +368,7 @@ class StrategyPanel(QWidget):
             self.state.set_strategy(name)
 
     def _on_strategy(self, name: str) -> None:
-        from inspector.core.chunking.registry import strategies
+        from inspector.core.api import strategies
 
         if self._strategies.get(name) is not strategies().get(name):
             self.refresh_strategies()  # registered (or replaced) since the selector was filled

@@ -18,7 +18,7 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Slot
 from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStyle, QStyleOptionSlider, QToolTip, QVBoxLayout, QWidget
 
-from inspector.core.display.trace import Trace, TracePoint
+from inspector.core.viewmodel.trace import Trace, TracePoint
 from inspector.qt.controllers.trace import TraceController
 
 #: Height of the bars' area, pixels.

@@ -18,7 +18,7 @@ helper's start. The window turns it on (`enable()`). Small jobs stay in the call
 (`wanted`): a round trip costs about a millisecond plus pickling, a start a second.
 
 Cancellation crosses the process boundary: each call gets a slot in a shared byte array; when the
-caller's cancel scope (`inspector.core.cancel`) says the request is stale, the caller sets the
+caller's cancel scope (`inspector.core.runtime.cancel`) says the request is stale, the caller sets the
 slot and stops waiting, and `check_cancelled()` inside the helper raises there, so stale work
 stops instead of delaying the next request. If the helper dies, the call is run in the calling
 thread and the next call starts a fresh helper.
@@ -54,7 +54,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, TypeVar
 
-from inspector.core.cancel import Cancelled, cancel_scope, current
+from inspector.core.runtime.cancel import Cancelled, cancel_scope, current
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ _HOLDING: list[Callable[[], int]] = []
 def _init(flags: Any) -> None:
     global _FLAGS
     _FLAGS = flags
-    from inspector.core import heap
+    from inspector.core.runtime import heap
 
     # As in the window's process: large blocks mapped on their own and unmapped when freed, and
     # free pages trimmed after jobs (`_run`, `_trimmer`). Without it the helper kept what its
@@ -133,7 +133,7 @@ def _outlive_no_parent() -> None:
 
 
 def _trim_now() -> None:
-    from inspector.core import heap
+    from inspector.core.runtime import heap
 
     heap.trim()
     _LAST_TRIM[0] = time.monotonic()
@@ -172,13 +172,14 @@ def _pid() -> int:
     return os.getpid()
 
 
-def _warm() -> int | None:
-    """In the helper, its first job: import what its jobs use, so the first real job does not
-    wait for it; answers the resident set it then has (the baseline `retire_if_grown` measures
-    growth from)."""
-    import bm25s  # noqa: F401
-
-    import inspector.core.chunking.registry  # noqa: F401
+def _warm(warm_up: Callable[[], object] | None) -> int | None:
+    """In the helper, its first job: `warm_up()` imports what its jobs use, so the first real job
+    does not wait for it; answers the resident set it then has (the baseline `retire_if_grown`
+    measures growth from). The jobs are the domain's, so the domain names the imports
+    (`inspector.core.chunking.helper_jobs.warm_up`, handed to `enable` by the window): this
+    module sits below the domain and imports none of it."""
+    if warm_up is not None:
+        warm_up()
     return _footprint()[0]
 
 
@@ -210,7 +211,7 @@ class ShippedText:
     call, which the helper then does not run)."""
 
     def __init__(self, text: str) -> None:
-        from inspector.core.slices import utf8_slices
+        from inspector.core.runtime.slices import utf8_slices
 
         self.chars = len(text)
         self.path = ""
@@ -279,9 +280,13 @@ def ship(text: str) -> Iterator[Any]:
 class Offload:
     """One helper process for pure-Python work (see the module's docstring). Thread-safe."""
 
-    def __init__(self, *, min_chars: int = MIN_CHARS, enabled: bool = False) -> None:
+    def __init__(self, *, min_chars: int = MIN_CHARS, enabled: bool = False,
+                 warm_up: Callable[[], object] | None = None) -> None:
         self.min_chars = min_chars
         self.enabled = enabled
+        self.warm_up = warm_up
+        """A module-level function the helper runs first, importing what its jobs use (`_warm`);
+        None: the first job imports what it needs."""
         self._ctx = mp.get_context("spawn")
         self._flags: Any = None
         self._pool: ProcessPoolExecutor | None = None
@@ -322,7 +327,7 @@ class Offload:
                                                         initargs=(self._flags,))
                 self.baseline = None
                 self._started = time.monotonic()
-                pool.submit(_warm).add_done_callback(lambda fut: self._note_baseline(pool, fut))
+                pool.submit(_warm, self.warm_up).add_done_callback(lambda fut: self._note_baseline(pool, fut))
                 if self._keeper is None:
                     self._keeper = threading.Thread(target=self._keep, name="offload-keeper", daemon=True)
                     self._keeper.start()
@@ -469,9 +474,13 @@ def default() -> Offload:
     return _DEFAULT
 
 
-def enable(on: bool = True, *, min_chars: int | None = None) -> Offload:
-    """Send large jobs to the helper from now on (the window does, at start)."""
+def enable(on: bool = True, *, min_chars: int | None = None,
+           warm_up: Callable[[], object] | None = None) -> Offload:
+    """Send large jobs to the helper from now on (the window does, at start); `warm_up`: what a
+    fresh helper runs first (`Offload.warm_up`)."""
     _DEFAULT.enabled = on
     if min_chars is not None:
         _DEFAULT.min_chars = min_chars
+    if warm_up is not None:
+        _DEFAULT.warm_up = warm_up
     return _DEFAULT

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inspector.core.display.offsets import Utf16Map
-from inspector.core.lru import SizedLRU
-from inspector.core.slices import codepoints
+from inspector.core.runtime.lru import SizedLRU
+from inspector.core.runtime.slices import codepoints
+from inspector.core.viewmodel.offsets import Utf16Map
 
 #: Source lines longer than this many code points are shown as several blocks.
 LONG_LINE = 20_000

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from inspector.core.slices import codepoints
+from inspector.core.runtime.slices import codepoints
 
 
 class Utf16Map:

@@ -17,12 +17,12 @@ from html import escape
 from typing import Any, Iterable, Sequence
 
 from inspector.core.chunking.chunk import Chunk
-from inspector.core.display.segments import SpanIndex
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.gold import answer_spans
 from inspector.core.evaluation.metrics import Report
 from inspector.core.evaluation.report import retrieval_line
+from inspector.core.viewmodel.segments import SpanIndex
 
 #: Hues of the chunk cycle (the window's `CHUNK_HUES`): neighbours never share a colour.
 HUES = (212, 38, 135, 275, 178, 345)

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Hashable, Mapping, Sequence
 
 from inspector.core.chunking.params import Strategy
-from inspector.core.display.scale import SliderScale
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import EvalConfig
-from inspector.core.lru import SizedLRU
+from inspector.core.runtime.lru import SizedLRU
+from inspector.core.viewmodel.scale import SliderScale
 
 Number = int | float
 

@@ -1,0 +1,333 @@
+"""The core's public door: every name the window (`inspector.qt`) and the command line
+(`inspector.cli`) use from the core, and nothing they do not.
+
+What may import what (pyproject.toml's import contracts; `make lint` checks them):
+
+- `inspector.cli` imports from the core only this module;
+- `inspector.qt` imports from the core this module and the view-model, `inspector.core.viewmodel`
+  (the window's second door: what its views compute without Qt — overlap segments, UTF-16
+  offsets, the slider scale, the settings schema, the map's projection, the trace's plan);
+- everything behind it (chunking, retrieval, evaluation, the workbench's parts, the runtime) may
+  change shape without the window or the CLI noticing, as long as this table is kept.
+
+Importing this module imports nothing else of the core: a name is looked up in `_WHERE` and taken
+from the module that defines it when it is first asked for (PEP 562 `__getattr__`), so the window
+still starts without the embedding model, torch or the chunkers it has not used yet. It is looked
+up every time, never kept here, so a test that replaces a function in its own module replaces it
+for the window and the CLI too. The `TYPE_CHECKING` block names the same things for mypy and
+readers; a test holds the table, that block and `__all__` to one list.
+
+A few runtime modules are handed out whole (`_MODULES`): the window uses each as a namespace of
+related calls (`offload.enable()`, `heap.trim()`, `gcpause.collect_full()`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Name -> the module that defines it ("module:attribute" where the door's name differs).
+_WHERE: dict[str, str] = {
+    # documents
+    "Document": "inspector.core.documents.document",
+    "LoadResult": "inspector.core.documents.document",
+    "load_paths": "inspector.core.documents.document",
+    "DEFAULT_MAX_BYTES": "inspector.core.documents.document",
+    "MARKDOWN_SUFFIXES": "inspector.core.documents.document",
+    "TEXT_SUFFIXES": "inspector.core.documents.document",
+    "CONVERTED_SUFFIXES": "inspector.core.documents.formats",
+    "canonical_codec": "inspector.core.documents.encoding",
+    "may_need_guessing": "inspector.core.documents.encoding",
+    "InputError": "inspector.core.errors",
+    "write_failure": "inspector.core.errors",
+    # text
+    "structure_of": "inspector.core.text.structure",
+    "heading_completions": "inspector.core.text.heading_filter",
+    "resolve_heading_filter": "inspector.core.text.heading_filter",
+    "MULTILINGUAL_MODEL": "inspector.core.text.model_fit",
+    "model_fit": "inspector.core.text.model_fit",
+    "MAX_WORD_PIECES": "inspector.core.text.wordpieces",
+    # chunking
+    "Chunk": "inspector.core.chunking.chunk",
+    "FLAGS": "inspector.core.chunking.chunk",
+    "ChunkStats": "inspector.core.chunking.stats",
+    "Param": "inspector.core.chunking.params",
+    "Strategy": "inspector.core.chunking.params",
+    "with_size_overlap": "inspector.core.chunking.params",
+    "chunk_document": "inspector.core.chunking.registry",
+    "get_strategy": "inspector.core.chunking.registry",
+    "strategies": "inspector.core.chunking.registry",
+    "annotate": "inspector.core.chunking.annotate",
+    "is_external": "inspector.core.chunking.external",
+    "last_alignment_report": "inspector.core.chunking.external",
+    "load_strategy_file": "inspector.core.chunking.external",
+    "imported_strategy": "inspector.core.chunking.imported",
+    "chunk_record": "inspector.core.chunking.records",
+    "chunks_jsonl": "inspector.core.chunking.records",
+    "chunks_jsonl_lines": "inspector.core.chunking.records",
+    "NoEquivalent": "inspector.core.chunking.snippets",
+    "TARGETS": "inspector.core.chunking.snippets",
+    "settings_code": "inspector.core.chunking.snippets",
+    "helper_warm_up": "inspector.core.chunking.helper_jobs:warm_up",
+    # embedding
+    "HashEmbedder": "inspector.core.embedding.embedder",
+    "MINILM_ID": "inspector.core.embedding.embedder",
+    "MiniLMEmbedder": "inspector.core.embedding.embedder",
+    "configure_default_embedder": "inspector.core.embedding.embedder",
+    "default_embedder": "inspector.core.embedding.embedder",
+    "device_info": "inspector.core.embedding.embedder",
+    "DEVICE_CHOICES": "inspector.core.embedding.device",
+    "DeviceError": "inspector.core.embedding.device",
+    "parse_device": "inspector.core.embedding.device",
+    "default_cache": "inspector.core.embedding.cache",
+    "measured_rate": "inspector.core.embedding.rate:last",
+    # evaluation: configurations, gold sets, reports, comparisons, sweeps
+    "DEFAULT_RETRIEVER": "inspector.core.evaluation.config",
+    "EvalConfig": "inspector.core.evaluation.config",
+    "sized_params": "inspector.core.evaluation.config",
+    "GoldQuestion": "inspector.core.evaluation.gold",
+    "add_questions": "inspector.core.evaluation.gold",
+    "answer_spans": "inspector.core.evaluation.gold",
+    "load_gold": "inspector.core.evaluation.gold",
+    "normalize": "inspector.core.evaluation.gold",
+    "question_line": "inspector.core.evaluation.gold",
+    "remove_question": "inspector.core.evaluation.gold",
+    "union_ranges": "inspector.core.evaluation.metrics",
+    "aligned": "inspector.core.evaluation.compare",
+    "compare_shared": "inspector.core.evaluation.compare",
+    "paired_deltas": "inspector.core.evaluation.uncertainty",
+    "grid": "inspector.core.evaluation.sweep",
+    "rank_key": "inspector.core.evaluation.sweep",
+    "FORMATS": "inspector.core.evaluation.report",
+    "INTERVAL_SEED": "inspector.core.evaluation.report",
+    "RENDERERS": "inspector.core.evaluation.report",
+    "report_csv": "inspector.core.evaluation.report",
+    "report_json": "inspector.core.evaluation.report",
+    "report_markdown": "inspector.core.evaluation.report",
+    "report_text": "inspector.core.evaluation.report",
+    "sweep_text": "inspector.core.evaluation.report",
+    # evaluation: the bill, coverage, drafted questions, the audit
+    "Bill": "inspector.core.evaluation.bill",
+    "Rates": "inspector.core.evaluation.bill",
+    "bill_for": "inspector.core.evaluation.bill",
+    "bill_parts": "inspector.core.evaluation.bill",
+    "format_seconds": "inspector.core.evaluation.bill",
+    "format_usd": "inspector.core.evaluation.bill",
+    "make_bill": "inspector.core.evaluation.bill",
+    "Coverage": "inspector.core.evaluation.coverage",
+    "Section": "inspector.core.evaluation.coverage",
+    "coverage": "inspector.core.evaluation.coverage",
+    "Draft": "inspector.core.evaluation.drafts",
+    "MEASUREMENT": "inspector.core.evaluation.drafts",
+    "draft_questions": "inspector.core.evaluation.drafts",
+    "Audit": "inspector.core.evaluation.audit",
+    "AuditFiles": "inspector.core.evaluation.audit",
+    "AuditSummary": "inspector.core.evaluation.audit",
+    "GoldProposal": "inspector.core.evaluation.audit",
+    "QuestionSummary": "inspector.core.evaluation.audit",
+    "Span": "inspector.core.evaluation.audit",
+    "Verdict": "inspector.core.evaluation.audit",
+    "RELEVANT": "inspector.core.evaluation.audit",
+    "PARTLY": "inspector.core.evaluation.audit",
+    "NOT": "inspector.core.evaluation.audit",
+    "export_summary": "inspector.core.evaluation.audit",
+    "gold_from_audit": "inspector.core.evaluation.audit",
+    "highlights": "inspector.core.evaluation.audit",
+    "load_audits": "inspector.core.evaluation.audit",
+    "question_text": "inspector.core.evaluation.audit",
+    "replay": "inspector.core.evaluation.audit",
+    "save_audits": "inspector.core.evaluation.audit",
+    "summarize": "inspector.core.evaluation.audit",
+    # the workbench and its parts
+    "Workbench": "inspector.core.workbench",
+    "ChunkStage": "inspector.core.workbench.chunk_store",
+    "ChunkStore": "inspector.core.workbench.chunk_store",
+    "Staging": "inspector.core.workbench.staging",
+    "RetrievalRequest": "inspector.core.workbench.staging",
+    "RetrievalResult": "inspector.core.workbench.staging",
+    "EXACT": "inspector.core.workbench.staging",
+    "POOLED": "inspector.core.workbench.staging",
+    "FALLBACK": "inspector.core.workbench.staging",
+    # the Ray engine (--engine ray)
+    "EngineError": "inspector.core.distributed",
+    "RayEngine": "inspector.core.distributed",
+    "STAGE_UNITS": "inspector.core.distributed.engine:UNITS",
+    # the HTML export (the window reaches it through its view-model door too)
+    "view_html": "inspector.core.viewmodel.html_export",
+    # runtime
+    "Cancelled": "inspector.core.runtime.cancel",
+    "cancel_scope": "inspector.core.runtime.cancel",
+    "check_cancelled": "inspector.core.runtime.cancel",
+    "SizedLRU": "inspector.core.runtime.lru",
+    "atomic_write_bytes": "inspector.core.runtime.atomic",
+    "atomic_write_text": "inspector.core.runtime.atomic",
+    "atomic_writer": "inspector.core.runtime.atomic",
+    "promote_survivors": "inspector.core.runtime.gcpause",
+}
+
+#: Modules handed out whole (each a namespace of related calls).
+_MODULES: dict[str, str] = {
+    "external": "inspector.core.chunking.external",
+    "offload": "inspector.core.runtime.offload",
+    "heap": "inspector.core.runtime.heap",
+    "gcpause": "inspector.core.runtime.gcpause",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The named thing, from the module that defines it (imported now if it is not yet)."""
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, _, attribute = where.partition(":")
+    return getattr(importlib.import_module(module), attribute or name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE, *_MODULES])
+
+
+if TYPE_CHECKING:
+    from inspector.core.chunking import external
+    from inspector.core.chunking.annotate import annotate
+    from inspector.core.chunking.chunk import FLAGS, Chunk
+    from inspector.core.chunking.external import is_external, last_alignment_report, load_strategy_file
+    from inspector.core.chunking.helper_jobs import warm_up as helper_warm_up
+    from inspector.core.chunking.imported import imported_strategy
+    from inspector.core.chunking.params import Param, Strategy, with_size_overlap
+    from inspector.core.chunking.records import chunk_record, chunks_jsonl, chunks_jsonl_lines
+    from inspector.core.chunking.registry import chunk_document, get_strategy, strategies
+    from inspector.core.chunking.snippets import TARGETS, NoEquivalent, settings_code
+    from inspector.core.chunking.stats import ChunkStats
+    from inspector.core.distributed import EngineError, RayEngine
+    from inspector.core.distributed.engine import UNITS as STAGE_UNITS
+    from inspector.core.documents.document import (
+        DEFAULT_MAX_BYTES,
+        MARKDOWN_SUFFIXES,
+        TEXT_SUFFIXES,
+        Document,
+        LoadResult,
+        load_paths,
+    )
+    from inspector.core.documents.encoding import canonical_codec, may_need_guessing
+    from inspector.core.documents.formats import CONVERTED_SUFFIXES
+    from inspector.core.embedding.cache import default_cache
+    from inspector.core.embedding.device import DEVICE_CHOICES, DeviceError, parse_device
+    from inspector.core.embedding.embedder import (
+        MINILM_ID,
+        HashEmbedder,
+        MiniLMEmbedder,
+        configure_default_embedder,
+        default_embedder,
+        device_info,
+    )
+    from inspector.core.embedding.rate import last as measured_rate
+    from inspector.core.errors import InputError, write_failure
+    from inspector.core.evaluation.audit import (
+        NOT,
+        PARTLY,
+        RELEVANT,
+        Audit,
+        AuditFiles,
+        AuditSummary,
+        GoldProposal,
+        QuestionSummary,
+        Span,
+        Verdict,
+        export_summary,
+        gold_from_audit,
+        highlights,
+        load_audits,
+        question_text,
+        replay,
+        save_audits,
+        summarize,
+    )
+    from inspector.core.evaluation.bill import (
+        Bill,
+        Rates,
+        bill_for,
+        bill_parts,
+        format_seconds,
+        format_usd,
+        make_bill,
+    )
+    from inspector.core.evaluation.compare import aligned, compare_shared
+    from inspector.core.evaluation.config import DEFAULT_RETRIEVER, EvalConfig, sized_params
+    from inspector.core.evaluation.coverage import Coverage, Section, coverage
+    from inspector.core.evaluation.drafts import MEASUREMENT, Draft, draft_questions
+    from inspector.core.evaluation.gold import (
+        GoldQuestion,
+        add_questions,
+        answer_spans,
+        load_gold,
+        normalize,
+        question_line,
+        remove_question,
+    )
+    from inspector.core.evaluation.metrics import union_ranges
+    from inspector.core.evaluation.report import (
+        FORMATS,
+        INTERVAL_SEED,
+        RENDERERS,
+        report_csv,
+        report_json,
+        report_markdown,
+        report_text,
+        sweep_text,
+    )
+    from inspector.core.evaluation.sweep import grid, rank_key
+    from inspector.core.evaluation.uncertainty import paired_deltas
+    from inspector.core.runtime import gcpause, heap, offload
+    from inspector.core.runtime.atomic import atomic_write_bytes, atomic_write_text, atomic_writer
+    from inspector.core.runtime.cancel import Cancelled, cancel_scope, check_cancelled
+    from inspector.core.runtime.gcpause import promote_survivors
+    from inspector.core.runtime.lru import SizedLRU
+    from inspector.core.text.heading_filter import heading_completions, resolve_heading_filter
+    from inspector.core.text.model_fit import MULTILINGUAL_MODEL, model_fit
+    from inspector.core.text.structure import structure_of
+    from inspector.core.text.wordpieces import MAX_WORD_PIECES
+    from inspector.core.viewmodel.html_export import view_html
+    from inspector.core.workbench import Workbench
+    from inspector.core.workbench.chunk_store import ChunkStage, ChunkStore
+    from inspector.core.workbench.staging import (
+        EXACT,
+        FALLBACK,
+        POOLED,
+        RetrievalRequest,
+        RetrievalResult,
+        Staging,
+    )
+
+__all__ = [
+    # documents and text
+    "Document", "LoadResult", "load_paths", "DEFAULT_MAX_BYTES", "MARKDOWN_SUFFIXES", "TEXT_SUFFIXES",
+    "CONVERTED_SUFFIXES", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
+    "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "model_fit",
+    "MAX_WORD_PIECES",
+    # chunking
+    "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
+    "strategies", "annotate", "external", "is_external", "last_alignment_report", "load_strategy_file",
+    "imported_strategy", "chunk_record", "chunks_jsonl", "chunks_jsonl_lines", "NoEquivalent", "TARGETS",
+    "settings_code", "helper_warm_up",
+    # embedding
+    "HashEmbedder", "MINILM_ID", "MiniLMEmbedder", "configure_default_embedder", "default_embedder",
+    "device_info", "DEVICE_CHOICES", "DeviceError", "parse_device", "default_cache", "measured_rate",
+    # evaluation
+    "DEFAULT_RETRIEVER", "EvalConfig", "sized_params", "GoldQuestion", "add_questions", "answer_spans",
+    "load_gold", "normalize", "question_line", "remove_question", "union_ranges", "aligned", "compare_shared",
+    "paired_deltas", "grid", "rank_key", "FORMATS", "INTERVAL_SEED", "RENDERERS", "report_csv", "report_json",
+    "report_markdown", "report_text", "sweep_text", "Bill", "Rates", "bill_for", "bill_parts", "format_seconds",
+    "format_usd", "make_bill", "Coverage", "Section", "coverage", "Draft", "MEASUREMENT", "draft_questions",
+    "Audit", "AuditFiles", "AuditSummary", "GoldProposal", "QuestionSummary", "Span", "Verdict", "RELEVANT",
+    "PARTLY", "NOT", "export_summary", "gold_from_audit", "highlights", "load_audits", "question_text", "replay",
+    "save_audits", "summarize",
+    # the workbench, the Ray engine, the HTML export
+    "Workbench", "ChunkStage", "ChunkStore", "Staging", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED",
+    "FALLBACK", "EngineError", "RayEngine", "STAGE_UNITS", "view_html",
+    # runtime
+    "offload", "heap", "gcpause", "Cancelled", "cancel_scope", "check_cancelled", "SizedLRU",
+    "atomic_write_bytes", "atomic_write_text", "atomic_writer", "promote_survivors",
+]

@@ -1,1 +1,0 @@
-"""Pure helpers for views: overlap segments, offset conversion, the settings schema."""

@@ -1,0 +1,253 @@
+"""The chunk store: every document's chunks under a strategy and its parameters, remembered, and
+the window's staged chunking (the chunks first, their word pieces after; large documents in the
+helper process).
+
+Two clients, two ways of keeping:
+
+- `chunk`, `chunk_corpus`, `chunks_for` (the CLI, evaluation, sweeps, the other documents of the
+  window's corpus) remember what they made in a locked LRU sized in chunks, so a sweep or a
+  question over the corpus chunks each document once per setting;
+- `stages` (the window's chunk job) remembers nothing: the window holds the chunks it shows, and
+  a drag over the size slider would otherwise fill the store with chunkings nobody asks for again
+  (issue 17's soak). Its one memory is the helper process's: a large document is sent there once
+  and chunked there at every move (`inspector.core.chunking.helper_jobs`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+
+from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.registry import get_strategy
+from inspector.core.chunking.stats import ChunkStats
+from inspector.core.documents.document import Document
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.runtime.cancel import Cancelled, check_cancelled
+from inspector.core.runtime.gcpause import paused_gc
+from inspector.core.runtime.lru import SizedLRU
+
+log = logging.getLogger(__name__)
+
+ChunksByDoc = Mapping[str, tuple[Chunk, ...]]
+
+#: Chunks the store remembers over all its chunkings (about 600 bytes each; the most recent
+#: chunking is kept whatever its size). Sized by documents' characters (64 M) instead, a soak's
+#: sweeps and drags kept 90,000 chunks, 53 MB of small objects whose churn left the window's
+#: small-object arenas fragmented (issue 17).
+CHUNK_CACHE_CHUNKS = 40_000
+
+#: Word pieces are measured in batches of this many chunks (`stages`), checking for cancellation
+#: in between.
+ANNOTATE_BATCH = 100
+#: Documents at least this long are chunked in the helper process when there is one
+#: (`inspector.core.runtime.offload`: the window's). Not only big ones: a 40 KB page with an
+#: overlap near the size makes thousands of chunks, and measuring their word pieces on a thread
+#: kept the GUI thread waiting for the GIL (the soak's watchdog found it there). A round trip
+#: costs a few milliseconds.
+HELPER_FROM_CHARS = 16_000
+
+#: Fingerprints of the last chunk tuples asked about, by identity: (the tuple, its fingerprint).
+#: The window asks again for the same chunks at every question, preview and exact stage, and with
+#: a large overlap hashing them is tens of milliseconds of Python beside the GUI thread.
+_FINGERPRINTS: SizedLRU[tuple[Sequence[Chunk], str]] = SizedLRU(16, 16)
+
+T = TypeVar("T")
+
+
+def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
+    """What decides an index's texts besides the document: spans, roles, parents, prefixes."""
+    if isinstance(chunks, tuple):  # immutable: its fingerprint can be kept
+        held = _FINGERPRINTS.lookup(id(chunks))
+        if held is not None and held[0] is chunks:
+            return held[1]
+        fp = _fingerprint(chunks)
+        _FINGERPRINTS.put(id(chunks), (chunks, fp))  # the tuple is held, so its id is not reused
+        return fp
+    return _fingerprint(chunks)
+
+
+def _fingerprint(chunks: Sequence[Chunk]) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for n, c in enumerate(chunks):
+        if not n % 512:
+            check_cancelled()
+        h.update(f"{c.id}|{c.start}|{c.end}|{c.role}|{c.parent_id}|{c.prefix}\x00".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def corpus_fingerprint(docs: Sequence[Document], chunks_by_doc: ChunksByDoc) -> str:
+    """One key for an index over these documents and chunks."""
+    return "|".join(f"{d.doc_id}:{d.sha256}:{chunks_fingerprint(chunks_by_doc[d.doc_id])}"
+                    for d in docs if d.doc_id in chunks_by_doc)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkStage:
+    """One stage of the window's chunking of a document (`ChunkStore.stages`)."""
+
+    chunks: tuple[Chunk, ...]
+    """The strategy's chunks; annotated with word pieces once `complete`."""
+    stats: ChunkStats
+    headings: tuple[tuple[int, int, int], ...]
+    """(start, end, level) of every heading of the document."""
+    complete: bool
+    """False for the first stage (no word pieces yet), True once the embedder counts are in."""
+
+
+class ChunkStore:
+    """Chunks by (document content, strategy, params), remembered in a locked LRU sized in chunks;
+    `documents()` says which documents `chunk_corpus` covers when it is not told (the corpus's)."""
+
+    def __init__(self, documents: Callable[[], Sequence[Document]] | None = None, *,
+                 capacity: int | None = None) -> None:
+        self.documents: Callable[[], Sequence[Document]] = documents if documents is not None else tuple
+        self._cache: SizedLRU[tuple[Chunk, ...]] = SizedLRU(
+            64, CHUNK_CACHE_CHUNKS if capacity is None else capacity)
+
+    def chunk(self, doc: Document, strategy: str, params: Mapping[str, Any] | None = None) -> tuple[Chunk, ...]:
+        """One document's chunks, remembered per (document content, strategy, params, the embedder's
+        piece model). The strategy object is part of the key, so a strategy registered again under
+        the same name is rerun."""
+        strat = get_strategy(strategy)
+        if strat.needs_embedder:
+            return strat(doc, params)  # depends on the model it is handed: not remembered here
+        valid = strat.validate(params)
+        from inspector.core.text.wordpieces import current_piece_spec
+
+        # The embedder's tokenizer and limit are part of the key: `fit_embedder` budgets and the
+        # truncation flags follow them, so another model's chunks are never served from here.
+        key = (doc.doc_id, doc.sha256, strat, tuple(sorted(valid.items(), key=lambda kv: kv[0])),
+               current_piece_spec())
+        return self._cache.get_or_make(key, lambda: strat.func(doc, valid), len)  # sized in chunks
+
+    def chunk_corpus(self, strategy: str, params: Mapping[str, Any] | None = None,
+                     docs: Sequence[Document] | None = None, *, lenient: bool = False
+                     ) -> dict[str, tuple[Chunk, ...]]:
+        """Every document's chunks by doc_id. `lenient`: a document that is blank or that the
+        strategy cannot chunk is left out (logged) instead of raising — the window's corpus mode,
+        where one odd file must not take retrieval over the others down."""
+        out: dict[str, tuple[Chunk, ...]] = {}
+        for d in self.documents() if docs is None else docs:
+            if not lenient:
+                out[d.doc_id] = self.chunk(d, strategy, params)
+                continue
+            if not d.text.strip():
+                continue
+            try:
+                chunks = self.chunk(d, strategy, params)
+            except Cancelled:
+                raise
+            except Exception:  # noqa: BLE001  (a document this strategy cannot chunk is left out)
+                log.warning("%s left out: it could not be chunked", d.doc_id, exc_info=True)
+                continue
+            if chunks:
+                out[d.doc_id] = chunks
+        return out
+
+    def chunks_for(self, config: EvalConfig, docs: Sequence[Document] | None = None, *,
+                   lenient: bool = False) -> dict[str, tuple[Chunk, ...]]:
+        """The corpus chunked as `config` says, with contextual descriptions in the prefixes when
+        `config.describe` (spans unchanged: only what is embedded changes)."""
+        chunks = self.chunk_corpus(config.strategy, config.params, docs, lenient=lenient)
+        if not config.describe:
+            return chunks
+        from inspector.core.chunking.descriptions import with_descriptions
+
+        by_id = {d.doc_id: d for d in (self.documents() if docs is None else docs)}
+        return {doc_id: with_descriptions(by_id[doc_id], cs) for doc_id, cs in chunks.items()}
+
+    # -- the window's staged chunking ---------------------------------------------------------------
+    def stages(self, doc: Document, strategy: str, params: Mapping[str, Any], *, with_prefix: bool,
+               cancelled: Callable[[], bool], shape: Callable[[ChunkStage, T | None], T]) -> Iterator[T]:
+        """The window's chunking of one document in two stages: the strategy's chunks with their
+        statistics and the headings, then the same chunks with their word pieces measured
+        (`annotate`, in batches of `ANNOTATE_BATCH`, `cancelled()` checked between them: a
+        superseded request stops with `Cancelled`). A large document is chunked in the helper
+        process when there is one (`HELPER_FROM_CHARS`); the GIL-heavy part then never runs in
+        the caller's process. Nothing is remembered (the module's docstring).
+
+        `shape(stage, previous)` turns each stage into what the caller keeps (the window's view
+        data: span indexes, line numbers), inside the same pause of the garbage collector as the
+        chunking itself, so that all of it is promoted at once; `previous` is what it made of the
+        first stage (None for the first)."""
+        from inspector.core.chunking.helper_jobs import can_run
+        from inspector.core.runtime import offload
+
+        if offload.default().wanted(len(doc.text), HELPER_FROM_CHARS) and can_run(strategy):
+            yield from self._stages_in_helper(doc, strategy, params, with_prefix, cancelled, shape)
+            return
+        from inspector.core.chunking.stats import chunk_stats
+        from inspector.core.text.structure import structure_of
+
+        strat = get_strategy(strategy)
+        # Tens of thousands of chunks, segments and marks, all acyclic: no full garbage collection
+        # (which holds the GIL for as long as it walks every object) while they are made.
+        with paused_gc():
+            chunks = strat(doc, params)  # inside the caller's cancel_scope
+            if cancelled():
+                raise Cancelled
+            headings = tuple((h.start, h.end, h.level) for h in structure_of(doc).headings)
+            stats = chunk_stats(doc, chunks)
+            first = shape(ChunkStage(chunks, stats, headings, complete=False), None)
+        yield first
+        try:
+            from inspector.core.chunking.annotate import annotate
+        except ImportError:  # word pieces unavailable: the first stage is all there is
+            yield shape(ChunkStage(chunks, stats, headings, complete=True), first)
+            return
+        annotated: list[Chunk] = []
+        with paused_gc():
+            for k in range(0, len(chunks), ANNOTATE_BATCH):
+                if cancelled():
+                    raise Cancelled
+                annotated.extend(annotate(doc, chunks[k:k + ANNOTATE_BATCH], with_prefix=with_prefix))
+            done = tuple(annotated)
+            complete = shape(ChunkStage(done, chunk_stats(doc, done, document_tokens=stats.document_tokens),
+                                        headings, complete=True), first)
+        yield complete
+
+    def _stages_in_helper(self, doc: Document, strategy: str, params: Mapping[str, Any], with_prefix: bool,
+                          cancelled: Callable[[], bool], shape: Callable[[ChunkStage, T | None], T]
+                          ) -> Iterator[T]:
+        """`stages` for a large document: both stages computed in the helper process, which
+        answers chunks as columns; this thread only unpacks them (and `shape` indexes their spans:
+        plain Python loops, which another thread can interrupt)."""
+        from inspector.core.chunking import helper_jobs
+        from inspector.core.runtime import offload
+        from inspector.core.text.wordpieces import piece_override
+
+        helper = offload.default()
+        key = helper_jobs.doc_key(doc)
+        # The helper counts pieces as this process does: the embedder's own tokenizer and limit.
+        spec = piece_override()
+        model_arg = tuple(spec) if spec is not None else None
+
+        def call(fn: Callable[..., helper_jobs.Stage], *args: Any) -> helper_jobs.Stage:
+            try:
+                return helper.call(fn, key, None, *args)
+            except helper_jobs.NeedDocument:
+                with helper_jobs.shipped(doc) as sent:
+                    return helper.call(fn, key, sent, *args)
+
+        params = dict(params)
+        stage = call(helper_jobs.chunk_stage, strategy, params, model_arg)
+        if cancelled():
+            raise Cancelled
+        with paused_gc():
+            headings = tuple(stage.headings)
+            first = shape(ChunkStage(stage.chunks.unpack(), stage.stats, headings, complete=False), None)
+        yield first
+        stage = call(helper_jobs.annotate_stage, strategy, params, model_arg, with_prefix,
+                     stage.stats.document_tokens)
+        if cancelled():
+            raise Cancelled
+        with paused_gc():
+            complete = shape(ChunkStage(stage.chunks.unpack(), stage.stats, headings, complete=True), first)
+        yield complete
+
+
+__all__ = ["ChunkStore", "ChunkStage", "ChunksByDoc", "CHUNK_CACHE_CHUNKS", "HELPER_FROM_CHARS", "ANNOTATE_BATCH",
+           "chunks_fingerprint", "corpus_fingerprint"]

@@ -1,0 +1,169 @@
+"""The evaluator: chunk, index and score configurations on the gold set over the whole corpus —
+one (`evaluate`), two against each other (`compare`), a grid (`sweep`) with its cross-validated
+advice (`recommend`). `score_group` is the one scoring both engines share: the local sweep calls
+it, and so does each evaluation task of the Ray engine (`inspector.core.distributed`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Iterable, Sequence
+
+from inspector.core.documents.document import Document
+from inspector.core.evaluation.compare import Comparison, compare_reports
+from inspector.core.evaluation.config import Cancel, EvalConfig, Progress
+from inspector.core.evaluation.gold import GoldQuestion
+from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
+from inspector.core.evaluation.sweep import Recommendation, SweepResult, SweepRow, rank_key
+from inspector.core.runtime.cancel import Cancelled
+from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore
+from inspector.core.workbench.corpus import Corpus
+from inspector.core.workbench.index_store import IndexStore
+
+
+def score_group(members: Sequence[EvalConfig], index: Any, chunks: ChunksByDoc, docs: Sequence[Document],
+                questions: Sequence[GoldQuestion], *, budget: int | None = None,
+                against: EvalConfig | None = None) -> list[SweepRow]:
+    """Sweep rows of configurations that share chunks and index (they differ in k only): one
+    search as deep as the largest k, each k scored from it. The local sweep calls it, and so does
+    each evaluation task of the Ray engine (`inspector.core.distributed`): one scoring, two engines."""
+    first = members[0]
+    search = IndexSearch(index, retriever=first.retriever, multi_doc=len(docs) > 1)
+    results = search.many(questions, max(c.k for c in members))
+    return [SweepRow(c, evaluate(questions, docs, chunks, search, c.k, results=results, budget=budget),
+                     current=c == against)
+            for c in sorted(members, key=lambda c: c.k)]
+
+
+def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | None = None,
+              folds: int = 5, seed: int = 0) -> tuple[list[SweepRow], Recommendation]:
+    """Cross-validated advice over sweep rows (one gold set) against the `current` row, and the
+    rows marked `tied_with_best`. Scores are exact where every row has an exact figure (BM25
+    rows, exact sweeps, or pooled rows all confirmed); otherwise the rows' own (pooled) ones, and
+    the recommendation says so (`basis`)."""
+    from inspector.core.evaluation.selection import cross_validated_choice, score_matrix
+
+    rows = list(rows)
+    metric = "hit_at_budget" if budget is not None else "hit_rate"
+    exact_all = all(r.exact is not None or r.config.embedding == "exact" or r.config.retriever == "bm25"
+                    for r in rows)
+    reports = [(r.exact if r.exact is not None else r.report) if exact_all else r.report for r in rows]
+    cur = next(i for i, r in enumerate(rows) if r.config == current)
+    matrix, kept = score_matrix(reports, metric)
+    cost = [float(r.cost.embedded_tokens) for r in reports]
+    sel = cross_validated_choice(matrix, cur, cost, folds=folds, seed=seed)
+    marked = [replace(r, tied_with_best=bool(sel.tied_with_best[i]), current=i == cur) for i, r in enumerate(rows)]
+    rec = Recommendation(
+        config=rows[sel.config_index].config, current=current, keep_current=sel.keep_current,
+        gain=sel.gain, gain_ci=sel.gain_ci, p_value=sel.p_value, metric=metric,
+        basis="exact" if exact_all else "pooled", in_sample=sel.in_sample_score,
+        cross_validated=sel.cv_score, optimism=sel.optimism, questions=len(kept), folds=len(sel.folds))
+    return marked, rec
+
+
+class Evaluator:
+    """Scores configurations on the corpus's gold set with the chunk and index stores it is given."""
+
+    def __init__(self, corpus: Corpus, chunk_store: ChunkStore, index_store: IndexStore) -> None:
+        self.corpus = corpus
+        self.chunk_store = chunk_store
+        self.index_store = index_store
+
+    def evaluate(self, config: EvalConfig, *, chunks_by_doc: ChunksByDoc | None = None,
+                 questions: Sequence[GoldQuestion] | None = None,
+                 docs: Sequence[Document] | None = None, budget: int | None = None) -> Report:
+        """Chunk, index and score one configuration on the gold set (the whole corpus). `budget`:
+        also score what fits into that many cl100k tokens of context (`Report.hit_at_budget`)."""
+        docs = list(self.corpus.documents if docs is None else docs)
+        chunks = chunks_by_doc if chunks_by_doc is not None else self.chunk_store.chunks_for(config, docs)
+        index = self.index_store.build_index(config, chunks, docs)
+        search = IndexSearch(index, retriever=config.retriever, multi_doc=len(docs) > 1)
+        qs = self.corpus.questions(docs) if questions is None else tuple(questions)
+        return evaluate(qs, docs, chunks, search, config.k, budget=budget)
+
+    def compare(self, a: EvalConfig, b: EvalConfig, *, progress: Progress | None = None,
+                cancel: Cancel | None = None, budget: int | None = None) -> Comparison:
+        """Score A (the baseline) and B on the same gold set and compare them."""
+        reports = []
+        for i, config in enumerate((a, b)):
+            if cancel is not None and cancel():
+                raise Cancelled()
+            if progress is not None:
+                progress(i, 2, config.label())
+            reports.append(self.evaluate(config, budget=budget))
+        if progress is not None:
+            progress(2, 2, "")
+        return compare_reports(reports[0], reports[1], before_config=a, after_config=b)
+
+    def sweep(self, configs: Iterable[EvalConfig], *, progress: Progress | None = None,
+              cancel: Cancel | None = None, skipped: Sequence[tuple[str, str]] = (),
+              confirm: int = 0, docs: Sequence[Document] | None = None,
+              against: EvalConfig | None = None, budget: int | None = None, folds: int = 5,
+              seed: int = 0) -> SweepResult:
+        """Score every configuration; rows come back best first. Configurations that differ only in
+        k share one index and one search (as deep as the largest k). With `confirm=N`, the N best
+        pooled rows are scored again with exact embeddings (`SweepRow.exact`): pooled vectors make
+        the grid fast, the exact figure is what a production pipeline will see.
+
+        `against`: the current configuration (scored too if the grid lacks it); the result then
+        carries a `Recommendation` chosen by `folds`-fold cross-validation over the questions, and
+        every row says whether it is `tied_with_best`. `budget`: rows are ranked, and the
+        recommendation chosen, by the hit rate at that context budget."""
+        configs = list(configs)
+        if against is not None and against not in configs:
+            configs.append(against)
+        docs = list(self.corpus.documents if docs is None else docs)
+        groups: dict[tuple, list[EvalConfig]] = {}
+        for c in configs:
+            groups.setdefault(c.chunking_key, []).append(c)
+        questions = self.corpus.questions(docs)
+        rows: list[SweepRow] = []
+        done = 0
+        total = len(configs)
+        cancelled = False
+        for members in groups.values():
+            if cancel is not None and cancel():
+                cancelled = True
+                break
+            first = members[0]
+            if progress is not None:
+                progress(done, total, first.label())
+            chunks = self.chunk_store.chunks_for(first, docs)
+            try:
+                index = self.index_store.build_index(first, chunks, docs, cancel=cancel)
+            except Cancelled:
+                cancelled = True
+                break
+            if cancel is not None and cancel():
+                cancelled = True
+                break
+            rows.extend(score_group(members, index, chunks, docs, questions, budget=budget, against=against))
+            done += len(members)
+        if progress is not None and not cancelled:
+            progress(total, total, "")
+        rows.sort(key=rank_key)
+        if confirm and not cancelled:
+            confirmed = []
+            for i, row in enumerate(rows):
+                if i < confirm and row.config.embedding == "pooled" and row.config.retriever != "bm25":
+                    if cancel is not None and cancel():
+                        cancelled = True
+                        confirmed.extend(rows[i:])
+                        break
+                    if progress is not None:
+                        progress(i, confirm, f"confirming {row.config.label()} with exact embeddings")
+                    try:
+                        exact = self.evaluate(replace(row.config, embedding="exact"), docs=docs, budget=budget)
+                    except Cancelled:
+                        cancelled = True
+                        confirmed.extend(rows[i:])
+                        break
+                    row = replace(row, exact=exact)
+                confirmed.append(row)
+            rows = confirmed
+        recommendation = None
+        if against is not None and not cancelled and questions and rows:
+            rows, recommendation = recommend(rows, against, budget=budget, folds=folds, seed=seed)
+        return SweepResult(tuple(rows), tuple(skipped), cancelled, recommendation, budget)
+
+
+__all__ = ["Evaluator", "score_group", "recommend"]

@@ -1,0 +1,104 @@
+"""The core's public door (`inspector.core.api`): every name resolves, importing it costs nothing,
+and the window and the command line take what they use from the core through it."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import inspector.core.api as api
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: What importing the door must not bring in: the model's stack, the numeric and parsing
+#: libraries, Qt, Ray (each is lazy today, and the window's start time depends on it).
+HEAVY = ("torch", "sentence_transformers", "transformers", "openvino", "numpy", "scipy", "bm25s", "markdown_it",
+         "tiktoken", "regex", "sentencex", "pypdf", "docx", "ray", "PySide6", "pyqtgraph")
+
+
+def _type_checking_names() -> set[str]:
+    """The names the `if TYPE_CHECKING:` block of api.py binds."""
+    tree = ast.parse((ROOT / "inspector" / "core" / "api.py").read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    return {a.asname or a.name for node in block.body if isinstance(node, ast.ImportFrom) for a in node.names}
+
+
+def test_every_name_of_the_table_resolves_to_the_defining_modules_own():
+    assert set(api.__all__) == set(api._WHERE) | set(api._MODULES)
+    assert len(api.__all__) == len(set(api.__all__))
+    assert _type_checking_names() == set(api.__all__)  # mypy sees what the table hands out
+    for name, where in api._WHERE.items():
+        module, _, attribute = where.partition(":")
+        assert getattr(api, name) is getattr(importlib.import_module(module), attribute or name), name
+    for name, module in api._MODULES.items():
+        assert getattr(api, name) is importlib.import_module(module)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        api.no_such_name  # noqa: B018
+
+
+def test_the_door_keeps_nothing_so_a_replaced_function_is_replaced_for_its_callers(monkeypatch):
+    from inspector.core.documents import document
+
+    def replaced(*args, **kwargs):
+        raise AssertionError("not called")
+
+    real = api.load_paths
+    monkeypatch.setattr(document, "load_paths", replaced)
+    assert api.load_paths is replaced
+    monkeypatch.undo()
+    assert api.load_paths is real
+
+
+def test_importing_the_door_imports_nothing_heavy_and_no_other_core_module():
+    code = ("import sys\nimport inspector.core.api\n"
+            "print('\\n'.join(sorted(m for m in sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stdout.split())
+    assert not {m for m in loaded if m.split(".")[0] in HEAVY}
+    assert {m for m in loaded if m.startswith("inspector")} == {"inspector", "inspector.core", "inspector.core.api"}
+
+
+def test_the_check_itself_sees_a_heavy_import():
+    # The subprocess check can fail: a module that imports numpy is caught by it.
+    code = "import sys\nimport inspector.core.runtime.slices\nprint('\\n'.join(sorted(sys.modules)))\n"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "numpy" in proc.stdout.split()
+
+
+def _core_imports(package: str) -> list[tuple[str, int, str, list[str]]]:
+    """(file, line, module, names) of every `from inspector.core... import` under a package."""
+    found = []
+    for path in sorted((ROOT / "inspector" / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("inspector.core"):
+                found.append((str(path.relative_to(ROOT)), node.lineno, node.module or "",
+                              [a.name for a in node.names]))
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.startswith("inspector.core"):
+                        found.append((str(path.relative_to(ROOT)), node.lineno, a.name, []))
+    return found
+
+
+@pytest.mark.parametrize("package,doors", [("qt", ("inspector.core.api", "inspector.core.viewmodel")),
+                                           ("cli", ("inspector.core.api",))])
+def test_the_window_and_the_command_line_take_the_core_through_their_doors(package, doors):
+    """import-linter holds the modules (pyproject.toml); this also holds the names, function-level
+    imports included: a name the door lacks would only fail when that code runs."""
+    imports = _core_imports(package)
+    assert imports
+    outside = [(f, line, m) for f, line, m, _names in imports
+               if not any(m == d or m.startswith(d + ".") for d in doors)]
+    assert outside == []
+    missing = [(f, line, n) for f, line, m, names in imports if m == "inspector.core.api"
+               for n in names if n not in api.__all__]
+    assert missing == []
