@@ -253,7 +253,7 @@ def test_bad_piece_specs_are_one_line(tmp_path, monkeypatch):
 
 # -- the helper process counts as the window does --------------------------------------------------
 def test_the_helper_process_is_sent_the_piece_model():
-    from inspector.core import offload
+    from inspector.core.runtime import offload
     from inspector.core.chunking import helper_jobs
 
     doc = load_document(HANDBOOK)
