@@ -257,7 +257,9 @@ class _SharedPiecesIndexes(IndexStore):
         self._shared_pieces = pieces or {}
         self._built: dict[str, Any] = {}
 
-    def build_pooled(self, doc: Document, *, progress: Any = None, cancel: Any = None) -> Any:
+    def build_pooled(self, doc: Document, *, progress: Any = None, cancel: Any = None, embedder: Any = None) -> Any:
+        if embedder is not None and embedder is not self.embedder_for("dense"):  # another model's pieces
+            return super().build_pooled(doc, progress=progress, cancel=cancel, embedder=embedder)
         hit = self._built.get(doc.doc_id)
         if hit is not None:
             return hit

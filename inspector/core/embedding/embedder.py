@@ -599,6 +599,29 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache 
     return out
 
 
+class _Queries:
+    """An embedder seen as its query side: `encode_queries` (a model's query prompt, e.g. e5's
+    "query: ", or an asymmetric model's query route), cached under its own namespace so a question
+    never shares a vector with a chunk of the same text."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+        self.model_id = f"{embedder.model_id}|query"
+        self.dim = embedder.dim
+        self.max_seq_length = embedder.max_seq_length
+        self.dtype = getattr(embedder, "dtype", "float32")
+        self.batch_size = getattr(embedder, "batch_size", 32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.embedder.encode_queries(list(texts)), dtype=np.float32)
+
+
+def query_side(embedder: Any) -> Any:
+    """What embeds questions: the embedder itself, or its query side when it has one."""
+    return _Queries(embedder) if callable(getattr(embedder, "encode_queries", None)) else embedder
+
+
 def embed_query(embedder: Embedder, query: str, cache: EmbeddingCache | None = None) -> np.ndarray:
-    """One text's vector (dim,), through the cache's memory (written with the next flush)."""
-    return embed_texts(embedder, [query], cache, flush=False)[0]
+    """One question's vector (dim,), through the cache's memory (written with the next flush); by
+    the model's query side where it has one (`encode_queries`)."""
+    return embed_texts(query_side(embedder), [query], cache, flush=False)[0]

@@ -64,6 +64,42 @@ class EmbedderSpec:
         return f"{self.kind}:{self.name}" if self.name else self.kind
 
 
+    def options(self) -> dict[str, Any]:
+        """The options set away from their defaults, by the names `parse_embedder_spec` takes."""
+        out: dict[str, Any] = {}
+        for name in ("url", "tokenizer", "max_tokens", "dimensions"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.key_env != DEFAULT_KEY_ENV:
+            out["key_env"] = self.key_env
+        if self.trust_remote_code:
+            out["trust_remote_code"] = True
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """{"spec": text, ...options}: how a configuration file names it (never a key)."""
+        return {"spec": self.text, **self.options()}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> EmbedderSpec:
+        """The spec of `to_dict`'s shape, or of a plain spec string (InputError otherwise)."""
+        if isinstance(data, str):
+            return parse_embedder_spec(data)
+        if not isinstance(data, dict) or not isinstance(data.get("spec"), str):
+            raise InputError('an embedder must be a spec string or an object {"spec": ...}')
+        extra = sorted(set(data) - {"spec", "url", "key_env", "tokenizer", "max_tokens", "dimensions",
+                                    "trust_remote_code"})
+        if extra:
+            raise InputError(f"unknown embedder option {extra[0]!r}")
+        options = {k: v for k, v in data.items() if k != "spec"}
+        return parse_embedder_spec(data["spec"], **options)
+
+    def label(self) -> str:
+        """Short text for tables: the spec, and the endpoint when it is not the default."""
+        return self.text + (f" at {self.url}" if self.url else "")
+
+
 def _positive(value: Any, option: str) -> int | None:
     if value is None:
         return None
@@ -124,6 +160,12 @@ def make_embedder(spec: EmbedderSpec | str, *, device: str = "auto", dtype: str 
     key from the environment when it first calls the endpoint."""
     if isinstance(spec, str):
         spec = parse_embedder_spec(spec)
+    embedder = _make(spec, device=device, dtype=dtype, batch_size=batch_size)
+    embedder.spec = spec  # which spec made it: a configuration naming the same spec finds it
+    return embedder
+
+
+def _make(spec: EmbedderSpec, *, device: str, dtype: str, batch_size: int | None) -> Any:
     if spec.kind == "minilm":
         from inspector.core.embedding.embedder import configure_default_embedder
 
@@ -164,8 +206,11 @@ def embedder_info(embedder: Any, spec_text: str | None = None) -> dict[str, Any]
         "tokenizer": info.get("tokenizer"),
         "backend": info.get("backend", getattr(embedder, "backend", None)),
     }
+    made_by = getattr(embedder, "spec", None)
     if spec_text is not None:
         out["spec"] = spec_text
+    elif out["spec"] is None and isinstance(made_by, EmbedderSpec):
+        out["spec"] = made_by.text
     if out["max_tokens"] is not None:
         out["max_tokens"] = int(out["max_tokens"])
     return out

@@ -11,6 +11,7 @@ from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.params import with_size_overlap
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import Document
+from inspector.core.embedding.spec import EmbedderSpec
 from inspector.core.errors import InputError
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
@@ -58,6 +59,10 @@ class EvalConfig:
     """Add a contextual description (title > path, the section's first sentence, key words:
     `inspector.core.chunking.descriptions`) to each chunk's prefix before embedding, so its
     effect on the hit rate can be measured ("contextual retrieval" without an LLM)."""
+    embedder: EmbedderSpec | None = None
+    """The embedding model of dense and hybrid retrieval; None: the one the run was given (the
+    workbench's, `--embedder`). Set when models are compared on the same chunks (`compare
+    --against-embedder`, `sweep --embedders`): chunks never depend on it, only vectors do."""
 
     def __post_init__(self) -> None:
         strat = get_strategy(self.strategy)
@@ -73,13 +78,13 @@ class EvalConfig:
 
     def __hash__(self) -> int:
         return hash((self.strategy, tuple(sorted(self.params.items())), self.k, self.retriever,
-                     self.with_prefix, self.embedding, self.describe))
+                     self.with_prefix, self.embedding, self.describe, self.embedder))
 
     @property
     def chunking_key(self) -> tuple:
         """Configurations with equal keys share chunks and index (they differ in k only)."""
         return (self.strategy, tuple(sorted(self.params.items())), self.retriever, self.with_prefix,
-                self.embedding, self.describe)
+                self.embedding, self.describe, self.embedder if self.retriever != "bm25" else None)
 
     def label(self) -> str:
         """Short text for tables: "markdown size=400 hard_cap=1000 k=5 dense". Switches and
@@ -95,8 +100,9 @@ class EvalConfig:
         prefix = "" if self.with_prefix else " no-prefix"
         pooled = " pooled" if self.embedding == "pooled" and self.retriever != "bm25" else ""
         described = " described" if self.describe else ""
+        model = f" @{self.embedder.label()}" if self.embedder is not None and self.retriever != "bm25" else ""
         return (f"{self.strategy}{' ' + params if params else ''} k={self.k} {self.retriever}{prefix}{pooled}"
-                f"{described}")
+                f"{described}{model}")
 
     def to_dict(self) -> dict[str, Any]:
         """The shape `--config` files use (the window exports it); `describe` only when on."""
@@ -105,6 +111,8 @@ class EvalConfig:
                "embedding": self.embedding}
         if self.describe:
             out["describe"] = True
+        if self.embedder is not None:
+            out["embedder"] = self.embedder.to_dict()
         return out
 
     @classmethod
@@ -112,7 +120,7 @@ class EvalConfig:
         """Validate a config object (InputError naming the field)."""
         if not isinstance(data, dict):
             raise InputError("a config must be a JSON object", path=path)
-        known = {"strategy", "params", "k", "retriever", "with_prefix", "embedding", "describe"}
+        known = {"strategy", "params", "k", "retriever", "with_prefix", "embedding", "describe", "embedder"}
         extra = sorted(set(data) - known)
         if extra:
             raise InputError(f"unknown key (known: {', '.join(sorted(known))})", path=path,
@@ -149,6 +157,12 @@ class EvalConfig:
             if not isinstance(data["describe"], bool):
                 raise InputError("must be true or false", path=path, field="describe")
             kwargs["describe"] = data["describe"]
+        if data.get("embedder") is not None:
+            try:
+                kwargs["embedder"] = EmbedderSpec.from_dict(data["embedder"])
+            except InputError as exc:
+                raise InputError(exc.problem, path=path,
+                                 field="embedder") from None
         try:
             return cls(**kwargs)
         except ValueError as exc:

@@ -261,9 +261,9 @@ class IndexSearch:
         todo = list(dict.fromkeys(q.question for q in questions if q.question not in self._vectors))
         if not todo:
             return
-        from inspector.core.embedding.embedder import embed_texts
+        from inspector.core.embedding.embedder import embed_texts, query_side
 
-        vecs = embed_texts(self.index.embedder, todo, getattr(self.index, "cache", None), flush=False)
+        vecs = embed_texts(query_side(self.index.embedder), todo, getattr(self.index, "cache", None), flush=False)
         self._vectors.update(zip(todo, vecs))
 
     def __call__(self, q: GoldQuestion, k: int) -> list[Any]:

@@ -19,7 +19,7 @@ import numpy as np
 from inspector.core.chunking.chunk import Chunk, embedded
 from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import EmbeddingCache
-from inspector.core.embedding.embedder import Embedder, embed_texts
+from inspector.core.embedding.embedder import Embedder, embed_query, embed_texts
 from inspector.core.runtime import offload
 from inspector.core.runtime.cancel import Cancelled, check_cancelled
 from inspector.core.runtime.lru import SizedLRU
@@ -201,7 +201,7 @@ class Index:
         if self.embedder is None:
             raise ValueError("dense and hybrid retrieval need an embedder: this index was built "
                              "without one (use retriever='bm25', or build it with an embedder)")
-        vec = embed_texts(self.embedder, [query], self.cache, flush=False)[0]
+        vec = embed_query(self.embedder, query, self.cache)
         self._queries.put(query, vec)
         return vec
 

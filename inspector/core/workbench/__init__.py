@@ -164,12 +164,45 @@ class Workbench:
 
     # -- ask ----------------------------------------------------------------------------------------
     def ask(self, question: str, config: EvalConfig, *, docs: Sequence[str] | None = None,
-            heading_prefix: Sequence[str] | None = None) -> list[Any]:
-        """The top-k hits for one question over the corpus, with optional metadata filters."""
+            heading_prefix: Sequence[str] | None = None, reranker: Any = None,
+            rerank_depth: int = 50) -> list[Any]:
+        """The top-k hits for one question over the corpus, with optional metadata filters. With a
+        `reranker`, the retriever's top `rerank_depth` reordered by it and cut to k (each hit's
+        `rank_before` the retriever's rank)."""
         chunks = self.chunks_for(config)
         index = self.build_index(config, chunks)
-        return list(index.search(question, k=config.k, retriever=config.retriever, docs=docs,
-                                 heading_prefix=heading_prefix))
+        if reranker is None:
+            return list(index.search(question, k=config.k, retriever=config.retriever, docs=docs,
+                                     heading_prefix=heading_prefix))
+        from inspector.core.retrieval.rerank import rerank_hits
+
+        pool = index.search(question, k=max(rerank_depth, config.k), retriever=config.retriever, docs=docs,
+                            heading_prefix=heading_prefix)
+        return list(rerank_hits(pool, question, reranker, config.k, rerank_depth, docs=index.docs,
+                                with_prefix=bool(config.with_prefix)).hits)
+
+    def rerank(self, config: EvalConfig, reranker: Any, depth: int = 50, *,
+               progress: Callable[[int, int], None] | None = None) -> Any:
+        return self.evaluator.rerank(config, reranker, depth, progress=progress)
+
+    def open_store(self, spec: str, *, source_key: str | None = None, limit: int | None = None) -> Any:
+        """Read the user's vector store, place its records on the corpus and register them as the
+        strategy `source.strategy` (`stores.source.StoreSource`): evaluate, compare and sweep then
+        score its chunks on its own vectors."""
+        from inspector.core.stores.source import open_store
+
+        return open_store(spec, self.documents, source_key=source_key, limit=limit)
+
+    def set_embedder(self, embedder: Any) -> None:
+        """Embed with this model from now on: word pieces, truncation flags and `fit_embedder`
+        budgets follow its tokenizer and limit (`use_embedder_pieces`); indexes built with the
+        previous one are forgotten (chunks are kept per piece model by the chunk store)."""
+        from inspector.core.text.wordpieces import use_embedder_pieces
+
+        if embedder is not None:
+            use_embedder_pieces(embedder)
+        self.embedder = embedder
+        self.forget_indexes()
 
     # -- evaluate, compare, sweep (`Evaluator`) -------------------------------------------------------
     def evaluate(self, config: EvalConfig, *, chunks_by_doc: ChunksByDoc | None = None,

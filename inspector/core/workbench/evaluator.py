@@ -6,7 +6,7 @@ it, and so does each evaluation task of the Ray engine (`inspector.core.distribu
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.compare import Comparison, compare_reports
@@ -79,6 +79,21 @@ class Evaluator:
         search = IndexSearch(index, retriever=config.retriever, multi_doc=len(docs) > 1)
         qs = self.corpus.questions(docs) if questions is None else tuple(questions)
         return evaluate(qs, docs, chunks, search, config.k, budget=budget)
+
+    def rerank(self, config: EvalConfig, reranker: Any, depth: int = 50, *,
+               progress: Callable[[int, int], None] | None = None,
+               docs: Sequence[Document] | None = None) -> Any:
+        """The gold set scored with `config`'s retriever top k, and with its top `depth` reranked
+        to k by `reranker`: `evaluation.reranked.RerankFigures` (both reports, the ceiling at
+        `depth`, the paired comparison)."""
+        from inspector.core.evaluation.reranked import rerank_figures
+
+        docs = list(self.corpus.documents if docs is None else docs)
+        chunks = self.chunk_store.chunks_for(config, docs)
+        index = self.index_store.build_index(config, chunks, docs)
+        return rerank_figures(index, self.corpus.questions(docs), reranker, config.k, depth,
+                              retriever=config.retriever, multi_doc=len(docs) > 1, chunks_by_doc=chunks,
+                              progress=progress)
 
     def compare(self, a: EvalConfig, b: EvalConfig, *, progress: Progress | None = None,
                 cancel: Cancel | None = None, budget: int | None = None) -> Comparison:

@@ -44,6 +44,8 @@ class IndexStore:
         answered by BM25 until `embedder` is set (the window, which loads it in the background)."""
         self._indexes: SizedLRU[Any] = SizedLRU(indexes, indexes)
         self._pooled: SizedLRU[Any] = SizedLRU(8, 8)
+        self._models: SizedLRU[Any] = SizedLRU(4, 4)
+        """Embedders configurations name beside the store's own (`model_for`)."""
 
     # -- the embedder and pooled vectors ----------------------------------------------------------
     def embedder_for(self, retriever: str) -> Any:
@@ -65,11 +67,12 @@ class IndexStore:
         return self._pooled.lookup((pooled_key(emb), doc.sha256))
 
     def build_pooled(self, doc: Document, *, progress: Callable[[int, int], None] | None = None,
-                     cancel: Cancel | None = None) -> Any:
-        """The document's pooled piece vectors (embedded once per document, persisted)."""
+                     cancel: Cancel | None = None, embedder: Any = None) -> Any:
+        """The document's pooled piece vectors (embedded once per document, persisted), by
+        `embedder` (default: the store's own)."""
         from inspector.core.retrieval.pooled import pooled_for
 
-        emb = self.embedder_for("dense")
+        emb = embedder if embedder is not None else self.embedder_for("dense")
         key = (pooled_key(emb), doc.sha256)
         hit = self._pooled.lookup(key)
         if hit is None:
@@ -92,16 +95,43 @@ class IndexStore:
             return True
         return len(cache.get_many(cache_namespace(emb), keys, int(emb.dim))) == len(keys)
 
+    def model_for(self, config: EvalConfig) -> Any:
+        """The embedder of a configuration's vectors: none for BM25; the model it names
+        (`config.embedder`, made once and kept: a comparison of models on the same chunks), else
+        the store's own."""
+        if config.retriever == "bm25":
+            return None
+        spec = config.embedder
+        if spec is None:
+            return self.embedder_for(config.retriever)
+        own = self.embedder
+        if own is not None and getattr(own, "spec", None) == spec:
+            return own
+
+        def make() -> Any:
+            from inspector.core.embedding.spec import make_embedder
+
+            return make_embedder(spec, device=str(getattr(own, "device_spec", "auto")),
+                                 dtype=str(getattr(own, "dtype_spec", "float32")))
+
+        return self._models.get_or_make(spec, make, 1)
+
     def build_index(self, config: EvalConfig, chunks_by_doc: ChunksByDoc, docs: Sequence[Document], *,
                     progress: Progress | None = None, cancel: Cancel | None = None) -> Any:
         """An index over these chunks of these documents as `config` asks (BM25, exact or pooled
-        vectors); documents without chunks are left out."""
+        vectors, by the model it names: `model_for`); documents without chunks are left out."""
         docs = [d for d in docs if d.doc_id in chunks_by_doc]
         if self.index_factory is not None:
             return self.index_factory(docs, chunks_by_doc, config)
         from inspector.core.retrieval import index as retrieval
 
-        emb = self.embedder_for(config.retriever)
+        emb = self.model_for(config)
+        if emb is not None:
+            from inspector.core.stores.source import store_source
+
+            source = store_source(config.strategy)
+            if source is not None:  # the user's vector store: its own vectors, exact whatever was asked
+                return source.index(docs, chunks_by_doc, emb, cache=self.cache)
         embed_progress = None
         if progress is not None:
             def embed_progress(done: int, total: int) -> None:
@@ -110,7 +140,7 @@ class IndexStore:
         if emb is not None and config.embedding == "pooled":
             from inspector.core.retrieval import pooled
 
-            pv = {d.doc_id: self.build_pooled(d, cancel=cancel) for d in docs}
+            pv = {d.doc_id: self.build_pooled(d, cancel=cancel, embedder=emb) for d in docs}
             # Pooled where needed; a chunk whose exact vector is cached gets that one.
             vectors = pooled.index_vectors(chunks_by_doc, pv, with_prefix=bool(config.with_prefix),
                                            cache=self.cache)
