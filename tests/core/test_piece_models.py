@@ -253,8 +253,8 @@ def test_bad_piece_specs_are_one_line(tmp_path, monkeypatch):
 
 # -- the helper process counts as the window does --------------------------------------------------
 def test_the_helper_process_is_sent_the_piece_model():
-    from inspector.core.runtime import offload
     from inspector.core.chunking import helper_jobs
+    from inspector.core.runtime import offload
 
     doc = load_document(HANDBOOK)
     key = helper_jobs.doc_key(doc)
