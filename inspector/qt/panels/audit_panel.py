@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QPainter, QPalette, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -43,6 +43,7 @@ from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import format_score
 from inspector.qt.panels.audit_card import AuditCard, CardFacts
 from inspector.qt.panels.audit_summary import SummaryBox, pct
+from inspector.qt.panels.elided_label import ElidedLabel
 from inspector.qt.panels.question_bar import mode_text
 from inspector.qt.theme import Theme
 
@@ -55,22 +56,6 @@ KEYS_TIP = ("1 or R: relevant · 2 or P: partly relevant · 3 or N: not relevant
             "J or ↓: next card · K or ↑: previous card · Home/End: first/last card\n"
             "] or Shift+J: next question · [ or Shift+K: previous question (the gold set's, then audited and "
             "asked ones)\nEnter or G: show the chunk in the text · E: expand every card")
-
-
-class ElidedLabel(QLabel):
-    """A one-line label that shortens its text with "…" instead of cutting it off."""
-
-    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
-        super().__init__(text, parent)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-
-    def paintEvent(self, e) -> None:
-        p = QPainter(self)
-        p.setPen(self.palette().color(QPalette.ColorGroup.Disabled if not self.isEnabled()
-                                      else QPalette.ColorGroup.Active, QPalette.ColorRole.WindowText))
-        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.width())
-        p.drawText(self.rect(), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text)
-        p.end()
 
 
 class CardList(QWidget):
@@ -151,7 +136,10 @@ class AuditPanel(QWidget):
         self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setFocusProxy(self.list)
 
-        self.keys = ElidedLabel(KEYS_HINT)
+        self.keys = ElidedLabel(KEYS_HINT, whole_in_tip=False)
+        self.keys.set_elide(True)
+        # As tall as the row it shares with the buttons (the text centred in it), not one line's height.
+        self.keys.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.keys.setToolTip(KEYS_TIP)
         self.keys.setEnabled(False)
         self.scroll.viewport().installEventFilter(self)
