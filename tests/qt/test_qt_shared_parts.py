@@ -32,3 +32,54 @@ def test_an_elided_label_shows_its_whole_text_in_the_tooltip(qtbot):
     assert label.toolTip() == "a sentence far too long for the width it is given here\nwhat it is"
     label.resize(2000, label.sizeHint().height())
     assert label.toolTip() == "what it is"
+
+
+def test_every_table_is_a_table_model_with_its_header(qtmodeltester, qapp):
+    """The four tables share the model plumbing: counts, header titles and tips, "every cell
+    changed", and pass Qt's model tester with rows in them."""
+    from PySide6.QtCore import Qt
+
+    from inspector.core.documents.document import from_text
+    from inspector.core.evaluation.audit import AuditSummary, QuestionSummary
+    from inspector.qt.panels import audit_summary, chunk_table, corpus_panel, gold_model
+    from inspector.qt.panels.table_model import TableModel
+
+    doc = from_text("A short text.\n\nAnother paragraph.", name="a.md")
+    corpus = corpus_panel.CorpusModel()
+    corpus.set_rows([corpus_panel.CorpusRow("a.md", doc, chars=33, chunks=2),
+                     corpus_panel.CorpusRow("bad.pdf", None, problems=("bad.pdf: unreadable",))])
+    summary = audit_summary.SummaryModel()
+    summary.set_summary(AuditSummary((QuestionSummary("Who?", (), ()),)))
+    # The corpus last: the tester checks every later change against the model it checked last.
+    models = ((summary, audit_summary.COLUMNS, audit_summary._TIPS),
+              (gold_model.GoldTableModel(), gold_model.COLUMNS, gold_model._TIPS),
+              (chunk_table.ChunkTableModel(), chunk_table.COLUMNS, chunk_table._HEADER_TIPS),
+              (corpus, corpus_panel.COLUMNS, ()))
+    for model, columns, tips in models:
+        assert isinstance(model, TableModel)
+        qtmodeltester.check(model, force_py=True)
+        assert model.columnCount() == len(columns)
+        assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(len(columns))] == list(columns)
+        assert model.headerData(len(columns), Qt.Orientation.Horizontal) is None  # past the last column
+        tip = model.headerData(0, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        assert tip == (tips[0] if tips else None)
+    with _recording_changes(corpus) as changed:
+        corpus.all_changed()
+    assert changed == [(0, 0, 1, len(corpus_panel.COLUMNS) - 1)]
+
+
+class _recording_changes:  # noqa: N801  (used as a context manager, named as one)
+    """Records the dataChanged ranges a model emits inside the block."""
+
+    def __init__(self, model) -> None:
+        self.model, self.ranges = model, []
+
+    def _on(self, a, b, *_roles) -> None:
+        self.ranges.append((a.row(), a.column(), b.row(), b.column()))
+
+    def __enter__(self):
+        self.model.dataChanged.connect(self._on)
+        return self.ranges
+
+    def __exit__(self, *exc) -> None:
+        self.model.dataChanged.disconnect(self._on)

@@ -7,19 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from inspector.core.api import AuditSummary, QuestionSummary
+from inspector.qt.panels.table_model import TableModel, bold_font, row_table
 
 COLUMNS = ("Question", "Judged P@k", "First relevant", "Unjudged", "Ranking")
 _TIPS = ("An audited question (select it to read its chunks)",
@@ -52,8 +51,11 @@ def overall_text(summary: AuditSummary) -> str:
             + f" · {summary.unjudged} unjudged")
 
 
-class SummaryModel(QAbstractTableModel):
+class SummaryModel(TableModel):
     """The summary's questions, replaced in one step."""
+
+    columns = COLUMNS
+    header_tips = _TIPS
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -66,22 +68,11 @@ class SummaryModel(QAbstractTableModel):
         self.current = current
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
-            if role == Qt.ItemDataRole.DisplayRole:
-                return COLUMNS[section]
-            if role == Qt.ItemDataRole.ToolTipRole:
-                return _TIPS[section]
-        return None
+    def row_count(self) -> int:
+        return len(self.rows)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+        if not self.is_row(index):
             return None
         s = self.rows[index.row()]
         col = index.column()
@@ -90,11 +81,7 @@ class SummaryModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return s.question if col == 0 else _TIPS[col]
         if role == Qt.ItemDataRole.FontRole and s.question == self.current:
-            from PySide6.QtGui import QFont
-
-            f = QFont()
-            f.setBold(True)
-            return f
+            return bold_font()
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (1, 2, 3):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -110,15 +97,8 @@ class SummaryBox(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = SummaryModel(self)
-        self.view = QTableView()
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view = row_table(self.model)
         self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.view.verticalHeader().hide()
-        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
-        self.view.setWordWrap(False)
         h = self.view.horizontalHeader()
         h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for c in range(1, len(COLUMNS)):

@@ -15,7 +15,6 @@ from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QFileDialog,
     QFrame,
@@ -30,7 +29,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSpinBox,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -60,6 +58,7 @@ from inspector.qt.panels.gold_model import (
     GoldTableModel,
 )
 from inspector.qt.panels.question_bar import mode_text
+from inspector.qt.panels.table_model import row_table
 from inspector.qt.settings import Settings
 
 #: The question table keeps at least this width beside the baseline's box; a narrower panel puts
@@ -361,16 +360,10 @@ class GoldPanel(QWidget):
         self.left_split.addWidget(summary_scroll)
 
         # Question table.
-        self.view = QTableView()
-        self.view.setModel(self.proxy)
+        self.view = row_table(self.proxy)
         self.model.appearanceChanged.connect(self.view.viewport().update)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setSortingEnabled(True)
         self.view.sortByColumn(COL_LINE, Qt.SortOrder.AscendingOrder)
-        self.view.verticalHeader().hide()
-        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
-        self.view.setWordWrap(False)
         self.view.setAlternatingRowColors(True)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
