@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.api import DEFAULT_RETRIEVER, Document
+from inspector.core.api import DEFAULT_RETRIEVER, Document, pct
 from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.retrieval_jobs import (
@@ -578,7 +578,8 @@ class RetrievalController(QObject):
             pooled = last[1]
             exact = res.report.hit_rate
             if abs(exact - pooled) > DISAGREEMENT:
-                text = (f"The pooled preview said {pooled:.1%}; exact embeddings give {exact:.1%}. "
+                text = (f"The pooled preview said {pct(pooled, unit='%')}; exact embeddings give "
+                        f"{pct(exact, unit='%')}. "
                         "The exact figure is what your pipeline will see.")
         if text != self.disagreement:
             self.disagreement = text

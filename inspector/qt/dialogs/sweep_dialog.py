@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.api import change_interval, num, pct, pts
 from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
 from inspector.qt.controllers.retrieval_jobs import sweep_job
 from inspector.qt.controllers.state import InspectorState
@@ -104,7 +105,7 @@ def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps
 def recommendation_sentence(rec: Any) -> str:
     """What the cross-validated recommendation says, in one or two sentences."""
     lo, hi = rec.gain_ci
-    gain = f"{rec.gain * 100:+.1f} pts [{lo * 100:+.1f}, {hi * 100:+.1f}]"
+    gain = f"{pts(rec.gain)} {change_interval(lo, hi, share=True)}"
     folds = f"{rec.folds}-fold cross-validation over {rec.questions} questions"
     if rec.keep_current:
         if rec.config == rec.current:
@@ -346,9 +347,9 @@ class SweepDialog(QDialog):
             best = result.rows[0]
             r = best.report
             tied = sum(1 for row in result.rows if row.tied_with_best)
-            text = f"Best: {best.config.label()} · hit rate {r.hit_rate:.1%} · MRR {r.mrr:.3f}"
+            text = f"Best: {best.config.label()} · hit rate {pct(r.hit_rate, unit='%')} · MRR {num(r.mrr)}"
             if best.exact is not None:
-                text += f" (exact: {best.exact.hit_rate:.1%})"
+                text += f" (exact: {pct(best.exact.hit_rate, unit='%')})"
             if tied > 1:
                 text += f" · {tied} configurations tied with it (within noise)"
             if result.skipped:

@@ -35,14 +35,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import NOT, PARTLY, RELEVANT, highlights, question_text
+from inspector.core.api import NOT, PARTLY, RELEVANT, highlights, pct, question_text
 from inspector.qt.controllers.audit_session import AuditSession
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import format_score
 from inspector.qt.panels.audit_card import AuditCard, CardFacts
-from inspector.qt.panels.audit_summary import SummaryBox, pct
+from inspector.qt.panels.audit_summary import SummaryBox
 from inspector.qt.panels.elided_label import ElidedLabel
 from inspector.qt.panels.question_bar import mode_text
 from inspector.qt.theme import Theme
@@ -369,7 +369,7 @@ class AuditPanel(QWidget):
         mine = next((x for x in s.questions if x.question == question_text(r.request.question)), None)
         figures = f" · judged {judged}/{len(self.cards)}"
         if mine is not None and mine.precision is not None:
-            figures += f" · judged P@{mine.k} {pct(mine.precision)}"
+            figures += f" · judged P@{mine.k} {pct(mine.precision, 0, '%')}"
         self.header.setText(f"<b>Top {len(r.hits)}</b> · {label}{figures}")
         self.header.setToolTip(r.request.question)
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import AuditSummary, QuestionSummary
+from inspector.core.api import AuditSummary, QuestionSummary, first_relevant_text, pct
 from inspector.qt.panels.table_model import TableModel, bold_font, row_table
 
 COLUMNS = ("Question", "Judged P@k", "First relevant", "Unjudged", "Ranking")
@@ -29,23 +29,13 @@ _TIPS = ("An audited question (select it to read its chunks)",
          "Verdicts best rank first: R relevant, P partly, N not relevant, ? unjudged")
 
 
-def pct(v: float | None) -> str:
-    return "–" if v is None else f"{v:.0%}"
-
-
-def first_text(s: QuestionSummary) -> str:
-    if s.first_relevant is None:
-        return "none" if s.first_relevant_certain else "none yet"
-    return str(s.first_relevant) if s.first_relevant_certain else f"≤{s.first_relevant}"
-
-
 def overall_text(summary: AuditSummary) -> str:
     """One line of figures over every audited question."""
     if not summary.questions:
         return "Nothing judged yet: mark a chunk (1/2/3) and the figures appear here."
     mean = summary.mean_first_relevant
     n_prec = sum(1 for s in summary.questions if s.precision is not None)
-    return (f"<b>Judged precision@k {pct(summary.precision)}</b> (mean of {n_prec} question(s); relevant = 1, "
+    return (f"<b>Judged precision@k {pct(summary.precision, 0, '%')}</b> (mean of {n_prec} question(s); relevant = 1, "
             f"partly = 0.5) · {summary.with_relevant}/{len(summary.questions)} with a relevant chunk"
             + (f" (first at rank {mean:.1f} on average)" if mean is not None else "")
             + f" · {summary.unjudged} unjudged")
@@ -77,7 +67,7 @@ class SummaryModel(TableModel):
         s = self.rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return (s.question, pct(s.precision), first_text(s), str(s.unjudged), s.letters())[col]
+            return (s.question, pct(s.precision, 0, '%'), first_relevant_text(s), str(s.unjudged), s.letters())[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             return s.question if col == 0 else _TIPS[col]
         if role == Qt.ItemDataRole.FontRole and s.question == self.current:
@@ -141,4 +131,4 @@ class SummaryBox(QWidget):
             self.questionChosen.emit(self.model.rows[index.row()].question)
 
 
-__all__ = ["SummaryBox", "SummaryModel", "overall_text", "pct", "first_text"]
+__all__ = ["SummaryBox", "SummaryModel", "overall_text"]

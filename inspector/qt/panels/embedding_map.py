@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import FALLBACK
+from inspector.core.api import FALLBACK, pct
 from inspector.core.viewmodel.projection import METHODS, Projection, project, umap_available
 from inspector.qt.controllers.retrieval import MODEL_FAILED, MODEL_LOADING, MODEL_READY, RetrievalController
 from inspector.qt.controllers.state import InspectorState
@@ -483,7 +483,7 @@ class EmbeddingMap(QWidget):
             mode = f"computed by the model; the hits are {mode}'s"
         text = f"{n:,} chunk vectors · {mode} · {how}"
         if p.method == "pca":
-            text += f" · the axes hold {p.explained[0]:.0%} and {p.explained[1]:.0%} of the variance"
+            text += f" · the axes hold {pct(p.explained[0], 0, '%')} and {pct(p.explained[1], 0, '%')} of the variance"
         self.status.setText(text)
         theme = Theme.for_palette(self.palette())
         counts = np.bincount(self.categories, minlength=5) if len(self.categories) else np.zeros(5, int)

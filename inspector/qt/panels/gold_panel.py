@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import Document, GoldQuestion, answer_spans
+from inspector.core.api import Document, GoldQuestion, answer_spans, change_interval, num, pct, pts, spread
 from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt.controllers.retrieval import (
     FALLBACK,
@@ -125,20 +125,12 @@ class GoldFiles:
         return self.remembered(doc) or sibling_gold(doc)
 
 
-def pct(v: float | None) -> str:
-    return "–" if v is None else f"{v * 100:.1f} %"
-
-
-def num(v: float | None, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
-
-
 def delta_text(name: str, d: float | None) -> str:
     """A metric's change against the baseline, in the metric's own unit."""
     if d is None:
         return ""
     if name == "hit_rate":
-        return f"{d * 100:+.1f} pts"
+        return pts(d)
     if name in ("chunks", "embedded_tokens"):
         return f"{d:+,.0f}"
     if name == "inflation":
@@ -161,6 +153,8 @@ HIGHER_IS_BETTER = {"hit_rate", "mrr", "recall", "precision", "iou", "hit_at_bud
 #: Metrics whose change against the baseline gets a paired interval and a verdict.
 PAIRED = {"hit_rate", "mrr", "recall", "precision", "iou", "hit_at_budget"}
 RETRIEVER_NAMES = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
+#: Metrics that are shares (written as percentages, their intervals in points).
+SHARES = {"hit_rate", "hit_at_budget"}
 
 
 def ci_text(key: str, ci: Any) -> str:
@@ -168,16 +162,14 @@ def ci_text(key: str, ci: Any) -> str:
     if ci is None:
         return ""
     lo, hi = ci
-    if key in ("hit_rate", "hit_at_budget"):
-        return f"[{lo * 100:.0f}–{hi * 100:.0f} %]"
-    return f"[{lo:.2f}–{hi:.2f}]"
+    return spread(lo, hi, share=key in SHARES)
 
 
 def verdict_text(key: str, d: Any) -> tuple[str, str]:
     """(short verdict for the delta column, tooltip) of a `PairedDelta`."""
     lo, hi = d.ci
-    scale, unit = (100, " pts") if key in ("hit_rate", "hit_at_budget") else (1, "")
-    tip = f"Paired 95 % interval of the change: [{lo * scale:+.1f}, {hi * scale:+.1f}]{unit}"
+    share = key in SHARES
+    tip = f"Paired 95 % interval of the change: {change_interval(lo, hi, share=share)}{' pts' if share else ''}"
     if d.p_value is not None:
         tip += f"; McNemar p = {d.p_value:.2g} ({d.fixed} fixed, {d.broke} broken)"
     if d.verdict == "within noise":
@@ -517,7 +509,7 @@ class GoldPanel(QWidget):
             rep = r.alternatives.get(name)
             if rep is None:
                 continue
-            text = f"{RETRIEVER_NAMES[name]} {rep.hit_rate * 100:.1f} %"
+            text = f"{RETRIEVER_NAMES[name]} {pct(rep.hit_rate)}"
             parts.append(f"<b>{text}</b>" if name == r.retriever else text)
         self.retrievers.setText(f"Hit rate@{r.request.k} by retriever: " + " · ".join(parts))
         self.retrievers.setVisible(len(parts) > 1)
