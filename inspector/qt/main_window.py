@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.api import Document, answer_spans
 from inspector.core.viewmodel import settings_schema as keys
+from inspector.qt import theme
 from inspector.qt.actions.export_actions import ExportActions
 from inspector.qt.actions.file_actions import FileActions, dropped_paths, split_dropped
 from inspector.qt.actions.gold_actions import GoldActions
@@ -689,14 +690,14 @@ class MainWindow(QMainWindow):
         r = self.retrieval
         done, total = getattr(self, "_pooled_progress", (0, 0))
         if r.model_state == MODEL_LOADING:
-            text, color = "Loading embedding model… BM25 answers meanwhile", "#c76a00"
+            text, color = "Loading embedding model… BM25 answers meanwhile", theme.WARNING
         elif r.model_state == MODEL_FAILED:
-            text, color = "No embedding model: BM25 only", "#d03a3a"
+            text, color = "No embedding model: BM25 only", theme.BAD
         elif r.model_state == MODEL_READY:
             if total > 0:
                 text, color = f"Model ready · preparing live preview {done * 100 // max(1, total)} %", ""
             else:
-                text, color = "Model ready", "#2e8b57"
+                text, color = "Model ready", theme.GOOD
         else:
             text, color = "", ""
         self.model_label.setText(text + ("  " if text else ""))

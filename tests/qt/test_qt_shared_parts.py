@@ -83,3 +83,36 @@ class _recording_changes:  # noqa: N801  (used as a context manager, named as on
 
     def __exit__(self, *exc) -> None:
         self.model.dataChanged.disconnect(self._on)
+
+
+def test_colours_that_say_something_come_from_the_theme():
+    """No colour is written out in the window's modules but the theme's (and the dark palette's):
+    a status colour changed there changes everywhere, and dark/light pairs stay together."""
+    import re
+    from pathlib import Path
+
+    import inspector.qt
+
+    literal = re.compile(r"""["']#[0-9a-fA-F]{3,8}["']|#[0-9a-fA-F]{6}\b|QColor\(\s*\d|rgba?\(\s*\d""")
+    root = Path(inspector.qt.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name in ("theme.py", "palette.py"):
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if literal.search(line):
+                found.append(f"{path.relative_to(root)}:{n}: {line.strip()}")
+    assert not found, "colours outside inspector/qt/theme.py:\n" + "\n".join(found)
+
+
+def test_the_theme_keeps_each_colour_pair_apart_by_palette(qapp):
+    from inspector.qt.palette import dark_palette
+    from inspector.qt.theme import Theme
+
+    light, dark = Theme.for_palette(qapp.style().standardPalette()), Theme.for_palette(dark_palette())
+    assert not light.dark and dark.dark
+    for name in ("badge_ink", "best_position", "accepted_draft", "uncovered", "notice", "notice_text"):
+        assert getattr(light, name) != getattr(dark, name), name
+    # Ink on a badge contrasts with the badge (a strong colour: deep on light, bright on dark).
+    assert light.badge_ink.lightnessF() > light.bar(0).lightnessF()
+    assert dark.badge_ink.lightnessF() < dark.bar(0).lightnessF()

@@ -17,9 +17,10 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QLinearGradient, QPainter
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from inspector.core.api import num, pct
+from inspector.qt.theme import CURRENT_CELL, HEAT_RAMP, INK_ON_BRIGHT, INK_ON_DEEP
 
-#: A sequential ramp (dark blue -> teal -> yellow), readable in light and dark palettes.
-RAMP = ((0.0, QColor("#3b4f8f")), (0.35, QColor("#2f8f9d")), (0.7, QColor("#7cc36b")), (1.0, QColor("#f2d544")))
+#: The theme's sequential ramp (dark blue -> teal -> yellow), as colours.
+RAMP = tuple((t, QColor(c)) for t, c in HEAT_RAMP)
 
 
 def ramp(t: float) -> QColor:
@@ -35,7 +36,7 @@ def ramp(t: float) -> QColor:
 
 def _ink(bg: QColor) -> QColor:
     lum = 0.2126 * bg.redF() + 0.7152 * bg.greenF() + 0.0722 * bg.blueF()
-    return QColor("#111111") if lum > 0.5 else QColor("#ffffff")
+    return QColor(INK_ON_BRIGHT if lum > 0.5 else INK_ON_DEEP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +263,7 @@ class Heatmap(QWidget):
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRoundedRect(rect.adjusted(1, 1, -1, -1), 3, 3)
         if self.current is not None and cell.config is not None and _same_chunking(cell.config, self.current):
-            p.setPen(QPen(QColor("#e0572a"), 2.0, Qt.PenStyle.DashLine))
+            p.setPen(QPen(QColor(CURRENT_CELL), 2.0, Qt.PenStyle.DashLine))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRoundedRect(rect.adjusted(3, 3, -3, -3), 2, 2)
 

@@ -35,6 +35,7 @@ from inspector.qt.controllers.state import InspectorState
 from inspector.qt.dialogs.heatmap import LAYERS, Cell, Heatmap
 from inspector.qt.panels.question_bar import RETRIEVER_LABELS
 from inspector.qt.runner import JobRunner
+from inspector.qt.theme import BAD
 
 POOLED_THEN_EXACT, EXACT_ONLY = "pooled", "exact"
 
@@ -384,7 +385,7 @@ class SweepDialog(QDialog):
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
-        self.status.setStyleSheet("color: #d03a3a;" if error else "")
+        self.status.setStyleSheet(f"color: {BAD};" if error else "")
 
     # -- lifetime ------------------------------------------------------------------------------------
     def closeEvent(self, e) -> None:

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.api import DEFAULT_MAX_BYTES, Document, InputError, LoadResult
+from inspector.qt import theme
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.panels.table_model import TableModel, bold_font, row_table
 
@@ -199,11 +200,11 @@ class CorpusModel(TableModel):
             return _plain("\n".join(lines))
         elif role == Qt.ItemDataRole.ForegroundRole:
             if row.document is None:
-                return QBrush(QColor("#d03a3a"))
+                return QBrush(QColor(theme.BAD))
             if col == COL_PROBLEMS and row.problems:
-                return QBrush(QColor("#c76a00"))
+                return QBrush(QColor(theme.WARNING))
             if col == COL_HITS and row.hits and row.hits[1] == 1:
-                return QBrush(QColor("#c2580a"))  # the best hit of all is here
+                return QBrush(QColor(theme.BEST_HIT_DOCUMENT))  # the best hit of all is here
         elif role == Qt.ItemDataRole.FontRole and col == COL_HITS and row.hits and row.hits[0]:
             return bold_font()
         elif role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIZE, COL_CHUNKS, COL_HITS):

@@ -45,14 +45,14 @@ from inspector.qt.controllers.retrieval import MODEL_FAILED, MODEL_LOADING, MODE
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.runner import JobRunner, Progress
-from inspector.qt.theme import Theme
+from inspector.qt.theme import BAD, Theme
 
 #: Point categories, drawn in this order of precedence (a hit that holds the answer is a hit).
 OTHER, CHUNK, MISSED, ANSWER, HIT = range(5)
 CATEGORY_NAMES = {OTHER: "other document", CHUNK: "chunk", MISSED: "answer of a missed question",
                   ANSWER: "holds the answer", HIT: "retrieved"}
 PREVIEW_CHARS = 220
-MISS_COLOR = QColor("#d03a3a")
+MISS_COLOR = QColor(BAD)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -19,6 +19,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor
 
 from inspector.core.api import GoldQuestion
+from inspector.qt import theme
 from inspector.qt.panels.table_model import TableModel
 
 COLUMNS = ("#", "Question", "Answer", "Hit", "Rank", "Diagnosis", "Baseline")
@@ -28,8 +29,8 @@ ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 """The source row (the question's position in the gold set)."""
 MISS_ROLE = Qt.ItemDataRole.UserRole + 2
 
-HIT_COLOR = QColor("#2e8b57")
-MISS_COLOR = QColor("#d03a3a")
+HIT_COLOR = QColor(theme.GOOD)
+MISS_COLOR = QColor(theme.BAD)
 
 _TIPS = ("Line in the gold file", "The question sent to the retriever", "Expected answer (or reference span)",
          "Whether an answer lies in one of the top k chunks", "Rank of the first chunk holding the answer",
@@ -155,7 +156,7 @@ class GoldTableModel(TableModel):
             if r is None:
                 return None
             if self._stale and col in (COL_HIT, COL_RANK, COL_DIAGNOSIS, COL_BASELINE):
-                return QBrush(QColor(128, 128, 128))
+                return QBrush(QColor(theme.QUIET))
             if col == COL_HIT:
                 return QBrush(HIT_COLOR if r.hit else MISS_COLOR)
             if col == COL_BASELINE:

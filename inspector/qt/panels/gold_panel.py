@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.api import Document, GoldQuestion, answer_spans, change_interval, num, pct, pts, spread
 from inspector.core.viewmodel.settings_schema import Setting
+from inspector.qt import theme
 from inspector.qt.controllers.retrieval import (
     FALLBACK,
     POOLED,
@@ -210,7 +211,7 @@ class GoldPanel(QWidget):
         self.mode = ElidedLabel()
         self.mode.set_elide(True)
         self.stale_label = QLabel("recomputing…")
-        self.stale_label.setStyleSheet("color: #c76a00;")
+        self.stale_label.setStyleSheet(f"color: {theme.WARNING};")
         self.stale_label.setToolTip("The figures belong to the previous chunks until the new ones are scored")
         self.stale_label.hide()
         self.metric_labels: dict[str, tuple[ElidedLabel, QLabel, QLabel]] = {}
@@ -227,7 +228,7 @@ class GoldPanel(QWidget):
             name.setMinimumWidth(name.fontMetrics().averageCharWidth() * 5)
             value.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             delta.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            ci.setStyleSheet("color: #808080;")
+            ci.setStyleSheet(f"color: {theme.QUIET};")
             small = ci.font()
             small.setPointSizeF(small.pointSizeF() * 0.85)
             ci.setFont(small)
@@ -265,7 +266,7 @@ class GoldPanel(QWidget):
         self.budget_spin.setKeyboardTracking(False)
         self.disagreement = QLabel()
         self.disagreement.setWordWrap(True)
-        self.disagreement.setStyleSheet("color: #c76a00;")
+        self.disagreement.setStyleSheet(f"color: {theme.WARNING};")
         self.disagreement.hide()
         self.pin_button = QPushButton("Pin as Baseline")
         self.pin_button.setToolTip("Keep this configuration's report: later settings show each figure's change "
@@ -285,7 +286,7 @@ class GoldPanel(QWidget):
         self.changes.hide()
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
-        self.warnings.setStyleSheet("color: #c76a00;")
+        self.warnings.setStyleSheet(f"color: {theme.WARNING};")
         self.warnings.hide()
 
         # The head row spans the panel: what is loaded, what answered, and the buttons, always in
@@ -701,7 +702,7 @@ class GoldPanel(QWidget):
         pooled = r is not None and r.mode == POOLED
         self.mode.setText(text)
         self.mode.setToolTip(mode_text(r, self.controller)[1])
-        self.mode.setStyleSheet("color: #c76a00;" if warn else ("color: #6a5acd;" if pooled else "color: #2e8b57;"))
+        self.mode.setStyleSheet(f"color: {theme.WARNING if warn else theme.POOLED if pooled else theme.GOOD};")
         self._update_pin()
 
     def _show_metrics(self) -> None:
@@ -742,7 +743,7 @@ class GoldPanel(QWidget):
                 verdict, tip = verdict_text(key, pd)
                 if verdict == "within noise":
                     delta.setText(f"{delta_text(key, d)} · noise")
-                    delta.setStyleSheet("color: #808080;")
+                    delta.setStyleSheet(f"color: {theme.QUIET};")
                     delta.setToolTip(tip)
                     continue
                 delta.setToolTip(tip)
@@ -751,7 +752,7 @@ class GoldPanel(QWidget):
             else:
                 good = (d > 0) == (key in HIGHER_IS_BETTER)
                 neutral = key not in HIGHER_IS_BETTER
-                color = "#808080" if neutral else (HIT_COLOR.name() if good else MISS_COLOR.name())
+                color = theme.QUIET if neutral else (theme.GOOD if good else theme.BAD)
                 delta.setStyleSheet(f"color: {color};")
         self._fit_summary()
 

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from inspector.qt.document.compare_lane import ADDED, KEPT, MOVED, REMOVED, diff_color
 from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.document.painting import zigzag
-from inspector.qt.theme import FLAG_ORDER, FLAG_STYLE, Theme
+from inspector.qt.theme import FLAG_ORDER, FLAG_STYLE, STALE_PILL, STALE_PILL_TEXT, Theme
 
 Painter = Callable[[QPainter, QRectF, Theme], None]
 
@@ -132,7 +132,7 @@ def _hit(p: QPainter, r: QRectF, t: Theme) -> None:
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(hit_color(t))
     p.drawRoundedRect(badge, h / 2, h / 2)
-    p.setPen(QColor("#ffffff") if not t.dark else QColor("#1b1b1b"))
+    p.setPen(t.badge_ink)
     p.drawText(badge, Qt.AlignmentFlag.AlignCenter, "#1  0.69")
 
 
@@ -195,9 +195,9 @@ def _stale(p: QPainter, r: QRectF, t: Theme) -> None:
     h = QFontMetrics(font).height() + 2
     pill = QRectF(r.left() + 6, r.center().y() - h / 2, r.width() - 12, h)
     p.setPen(Qt.PenStyle.NoPen)
-    p.setBrush(QColor(199, 106, 0, 235))
+    p.setBrush(STALE_PILL)
     p.drawRoundedRect(pill, h / 2, h / 2)
-    p.setPen(QColor("#ffffff"))
+    p.setPen(QColor(STALE_PILL_TEXT))
     p.drawText(pill, Qt.AlignmentFlag.AlignCenter, "computing…")
 
 

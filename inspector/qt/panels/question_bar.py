@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.qt import theme
 from inspector.qt.controllers.retrieval import (
     EXACT,
     FALLBACK,
@@ -402,7 +403,7 @@ class QuestionBar(QWidget):
         text, tip = mode_text(result, self.controller)
         warn = result is not None and result.mode == FALLBACK or (result is None and bool(text))
         exact = result is not None and result.mode == EXACT
-        color = "#c76a00" if warn else ("#2e8b57" if exact else "")
+        color = theme.WARNING if warn else (theme.GOOD if exact else "")
         self.mode.setText(text)
         self.mode.setToolTip(tip)
         self.mode.setStyleSheet(f"color: {color};" if color else "")

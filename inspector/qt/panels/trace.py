@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QStyle, QStyleOptionSlider, Q
 from inspector.core.api import pct
 from inspector.core.viewmodel.trace import Trace, TracePoint
 from inspector.qt.controllers.trace import TraceController
+from inspector.qt.theme import Theme
 
 #: Height of the bars' area, pixels.
 PLOT_HEIGHT = 26
@@ -28,10 +29,6 @@ PLOT_HEIGHT = 26
 MIN_SPAN = 0.10
 #: Height of the current-position marker under the baseline, pixels.
 MARKER = 5
-
-
-def _is_dark(palette: QPalette) -> bool:
-    return palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
 
 
 def caption(trace: Trace | None, *, preview: bool = False, unit: str = "") -> str:
@@ -153,13 +150,14 @@ class TracePlot(QWidget):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         pal = self.palette()
-        dark = _is_dark(pal)
+        theme = Theme.for_palette(pal)
+        dark = theme.dark
         text = pal.color(QPalette.ColorRole.Text)
         muted = QColor(text)
         muted.setAlpha(80 if dark else 70)
         bar = QColor(text)
         bar.setAlpha(150 if dark else 110)
-        best_color = QColor("#5cc98a" if dark else "#2e8b57")
+        best_color = theme.best_position
         accent = pal.color(QPalette.ColorRole.Highlight)
         if dark:
             accent = accent.lighter(130)
