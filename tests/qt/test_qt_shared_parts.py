@@ -116,3 +116,26 @@ def test_the_theme_keeps_each_colour_pair_apart_by_palette(qapp):
     # Ink on a badge contrasts with the badge (a strong colour: deep on light, bright on dark).
     assert light.badge_ink.lightnessF() > light.bar(0).lightnessF()
     assert dark.badge_ink.lightnessF() < dark.bar(0).lightnessF()
+
+
+def test_the_big_window_classes_are_built_in_steps():
+    """GoldPanel, MainWindow, AuditPanel, QuestionBar and SweepDialog had constructors of 104 to 236
+    lines; each is now a short list of `_build_*` steps (one widget group each) and a `_connect`.
+    A constructor that grows past a screen again is a group that wants a step of its own."""
+    import ast
+    import inspect
+    import textwrap
+
+    from inspector.qt.dialogs.sweep_dialog import SweepDialog
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.panels.audit_panel import AuditPanel
+    from inspector.qt.panels.gold_panel import GoldPanel
+    from inspector.qt.panels.question_bar import QuestionBar
+
+    for cls in (GoldPanel, MainWindow, AuditPanel, QuestionBar, SweepDialog):
+        init = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__))).body[0]
+        lines = init.end_lineno - init.lineno + 1
+        steps = {n.func.attr for n in ast.walk(init) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("_build")}
+        assert lines <= 50, f"{cls.__name__}.__init__ has {lines} lines"
+        assert len(steps) >= 2, f"{cls.__name__}.__init__ builds in {sorted(steps)}"

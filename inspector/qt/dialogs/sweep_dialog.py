@@ -128,8 +128,6 @@ class SweepDialog(QDialog):
     def __init__(self, state: InspectorState, controller: RetrievalController, parent: QWidget | None = None, *,
                  synchronous: bool = False) -> None:
         super().__init__(parent)
-        from inspector.core.api import strategies
-
         self.setWindowTitle("Sweep chunk size and overlap")
         self.state = state
         self.controller = controller
@@ -137,6 +135,19 @@ class SweepDialog(QDialog):
         self.result: Any = None
         self.cells: dict = {}
         self._grid: tuple = ((), (), ())
+
+        left = self._build_settings()
+        right = self._build_results()
+        lay = QHBoxLayout(self)
+        lay.addLayout(left, 0)
+        lay.addLayout(right, 1)
+        self.resize(1000, 480)
+        self._connect(parent)
+        self.reset_from_window()
+
+    def _build_grid_form(self) -> QFormLayout:
+        """What to sweep: strategies, sizes, overlaps, k, the retriever, which vectors."""
+        from inspector.core.api import strategies
 
         self.strategy_list = QListWidget()
         self.strategy_list.setMaximumHeight(130)
@@ -173,6 +184,11 @@ class SweepDialog(QDialog):
         form.addRow("Retriever", self.retriever)
         form.addRow("Vectors", self.vectors)
         form.addRow("Confirm", self.confirm)
+        return form
+
+    def _build_settings(self) -> QVBoxLayout:
+        """The left column: the grid's form, Run/Cancel/Close, progress and status."""
+        form = self._build_grid_form()
         self.run_button = QPushButton("Run Sweep")
         self.run_button.setDefault(True)
         self.cancel_button = QPushButton("Cancel")
@@ -183,16 +199,6 @@ class SweepDialog(QDialog):
         self.progress.hide()
         self.status = QLabel()
         self.status.setWordWrap(True)
-        self.heatmap = Heatmap()
-        self.layer = QComboBox()
-        for key, name in LAYERS.items():
-            self.layer.addItem(name.capitalize(), key)
-        self.layer.setToolTip("Colour the cells by hit rate or by the bill: indexing cost and context cost "
-                              "(prices set in the gold panel), embedding time at this machine's measured speed")
-        self.layer.currentIndexChanged.connect(lambda _i: self._show_layer())
-        self.summary = QLabel("Click a cell to apply its settings to the strategy panel.")
-        self.summary.setWordWrap(True)
-        self.summary.setEnabled(False)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
@@ -204,6 +210,19 @@ class SweepDialog(QDialog):
         left.addWidget(self.progress)
         left.addWidget(self.status)
         left.addStretch(1)
+        return left
+
+    def _build_results(self) -> QVBoxLayout:
+        """The right column: what the cells show (hit rate or the bill), the heatmap, the summary."""
+        self.heatmap = Heatmap()
+        self.layer = QComboBox()
+        for key, name in LAYERS.items():
+            self.layer.addItem(name.capitalize(), key)
+        self.layer.setToolTip("Colour the cells by hit rate or by the bill: indexing cost and context cost "
+                              "(prices set in the gold panel), embedding time at this machine's measured speed")
+        self.summary = QLabel("Click a cell to apply its settings to the strategy panel.")
+        self.summary.setWordWrap(True)
+        self.summary.setEnabled(False)
         right = QVBoxLayout()
         layer_row = QHBoxLayout()
         layer_row.addWidget(QLabel("Show"))
@@ -212,11 +231,10 @@ class SweepDialog(QDialog):
         right.addLayout(layer_row)
         right.addWidget(self.heatmap, 1)
         right.addWidget(self.summary)
-        lay = QHBoxLayout(self)
-        lay.addLayout(left, 0)
-        lay.addLayout(right, 1)
-        self.resize(1000, 480)
+        return right
 
+    def _connect(self, parent: QWidget | None) -> None:
+        self.layer.currentIndexChanged.connect(lambda _i: self._show_layer())
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
         self.close_button.clicked.connect(self.close)
@@ -228,7 +246,6 @@ class SweepDialog(QDialog):
         bill = getattr(parent, "bill", None)
         if bill is not None:
             bill.changed.connect(self._show_layer)  # a price typed in the gold panel
-        self.reset_from_window()
 
     # -- settings ------------------------------------------------------------------------------------
     def reset_from_window(self) -> None:
