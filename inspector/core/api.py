@@ -113,6 +113,11 @@ _WHERE: dict[str, str] = {
     "bill_parts": "inspector.core.evaluation.bill",
     "format_seconds": "inspector.core.evaluation.bill",
     "format_usd": "inspector.core.evaluation.bill",
+    "change_interval": "inspector.core.evaluation.format",
+    "num": "inspector.core.evaluation.format",
+    "pct": "inspector.core.evaluation.format",
+    "pts": "inspector.core.evaluation.format",
+    "spread": "inspector.core.evaluation.format",
     "make_bill": "inspector.core.evaluation.bill",
     "Coverage": "inspector.core.evaluation.coverage",
     "Section": "inspector.core.evaluation.coverage",
@@ -131,6 +136,7 @@ _WHERE: dict[str, str] = {
     "PARTLY": "inspector.core.evaluation.audit",
     "NOT": "inspector.core.evaluation.audit",
     "export_summary": "inspector.core.evaluation.audit",
+    "first_relevant_text": "inspector.core.evaluation.audit",
     "gold_from_audit": "inspector.core.evaluation.audit",
     "highlights": "inspector.core.evaluation.audit",
     "load_audits": "inspector.core.evaluation.audit",
@@ -237,6 +243,7 @@ if TYPE_CHECKING:
         Span,
         Verdict,
         export_summary,
+        first_relevant_text,
         gold_from_audit,
         highlights,
         load_audits,
@@ -258,6 +265,7 @@ if TYPE_CHECKING:
     from inspector.core.evaluation.config import DEFAULT_RETRIEVER, EvalConfig, sized_params
     from inspector.core.evaluation.coverage import Coverage, Section, coverage
     from inspector.core.evaluation.drafts import MEASUREMENT, Draft, draft_questions
+    from inspector.core.evaluation.format import change_interval, num, pct, pts, spread
     from inspector.core.evaluation.gold import (
         GoldQuestion,
         add_questions,
@@ -322,8 +330,10 @@ __all__ = [
     "report_markdown", "report_text", "sweep_text", "Bill", "Rates", "bill_for", "bill_parts", "format_seconds",
     "format_usd", "make_bill", "Coverage", "Section", "coverage", "Draft", "MEASUREMENT", "draft_questions",
     "Audit", "AuditFiles", "AuditSummary", "GoldProposal", "QuestionSummary", "Span", "Verdict", "RELEVANT",
-    "PARTLY", "NOT", "export_summary", "gold_from_audit", "highlights", "load_audits", "question_text", "replay",
-    "save_audits", "summarize",
+    "PARTLY", "NOT", "export_summary", "first_relevant_text", "gold_from_audit", "highlights", "load_audits",
+    "question_text", "replay", "save_audits", "summarize",
+    # figures as text
+    "change_interval", "num", "pct", "pts", "spread",
     # the workbench, the Ray engine, the HTML export
     "Workbench", "ChunkStage", "ChunkStore", "Staging", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED",
     "FALLBACK", "EngineError", "RayEngine", "STAGE_UNITS", "view_html",

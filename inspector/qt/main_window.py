@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.api import Document, answer_spans
 from inspector.core.viewmodel import settings_schema as keys
+from inspector.qt import theme
 from inspector.qt.actions.export_actions import ExportActions
 from inspector.qt.actions.file_actions import FileActions, dropped_paths, split_dropped
 from inspector.qt.actions.gold_actions import GoldActions
@@ -95,7 +96,11 @@ class MainWindow(QMainWindow):
                  settle_ms: int = SETTLE_MS, synchronous_retrieval: bool = False,
                  parent: QWidget | None = None) -> None:
         """`embedder` (default: the bundled model) is only loaded by `start_model`; tests inject a
-        fast one. `embedding_cache` defaults to the user's cache once the bundled model is used."""
+        fast one. `embedding_cache` defaults to the user's cache once the bundled model is used.
+
+        The order of the steps is the order things must hear the state's signals in: each part
+        connects to them as it is built, and a later part relies on an earlier one having taken
+        the new document (or chunks) first."""
         super().__init__(parent)
         self.settings = Settings(settings)
         self.state = InspectorState(self)
@@ -103,6 +108,35 @@ class MainWindow(QMainWindow):
         if self.runner.parent() is None:
             self.runner.setParent(self)
         self._closing = False
+        self._setup_window()
+        self._build_text()
+        # The retrieval state, before the chunking controller: on a document change it must have
+        # taken the new document before a (synchronous) chunk result for it arrives.
+        self.retrieval = RetrievalController(self.state, embedder=embedder, cache=embedding_cache,
+                                             synchronous=synchronous_retrieval, settle_ms=settle_ms, parent=self)
+        self.gold_files = GoldFiles(self.settings)
+        self._build_centre()
+        self._build_docks()
+        self._build_controllers(debounce_ms, synchronous_retrieval)
+        # The status bar first: the groups of actions report through its message line.
+        self._build_status_bar()
+        self._build_action_groups()
+        self._build_housekeeping()
+        # Edit ▸ Undo/Redo: what an open, a gold set, a question, an import or a pin replaced.
+        self.history = HistoryActions(self.state, self.retrieval, self.messages, gold_files=self.gold_files,
+                                      parent=self)
+        self.history.connect_sources(self.files, self.gold, self.plugins)
+        self._build_actions()
+        self._build_menus()
+        self._build_toolbar()
+        self._build_modes()
+        self._connect()
+        self._install_views()
+        self.plugins.load_installed()  # before restoring: the saved strategy may be a plug-in's
+        self.restore_settings()
+
+    # -- building --------------------------------------------------------------------------------
+    def _setup_window(self) -> None:
         self.setWindowTitle("Chunk Inspector")
         icon = RESOURCES / "chunk-inspector.svg"
         if icon.exists():
@@ -110,17 +144,16 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
 
-        # Centre: text + overview strip, find bar below (the question bar is a toolbar row above,
-        # as wide as the window).
+    def _build_text(self) -> None:
+        """The document view, its overview strip and the find bar under them."""
         self.view = DocumentView(self.state)
         self.strip = OverviewStrip()
         self.find_bar = FindBar(self.view)
         self.find_bar.hide()
-        # The retrieval state, before the chunking controller: on a document change it must have
-        # taken the new document before a (synchronous) chunk result for it arrives.
-        self.retrieval = RetrievalController(self.state, embedder=embedder, cache=embedding_cache,
-                                             synchronous=synchronous_retrieval, settle_ms=settle_ms, parent=self)
-        self.gold_files = GoldFiles(self.settings)
+
+    def _build_centre(self) -> None:
+        """Centre: text + overview strip, find bar below (the question bar is a toolbar row above,
+        as wide as the window)."""
         self.question_bar = QuestionBar(self.retrieval, self.view)
         centre = QWidget()
         row = QHBoxLayout()
@@ -135,7 +168,9 @@ class MainWindow(QMainWindow):
         col.addWidget(self.find_bar)
         self.setCentralWidget(centre)
 
-        # Panels.
+    def _build_docks(self) -> None:
+        """The panels in docks: strategy and statistics (and documents) left, the embedded text
+        and the Reader right, the chunk table and the gold set below."""
         self.strategy_panel = StrategyPanel(self.state)
         self.stats_panel = StatsPanel(self.state)
         self.table = ChunkTable(self.state)
@@ -166,8 +201,9 @@ class MainWindow(QMainWindow):
         self.dock_layout = DockLayout(self)
         """Places the docks for the window's size (compact under 1200 px) and raises the gold tab."""
 
-        # Created after the widgets, so that on a document change they have taken the new document
-        # before any (synchronous) result for it arrives.
+    def _build_controllers(self, debounce_ms: int, synchronous_retrieval: bool) -> None:
+        """Created after the widgets, so that on a document change they have taken the new
+        document before any (synchronous) result for it arrives."""
         self.controller = ChunkingController(self.state, self.runner, debounce_ms=debounce_ms, parent=self)
         # New chunks requested: embedding the current ones for exact figures is superseded at once.
         self.controller.requested.connect(self.retrieval.chunks_requested)
@@ -178,8 +214,8 @@ class MainWindow(QMainWindow):
                                  (self.view, self.stats_panel, self.table, self.gold_panel.splitter), parent=self)
         """Veils the text, statistics, table and gold figures while they show superseded chunks."""
 
-        # The status bar first: the groups of actions report through its message line.
-        self._build_status_bar()
+    def _build_action_groups(self) -> None:
+        """Opening files, the gold set's files, strategy files and plug-ins."""
         self.files = FileActions(self.state, self.messages, self.settings, self)
         self.files.opened.connect(self.documentOpened)
         self.gold = GoldActions(self.state, self.retrieval, self.gold_panel, self.gold_files, self.messages,
@@ -188,6 +224,8 @@ class MainWindow(QMainWindow):
         self.plugins = PluginActions(self.state, self.messages, self.settings,
                                      strategies_registered=self._on_strategies_registered,
                                      show_strategy=self.show_strategy, parent=self)
+
+    def _build_housekeeping(self) -> None:
         from inspector.qt.heap_trim import HeapTrimmer
 
         self.heap_trimmer = HeapTrimmer(parent=self)
@@ -197,19 +235,15 @@ class MainWindow(QMainWindow):
         self.idle_gc = IdleCollector(self._working, parent=self)
         """Full garbage collections wait until the user is idle (issue 17's heartbeat and soak)."""
         self.idle_gc.follow_focus()  # input in a dialog the user turns to counts too
-        # Edit ▸ Undo/Redo: what an open, a gold set, a question, an import or a pin replaced.
-        self.history = HistoryActions(self.state, self.retrieval, self.messages, gold_files=self.gold_files,
-                                      parent=self)
-        self.history.connect_sources(self.files, self.gold, self.plugins)
-        self._build_actions()
-        self._build_menus()
-        self._build_toolbar()
+
+    def _build_modes(self) -> None:
         self.audit_mode = AuditMode(self)  # Evaluate ▸ Audit Mode: the Reader at full height, keyboard judging
         self.gold_tools = GoldTools(self)  # Edit ▸ Quick Question, Draft Questions, Gold Coverage
         from inspector.qt.actions.device_actions import DeviceActions
 
         self.device_actions = DeviceActions(self)  # Settings ▸ Embedding Device; the device in the status bar
 
+    def _connect(self) -> None:
         self.strip.jumpRequested.connect(self.view.scroll_to_line_fraction)
         self.view.verticalScrollBar().valueChanged.connect(self._update_strip_view)
         self.view.verticalScrollBar().rangeChanged.connect(lambda *_a: self._update_strip_view())
@@ -220,6 +254,10 @@ class MainWindow(QMainWindow):
         self.state.errorChanged.connect(self._on_error)
         self.table.onlyFlaggedChanged.connect(self._on_only_flagged)
         self._connect_retrieval()
+
+    def _install_views(self) -> None:
+        """What plugs into the window once it stands: the baseline's lanes, the embedding map, the
+        bill, the language note."""
         from inspector.qt.document.compare_lane import CompareLanes
 
         self.compare = CompareLanes(self.state, self.retrieval, self.view, self.strip, self.gold_panel, self)
@@ -232,8 +270,6 @@ class MainWindow(QMainWindow):
 
         self.bill = install_bill(self)  # money and time in the statistics and gold panels, the sweep
         self.language_note = install_language_note(self)  # the bundled English model vs the text's language
-        self.plugins.load_installed()  # before restoring: the saved strategy may be a plug-in's
-        self.restore_settings()
 
     # -- panels ----------------------------------------------------------------------------------
     def add_panel(self, widget: QWidget, title: str,
@@ -689,14 +725,14 @@ class MainWindow(QMainWindow):
         r = self.retrieval
         done, total = getattr(self, "_pooled_progress", (0, 0))
         if r.model_state == MODEL_LOADING:
-            text, color = "Loading embedding model… BM25 answers meanwhile", "#c76a00"
+            text, color = "Loading embedding model… BM25 answers meanwhile", theme.WARNING
         elif r.model_state == MODEL_FAILED:
-            text, color = "No embedding model: BM25 only", "#d03a3a"
+            text, color = "No embedding model: BM25 only", theme.BAD
         elif r.model_state == MODEL_READY:
             if total > 0:
                 text, color = f"Model ready · preparing live preview {done * 100 // max(1, total)} %", ""
             else:
-                text, color = "Model ready", "#2e8b57"
+                text, color = "Model ready", theme.GOOD
         else:
             text, color = "", ""
         self.model_label.setText(text + ("  " if text else ""))

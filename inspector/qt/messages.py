@@ -17,9 +17,11 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QMessageBox, QStatusBar, QToolButton, QWidget
 
+from inspector.qt import theme
+
 ERROR, WARNING, INFO = "error", "warning", "info"
 
-_COLORS = {ERROR: "#d03a3a", WARNING: "#c76a00", INFO: ""}
+_COLORS = {ERROR: theme.BAD, WARNING: theme.WARNING, INFO: ""}
 
 
 class MessageCenter(QObject):

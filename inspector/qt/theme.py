@@ -35,6 +35,40 @@ FLAG_SHORT = {"truncated_by_embedder": "truncated", "cut_mid_sentence": "cut", "
 FLAG_ORDER = ("truncated_by_embedder", "stub", "cut_mid_sentence", "split_table", "over_budget", "no_heading")
 
 
+#: -- Colours that say something: the same on light and dark palettes (each reads on both). Hex
+#: names, so stylesheets take them as they are and painters as QColor(name). What differs between
+#: the palettes is a field of `Theme` below.
+GOOD = "#2e8b57"
+"""A hit, a question fixed, exact figures, the model ready."""
+BAD = "#d03a3a"
+"""A miss, a question broken, an error, a file that could not be opened."""
+WARNING = "#c76a00"
+"""Something to know about: stand-in figures (BM25 while the model loads), figures being
+recomputed, a problem with a document, a language the model does not know."""
+POOLED = "#6a5acd"
+"""Figures from the pooled live preview (neither exact nor a stand-in)."""
+QUIET = "#808080"
+"""What decides nothing: an interval, a change within noise, stale outcomes, boundary ticks
+before the theme's colour is known."""
+INVALID_SETTING = "#d04040"
+"""The strategy panel's note on settings the strategy rejects."""
+BEST_HIT_DOCUMENT = "#c2580a"
+"""The document list's hits column where the question's #1 hit lies."""
+MARK = "#dc3c3c"
+"""A layer of marks on the overview strip given no colour of its own."""
+NOT_FOUND_FIELD = "rgba(220, 60, 60, 60)"
+"""The find field's background when the text is not found (a stylesheet colour)."""
+STALE_PILL = QColor(199, 106, 0, 235)
+"""The "computing…" pill over figures that belong to superseded chunks (the veil and its legend)."""
+STALE_PILL_TEXT = "#ffffff"
+HEAT_RAMP = ((0.0, "#3b4f8f"), (0.35, "#2f8f9d"), (0.7, "#7cc36b"), (1.0, "#f2d544"))
+"""The sweep heatmap's sequential ramp (dark blue -> teal -> yellow), readable on both palettes."""
+INK_ON_BRIGHT, INK_ON_DEEP = "#111111", "#ffffff"
+"""Text on a heatmap cell: dark on its bright end, white on its deep end."""
+CURRENT_CELL = "#e0572a"
+"""The dashed outline of the heatmap cell with the window's current settings."""
+
+
 _THEMES: "SizedLRU[Theme]" = SizedLRU(32, 32)
 
 
@@ -59,6 +93,18 @@ class Theme:
     tail: QColor
     """Shade over text the embedder never reads."""
     heading: QColor
+    badge_ink: QColor
+    """Text on a badge in a strong colour (a hit's rank, a judged verdict): white on the light
+    palette's deep badges, near-black on the dark palette's bright ones."""
+    best_position: QColor
+    """The best scored position of the hit-rate trace."""
+    accepted_draft: QColor
+    """A drafted question the user accepted."""
+    uncovered: QColor
+    """A warm background under sections no gold question is about."""
+    notice: QColor
+    """Background of a notice across a panel (the drafts' measurement banner)."""
+    notice_text: QColor
 
     @classmethod
     def for_palette(cls, palette: QPalette) -> Theme:
@@ -82,7 +128,13 @@ class Theme:
         selection = QColor.fromHslF(0.6, 0.9, 0.45 if not dark else 0.7)
         heading = QColor.fromHslF(0.6, 0.55, 0.30 if not dark else 0.78)
         return cls(dark, fills, strong, text, muted, palette.color(QPalette.ColorRole.Base), selection, tail,
-                   heading)
+                   heading,
+                   badge_ink=QColor("#1b1b1b" if dark else "#ffffff"),
+                   best_position=QColor("#5cc98a" if dark else GOOD),
+                   accepted_draft=QColor("#7fd6a0" if dark else GOOD),
+                   uncovered=QColor(110, 62, 20) if dark else QColor(255, 226, 199),
+                   notice=QColor(92, 64, 0) if dark else QColor(255, 240, 196),
+                   notice_text=QColor(255, 236, 190) if dark else QColor(92, 60, 0))
 
     def fill(self, rank: int) -> QColor:
         return self.fills[rank % len(self.fills)]

@@ -143,3 +143,33 @@ def test_clicking_a_fixed_or_broken_question_scrolls_to_its_answer(qtbot, bm25_w
     assert not answer_on_screen()
     click()
     qtbot.waitUntil(answer_on_screen, timeout=5000)
+
+
+def test_the_baseline_is_kept_by_its_own_part_and_heard_through_the_controller(qtbot, bm25_window, open_doc,
+                                                                                 wait_result):
+    """The controller's baseline job lives in `BaselineComparison` (issue 27): pinning, comparing
+    and forgetting go through it, and the panels still hear the controller's signals, baseline
+    first, then the comparison."""
+    from inspector.qt.controllers.baseline import BaselineComparison
+
+    w = bm25_window()
+    open_doc(w)
+    r = wait_result(w, gold=True)
+    keeper = w.retrieval.baselines
+    assert isinstance(keeper, BaselineComparison)
+    heard = []
+    w.retrieval.baselineChanged.connect(lambda b: heard.append(("baseline", b)))
+    w.retrieval.comparisonChanged.connect(lambda c: heard.append(("comparison", c)))
+    base = w.retrieval.pin_baseline()
+    assert keeper.baseline is base is w.retrieval.baseline and base.report is r.report
+    assert [k for k, _ in heard] == ["baseline", "comparison"] and heard[0][1] is base
+    assert w.retrieval.comparison is keeper.comparison is heard[1][1] is not None
+    assert w.retrieval.paired is keeper.paired and "hit_rate" in keeper.paired
+    assert w.retrieval.baseline_results() == keeper.results(r) and len(keeper.results(r)) == len(r.report.questions)
+    assert not keeper.covers(w.state.document, ())  # pinned over one document: no corpus to cover
+    heard.clear()
+    w.retrieval.clear_baseline()
+    assert heard == [("baseline", None), ("comparison", None)]
+    assert keeper.baseline is None and w.retrieval.paired == {}
+    w.retrieval.restore_baseline(base)
+    assert w.retrieval.baseline is base and w.retrieval.comparison is not None

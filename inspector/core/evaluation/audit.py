@@ -51,6 +51,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from inspector.core.documents.document import Document
 from inspector.core.errors import InputError
+from inspector.core.evaluation.format import pct
 from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import union_ranges
 
@@ -365,11 +366,9 @@ def summarize(audit: Audit, rankings: Mapping[str, Sequence[Span]], config: str 
 
 # -- export -----------------------------------------------------------------------------------------
 
-def _pct(v: float | None) -> str:
-    return "–" if v is None else f"{v:.0%}"
-
-
-def _first(s: QuestionSummary) -> str:
+def first_relevant_text(s: QuestionSummary) -> str:
+    """The rank of the first relevant chunk as the summary writes it: "3", "≤3" while an unjudged
+    chunk above it could come first, "none" / "none yet"."""
     if s.first_relevant is None:
         return "none" if s.first_relevant_certain else "none yet"
     return str(s.first_relevant) if s.first_relevant_certain else f"≤{s.first_relevant}"
@@ -387,9 +386,10 @@ def summary_markdown(summary: AuditSummary) -> str:
               "|---|---:|---:|---:|---:|---|"]
     for s in summary.questions:
         q = s.question.replace("|", "\\|")
-        lines.append(f"| {q} | {s.k} | {_pct(s.precision)} | {_first(s)} | {s.unjudged} | `{s.letters()}` |")
+        lines.append(f"| {q} | {s.k} | {pct(s.precision, 0, '%')} | {first_relevant_text(s)} | {s.unjudged} "
+                     f"| `{s.letters()}` |")
     mean_first = "–" if summary.mean_first_relevant is None else f"{summary.mean_first_relevant:.2f}"
-    lines += ["", f"Overall: judged precision@k {_pct(summary.precision)} (mean over "
+    lines += ["", f"Overall: judged precision@k {pct(summary.precision, 0, '%')} (mean over "
               f"{sum(1 for s in summary.questions if s.precision is not None)} questions), "
               f"{summary.with_relevant} of {len(summary.questions)} questions with a relevant chunk "
               f"(mean first relevant rank {mean_first}), {summary.judged} chunks judged, "

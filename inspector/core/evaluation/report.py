@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from inspector.core.evaluation.bill import Rates, bill_dict, bill_for, bill_line
 from inspector.core.evaluation.compare import Comparison, QuestionChange
 from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.format import num
 from inspector.core.evaluation.metrics import QuestionResult, Report
 from inspector.core.evaluation.reranked import RerankFigures
 from inspector.core.evaluation.sweep import SweepResult
@@ -43,12 +44,9 @@ def retrieval_line(config: EvalConfig | None, mode: str | None = None) -> str:
     return f"hybrid: BM25 + {vectors}" if retriever == "hybrid" else f"dense, {vectors}"
 
 
-def _fmt(v: float | None, digits: int = 3, none: str = "-") -> str:
-    return none if v is None else f"{v:.{digits}f}"
-
-
-def _round(v: float | None, digits: int = 4) -> float | None:
-    return None if v is None else round(v, digits)
+def _fmt(v: float | None, digits: int = 3) -> str:
+    """A figure in the plain-text reports: "-" when missing (ASCII, for terminals and pipes)."""
+    return num(v, digits, none="-")
 
 
 def _cell(text: Any) -> str:
@@ -70,7 +68,7 @@ def _num(v: float | None, digits: int = 4) -> float | None:
     return None if v is None else round(v, digits)
 
 
-def _interval(ci: tuple[float, float] | None) -> list[float | None] | None:
+def _interval(ci: Sequence[float] | None) -> list[float | None] | None:
     return None if ci is None else [_num(ci[0]), _num(ci[1])]
 
 
@@ -204,9 +202,9 @@ def report_markdown(report: Report, config: EvalConfig | None, *, mode: str | No
               f"| Hit rate@{report.k} | {report.hit_rate:.3f} ({report.hits}/{len(report.questions)}) |",
               f"| MRR | {report.mrr:.3f} |"]
     if report.recall is not None:
-        lines += [f"| Recall@{report.k} | {_fmt(report.recall, none='–')} |",
-                  f"| Precision@{report.k} | {_fmt(report.precision, none='–')} |",
-                  f"| IoU | {_fmt(report.iou, none='–')} |"]
+        lines += [f"| Recall@{report.k} | {num(report.recall)} |",
+                  f"| Precision@{report.k} | {num(report.precision)} |",
+                  f"| IoU | {num(report.iou)} |"]
     c = report.cost
     lines += [f"| Chunks indexed | {c.chunks:,} |", f"| Embedded tokens | {c.embedded_tokens:,} |",
               f"| Token inflation | {c.inflation:.2f}× |", "",
@@ -249,8 +247,8 @@ def _paired(cmp: Comparison) -> dict[str, Any]:
     the verdict: "better", "worse" or "within noise"."""
     out: dict[str, Any] = {}
     for name, d in paired_deltas(cmp.before, cmp.after, seed=INTERVAL_SEED).items():
-        out[name] = {"delta": _round(d.delta), "ci": [_round(d.ci[0]), _round(d.ci[1])], "verdict": d.verdict,
-                     "p_value": _round(d.p_value), "questions_needed": d.questions_needed}
+        out[name] = {"delta": _num(d.delta), "ci": [_num(d.ci[0]), _num(d.ci[1])], "verdict": d.verdict,
+                     "p_value": _num(d.p_value), "questions_needed": d.questions_needed}
     return out
 
 
@@ -311,7 +309,7 @@ def comparison_markdown(cmp: Comparison) -> str:
     for d in cmp.deltas:
         digits = 0 if d.name in ("chunks", "embedded_tokens") else 3
         delta = "–" if d.delta is None else f"{d.delta:+.{digits}f}"
-        lines.append(f"| {d.name} | {_fmt(d.before, digits, '–')} | {_fmt(d.after, digits, '–')} | {delta} |")
+        lines.append(f"| {d.name} | {num(d.before, digits)} | {num(d.after, digits)} | {delta} |")
     for title, items in (("Fixed by B", cmp.fixed), ("Broken by B", cmp.broke)):
         lines += ["", f"## {title} ({len(items)})", ""]
         for ch in items:
@@ -379,20 +377,16 @@ def _sweep_row_dict(row: Any, rates: Rates | None = None) -> dict[str, Any]:
     r = row.report
     ci = report_intervals(r, seed=INTERVAL_SEED)
     return {"config": row.config.to_dict(), "label": row.config.label(),
-            "hit_rate": round(r.hit_rate, 4), "hit_rate_ci": _pair(ci["hit_rate_ci"]), "mrr": round(r.mrr, 4),
-            "hit_at_budget": _round(r.hit_at_budget), "hit_at_budget_ci": _pair(ci.get("hit_at_budget_ci")),
-            "context_tokens_mean": _round(r.context_tokens_mean, 1), "tokens_sent_mean": _round(r.tokens_sent_mean, 1),
+            "hit_rate": round(r.hit_rate, 4), "hit_rate_ci": _interval(ci["hit_rate_ci"]), "mrr": round(r.mrr, 4),
+            "hit_at_budget": _num(r.hit_at_budget), "hit_at_budget_ci": _interval(ci.get("hit_at_budget_ci")),
+            "context_tokens_mean": _num(r.context_tokens_mean, 1), "tokens_sent_mean": _num(r.tokens_sent_mean, 1),
             "tied_with_best": row.tied_with_best, "current": row.current,
-            "recall": _round(r.recall), "precision": _round(r.precision), "iou": _round(r.iou),
+            "recall": _num(r.recall), "precision": _num(r.precision), "iou": _num(r.iou),
             "cost": {"chunks": r.cost.chunks, "embedded_tokens": r.cost.embedded_tokens,
                      "inflation": round(r.cost.inflation, 4), **bill_dict(bill_for(r, rates))},
             "exact": None if row.exact is None else {
                 "hit_rate": round(row.exact.hit_rate, 4), "mrr": round(row.exact.mrr, 4),
-                "recall": _round(row.exact.recall)}}
-
-
-def _pair(ci: Sequence[float] | None) -> list[float | None] | None:
-    return None if ci is None else [_round(ci[0]), _round(ci[1])]
+                "recall": _num(row.exact.recall)}}
 
 
 def recommendation_json(rec: Any) -> dict[str, Any] | None:
@@ -400,9 +394,9 @@ def recommendation_json(rec: Any) -> dict[str, Any] | None:
         return None
     return {"config": rec.best.to_dict(), "label": rec.best.label(), "keep_current": rec.keep_current,
             "chosen": rec.config.to_dict(), "current": rec.current.to_dict(),
-            "gain": _round(rec.gain), "gain_ci": _pair(rec.gain_ci), "p_value": _round(rec.p_value),
-            "metric": rec.metric, "basis": rec.basis, "in_sample": _round(rec.in_sample),
-            "cross_validated": _round(rec.cross_validated), "optimism": _round(rec.optimism),
+            "gain": _num(rec.gain), "gain_ci": _interval(rec.gain_ci), "p_value": _num(rec.p_value),
+            "metric": rec.metric, "basis": rec.basis, "in_sample": _num(rec.in_sample),
+            "cross_validated": _num(rec.cross_validated), "optimism": _num(rec.optimism),
             "questions": rec.questions, "folds": rec.folds}
 
 
@@ -501,8 +495,8 @@ def sweep_markdown(result: SweepResult, *, top: int = 0) -> str:
     for i, row in enumerate(rows, 1):
         r = row.report
         exact = "–" if row.exact is None else f"{row.exact.hit_rate:.3f}"
-        lines.append(f"| {i} | `{row.config.label()}` | {r.hit_rate:.3f} | {r.mrr:.3f} | {_fmt(r.recall, none='–')} | "
-                     f"{_fmt(r.iou, none='–')} | {r.cost.chunks:,} | {r.cost.embedded_tokens:,} | {exact} |")
+        lines.append(f"| {i} | `{row.config.label()}` | {r.hit_rate:.3f} | {r.mrr:.3f} | {num(r.recall)} | "
+                     f"{num(r.iou)} | {r.cost.chunks:,} | {r.cost.embedded_tokens:,} | {exact} |")
     if result.skipped:
         lines += ["", f"Skipped {len(result.skipped)} grid points, e.g. {_cell(result.skipped[0][0])}: "
                       f"{_cell(result.skipped[0][1])}"]

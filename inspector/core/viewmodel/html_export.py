@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.format import num, pct
 from inspector.core.evaluation.gold import answer_spans
 from inspector.core.evaluation.metrics import Report
 from inspector.core.evaluation.report import retrieval_line
@@ -214,11 +215,11 @@ def corpus_note(name: str, corpus_size: int) -> str:
 
 
 def _figures(report: Report, answered_by: str, corpus_size: int = 1) -> list[str]:
-    rows = [("Hit rate@%d" % report.k, f"{report.hit_rate * 100:.1f} %  ({report.hits}/{len(report.questions)})"),
-            ("MRR", f"{report.mrr:.3f}")]
+    rows = [("Hit rate@%d" % report.k, f"{pct(report.hit_rate)}  ({report.hits}/{len(report.questions)})"),
+            ("MRR", num(report.mrr))]
     if report.recall is not None:
-        rows += [(f"Recall@{report.k}", f"{report.recall:.3f}"), (f"Precision@{report.k}", f"{report.precision:.3f}"),
-                 ("IoU", f"{report.iou:.3f}")]
+        rows += [(f"Recall@{report.k}", num(report.recall)), (f"Precision@{report.k}", num(report.precision)),
+                 ("IoU", num(report.iou))]
     c = report.cost
     rows += [("Chunks indexed", f"{c.chunks:,}"), ("Embedded tokens", f"{c.embedded_tokens:,}"),
              ("Token inflation", f"{c.inflation:.2f}×")]

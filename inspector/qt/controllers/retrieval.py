@@ -7,19 +7,20 @@ loads), and once the settings rest for `settle_ms` the exact embeddings replace 
 model loads on a worker thread after the window is up (`start_model`), then the document's piece
 vectors are built in the background. All work is the core's, run on worker threads by the jobs
 in `retrieval_jobs`: the `Workbench`'s stores, and the preview → exact `Staging` over them, which
-this controller owns; this class only decides what to ask for and when.
+this controller owns; this class only decides what to ask for and when. The pinned baseline and the
+comparison with it are kept by its `BaselineComparison` (`controllers.baseline`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.api import DEFAULT_RETRIEVER, Document
+from inspector.core.api import DEFAULT_RETRIEVER, Document, pct
 from inspector.core.viewmodel.settings_schema import Setting
+from inspector.qt.controllers.baseline import Baseline, BaselineComparison
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.retrieval_jobs import (
     EXACT,
@@ -47,24 +48,6 @@ ASK_K = Setting("retrieval/k", int, 5, "How many chunks a question retrieves (k)
 ASK_BUDGET = Setting("retrieval/budget", int, 0,
                      "Context budget in cl100k tokens the gold panel also scores (hit@budget); 0: off.")
 ASK_RETRIEVER = Setting("retrieval/retriever", str, DEFAULT_RETRIEVER, "Retriever chosen last: dense, bm25 or hybrid.")
-
-
-@dataclass(frozen=True, slots=True)
-class Baseline:
-    """A pinned report and the configuration it came from."""
-
-    config: Any
-    """EvalConfig."""
-    report: Any
-    """evaluate.Report."""
-    mode: str
-    """EXACT, POOLED or FALLBACK: what the pinned figures were."""
-    chunks: tuple = ()
-    """The shown document's chunks when pinned (spans: the baseline lane beside the text)."""
-    documents: tuple = ()
-    """The corpus it was pinned over (empty: one document). Showing another document of it keeps
-    the baseline: the report covers every document (a fixed or broken question's answer may lie in
-    another one, and selecting it shows that document)."""
 
 
 class RetrievalController(QObject):
@@ -113,9 +96,6 @@ class RetrievalController(QObject):
         self.k = 5
         self.budget: int | None = None
         """Context budget (cl100k tokens) the gold set is also scored at; None: off."""
-        self.paired: dict[str, Any] = {}
-        """Against the baseline: each metric's paired difference with interval and verdict
-        (`uncertainty.PairedDelta` by metric name); empty without a baseline."""
         self.retriever = DEFAULT_RETRIEVER
         self.filter_docs: tuple[str, ...] | None = None
         """Metadata filter of the question bar: document ids to search (None: every document)."""
@@ -126,8 +106,10 @@ class RetrievalController(QObject):
         """Questions of the gold set about the current document."""
         self.result: RetrievalResult | None = None
         self.stale = False
-        self.baseline: Baseline | None = None
-        self.comparison = None
+        self.baselines = BaselineComparison(self)
+        """The pinned baseline and the current figures against it (`baseline`, `comparison`, `paired`)."""
+        self.baselines.baselineChanged.connect(self.baselineChanged)
+        self.baselines.comparisonChanged.connect(self.comparisonChanged)
         self.disagreement = ""
         self.workbench = Workbench(cache=cache, lazy_model=False)
         """The core orchestration every job of this controller runs (its embedder is set once the
@@ -143,6 +125,14 @@ class RetrievalController(QObject):
         request is compared with it."""
         self._pooled_deferred = False
         """The live-preview pieces wait for the exact embedding running now (`_build_pooled`)."""
+        self._build_runners(synchronous, settle_ms)
+        state.chunksChanged.connect(self._on_chunks)
+        state.documentChanged.connect(self._on_document)
+        state.documentsChanged.connect(lambda _docs: (self._sync_documents(), self._filter_gold()))
+
+    def _build_runners(self, synchronous: bool, settle_ms: int) -> None:
+        """The three workers (questions and gold figures, the model's loading, the live-preview
+        pieces) and the timer that waits for the settings to rest before exact figures."""
         self.runner = JobRunner(self, synchronous=synchronous, name="retrieval")
         self.loader = JobRunner(self, synchronous=synchronous, name="model")
         self.pooled_runner = JobRunner(self, synchronous=synchronous, name="pooled")
@@ -159,9 +149,6 @@ class RetrievalController(QObject):
         self.pooled_runner.stageReady.connect(self._on_pooled)
         self.pooled_runner.progressed.connect(lambda _rid, d, t, _l: self.pooledProgress.emit(d, t))
         self.pooled_runner.errored.connect(self._on_pooled_error)
-        state.chunksChanged.connect(self._on_chunks)
-        state.documentChanged.connect(self._on_document)
-        state.documentsChanged.connect(lambda _docs: (self._sync_documents(), self._filter_gold()))
 
     # -- settings ------------------------------------------------------------------------------
     @property
@@ -393,64 +380,36 @@ class RetrievalController(QObject):
         docs, doc = self.state.documents, self.state.document
         return docs if len(docs) > 1 and doc is not None and any(d is doc for d in docs) else ()
 
-    # -- baseline ------------------------------------------------------------------------------
-    def pin_baseline(self) -> Baseline | None:
-        r = self.result
-        if r is None or r.report is None:
-            return None
-        self.baseline = Baseline(r.config, r.report, r.mode, r.request.chunks, r.request.documents)
-        self.baselineChanged.emit(self.baseline)
-        self._compare()
-        return self.baseline
+    # -- baseline (kept by `baselines`) ------------------------------------------------------------
+    @property
+    def baseline(self) -> Baseline | None:
+        return self.baselines.baseline
 
-    def _baseline_covers(self, doc: Document | None) -> bool:
-        """The baseline was pinned over the corpus now open, which `doc` belongs to."""
-        pinned = self.baseline.documents if self.baseline is not None else ()
-        now = self.corpus()
-        return bool(pinned) and len(pinned) == len(now) and all(a is b for a, b in zip(pinned, now)) \
-            and any(d is doc for d in now)
+    @property
+    def comparison(self) -> Any:
+        """compare.Comparison of the current report against the baseline, or None."""
+        return self.baselines.comparison
+
+    @property
+    def paired(self) -> dict[str, Any]:
+        """Against the baseline: each metric's paired difference with interval and verdict
+        (`uncertainty.PairedDelta` by metric name); empty without a baseline."""
+        return self.baselines.paired
+
+    def pin_baseline(self) -> Baseline | None:
+        return self.baselines.pin(self.result)
 
     def clear_baseline(self) -> None:
-        if self.baseline is not None:
-            self.baseline = None
-            self.baselineChanged.emit(None)
-        self._compare()
+        self.baselines.clear(self.result)
 
     def restore_baseline(self, baseline: Baseline | None) -> None:
         """Put a baseline back as it was pinned (Edit ▸ Undo)."""
-        if baseline is not self.baseline:
-            self.baseline = baseline
-            self.baselineChanged.emit(baseline)
-        self._compare()
-
-    def _compare(self) -> None:
-        from inspector.core.api import compare_shared
-
-        cmp = None
-        r = self.result
-        if self.baseline is not None and r is not None and r.report is not None:
-            cmp = compare_shared(self.baseline.report, r.report, before_config=self.baseline.config,
-                                 after_config=r.config)
-        self.paired = {}
-        if cmp is not None:
-            from inspector.core.api import INTERVAL_SEED, paired_deltas
-
-            try:  # on the questions both reports scored (compare_shared restricts both to them)
-                self.paired = dict(paired_deltas(cmp.before, cmp.after, seed=INTERVAL_SEED))
-            except ValueError:
-                self.paired = {}
-        self.comparison = cmp
-        self.comparisonChanged.emit(cmp)
+        self.baselines.restore(baseline, self.result)
 
     def baseline_results(self) -> tuple | None:
         """The baseline's outcome for each question of the current report, in its order (None for
         a question the baseline never scored); None without a baseline or a report."""
-        from inspector.core.api import aligned
-
-        r = self.result
-        if self.baseline is None or r is None or r.report is None:
-            return None
-        return aligned(self.baseline.report, r.report)
+        return self.baselines.results(self.result)
 
     # -- requests ------------------------------------------------------------------------------
     def _has_work(self) -> bool:
@@ -542,7 +501,7 @@ class RetrievalController(QObject):
     def _on_document(self, doc: Document | None) -> None:
         self._sync_documents()
         self._filter_gold()
-        if self.baseline is not None and not self._baseline_covers(doc):
+        if self.baseline is not None and not self.baselines.covers(doc, self.corpus()):
             self.clear_baseline()
         self.goldChanged.emit(self.gold)
         self._build_pooled()
@@ -554,7 +513,7 @@ class RetrievalController(QObject):
         self._update_disagreement(res)
         self._set_stale(False)
         self.resultReady.emit(res)
-        self._compare()
+        self.baselines.compare(res)
         if not res.more_coming:
             self.progressChanged.emit(0, 0, "")
             if res.exact_due and self.embedder is not None:
@@ -578,7 +537,8 @@ class RetrievalController(QObject):
             pooled = last[1]
             exact = res.report.hit_rate
             if abs(exact - pooled) > DISAGREEMENT:
-                text = (f"The pooled preview said {pooled:.1%}; exact embeddings give {exact:.1%}. "
+                text = (f"The pooled preview said {pct(pooled, unit='%')}; exact embeddings give "
+                        f"{pct(exact, unit='%')}. "
                         "The exact figure is what your pipeline will see.")
         if text != self.disagreement:
             self.disagreement = text

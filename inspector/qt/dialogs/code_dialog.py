@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.api import TARGETS, NoEquivalent, atomic_write_text, settings_code
+from inspector.qt.theme import WARNING
 
 TARGET_NAMES = {"langchain": "LangChain", "llamaindex": "LlamaIndex", "chonkie": "chonkie",
                 "inspector": "Chunk Inspector (this project's API)"}
@@ -84,7 +85,7 @@ class CodeDialog(QDialog):
         except (NoEquivalent, ValueError) as exc:
             text = f"# {exc}\n"
             ok = False
-            self.note.setText(f"<span style='color:#c76a00'>{exc}</span>")
+            self.note.setText(f"<span style='color:{WARNING}'>{exc}</span>")
         self.code.setPlainText(text)
         self.copy_button.setEnabled(ok)
         self.save_button.setEnabled(ok)

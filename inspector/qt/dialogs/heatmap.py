@@ -16,8 +16,11 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-#: A sequential ramp (dark blue -> teal -> yellow), readable in light and dark palettes.
-RAMP = ((0.0, QColor("#3b4f8f")), (0.35, QColor("#2f8f9d")), (0.7, QColor("#7cc36b")), (1.0, QColor("#f2d544")))
+from inspector.core.api import num, pct
+from inspector.qt.theme import CURRENT_CELL, HEAT_RAMP, INK_ON_BRIGHT, INK_ON_DEEP
+
+#: The theme's sequential ramp (dark blue -> teal -> yellow), as colours.
+RAMP = tuple((t, QColor(c)) for t, c in HEAT_RAMP)
 
 
 def ramp(t: float) -> QColor:
@@ -33,7 +36,7 @@ def ramp(t: float) -> QColor:
 
 def _ink(bg: QColor) -> QColor:
     lum = 0.2126 * bg.redF() + 0.7152 * bg.greenF() + 0.0722 * bg.blueF()
-    return QColor("#111111") if lum > 0.5 else QColor("#ffffff")
+    return QColor(INK_ON_BRIGHT if lum > 0.5 else INK_ON_DEEP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +84,7 @@ def layer_text(value: float, layer: str) -> str:
     from inspector.core.api import format_seconds, format_usd
 
     if layer == "hit_rate":
-        return f"{value * 100:.1f}"
+        return pct(value, unit="")
     return format_seconds(value) if layer == "embed_seconds" else format_usd(value)
 
 
@@ -247,20 +250,20 @@ class Heatmap(QWidget):
             p.drawText(rect, Qt.AlignmentFlag.AlignCenter, layer_text(rate, self.layer))
         elif exact is not None and rect.height() >= 30:
             p.setFont(bold)
-            p.drawText(rect.adjusted(0, 1, 0, -rect.height() / 2), Qt.AlignmentFlag.AlignCenter, f"{rate * 100:.1f}")
+            p.drawText(rect.adjusted(0, 1, 0, -rect.height() / 2), Qt.AlignmentFlag.AlignCenter, pct(rate, unit=""))
             p.setFont(small)
             p.drawText(rect.adjusted(0, rect.height() / 2 - 2, 0, 0), Qt.AlignmentFlag.AlignCenter,
-                       f"exact {exact * 100:.1f}")
+                       f"exact {pct(exact, unit='')}")
         else:
             p.setFont(bold)
-            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{rate * 100:.1f}")
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, pct(rate, unit=""))
         tied = getattr(cell.row, "tied_with_best", False)
         if (self.best is not None and cell.config == self.best) or tied:
             p.setPen(QPen(self.palette().color(self.palette().ColorRole.WindowText), 2.5))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRoundedRect(rect.adjusted(1, 1, -1, -1), 3, 3)
         if self.current is not None and cell.config is not None and _same_chunking(cell.config, self.current):
-            p.setPen(QPen(QColor("#e0572a"), 2.0, Qt.PenStyle.DashLine))
+            p.setPen(QPen(QColor(CURRENT_CELL), 2.0, Qt.PenStyle.DashLine))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRoundedRect(rect.adjusted(3, 3, -3, -3), 2, 2)
 
@@ -268,7 +271,7 @@ class Heatmap(QWidget):
         fm = QFontMetrics(small)
         p.setFont(small)
         if self.layer == "hit_rate":
-            lo_text, hi_text = f"{lo * 100:.1f} %", f"{hi * 100:.1f} %"
+            lo_text, hi_text = pct(lo), pct(hi)
         else:  # the bright end is the cheap one
             lo_text, hi_text = layer_text(hi, self.layer), layer_text(lo, self.layer)
         bar = QRectF(r.left() + fm.horizontalAdvance(lo_text) + 6, r.top() + 4,
@@ -316,13 +319,14 @@ def describe(cell: Cell, rates: Any = None) -> str:
     if cell.row is None:
         return cell.reason or "not scored"
     r = cell.row.report
-    lines = [cell.config.label(), f"hit rate {r.hit_rate:.1%} ({r.hits}/{len(r.questions)}) · MRR {r.mrr:.3f}"]
+    lines = [cell.config.label(),
+             f"hit rate {pct(r.hit_rate, unit='%')} ({r.hits}/{len(r.questions)}) · MRR {num(r.mrr)}"]
     if r.recall is not None:
-        lines.append(f"recall {r.recall:.3f} · precision {r.precision:.3f} · IoU {r.iou:.3f}")
+        lines.append(f"recall {num(r.recall)} · precision {num(r.precision)} · IoU {num(r.iou)}")
     lines.append(f"{r.cost.chunks:,} chunks · {r.cost.embedded_tokens:,} embedded tokens")
     if cell.row.exact is not None:
         e = cell.row.exact
-        lines.append(f"exact: hit rate {e.hit_rate:.1%} · MRR {e.mrr:.3f}")
+        lines.append(f"exact: hit rate {pct(e.hit_rate, unit='%')} · MRR {num(e.mrr)}")
     if getattr(cell.row, "tied_with_best", False):
         lines.append("tied with the best: the difference is within noise on these questions")
     if rates is not None:

@@ -28,12 +28,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.api import change_interval, num, pct, pts
 from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
 from inspector.qt.controllers.retrieval_jobs import sweep_job
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.dialogs.heatmap import LAYERS, Cell, Heatmap
 from inspector.qt.panels.question_bar import RETRIEVER_LABELS
 from inspector.qt.runner import JobRunner
+from inspector.qt.theme import BAD
 
 POOLED_THEN_EXACT, EXACT_ONLY = "pooled", "exact"
 
@@ -104,7 +106,7 @@ def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps
 def recommendation_sentence(rec: Any) -> str:
     """What the cross-validated recommendation says, in one or two sentences."""
     lo, hi = rec.gain_ci
-    gain = f"{rec.gain * 100:+.1f} pts [{lo * 100:+.1f}, {hi * 100:+.1f}]"
+    gain = f"{pts(rec.gain)} {change_interval(lo, hi, share=True)}"
     folds = f"{rec.folds}-fold cross-validation over {rec.questions} questions"
     if rec.keep_current:
         if rec.config == rec.current:
@@ -126,8 +128,6 @@ class SweepDialog(QDialog):
     def __init__(self, state: InspectorState, controller: RetrievalController, parent: QWidget | None = None, *,
                  synchronous: bool = False) -> None:
         super().__init__(parent)
-        from inspector.core.api import strategies
-
         self.setWindowTitle("Sweep chunk size and overlap")
         self.state = state
         self.controller = controller
@@ -135,6 +135,19 @@ class SweepDialog(QDialog):
         self.result: Any = None
         self.cells: dict = {}
         self._grid: tuple = ((), (), ())
+
+        left = self._build_settings()
+        right = self._build_results()
+        lay = QHBoxLayout(self)
+        lay.addLayout(left, 0)
+        lay.addLayout(right, 1)
+        self.resize(1000, 480)
+        self._connect(parent)
+        self.reset_from_window()
+
+    def _build_grid_form(self) -> QFormLayout:
+        """What to sweep: strategies, sizes, overlaps, k, the retriever, which vectors."""
+        from inspector.core.api import strategies
 
         self.strategy_list = QListWidget()
         self.strategy_list.setMaximumHeight(130)
@@ -171,6 +184,11 @@ class SweepDialog(QDialog):
         form.addRow("Retriever", self.retriever)
         form.addRow("Vectors", self.vectors)
         form.addRow("Confirm", self.confirm)
+        return form
+
+    def _build_settings(self) -> QVBoxLayout:
+        """The left column: the grid's form, Run/Cancel/Close, progress and status."""
+        form = self._build_grid_form()
         self.run_button = QPushButton("Run Sweep")
         self.run_button.setDefault(True)
         self.cancel_button = QPushButton("Cancel")
@@ -181,16 +199,6 @@ class SweepDialog(QDialog):
         self.progress.hide()
         self.status = QLabel()
         self.status.setWordWrap(True)
-        self.heatmap = Heatmap()
-        self.layer = QComboBox()
-        for key, name in LAYERS.items():
-            self.layer.addItem(name.capitalize(), key)
-        self.layer.setToolTip("Colour the cells by hit rate or by the bill: indexing cost and context cost "
-                              "(prices set in the gold panel), embedding time at this machine's measured speed")
-        self.layer.currentIndexChanged.connect(lambda _i: self._show_layer())
-        self.summary = QLabel("Click a cell to apply its settings to the strategy panel.")
-        self.summary.setWordWrap(True)
-        self.summary.setEnabled(False)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
@@ -202,6 +210,19 @@ class SweepDialog(QDialog):
         left.addWidget(self.progress)
         left.addWidget(self.status)
         left.addStretch(1)
+        return left
+
+    def _build_results(self) -> QVBoxLayout:
+        """The right column: what the cells show (hit rate or the bill), the heatmap, the summary."""
+        self.heatmap = Heatmap()
+        self.layer = QComboBox()
+        for key, name in LAYERS.items():
+            self.layer.addItem(name.capitalize(), key)
+        self.layer.setToolTip("Colour the cells by hit rate or by the bill: indexing cost and context cost "
+                              "(prices set in the gold panel), embedding time at this machine's measured speed")
+        self.summary = QLabel("Click a cell to apply its settings to the strategy panel.")
+        self.summary.setWordWrap(True)
+        self.summary.setEnabled(False)
         right = QVBoxLayout()
         layer_row = QHBoxLayout()
         layer_row.addWidget(QLabel("Show"))
@@ -210,11 +231,10 @@ class SweepDialog(QDialog):
         right.addLayout(layer_row)
         right.addWidget(self.heatmap, 1)
         right.addWidget(self.summary)
-        lay = QHBoxLayout(self)
-        lay.addLayout(left, 0)
-        lay.addLayout(right, 1)
-        self.resize(1000, 480)
+        return right
 
+    def _connect(self, parent: QWidget | None) -> None:
+        self.layer.currentIndexChanged.connect(lambda _i: self._show_layer())
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
         self.close_button.clicked.connect(self.close)
@@ -226,7 +246,6 @@ class SweepDialog(QDialog):
         bill = getattr(parent, "bill", None)
         if bill is not None:
             bill.changed.connect(self._show_layer)  # a price typed in the gold panel
-        self.reset_from_window()
 
     # -- settings ------------------------------------------------------------------------------------
     def reset_from_window(self) -> None:
@@ -346,9 +365,9 @@ class SweepDialog(QDialog):
             best = result.rows[0]
             r = best.report
             tied = sum(1 for row in result.rows if row.tied_with_best)
-            text = f"Best: {best.config.label()} · hit rate {r.hit_rate:.1%} · MRR {r.mrr:.3f}"
+            text = f"Best: {best.config.label()} · hit rate {pct(r.hit_rate, unit='%')} · MRR {num(r.mrr)}"
             if best.exact is not None:
-                text += f" (exact: {best.exact.hit_rate:.1%})"
+                text += f" (exact: {pct(best.exact.hit_rate, unit='%')})"
             if tied > 1:
                 text += f" · {tied} configurations tied with it (within noise)"
             if result.skipped:
@@ -383,7 +402,7 @@ class SweepDialog(QDialog):
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
-        self.status.setStyleSheet("color: #d03a3a;" if error else "")
+        self.status.setStyleSheet(f"color: {BAD};" if error else "")
 
     # -- lifetime ------------------------------------------------------------------------------------
     def closeEvent(self, e) -> None:

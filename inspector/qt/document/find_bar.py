@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.qt.theme import NOT_FOUND_FIELD
+
 
 class FindBar(QWidget):
     """Searches a QPlainTextEdit; wraps around at the ends."""
@@ -96,7 +98,7 @@ class FindBar(QWidget):
             found = doc.find(needle, start, self._flags(backward))
         if found.isNull():
             self.status.setText("not found")
-            self.field.setStyleSheet("background: rgba(220, 60, 60, 60);")
+            self.field.setStyleSheet(f"background: {NOT_FOUND_FIELD};")
             return False
         self.status.setText("")
         self.field.setStyleSheet("")

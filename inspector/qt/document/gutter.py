@@ -362,7 +362,7 @@ class FlagColumn(QWidget):
         veil.setAlphaF(0.6 if not theme.dark else 0.55)
         p.fillPath(veil_path.subtracted(keep), veil)
         color = hit_color(theme)
-        ink = QColor("#ffffff") if not theme.dark else QColor("#1b1b1b")
+        ink = theme.badge_ink
         current = view.hits[view.current_hit].rank if 0 <= view.current_hit < len(view.hits) else -1
         placed: list[float] = []
         for hit, y0, _y1 in sorted(badges, key=lambda b: b[0].rank):

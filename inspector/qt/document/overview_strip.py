@@ -18,6 +18,8 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QWidget
 
+from inspector.qt import theme
+
 
 @dataclass(frozen=True)
 class MarkLayer:
@@ -46,7 +48,7 @@ class OverviewStrip(QWidget):
         self.setToolTip(self.TOOLTIP)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self._boundaries: np.ndarray = np.zeros(0)
-        self._boundary_color = QColor(128, 128, 128)
+        self._boundary_color = QColor(theme.QUIET)
         self._layers: dict[str, MarkLayer] = {}
         self._view = (0.0, 0.0)
         self._cache: QImage | None = None
@@ -71,7 +73,7 @@ class OverviewStrip(QWidget):
             self._layers.pop(name, None)
         else:
             self._layers[name] = MarkLayer(tuple(float(f) for f in fractions),
-                                           QColor(color) if color is not None else QColor(220, 60, 60), thickness,
+                                           QColor(color if color is not None else theme.MARK), thickness,
                                            tooltip)
         self._cache = None
         self.update()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QSplitter, QWidget
 
 from inspector.qt.controllers.chunking import ChunkingController
 from inspector.qt.controllers.state import InspectorState
+from inspector.qt.theme import STALE_PILL, STALE_PILL_TEXT
 
 #: Busy for longer than this before the veil shows (ms).
 STALE_DELAY_MS = 300
@@ -80,9 +81,9 @@ class StaleVeil(QWidget):
         rect = QRectF(self.width() - w - 8, 6, w, h)
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(QColor(199, 106, 0, 235))
+        p.setBrush(STALE_PILL)
         p.drawRoundedRect(rect, h / 2, h / 2)
-        p.setPen(QColor("#ffffff"))
+        p.setPen(QColor(STALE_PILL_TEXT))
         p.drawText(rect, Qt.AlignmentFlag.AlignCenter, fm.elidedText(self.text, Qt.TextElideMode.ElideRight,
                                                                    int(w) - 12))
         p.end()

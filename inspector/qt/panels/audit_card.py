@@ -267,7 +267,7 @@ class CardHeader(QWidget):
         p.setBrush(accent)
         p.drawRoundedRect(badge, badge.height() / 2, badge.height() / 2)
         p.setFont(bold)
-        p.setPen(QColor("#ffffff") if not theme.dark else QColor("#1b1b1b"))
+        p.setPen(theme.badge_ink)
         p.drawText(badge, Qt.AlignmentFlag.AlignCenter, f"#{facts.rank}")
         x = badge.right() + 8
         room = self.width() - self.buttons.geometry().width() - 8
@@ -285,7 +285,7 @@ class CardHeader(QWidget):
                 p.setPen(Qt.PenStyle.NoPen)
                 p.setBrush(color)
                 p.drawRoundedRect(r, 4, 4)
-                p.setPen(QColor("#ffffff") if not theme.dark else QColor("#1b1b1b"))
+                p.setPen(theme.badge_ink)
             else:  # inherited or unjudged: outlined, so a person's own judgement stands out
                 p.setPen(QPen(color, 1.2, Qt.PenStyle.SolidLine if verdict.judged else Qt.PenStyle.DashLine))
                 p.setBrush(Qt.BrushStyle.NoBrush)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QPainter, QPalette, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -35,14 +35,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import NOT, PARTLY, RELEVANT, highlights, question_text
+from inspector.core.api import NOT, PARTLY, RELEVANT, highlights, pct, question_text
 from inspector.qt.controllers.audit_session import AuditSession
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import format_score
 from inspector.qt.panels.audit_card import AuditCard, CardFacts
-from inspector.qt.panels.audit_summary import SummaryBox, pct
+from inspector.qt.panels.audit_summary import SummaryBox
+from inspector.qt.panels.elided_label import ElidedLabel
 from inspector.qt.panels.question_bar import mode_text
 from inspector.qt.theme import Theme
 
@@ -55,22 +56,6 @@ KEYS_TIP = ("1 or R: relevant · 2 or P: partly relevant · 3 or N: not relevant
             "J or ↓: next card · K or ↑: previous card · Home/End: first/last card\n"
             "] or Shift+J: next question · [ or Shift+K: previous question (the gold set's, then audited and "
             "asked ones)\nEnter or G: show the chunk in the text · E: expand every card")
-
-
-class ElidedLabel(QLabel):
-    """A one-line label that shortens its text with "…" instead of cutting it off."""
-
-    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
-        super().__init__(text, parent)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-
-    def paintEvent(self, e) -> None:
-        p = QPainter(self)
-        p.setPen(self.palette().color(QPalette.ColorGroup.Disabled if not self.isEnabled()
-                                      else QPalette.ColorGroup.Active, QPalette.ColorRole.WindowText))
-        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.width())
-        p.drawText(self.rect(), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text)
-        p.end()
 
 
 class CardList(QWidget):
@@ -117,7 +102,26 @@ class AuditPanel(QWidget):
         """(question, span of the current card) while the cards wait for the question's next result
         (another document of the corpus shown, new chunks): that card is current again after."""
 
-        # Question navigation.
+        nav = self._build_navigation()
+        self._build_cards()
+        bottom = self._build_bottom()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addLayout(nav)
+        lay.addWidget(self.header)
+        lay.addWidget(self.splitter, 1)
+        lay.addWidget(self.hint)
+        lay.addLayout(bottom)
+
+        self._keys()
+        self._connect()
+        self._fill_questions()
+        self._update_hint()
+        QTimer.singleShot(300, self, self.warm_up)  # bound to the panel: dropped if it is deleted first
+
+    def _build_navigation(self) -> QHBoxLayout:
+        """◀ the question ▶ and where it stands among the questions, over the question's header."""
         self.prev_q = QToolButton(text="◀")
         self.prev_q.setToolTip("Previous question ([ or Shift+K)")
         self.next_q = QToolButton(text="▶")
@@ -141,7 +145,10 @@ class AuditPanel(QWidget):
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.header.setContentsMargins(6, 2, 6, 2)
         self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        return nav
 
+    def _build_cards(self) -> None:
+        """The cards in a scroll area (the panel's focus goes to their list), over the summary."""
         self.list = CardList()
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
@@ -150,10 +157,6 @@ class AuditPanel(QWidget):
         self.scroll.setWidget(self.list)
         self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setFocusProxy(self.list)
-
-        self.keys = ElidedLabel(KEYS_HINT)
-        self.keys.setToolTip(KEYS_TIP)
-        self.keys.setEnabled(False)
         self.scroll.viewport().installEventFilter(self)
         self.summary_box = SummaryBox()
         self.summary_box.hide()
@@ -165,6 +168,14 @@ class AuditPanel(QWidget):
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
 
+    def _build_bottom(self) -> QHBoxLayout:
+        """The hint over the bottom row: the keys, Advance, Summary and Save to Gold Set."""
+        self.keys = ElidedLabel(KEYS_HINT, whole_in_tip=False)
+        self.keys.set_elide(True)
+        # As tall as the row it shares with the buttons (the text centred in it), not one line's height.
+        self.keys.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.keys.setToolTip(KEYS_TIP)
+        self.keys.setEnabled(False)
         self.hint = QLabel()
         self.hint.setWordWrap(True)
         self.hint.setEnabled(False)
@@ -189,17 +200,10 @@ class AuditPanel(QWidget):
         bottom.addWidget(self.advance_box)
         bottom.addWidget(self.summary_button)
         bottom.addWidget(self.save_button)
+        return bottom
 
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
-        lay.addLayout(nav)
-        lay.addWidget(self.header)
-        lay.addWidget(self.splitter, 1)
-        lay.addWidget(self.hint)
-        lay.addLayout(bottom)
-
-        self._keys()
+    def _connect(self) -> None:
+        controller = self.controller
         self.prev_q.clicked.connect(lambda: self.step_question(-1))
         self.next_q.clicked.connect(lambda: self.step_question(1))
         self.q_combo.activated.connect(self._on_combo)
@@ -213,9 +217,6 @@ class AuditPanel(QWidget):
         controller.questionChanged.connect(self._on_question)
         controller.goldChanged.connect(lambda _g: self._fill_questions())
         self.session.changed.connect(self._on_audit)
-        self._fill_questions()
-        self._update_hint()
-        QTimer.singleShot(300, self, self.warm_up)  # bound to the panel: dropped if it is deleted first
 
     # -- keys ------------------------------------------------------------------------------------
     def _keys(self) -> None:
@@ -381,7 +382,7 @@ class AuditPanel(QWidget):
         mine = next((x for x in s.questions if x.question == question_text(r.request.question)), None)
         figures = f" · judged {judged}/{len(self.cards)}"
         if mine is not None and mine.precision is not None:
-            figures += f" · judged P@{mine.k} {pct(mine.precision)}"
+            figures += f" · judged P@{mine.k} {pct(mine.precision, 0, '%')}"
         self.header.setText(f"<b>Top {len(r.hits)}</b> · {label}{figures}")
         self.header.setToolTip(r.request.question)
 

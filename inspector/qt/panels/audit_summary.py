@@ -7,19 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from inspector.core.api import AuditSummary, QuestionSummary
+from inspector.core.api import AuditSummary, QuestionSummary, first_relevant_text, pct
+from inspector.qt.panels.table_model import TableModel, bold_font, row_table
 
 COLUMNS = ("Question", "Judged P@k", "First relevant", "Unjudged", "Ranking")
 _TIPS = ("An audited question (select it to read its chunks)",
@@ -30,30 +29,23 @@ _TIPS = ("An audited question (select it to read its chunks)",
          "Verdicts best rank first: R relevant, P partly, N not relevant, ? unjudged")
 
 
-def pct(v: float | None) -> str:
-    return "–" if v is None else f"{v:.0%}"
-
-
-def first_text(s: QuestionSummary) -> str:
-    if s.first_relevant is None:
-        return "none" if s.first_relevant_certain else "none yet"
-    return str(s.first_relevant) if s.first_relevant_certain else f"≤{s.first_relevant}"
-
-
 def overall_text(summary: AuditSummary) -> str:
     """One line of figures over every audited question."""
     if not summary.questions:
         return "Nothing judged yet: mark a chunk (1/2/3) and the figures appear here."
     mean = summary.mean_first_relevant
     n_prec = sum(1 for s in summary.questions if s.precision is not None)
-    return (f"<b>Judged precision@k {pct(summary.precision)}</b> (mean of {n_prec} question(s); relevant = 1, "
+    return (f"<b>Judged precision@k {pct(summary.precision, 0, '%')}</b> (mean of {n_prec} question(s); relevant = 1, "
             f"partly = 0.5) · {summary.with_relevant}/{len(summary.questions)} with a relevant chunk"
             + (f" (first at rank {mean:.1f} on average)" if mean is not None else "")
             + f" · {summary.unjudged} unjudged")
 
 
-class SummaryModel(QAbstractTableModel):
+class SummaryModel(TableModel):
     """The summary's questions, replaced in one step."""
+
+    columns = COLUMNS
+    header_tips = _TIPS
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -66,35 +58,20 @@ class SummaryModel(QAbstractTableModel):
         self.current = current
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
-            if role == Qt.ItemDataRole.DisplayRole:
-                return COLUMNS[section]
-            if role == Qt.ItemDataRole.ToolTipRole:
-                return _TIPS[section]
-        return None
+    def row_count(self) -> int:
+        return len(self.rows)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+        if not self.is_row(index):
             return None
         s = self.rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return (s.question, pct(s.precision), first_text(s), str(s.unjudged), s.letters())[col]
+            return (s.question, pct(s.precision, 0, '%'), first_relevant_text(s), str(s.unjudged), s.letters())[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             return s.question if col == 0 else _TIPS[col]
         if role == Qt.ItemDataRole.FontRole and s.question == self.current:
-            from PySide6.QtGui import QFont
-
-            f = QFont()
-            f.setBold(True)
-            return f
+            return bold_font()
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (1, 2, 3):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -110,15 +87,8 @@ class SummaryBox(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = SummaryModel(self)
-        self.view = QTableView()
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view = row_table(self.model)
         self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.view.verticalHeader().hide()
-        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
-        self.view.setWordWrap(False)
         h = self.view.horizontalHeader()
         h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for c in range(1, len(COLUMNS)):
@@ -161,4 +131,4 @@ class SummaryBox(QWidget):
             self.questionChosen.emit(self.model.rows[index.row()].question)
 
 
-__all__ = ["SummaryBox", "SummaryModel", "overall_text", "pct", "first_text"]
+__all__ = ["SummaryBox", "SummaryModel", "overall_text"]

@@ -17,7 +17,6 @@ from typing import Any, Sequence
 import numpy as np
 from PySide6.QtCore import (
     QAbstractProxyModel,
-    QAbstractTableModel,
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
@@ -34,13 +33,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QStyledItemDelegate,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from inspector.core.api import FLAGS, Chunk
 from inspector.qt.controllers.state import InspectorState
+from inspector.qt.panels.table_model import TableModel, row_table
 from inspector.qt.theme import FLAG_ORDER, Theme
 
 COLUMNS = ("#", "Start–End", "Tokens", "Word pieces", "Chars", "Heading path", "Flags", "Page")
@@ -48,9 +47,23 @@ COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS, COL_PATH, COL_FLAGS, COL_PA
 SORT_ROLE = Qt.ItemDataRole.UserRole
 CHUNK_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
+_HEADER_TIPS = (
+    "Chunk id (position in the strategy's output)",
+    "Code-point offsets of the span in the document",
+    "Exact cl100k tokens of the span text",
+    "Word pieces the embedder sees (prefix + text, with [CLS]/[SEP]) / its limit",
+    "Characters in the span",
+    "Headings enclosing the chunk",
+    "Problems that hurt retrieval",
+    "Page of the source PDF where the chunk starts (–end page, if it runs on)",
+)
 
-class ChunkTableModel(QAbstractTableModel):
+
+class ChunkTableModel(TableModel):
     """Rows are chunks (in the model's sort order); columns as in COLUMNS."""
+
+    columns = COLUMNS
+    header_tips = _HEADER_TIPS
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -77,8 +90,7 @@ class ChunkTableModel(QAbstractTableModel):
 
     def set_theme(self, theme: Theme) -> None:
         self._theme = theme
-        if self._chunks:
-            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1))
+        self.all_changed()
 
     @property
     def chunks(self) -> tuple[Chunk, ...]:
@@ -116,23 +128,12 @@ class ChunkTableModel(QAbstractTableModel):
         self._index_of_id = None
 
     # -- Qt model API ------------------------------------------------------------------------
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._chunks)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal:
-            if role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
-                return COLUMNS[section]
-            if role == Qt.ItemDataRole.ToolTipRole and 0 <= section < len(COLUMNS):
-                return _HEADER_TIPS[section]
-        return None
+    def row_count(self) -> int:
+        return len(self._chunks)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         # Views ask for a dozen roles per cell on every repaint; most are answered here at once.
-        if role not in _ROLES or not index.isValid() or not (0 <= index.row() < len(self._chunks)):
+        if role not in _ROLES or not self.is_row(index):
             return None
         c = self.chunk_at(index.row())
         col = index.column()
@@ -208,17 +209,6 @@ class ChunkTableModel(QAbstractTableModel):
 
 _ROLES = frozenset({Qt.ItemDataRole.DisplayRole, SORT_ROLE, CHUNK_ID_ROLE, Qt.ItemDataRole.TextAlignmentRole,
                     Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole})
-
-_HEADER_TIPS = (
-    "Chunk id (position in the strategy's output)",
-    "Code-point offsets of the span in the document",
-    "Exact cl100k tokens of the span text",
-    "Word pieces the embedder sees (prefix + text, with [CLS]/[SEP]) / its limit",
-    "Characters in the span",
-    "Headings enclosing the chunk",
-    "Problems that hurt retrieval",
-    "Page of the source PDF where the chunk starts (–end page, if it runs on)",
-)
 
 
 def page_label(c: Chunk) -> str:
@@ -483,17 +473,10 @@ class ChunkTable(QWidget):
         bar.addWidget(self.search, 1)
         bar.addWidget(self.count)
 
-        self.view = QTableView()
-        self.view.setModel(self.proxy)
+        self.view = row_table(self.proxy)
         self.view.setSortingEnabled(True)
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setAlternatingRowColors(True)
-        self.view.setWordWrap(False)
-        self.view.verticalHeader().hide()
-        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.view.horizontalHeader()
         header.setStretchLastSection(False)

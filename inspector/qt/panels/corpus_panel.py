@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     Qt,
@@ -31,15 +30,15 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QLabel,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from inspector.core.api import DEFAULT_MAX_BYTES, Document, InputError, LoadResult
+from inspector.qt import theme
 from inspector.qt.controllers.state import InspectorState
+from inspector.qt.panels.table_model import TableModel, bold_font, row_table
 
 #: Counts remembered per (document, strategy, parameters).
 COUNT_CACHE = 4096
@@ -142,8 +141,10 @@ def human_size(chars: int) -> str:
     return f"{chars / 1_000_000:.1f} M chars"
 
 
-class CorpusModel(QAbstractTableModel):
+class CorpusModel(TableModel):
     """Documents first (in corpus order), then the files that could not be opened."""
+
+    columns = COLUMNS
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -157,18 +158,10 @@ class CorpusModel(QAbstractTableModel):
 
     def update_row(self, i: int, **changes: Any) -> None:
         self.rows[i] = dataclasses.replace(self.rows[i], **changes)
-        self.dataChanged.emit(self.index(i, 0), self.index(i, len(COLUMNS) - 1))
+        self.row_changed(i)
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
+    def row_count(self) -> int:
+        return len(self.rows)
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         if not index.isValid():
@@ -179,7 +172,7 @@ class CorpusModel(QAbstractTableModel):
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not (0 <= index.row() < len(self.rows)):
+        if not self.is_row(index):
             return None
         row = self.rows[index.row()]
         col = index.column()
@@ -207,17 +200,13 @@ class CorpusModel(QAbstractTableModel):
             return _plain("\n".join(lines))
         elif role == Qt.ItemDataRole.ForegroundRole:
             if row.document is None:
-                return QBrush(QColor("#d03a3a"))
+                return QBrush(QColor(theme.BAD))
             if col == COL_PROBLEMS and row.problems:
-                return QBrush(QColor("#c76a00"))
+                return QBrush(QColor(theme.WARNING))
             if col == COL_HITS and row.hits and row.hits[1] == 1:
-                return QBrush(QColor("#c2580a"))  # the best hit of all is here
+                return QBrush(QColor(theme.BEST_HIT_DOCUMENT))  # the best hit of all is here
         elif role == Qt.ItemDataRole.FontRole and col == COL_HITS and row.hits and row.hits[0]:
-            from PySide6.QtGui import QFont
-
-            font = QFont()
-            font.setBold(True)
-            return font
+            return bold_font()
         elif role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIZE, COL_CHUNKS, COL_HITS):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         elif role == DOCUMENT_ROLE:
@@ -293,14 +282,7 @@ class CorpusPanel(QWidget):
         self.summary = QLabel()
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.summary.setContentsMargins(6, 2, 6, 2)
-        self.view = QTableView()
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.setWordWrap(False)
-        self.view.verticalHeader().hide()
-        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.view = row_table(self.model)
         header = self.view.horizontalHeader()
         header.setStretchLastSection(True)  # problems: as much room as the dock gives
         fm = self.fontMetrics()

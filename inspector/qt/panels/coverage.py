@@ -34,6 +34,7 @@ from inspector.core.api import Coverage, Document, Section, coverage, structure_
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import JobRunner, Progress
+from inspector.qt.theme import Theme
 
 SECTION_ROLE = Qt.ItemDataRole.UserRole + 1
 MAX_ROWS = 2_000
@@ -49,9 +50,8 @@ def coverage_job(doc: Document, questions: tuple) -> Callable[[Callable[[], bool
 
 
 def uncovered_color(palette: QPalette) -> QColor:
-    """A warm background that reads on light and dark palettes alike."""
-    dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
-    return QColor(110, 62, 20) if dark else QColor(255, 226, 199)
+    """A warm background that reads on light and dark palettes alike (the theme's `uncovered`)."""
+    return Theme.for_palette(palette).uncovered
 
 
 class CoveragePanel(QWidget):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QKeySequence, QPalette, QShortcut
+from PySide6.QtGui import QBrush, QFont, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -36,6 +36,7 @@ from inspector.core.api import MEASUREMENT, Document, Draft, GoldQuestion, draft
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import JobRunner
+from inspector.qt.theme import Theme
 
 PENDING, ACCEPTED, REJECTED = "pending", "accepted", "rejected"
 _MARK = {PENDING: "•", ACCEPTED: "✓", REJECTED: "✗"}
@@ -218,8 +219,7 @@ class DraftsPanel(QWidget):
 
     def _refresh_rows(self) -> None:
         muted = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
-        good = QColor("#2e8b57") if self.palette().color(QPalette.ColorRole.Base).lightness() >= 128 \
-            else QColor("#7fd6a0")
+        good = Theme.for_palette(self.palette()).accepted_draft
         for i, it in enumerate(self.items):
             row = self.tree.topLevelItem(i)
             if row is None:
@@ -333,9 +333,9 @@ class DraftsPanel(QWidget):
     # -- looks -----------------------------------------------------------------------------------------
     def _style_banner(self) -> None:
         pal = self.banner.palette()
-        dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128
-        pal.setColor(QPalette.ColorRole.Window, QColor(92, 64, 0) if dark else QColor(255, 240, 196))
-        pal.setColor(QPalette.ColorRole.WindowText, QColor(255, 236, 190) if dark else QColor(92, 60, 0))
+        theme = Theme.for_palette(self.palette())
+        pal.setColor(QPalette.ColorRole.Window, theme.notice)
+        pal.setColor(QPalette.ColorRole.WindowText, theme.notice_text)
         self.banner.setPalette(pal)
         font = self.measurement.font()
         font.setPointSizeF(max(7.0, font.pointSizeF() - 0.5))

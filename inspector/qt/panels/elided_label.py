@@ -2,7 +2,8 @@
 
 Used where a panel is short (the gold panel's baseline line at 1024x700): the sentence would wrap
 to four lines and push the list under it out of view; elided, it takes one line and shows the
-rest in its tooltip.
+rest in its tooltip. The one elided label of the window: the gold panel's head and figures, the
+question bar's note and the audit panel's key hint all use it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ class ElidedLabel(QLabel):
     """A plain-text QLabel that, when `elide` is on, shows its first line elided to its width
     (an ellipsis marks what is left out; the tooltip holds the whole text)."""
 
-    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+    def __init__(self, text: str = "", parent: QWidget | None = None, *, whole_in_tip: bool = True) -> None:
+        """`whole_in_tip`: an elided text is shown whole at the top of the tooltip (off where the
+        tooltip already spells it out, as the audit panel's key hint does)."""
         super().__init__(text, parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self._elide = False
         self._tip = ""
+        self._whole_in_tip = whole_in_tip
 
     @property
     def elide(self) -> bool:
@@ -53,7 +57,7 @@ class ElidedLabel(QLabel):
         return self.fontMetrics().elidedText(first, Qt.TextElideMode.ElideRight, max(1, self.contentsRect().width()))
 
     def _update_tip(self) -> None:
-        elided = self._elide and self.shown_text() != self.text()
+        elided = self._whole_in_tip and self._elide and self.shown_text() != self.text()
         super().setToolTip("\n".join(t for t in (self.text() if elided else "", self._tip) if t))
 
     def resizeEvent(self, e) -> None:

@@ -39,20 +39,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import FALLBACK
+from inspector.core.api import FALLBACK, pct
 from inspector.core.viewmodel.projection import METHODS, Projection, project, umap_available
 from inspector.qt.controllers.retrieval import MODEL_FAILED, MODEL_LOADING, MODEL_READY, RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.runner import JobRunner, Progress
-from inspector.qt.theme import Theme
+from inspector.qt.theme import BAD, Theme
 
 #: Point categories, drawn in this order of precedence (a hit that holds the answer is a hit).
 OTHER, CHUNK, MISSED, ANSWER, HIT = range(5)
 CATEGORY_NAMES = {OTHER: "other document", CHUNK: "chunk", MISSED: "answer of a missed question",
                   ANSWER: "holds the answer", HIT: "retrieved"}
 PREVIEW_CHARS = 220
-MISS_COLOR = QColor("#d03a3a")
+MISS_COLOR = QColor(BAD)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -483,7 +483,7 @@ class EmbeddingMap(QWidget):
             mode = f"computed by the model; the hits are {mode}'s"
         text = f"{n:,} chunk vectors · {mode} · {how}"
         if p.method == "pca":
-            text += f" · the axes hold {p.explained[0]:.0%} and {p.explained[1]:.0%} of the variance"
+            text += f" · the axes hold {pct(p.explained[0], 0, '%')} and {pct(p.explained[1], 0, '%')} of the variance"
         self.status.setText(text)
         theme = Theme.for_palette(self.palette())
         counts = np.bincount(self.categories, minlength=5) if len(self.categories) else np.zeros(5, int)

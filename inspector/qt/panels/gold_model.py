@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     QSortFilterProxyModel,
@@ -20,6 +19,8 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor
 
 from inspector.core.api import GoldQuestion
+from inspector.qt import theme
+from inspector.qt.panels.table_model import TableModel
 
 COLUMNS = ("#", "Question", "Answer", "Hit", "Rank", "Diagnosis", "Baseline")
 COL_LINE, COL_QUESTION, COL_ANSWER, COL_HIT, COL_RANK, COL_DIAGNOSIS, COL_BASELINE = range(len(COLUMNS))
@@ -28,8 +29,8 @@ ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 """The source row (the question's position in the gold set)."""
 MISS_ROLE = Qt.ItemDataRole.UserRole + 2
 
-HIT_COLOR = QColor("#2e8b57")
-MISS_COLOR = QColor("#d03a3a")
+HIT_COLOR = QColor(theme.GOOD)
+MISS_COLOR = QColor(theme.BAD)
 
 _TIPS = ("Line in the gold file", "The question sent to the retriever", "Expected answer (or reference span)",
          "Whether an answer lies in one of the top k chunks", "Rank of the first chunk holding the answer",
@@ -44,8 +45,11 @@ def answer_text(q: GoldQuestion) -> str:
     return ""
 
 
-class GoldTableModel(QAbstractTableModel):
+class GoldTableModel(TableModel):
     """Rows are gold questions; outcome columns fill in once a report exists."""
+
+    columns = COLUMNS
+    header_tips = _TIPS
 
     appearanceChanged = Signal()
     """Only the colours changed (results went stale or fresh): views repaint, nothing re-sorts."""
@@ -85,7 +89,7 @@ class GoldTableModel(QAbstractTableModel):
         n = len(self._questions)
         self._results = results if len(results) == n else ()
         self._baseline = baseline if len(baseline) == n and self._results else ()
-        self._changed()
+        self.all_changed()
 
     def set_stale(self, stale: bool) -> None:
         if stale != self._stale:
@@ -99,27 +103,12 @@ class GoldTableModel(QAbstractTableModel):
     def result(self, row: int) -> Any:
         return self._results[row] if 0 <= row < len(self._results) else None
 
-    def _changed(self) -> None:
-        if self._questions:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._questions) - 1, len(COLUMNS) - 1))
-
     # -- Qt model API ------------------------------------------------------------------------------
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._questions)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
-            if role == Qt.ItemDataRole.DisplayRole:
-                return COLUMNS[section]
-            if role == Qt.ItemDataRole.ToolTipRole:
-                return _TIPS[section]
-        return None
+    def row_count(self) -> int:
+        return len(self._questions)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not (0 <= index.row() < len(self._questions)):
+        if not self.is_row(index):
             return None
         row, col = index.row(), index.column()
         q = self._questions[row]
@@ -167,7 +156,7 @@ class GoldTableModel(QAbstractTableModel):
             if r is None:
                 return None
             if self._stale and col in (COL_HIT, COL_RANK, COL_DIAGNOSIS, COL_BASELINE):
-                return QBrush(QColor(128, 128, 128))
+                return QBrush(QColor(theme.QUIET))
             if col == COL_HIT:
                 return QBrush(HIT_COLOR if r.hit else MISS_COLOR)
             if col == COL_BASELINE:

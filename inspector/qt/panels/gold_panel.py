@@ -15,7 +15,6 @@ from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QFileDialog,
     QFrame,
@@ -30,13 +29,13 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSpinBox,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from inspector.core.api import Document, GoldQuestion, answer_spans
+from inspector.core.api import Document, GoldQuestion, answer_spans, change_interval, num, pct, pts, spread
 from inspector.core.viewmodel.settings_schema import Setting
+from inspector.qt import theme
 from inspector.qt.controllers.retrieval import (
     FALLBACK,
     POOLED,
@@ -60,6 +59,7 @@ from inspector.qt.panels.gold_model import (
     GoldTableModel,
 )
 from inspector.qt.panels.question_bar import mode_text
+from inspector.qt.panels.table_model import row_table
 from inspector.qt.settings import Settings
 
 #: The question table keeps at least this width beside the baseline's box; a narrower panel puts
@@ -126,20 +126,12 @@ class GoldFiles:
         return self.remembered(doc) or sibling_gold(doc)
 
 
-def pct(v: float | None) -> str:
-    return "–" if v is None else f"{v * 100:.1f} %"
-
-
-def num(v: float | None, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
-
-
 def delta_text(name: str, d: float | None) -> str:
     """A metric's change against the baseline, in the metric's own unit."""
     if d is None:
         return ""
     if name == "hit_rate":
-        return f"{d * 100:+.1f} pts"
+        return pts(d)
     if name in ("chunks", "embedded_tokens"):
         return f"{d:+,.0f}"
     if name == "inflation":
@@ -162,6 +154,8 @@ HIGHER_IS_BETTER = {"hit_rate", "mrr", "recall", "precision", "iou", "hit_at_bud
 #: Metrics whose change against the baseline gets a paired interval and a verdict.
 PAIRED = {"hit_rate", "mrr", "recall", "precision", "iou", "hit_at_budget"}
 RETRIEVER_NAMES = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
+#: Metrics that are shares (written as percentages, their intervals in points).
+SHARES = {"hit_rate", "hit_at_budget"}
 
 
 def ci_text(key: str, ci: Any) -> str:
@@ -169,16 +163,14 @@ def ci_text(key: str, ci: Any) -> str:
     if ci is None:
         return ""
     lo, hi = ci
-    if key in ("hit_rate", "hit_at_budget"):
-        return f"[{lo * 100:.0f}–{hi * 100:.0f} %]"
-    return f"[{lo:.2f}–{hi:.2f}]"
+    return spread(lo, hi, share=key in SHARES)
 
 
 def verdict_text(key: str, d: Any) -> tuple[str, str]:
     """(short verdict for the delta column, tooltip) of a `PairedDelta`."""
     lo, hi = d.ci
-    scale, unit = (100, " pts") if key in ("hit_rate", "hit_at_budget") else (1, "")
-    tip = f"Paired 95 % interval of the change: [{lo * scale:+.1f}, {hi * scale:+.1f}]{unit}"
+    share = key in SHARES
+    tip = f"Paired 95 % interval of the change: {change_interval(lo, hi, share=share)}{' pts' if share else ''}"
     if d.p_value is not None:
         tip += f"; McNemar p = {d.p_value:.2g} ({d.fixed} fixed, {d.broke} broken)"
     if d.verdict == "within noise":
@@ -208,20 +200,64 @@ class GoldPanel(QWidget):
         self.proxy.setSourceModel(self.model)
         self.result: RetrievalResult | None = None
         self.last_dir = ""
+        self.bill_view = None
+        """The bill of the gold report (`set_bill`): index cost, context per question, time."""
+        self._compare_wide: bool | None = None
+        self._show_ci = True
+        self._user_split = False
+        """True once the user dragged the splitter: the panel stops sizing its columns."""
 
-        # Summary column.
-        # The head row's texts shorten with "…" (whole in their tooltips) rather than being cut
-        # mid-word ("60 questi").
+        head = self._build_head()
+        self._build_summary()
+        self._build_compare()
+        self._build_table()
+        self._build_splitters()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addLayout(head)
+        lay.addWidget(self.splitter, 1)
+        self._connect()
+        self._on_gold(controller.gold)
+        self._on_baseline(controller.baseline)
+
+    def _build_head(self) -> QHBoxLayout:
+        """The head row spans the panel: what is loaded, what answered, and the buttons, always in
+        view however short the dock is. Its texts shorten with "…" (whole in their tooltips)
+        rather than being cut mid-word ("60 questi")."""
         self.file_label = ElidedLabel("No gold set")
         self.file_label.set_elide(True)
+        self.file_label.setStyleSheet("font-weight: 600;")
+        self.file_label.setMinimumWidth(60)
         self.load_button = QPushButton("Load…")
         self.load_button.setToolTip("Load a gold set: JSONL, CSV (question,answer[,source]) or Chroma's CSV")
         self.mode = ElidedLabel()
         self.mode.set_elide(True)
+        self.mode.setMinimumWidth(40)
         self.stale_label = QLabel("recomputing…")
-        self.stale_label.setStyleSheet("color: #c76a00;")
+        self.stale_label.setStyleSheet(f"color: {theme.WARNING};")
         self.stale_label.setToolTip("The figures belong to the previous chunks until the new ones are scored")
         self.stale_label.hide()
+        self.pin_button = QPushButton("Pin as Baseline")
+        self.pin_button.setToolTip("Keep this configuration's report: later settings show each figure's change "
+                                   "against it, and the questions they fix and break")
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.setToolTip("Forget the baseline")
+        head = QHBoxLayout()
+        head.setContentsMargins(6, 3, 6, 1)
+        head.setSpacing(6)
+        head.addWidget(self.file_label, 3)
+        head.addWidget(self.mode, 2)
+        head.addWidget(self.stale_label)
+        head.addWidget(self.load_button)
+        head.addWidget(self.pin_button)
+        head.addWidget(self.clear_button)
+        return head
+
+    def _build_figures(self) -> QGridLayout:
+        """A row per metric: its name, its value, its interval and its change against the baseline.
+        The name gives way (elided, whole in its tooltip); the figures beside it never do: their
+        minimum widths are their texts' (`_fit_summary`)."""
         self.metric_labels: dict[str, tuple[ElidedLabel, QLabel, QLabel]] = {}
         self.ci_labels: dict[str, QLabel] = {}
         grid = QGridLayout()
@@ -229,14 +265,12 @@ class GoldPanel(QWidget):
         grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(2)
         for row, (key, title) in enumerate(METRICS):
-            # The name gives way (elided, whole in its tooltip); the figures beside it never do:
-            # their minimum widths are their texts' (`_fit_summary`).
             name, value, delta, ci = ElidedLabel(title), QLabel("–"), QLabel(""), QLabel("")
             name.set_elide(True)
             name.setMinimumWidth(name.fontMetrics().averageCharWidth() * 5)
             value.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             delta.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            ci.setStyleSheet("color: #808080;")
+            ci.setStyleSheet(f"color: {theme.QUIET};")
             small = ci.font()
             small.setPointSizeF(small.pointSizeF() * 0.85)
             ci.setFont(small)
@@ -254,72 +288,49 @@ class GoldPanel(QWidget):
             self.metric_labels[key] = (name, value, delta)
             self.ci_labels[key] = ci
         grid.setColumnStretch(0, 1)
+        return grid
+
+    def _build_budget(self) -> QHBoxLayout:
+        self.budget_spin = QSpinBox()
+        self.budget_spin.setRange(0, 32_000)
+        self.budget_spin.setSingleStep(100)
+        self.budget_spin.setSpecialValueText("off")
+        self.budget_spin.setSuffix(" tokens")
+        self.budget_spin.setValue(self.controller.budget or 0)
+        self.budget_spin.setToolTip("Context budget: the top-k chunks packed in rank order into this many "
+                                    "cl100k tokens (the chunk that crosses it is cut); Hit@budget says how "
+                                    "often the answer is in what the LLM is handed")
+        self.budget_spin.setKeyboardTracking(False)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Context budget"))
+        row.addWidget(self.budget_spin)
+        row.addStretch(1)
+        return row
+
+    def _build_summary(self) -> None:
+        """The figures' column: the metrics, the context budget, the retrievers side by side and
+        the notes (pooled and exact disagree, the gold file's warnings), in a scroll area."""
+        grid = self._build_figures()
+        budget_row = self._build_budget()
         self.retrievers = QLabel()
         self.retrievers.setWordWrap(True)
         self.retrievers.setTextFormat(Qt.TextFormat.RichText)
         self.retrievers.setToolTip("The same chunks scored by each retriever (exact figures): choose the "
                                    "retriever by evidence, not by habit")
         self.retrievers.hide()
-        self.bill_view = None
-        """The bill of the gold report (`set_bill`): index cost, context per question, time."""
-        self.budget_spin = QSpinBox()
-        self.budget_spin.setRange(0, 32_000)
-        self.budget_spin.setSingleStep(100)
-        self.budget_spin.setSpecialValueText("off")
-        self.budget_spin.setSuffix(" tokens")
-        self.budget_spin.setValue(controller.budget or 0)
-        self.budget_spin.setToolTip("Context budget: the top-k chunks packed in rank order into this many "
-                                    "cl100k tokens (the chunk that crosses it is cut); Hit@budget says how "
-                                    "often the answer is in what the LLM is handed")
-        self.budget_spin.setKeyboardTracking(False)
         self.disagreement = QLabel()
         self.disagreement.setWordWrap(True)
-        self.disagreement.setStyleSheet("color: #c76a00;")
+        self.disagreement.setStyleSheet(f"color: {theme.WARNING};")
         self.disagreement.hide()
-        self.pin_button = QPushButton("Pin as Baseline")
-        self.pin_button.setToolTip("Keep this configuration's report: later settings show each figure's change "
-                                   "against it, and the questions they fix and break")
-        self.clear_button = QPushButton("Clear")
-        self.clear_button.setToolTip("Forget the baseline")
-        self.baseline_label = ElidedLabel("No baseline pinned.")
-        self.baseline_label.setWordWrap(True)
-        self.baseline_label.setEnabled(False)
-        self.boundary_label = QLabel()
-        """Boundary counts against the baseline (set by the window's `CompareLanes`)."""
-        self.boundary_label.setWordWrap(True)
-        self.boundary_label.hide()
-        self.changes = QListWidget()
-        self.changes.setToolTip("Questions the current settings fixed or broke against the baseline")
-        self.changes.setMinimumHeight(48)
-        self.changes.hide()
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
-        self.warnings.setStyleSheet("color: #c76a00;")
+        self.warnings.setStyleSheet(f"color: {theme.WARNING};")
         self.warnings.hide()
-
-        # The head row spans the panel: what is loaded, what answered, and the buttons, always in
-        # view however short the dock is.
-        self.file_label.setStyleSheet("font-weight: 600;")
-        self.file_label.setMinimumWidth(60)
-        self.mode.setMinimumWidth(40)
-        head = QHBoxLayout()
-        head.setContentsMargins(6, 3, 6, 1)
-        head.setSpacing(6)
-        head.addWidget(self.file_label, 3)
-        head.addWidget(self.mode, 2)
-        head.addWidget(self.stale_label)
-        head.addWidget(self.load_button)
-        head.addWidget(self.pin_button)
-        head.addWidget(self.clear_button)
         summary = QWidget()
         side = QVBoxLayout(summary)
         side.setContentsMargins(6, 2, 6, 4)
         side.setSpacing(4)
         side.addLayout(grid)
-        budget_row = QHBoxLayout()
-        budget_row.addWidget(QLabel("Context budget"))
-        budget_row.addWidget(self.budget_spin)
-        budget_row.addStretch(1)
         side.addLayout(budget_row)
         side.addWidget(self.retrievers)
         side.addWidget(self.disagreement)
@@ -338,9 +349,20 @@ class GoldPanel(QWidget):
         self.summary = summary
         self.summary_scroll = summary_scroll
 
-        # Against the baseline: what it was, the boundary counts, the questions fixed and broken
-        # (shown while one is pinned; beside the table when the panel is wide, under the figures
-        # when it is not, never below the fold of the figures).
+    def _build_compare(self) -> None:
+        """Against the baseline: what it was, the boundary counts, the questions fixed and broken
+        (shown while one is pinned; beside the table when the panel is wide, under the figures
+        when it is not, never below the fold of the figures: `_place_compare`)."""
+        self.baseline_label = ElidedLabel("No baseline pinned.")
+        self.baseline_label.setWordWrap(True)
+        self.baseline_label.setEnabled(False)
+        self.boundary_label = QLabel()
+        """Boundary counts against the baseline (set by the window's `CompareLanes`)."""
+        self.boundary_label.setWordWrap(True)
+        self.boundary_label.hide()
+        self.changes = QListWidget()
+        self.changes.setToolTip("Questions the current settings fixed or broke against the baseline")
+        self.changes.hide()
         self.changes.setMinimumHeight(40)
         self.changes.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.changes.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -356,21 +378,12 @@ class GoldPanel(QWidget):
         self.boundary_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         compare.hide()
         self.compare_box = compare
-        self.left_split = QSplitter(Qt.Orientation.Vertical)
-        self.left_split.setChildrenCollapsible(False)
-        self.left_split.addWidget(summary_scroll)
 
-        # Question table.
-        self.view = QTableView()
-        self.view.setModel(self.proxy)
-        self.model.appearanceChanged.connect(self.view.viewport().update)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    def _build_table(self) -> None:
+        """The question table, with the count of questions and misses and "Misses only" above it."""
+        self.view = row_table(self.proxy)
         self.view.setSortingEnabled(True)
         self.view.sortByColumn(COL_LINE, Qt.SortOrder.AscendingOrder)
-        self.view.verticalHeader().hide()
-        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
-        self.view.setWordWrap(False)
         self.view.setAlternatingRowColors(True)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -386,7 +399,6 @@ class GoldPanel(QWidget):
         header.setMinimumSectionSize(fm.horizontalAdvance("Rank") + 14)
         self.view.setColumnHidden(COL_BASELINE, True)
         self.misses_only = QCheckBox("Misses only")
-        self.misses_only.toggled.connect(self.proxy.set_misses_only)
         self.count_label = ElidedLabel()
         self.count_label.set_elide(True)
         table_box = QWidget()
@@ -401,23 +413,23 @@ class GoldPanel(QWidget):
         tv.addWidget(self.view, 1)
         self.table_box = table_box
 
+    def _build_splitters(self) -> None:
+        """The figures (over the baseline's box when the panel is narrow) beside the table."""
+        self.left_split = QSplitter(Qt.Orientation.Vertical)
+        self.left_split.setChildrenCollapsible(False)
+        self.left_split.addWidget(self.summary_scroll)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(self.left_split)
-        self.splitter.addWidget(table_box)
+        self.splitter.addWidget(self.table_box)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([320, 810])
-        self._compare_wide: bool | None = None
-        self._show_ci = True
-        self._user_split = False
-        """True once the user dragged the splitter: the panel stops sizing its columns."""
-        self.splitter.splitterMoved.connect(self._on_splitter_moved)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(0)
-        lay.addLayout(head)
-        lay.addWidget(self.splitter, 1)
 
+    def _connect(self) -> None:
+        controller = self.controller
+        self.model.appearanceChanged.connect(self.view.viewport().update)
+        self.misses_only.toggled.connect(self.proxy.set_misses_only)
+        self.splitter.splitterMoved.connect(self._on_splitter_moved)
         self.load_button.clicked.connect(self.load_dialog)
         self.pin_button.clicked.connect(controller.pin_baseline)
         self.budget_spin.valueChanged.connect(lambda v: controller.set_budget(v or None))
@@ -434,8 +446,6 @@ class GoldPanel(QWidget):
         controller.comparisonChanged.connect(self._on_comparison)
         controller.disagreementChanged.connect(self._on_disagreement)
         controller.modelStateChanged.connect(lambda _s: self._show_mode())
-        self._on_gold(controller.gold)
-        self._on_baseline(controller.baseline)
 
     # -- loading -----------------------------------------------------------------------------------
     def load_dialog(self) -> None:
@@ -524,7 +534,7 @@ class GoldPanel(QWidget):
             rep = r.alternatives.get(name)
             if rep is None:
                 continue
-            text = f"{RETRIEVER_NAMES[name]} {rep.hit_rate * 100:.1f} %"
+            text = f"{RETRIEVER_NAMES[name]} {pct(rep.hit_rate)}"
             parts.append(f"<b>{text}</b>" if name == r.retriever else text)
         self.retrievers.setText(f"Hit rate@{r.request.k} by retriever: " + " · ".join(parts))
         self.retrievers.setVisible(len(parts) > 1)
@@ -716,7 +726,7 @@ class GoldPanel(QWidget):
         pooled = r is not None and r.mode == POOLED
         self.mode.setText(text)
         self.mode.setToolTip(mode_text(r, self.controller)[1])
-        self.mode.setStyleSheet("color: #c76a00;" if warn else ("color: #6a5acd;" if pooled else "color: #2e8b57;"))
+        self.mode.setStyleSheet(f"color: {theme.WARNING if warn else theme.POOLED if pooled else theme.GOOD};")
         self._update_pin()
 
     def _show_metrics(self) -> None:
@@ -757,7 +767,7 @@ class GoldPanel(QWidget):
                 verdict, tip = verdict_text(key, pd)
                 if verdict == "within noise":
                     delta.setText(f"{delta_text(key, d)} · noise")
-                    delta.setStyleSheet("color: #808080;")
+                    delta.setStyleSheet(f"color: {theme.QUIET};")
                     delta.setToolTip(tip)
                     continue
                 delta.setToolTip(tip)
@@ -766,7 +776,7 @@ class GoldPanel(QWidget):
             else:
                 good = (d > 0) == (key in HIGHER_IS_BETTER)
                 neutral = key not in HIGHER_IS_BETTER
-                color = "#808080" if neutral else (HIT_COLOR.name() if good else MISS_COLOR.name())
+                color = theme.QUIET if neutral else (theme.GOOD if good else theme.BAD)
                 delta.setStyleSheet(f"color: {color};")
         self._fit_summary()
 

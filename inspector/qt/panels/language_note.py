@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtWidgets import QLabel
 
 from inspector.core.api import MINILM_ID, Document
+from inspector.qt.theme import WARNING
 
 
 class LanguageNote(QLabel):
@@ -24,7 +25,7 @@ class LanguageNote(QLabel):
         self.window = window
         self.fit = None
         """The last `ModelFit` (None: no document)."""
-        self.setStyleSheet("color: #c76a00;")
+        self.setStyleSheet(f"color: {WARNING};")
         self.hide()
         window.state.documentChanged.connect(self.update_for)
         window.retrieval.modelStateChanged.connect(lambda _s: self.update_for(window.state.document))

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from inspector.qt.document.compare_lane import ADDED, KEPT, MOVED, REMOVED, diff_color
 from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.document.painting import zigzag
-from inspector.qt.theme import FLAG_ORDER, FLAG_STYLE, Theme
+from inspector.qt.theme import FLAG_ORDER, FLAG_STYLE, STALE_PILL, STALE_PILL_TEXT, Theme
 
 Painter = Callable[[QPainter, QRectF, Theme], None]
 
@@ -34,6 +34,15 @@ SWATCH = QSize(104, 24)
 
 
 # -- swatches: each draws what the view draws, in a small rectangle -----------------------------------
+
+def _small_bold(p: QPainter) -> float:
+    """Set the painter's font to a small bold one (a pill's or a badge's text); its pill height."""
+    font = QFont(p.font())
+    font.setBold(True)
+    font.setPointSizeF(max(7.0, font.pointSizeF() * 0.8))
+    p.setFont(font)
+    return QFontMetrics(font).height() + 2
+
 
 def _chunks(p: QPainter, r: QRectF, t: Theme) -> None:
     w = r.width() / 3
@@ -87,11 +96,7 @@ def _selection(p: QPainter, r: QRectF, t: Theme) -> None:
 def _flag(name: str) -> Painter:
     def paint(p: QPainter, r: QRectF, t: Theme) -> None:
         p.fillRect(r, t.fill(1))
-        font = QFont(p.font())
-        font.setBold(True)
-        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.8))
-        p.setFont(font)
-        h = QFontMetrics(font).height() + 2
+        h = _small_bold(p)
         pill = QRectF(r.left() + 4, r.center().y() - h / 2, r.width() - 8, h)
         bg = QColor(t.base)
         bg.setAlphaF(0.9)
@@ -123,16 +128,12 @@ def _hit(p: QPainter, r: QRectF, t: Theme) -> None:
     p.setPen(QPen(hit_color(t), 2.0))
     p.setBrush(Qt.BrushStyle.NoBrush)
     p.drawRect(chunk)
-    font = QFont(p.font())
-    font.setBold(True)
-    font.setPointSizeF(max(7.0, font.pointSizeF() * 0.8))
-    p.setFont(font)
-    h = QFontMetrics(font).height() + 2
+    h = _small_bold(p)
     badge = QRectF(r.left() + r.width() * 0.5, r.center().y() - h / 2, r.width() * 0.5 - 2, h)
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(hit_color(t))
     p.drawRoundedRect(badge, h / 2, h / 2)
-    p.setPen(QColor("#ffffff") if not t.dark else QColor("#1b1b1b"))
+    p.setPen(t.badge_ink)
     p.drawText(badge, Qt.AlignmentFlag.AlignCenter, "#1  0.69")
 
 
@@ -188,16 +189,12 @@ def _stale(p: QPainter, r: QRectF, t: Theme) -> None:
     wash = QColor(t.base)
     wash.setAlphaF(0.5)
     p.fillRect(r, wash)
-    font = QFont(p.font())
-    font.setBold(True)
-    font.setPointSizeF(max(7.0, font.pointSizeF() * 0.8))
-    p.setFont(font)
-    h = QFontMetrics(font).height() + 2
+    h = _small_bold(p)
     pill = QRectF(r.left() + 6, r.center().y() - h / 2, r.width() - 12, h)
     p.setPen(Qt.PenStyle.NoPen)
-    p.setBrush(QColor(199, 106, 0, 235))
+    p.setBrush(STALE_PILL)
     p.drawRoundedRect(pill, h / 2, h / 2)
-    p.setPen(QColor("#ffffff"))
+    p.setPen(QColor(STALE_PILL_TEXT))
     p.drawText(pill, Qt.AlignmentFlag.AlignCenter, "computing…")
 
 

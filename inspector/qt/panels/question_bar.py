@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.qt import theme
 from inspector.qt.controllers.retrieval import (
     EXACT,
     FALLBACK,
@@ -100,10 +101,26 @@ class QuestionBar(QWidget):
         super().__init__(parent)
         self.controller = controller
         self.view = view
+        self._heading_paths: list[tuple[str, ...]] = []
+        self._jump: tuple[str, int, int] | None = None
+        """(doc_id, start, end) of a hit in another document being jumped to."""
+        self._reveal = False
+        self._build_question()
+        self._build_filters()
+        self._build_hits()
+        self._build_row()
+        self._connect()
+        self._show_mode(None)
+        self._update_nav()
+
+    def _build_question(self) -> None:
+        """The question field, k and the retriever."""
+        controller = self.controller
         self.field = QLineEdit()
         self.field.setPlaceholderText("Ask a question and press Enter to see which chunks a retriever returns")
         self.field.setClearButtonEnabled(True)
         self.field.setToolTip("Enter runs the question against the current chunks")
+        self.field.setMinimumWidth(self.field.fontMetrics().averageCharWidth() * 30)
         self.k_spin = QSpinBox()
         self.k_spin.setRange(1, MAX_K)
         self.k_spin.setValue(controller.k)
@@ -115,14 +132,11 @@ class QuestionBar(QWidget):
             self.retriever.addItem(RETRIEVER_LABELS[name], name)
         self.retriever.setToolTip("Dense: cosine of embeddings; BM25: words; Hybrid: reciprocal rank fusion of both")
         self.retriever.setCurrentIndex(RETRIEVERS.index(controller.retriever))
-        self.prev_button = QToolButton(text="▲")
-        self.prev_button.setToolTip("Previous hit (Shift+F3)")
-        self.next_button = QToolButton(text="▼")
-        self.next_button.setToolTip("Next hit (F3)")
-        self.hit_label = QLabel()
-        self.mode = ElidedLabel()
-        self.mode.set_elide(True)
-        # Metadata filters: a heading-path prefix, and (for a corpus) the documents to search.
+
+    def _build_filters(self) -> None:
+        """Metadata filters: a heading-path prefix (completed from the document's heading paths, by
+        the core's own matching rule: what it offers is what the filter keeps) and, for a corpus,
+        the documents to search."""
         self.heading_filter = QLineEdit()
         self.heading_filter.setPlaceholderText("under heading…")
         self.heading_filter.setClearButtonEnabled(True)
@@ -130,25 +144,12 @@ class QuestionBar(QWidget):
                                        "by its start (or a word's), any case; the document title may be left out")
         self.heading_filter.setMinimumWidth(110)
         self.heading_filter.setMaximumWidth(220)
-        # Completion from the document's heading paths, by the core's own matching rule (what
-        # it offers is what the filter keeps).
         self.completer_model = QStringListModel(self)
         self.completer = QCompleter(self.completer_model, self)
         self.completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer.setMaxVisibleItems(14)
         self.heading_filter.setCompleter(self.completer)
-        self._heading_paths: list[tuple[str, ...]] = []
-        # Hits in the corpus's other documents: a menu that shows them and jumps there.
-        self.elsewhere = QToolButton()
-        self.elsewhere.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.elsewhere.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.elsewhere.setToolTip("Hits in the other documents of the corpus: choose one to show it")
-        self.elsewhere_menu = QMenu(self.elsewhere)
-        self.elsewhere.setMenu(self.elsewhere_menu)
-        self.elsewhere.hide()
-        self._jump: tuple[str, int, int] | None = None
-        """(doc_id, start, end) of a hit in another document being jumped to."""
         self.doc_filter = QComboBox()
         self.doc_filter.setToolTip("Search every document of the corpus, or one")
         self.doc_filter.addItem("All documents", None)
@@ -158,14 +159,33 @@ class QuestionBar(QWidget):
         # field's room, down to 115 px in a 1024 px window.
         self.doc_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.doc_filter.setMinimumContentsLength(len("All documents"))
-        self.field.setMinimumWidth(self.field.fontMetrics().averageCharWidth() * 30)
+
+    def _build_hits(self) -> None:
+        """Walking the hits in the text, the hits in the corpus's other documents (a menu that
+        shows them and jumps there), and what answered."""
+        self.prev_button = QToolButton(text="▲")
+        self.prev_button.setToolTip("Previous hit (Shift+F3)")
+        self.next_button = QToolButton(text="▼")
+        self.next_button.setToolTip("Next hit (F3)")
+        self.hit_label = QLabel()
+        self.elsewhere = QToolButton()
+        self.elsewhere.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.elsewhere.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.elsewhere.setToolTip("Hits in the other documents of the corpus: choose one to show it")
+        self.elsewhere_menu = QMenu(self.elsewhere)
+        self.elsewhere.setMenu(self.elsewhere_menu)
+        self.elsewhere.hide()
         # What answered takes its text's width and gives way first (elided, whole in its tooltip);
         # the field takes the rest of the row.
+        self.mode = ElidedLabel()
+        self.mode.set_elide(True)
         self.mode.setMinimumWidth(30)
         self.mode.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.mode.setMaximumWidth(self.mode.fontMetrics().horizontalAdvance("BM25 (preparing vectors)") + 8)
-        # The bar spans the window (a toolbar row of its own): it takes the room it is given and
-        # never widens the window; the field gets whatever the other controls leave.
+
+    def _build_row(self) -> None:
+        """The bar spans the window (a toolbar row of its own): it takes the room it is given and
+        never widens the window; the field gets whatever the other controls leave."""
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(1)
         lay = QHBoxLayout(self)
@@ -184,6 +204,8 @@ class QuestionBar(QWidget):
         lay.addWidget(self.elsewhere)
         lay.addWidget(self.mode)
 
+    def _connect(self) -> None:
+        controller = self.controller
         self.field.returnPressed.connect(self.submit)
         self.k_spin.valueChanged.connect(controller.set_k)
         self.retriever.currentIndexChanged.connect(lambda i: controller.set_retriever(self.retriever.itemData(i)))
@@ -207,9 +229,6 @@ class QuestionBar(QWidget):
         controller.questionChanged.connect(self._on_question)
         controller.settingsChanged.connect(self._on_settings)
         controller.modelStateChanged.connect(lambda _s: self._show_mode(controller.result))
-        self._reveal = False
-        self._show_mode(None)
-        self._update_nav()
 
     # -- filters -------------------------------------------------------------------------------
     def set_filters(self, heading: str = "", doc_id: str | None = None) -> None:
@@ -402,7 +421,7 @@ class QuestionBar(QWidget):
         text, tip = mode_text(result, self.controller)
         warn = result is not None and result.mode == FALLBACK or (result is None and bool(text))
         exact = result is not None and result.mode == EXACT
-        color = "#c76a00" if warn else ("#2e8b57" if exact else "")
+        color = theme.WARNING if warn else (theme.GOOD if exact else "")
         self.mode.setText(text)
         self.mode.setToolTip(tip)
         self.mode.setStyleSheet(f"color: {color};" if color else "")

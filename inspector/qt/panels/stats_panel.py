@@ -10,7 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from inspector.core.api import ChunkStats
+from inspector.core.api import ChunkStats, pct
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 
@@ -139,13 +139,13 @@ class StatsPanel(QWidget):
         for row, f in enumerate(FLAG_ORDER):
             name = QLabel(theme.flag_label(f).capitalize())
             bar = ShareBar(f)
-            pct = QLabel("–")
-            pct.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            pct.setMinimumWidth(QFontMetrics(pct.font()).horizontalAdvance("100.0% (9999)"))
+            share = QLabel("–")
+            share.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            share.setMinimumWidth(QFontMetrics(share.font()).horizontalAdvance("100.0% (9999)"))
             flags.addWidget(name, row, 0)
             flags.addWidget(bar, row, 1)
-            flags.addWidget(pct, row, 2)
-            self.shares[f] = (bar, pct)
+            flags.addWidget(share, row, 2)
+            self.shares[f] = (bar, share)
         flags.setColumnStretch(1, 1)
         self._flags = flags
         lay = QVBoxLayout(self)
@@ -250,9 +250,9 @@ class StatsPanel(QWidget):
             for v in self.figures.values():
                 v.setText("–")
             self.histogram.set_data((), ())
-            for bar, pct in self.shares.values():
+            for bar, share in self.shares.values():
                 bar.set_share(0.0)
-                pct.setText("–")
+                share.setText("–")
             self._fit()
             return
         s: ChunkStats = result.stats
@@ -278,13 +278,13 @@ class StatsPanel(QWidget):
             self.figures["pieces"].setText(f"{s.embedded_word_pieces:,}{dropped}")
         self.figures["time"].setText(f"{result.seconds * 1000:,.0f} ms")
         self.histogram.set_data(s.bin_edges, s.bin_counts, _budget(result))
-        for f, (bar, pct) in self.shares.items():
+        for f, (bar, share) in self.shares.items():
             if f == "truncated_by_embedder" and not result.complete:
                 bar.set_share(0.0)
-                pct.setText("…")
+                share.setText("…")
                 continue
             bar.set_share(s.share(f))
-            pct.setText(f"{100 * s.share(f):.1f}% ({s.flag_counts.get(f, 0):,})")
+            share.setText(f"{pct(s.share(f), unit='%')} ({s.flag_counts.get(f, 0):,})")
         self._fit()
 
 

@@ -47,6 +47,7 @@ from inspector.core.viewmodel.scale import SliderScale, slider_scale
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.controllers.trace import TraceController
 from inspector.qt.panels.trace import TraceStrip
+from inspector.qt.theme import INVALID_SETTING
 
 
 def pretty(name: str) -> str:
@@ -279,7 +280,7 @@ class StrategyPanel(QWidget):
         self.form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
         self.problem = QLabel()
         self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color: #d04040;")
+        self.problem.setStyleSheet(f"color: {INVALID_SETTING};")
         self.problem.hide()
         self.prefix = QCheckBox("Embed with context prefix (title > headings)")
         self.prefix.setToolTip("Word pieces and the detail pane count the prefix that a retrieval pipeline "

@@ -18,8 +18,10 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Slot
 from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStyle, QStyleOptionSlider, QToolTip, QVBoxLayout, QWidget
 
+from inspector.core.api import pct
 from inspector.core.viewmodel.trace import Trace, TracePoint
 from inspector.qt.controllers.trace import TraceController
+from inspector.qt.theme import Theme
 
 #: Height of the bars' area, pixels.
 PLOT_HEIGHT = 26
@@ -27,14 +29,6 @@ PLOT_HEIGHT = 26
 MIN_SPAN = 0.10
 #: Height of the current-position marker under the baseline, pixels.
 MARKER = 5
-
-
-def _pct(v: float) -> str:
-    return f"{v * 100:.1f} %"
-
-
-def _is_dark(palette: QPalette) -> bool:
-    return palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
 
 
 def caption(trace: Trace | None, *, preview: bool = False, unit: str = "") -> str:
@@ -50,7 +44,7 @@ def caption(trace: Trace | None, *, preview: bool = False, unit: str = "") -> st
         rates = [p.score.hit_rate for p in scored if p.score is not None]
         lo, hi = min(rates), max(rates)
         best = trace.best()
-        span = _pct(lo) if lo == hi else f"{lo * 100:.1f}–{_pct(hi)}"
+        span = pct(lo) if lo == hi else f"{pct(lo, unit='')}–{pct(hi)}"
         text += f": {span}"
         if best and lo != hi:
             if len(best) <= 3:
@@ -156,13 +150,14 @@ class TracePlot(QWidget):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         pal = self.palette()
-        dark = _is_dark(pal)
+        theme = Theme.for_palette(pal)
+        dark = theme.dark
         text = pal.color(QPalette.ColorRole.Text)
         muted = QColor(text)
         muted.setAlpha(80 if dark else 70)
         bar = QColor(text)
         bar.setAlpha(150 if dark else 110)
-        best_color = QColor("#5cc98a" if dark else "#2e8b57")
+        best_color = theme.best_position
         accent = pal.color(QPalette.ColorRole.Highlight)
         if dark:
             accent = accent.lighter(130)
@@ -203,7 +198,7 @@ class TracePlot(QWidget):
             p.setPen(text)
             left = self.slider_right() + 6
             p.drawText(QRectF(left, 0, max(0.0, self.width() - left), self.height()),
-                       int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), _pct(here.score.hit_rate))
+                       int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), pct(here.score.hit_rate))
         p.end()
 
     def mouseMoveEvent(self, e) -> None:
@@ -217,7 +212,7 @@ class TracePlot(QWidget):
             tip = f"{name} {pt.value:g} {unit}: being scored"
         else:
             what = "BM25" if self.trace.kind == "bm25" else "exact embeddings"
-            tip = (f"{name} {pt.value:g} {unit}: hit rate@{self.trace.k} {_pct(pt.score.hit_rate)} "
+            tip = (f"{name} {pt.value:g} {unit}: hit rate@{self.trace.k} {pct(pt.score.hit_rate)} "
                    f"({pt.score.hits}/{pt.score.questions}), {what}")
         QToolTip.showText(e.globalPosition().toPoint(), tip, self)
 
