@@ -160,6 +160,27 @@ _WHERE: dict[str, str] = {
     "STAGE_UNITS": "inspector.core.distributed.engine:UNITS",
     # the HTML export (the window reaches it through its view-model door too)
     "view_html": "inspector.core.viewmodel.html_export",
+    # the user's pipeline: embedding model, reranker, vector store (issue 28)
+    "EmbedderSpec": "inspector.core.embedding.spec",
+    "EMBEDDER_KINDS": "inspector.core.embedding.spec:KINDS",
+    "parse_embedder_spec": "inspector.core.embedding.spec",
+    "make_embedder": "inspector.core.embedding.spec",
+    "embedder_info": "inspector.core.embedding.spec",
+    "HttpStatusError": "inspector.core.embedding.endpoint",
+    "RERANK_DEPTH": "inspector.core.retrieval.rerank",
+    "Reranker": "inspector.core.retrieval.rerank",
+    "RerankResult": "inspector.core.retrieval.rerank",
+    "parse_reranker_spec": "inspector.core.retrieval.rerank",
+    "rerank_hits": "inspector.core.retrieval.rerank",
+    "RerankFigures": "inspector.core.evaluation.reranked",
+    "rerank_figures": "inspector.core.evaluation.reranked",
+    "STORE_KINDS": "inspector.core.stores.spec",
+    "StoreSpec": "inspector.core.stores.spec",
+    "parse_store_spec": "inspector.core.stores.spec",
+    "read_store": "inspector.core.stores.read",
+    "StoreSource": "inspector.core.stores.source",
+    "store_source": "inspector.core.stores.source",
+    "store_strategy_name": "inspector.core.stores.source",
     # runtime
     "Cancelled": "inspector.core.runtime.cancel",
     "cancel_scope": "inspector.core.runtime.cancel",
@@ -229,7 +250,10 @@ if TYPE_CHECKING:
         default_embedder,
         device_info,
     )
+    from inspector.core.embedding.endpoint import HttpStatusError
     from inspector.core.embedding.rate import last as measured_rate
+    from inspector.core.embedding.spec import KINDS as EMBEDDER_KINDS
+    from inspector.core.embedding.spec import EmbedderSpec, embedder_info, make_embedder, parse_embedder_spec
     from inspector.core.errors import InputError, write_failure
     from inspector.core.evaluation.audit import (
         NOT,
@@ -286,13 +310,18 @@ if TYPE_CHECKING:
         report_text,
         sweep_text,
     )
+    from inspector.core.evaluation.reranked import RerankFigures, rerank_figures
     from inspector.core.evaluation.sweep import grid, rank_key
     from inspector.core.evaluation.uncertainty import paired_deltas
+    from inspector.core.retrieval.rerank import RERANK_DEPTH, Reranker, RerankResult, parse_reranker_spec, rerank_hits
     from inspector.core.runtime import gcpause, heap, offload
     from inspector.core.runtime.atomic import atomic_write_bytes, atomic_write_text, atomic_writer
     from inspector.core.runtime.cancel import Cancelled, cancel_scope, check_cancelled
     from inspector.core.runtime.gcpause import promote_survivors
     from inspector.core.runtime.lru import SizedLRU
+    from inspector.core.stores.read import read_store
+    from inspector.core.stores.source import StoreSource, store_source, store_strategy_name
+    from inspector.core.stores.spec import STORE_KINDS, StoreSpec, parse_store_spec
     from inspector.core.text.heading_filter import heading_completions, resolve_heading_filter
     from inspector.core.text.model_fit import MULTILINGUAL_MODEL, model_fit
     from inspector.core.text.structure import structure_of
@@ -337,6 +366,11 @@ __all__ = [
     # the workbench, the Ray engine, the HTML export
     "Workbench", "ChunkStage", "ChunkStore", "Staging", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED",
     "FALLBACK", "EngineError", "RayEngine", "STAGE_UNITS", "view_html",
+    # the user's pipeline (issue 28)
+    "EmbedderSpec", "EMBEDDER_KINDS", "parse_embedder_spec", "make_embedder", "embedder_info", "HttpStatusError",
+    "RERANK_DEPTH", "Reranker", "RerankResult", "parse_reranker_spec", "rerank_hits", "RerankFigures",
+    "rerank_figures", "STORE_KINDS", "StoreSpec", "parse_store_spec", "read_store", "StoreSource", "store_source",
+    "store_strategy_name",
     # runtime
     "offload", "heap", "gcpause", "Cancelled", "cancel_scope", "check_cancelled", "SizedLRU",
     "atomic_write_bytes", "atomic_write_text", "atomic_writer", "promote_survivors",
