@@ -9,10 +9,13 @@ from inspector.cli.common import (
     RETRIEVER_CHOICES,
     CliError,
     add_device_args,
+    add_embedder_args,
     add_encoding_arg,
     add_strategy_args,
     device_fields,
     device_line,
+    embedder_line,
+    embedder_report,
     one_line_error,
     open_workbench,
     print_json,
@@ -55,7 +58,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
                           "heading_path": list(h.chunk.heading_path),
                           "text": h.chunk.embedded_text(by_id[h.chunk.doc_id], with_prefix=config.with_prefix)}
                          for h in hits],
-                **device_fields(wb.embedder)})
+                **device_fields(wb.embedder), "embedder": embedder_report(wb.embedder)})
         return 0
     filt = []
     if only:
@@ -63,6 +66,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if heading:
         filt.append(f"under {' > '.join(heading)}")
     print(device_line(wb.embedder))
+    if embedder_line(wb.embedder):
+        print(embedder_line(wb.embedder))
     print(f"{args.question}\n{config.label()}{'  (filtered to ' + '; '.join(filt) + ')' if filt else ''}")
     if not hits:
         print("no chunk matched")
@@ -91,7 +96,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--heading", help="heading path to search under, each title by its start, any case, "
                    "the document title optional, e.g. 'parental > germ'")
     p.add_argument("--format", choices=("table", "json"), default="table")
-    p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
+    add_embedder_args(p)
     add_encoding_arg(p)
     add_device_args(p)
     p.set_defaults(func=_cmd_ask)

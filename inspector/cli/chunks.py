@@ -10,14 +10,20 @@ from typing import Any
 from inspector.cli.common import (
     CliError,
     add_device_args,
+    add_embedder_args,
     add_encoding_arg,
     add_strategy_args,
     configured_embedder,
     document_encoding,
+    embedder_report,
+    embedder_spec,
     load_user_strategies,
+    make_model,
+    one_line_error,
     print_alignment_reports,
     print_document_warnings,
     strategy_params,
+    use_model_pieces,
 )
 
 
@@ -52,6 +58,10 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
 
     if get_strategy(name).needs_embedder:  # semantic chunking embeds sentences: on --device
         configured_embedder(args)
+    # Word pieces, truncation flags and fit_embedder budgets as the chosen model reads its input.
+    spec = embedder_spec(args)
+    model = make_model(args, spec) if spec.kind in ("st", "openai") else None
+    use_model_pieces(model)
     loaded = load_paths(args.paths, encoding=encoding)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
@@ -78,6 +88,10 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
             print(f"{c.key if len(loaded.documents) > 1 else c.id:>5} {c.start:>8} {c.end:>8} "
                   f"{c.token_count:>6} {c.embed_tokens:>5}  {flags:<28} {' > '.join(c.heading_path)}")
         print(f"{len(rows)} chunks, strategy {name} {params}")
+        if model is not None:
+            info = embedder_report(model)
+            print(f"WP: word pieces of {info['spec']} (counted with {info['tokenizer'] or info['model_id']}, "
+                  f"reads {info['max_tokens']:,})")
     return 0
 
 
@@ -88,7 +102,9 @@ def add_commands(sub: Any) -> None:
     add_encoding_arg(p)
     p.add_argument("--format", choices=("table", "json", "jsonl"), default="table")
     add_device_args(p)
+    add_embedder_args(p)
     p.set_defaults(func=_cmd_chunks)
+    p.error = one_line_error(p)  # type: ignore[method-assign]
     p = sub.add_parser("strategies", help="list strategies and their parameters")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--strategy-file", action="append", default=[], metavar="FILE",

@@ -23,11 +23,14 @@ from inspector.cli.common import (
     RETRIEVER_CHOICES,
     CliError,
     add_device_args,
+    add_embedder_args,
     add_encoding_arg,
     add_strategy_args,
     check_prices,
     device_fields,
     device_line,
+    embedder_line,
+    embedder_report,
     one_line_error,
     open_workbench,
     print_json,
@@ -70,8 +73,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="context budget: also score whether the answer is among the top-k chunks packed, "
                         "in rank order, into this many cl100k tokens (the chunk that crosses the budget "
                         "is cut there); a sweep then ranks by it")
-    p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
-                   help="advanced: 'hash' is a fast model-free test embedder")
+    add_embedder_args(p)
     add_encoding_arg(p)
     add_device_args(p)
     p.add_argument("--engine", choices=("local", "ray"), default="local",
@@ -322,6 +324,14 @@ def _device_source(runner: Any) -> Any:
     return runner.embedder
 
 
+def _header(shown: Any, wb: Any) -> None:
+    """The text reports' first lines: where vectors were computed, and by which model."""
+    print(device_line(shown))
+    line = embedder_line(wb.embedder)
+    if line:
+        print(line)
+
+
 # -- eval -------------------------------------------------------------------------------------------
 
 @_interruptible
@@ -338,14 +348,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json(report_json(report, config, gold=gold.path, documents=[d.doc_id for d in docs],
                            warnings=[w.one_line() for w in gold.warnings], rates=rates,
-                           **device_fields(shown)))
+                           embedder=embedder_report(wb.embedder), **device_fields(shown)))
     elif args.format == "markdown":
         print(report_markdown(report, config, gold_path=gold.path,
                               document=", ".join(d.doc_id for d in docs)), end="")
     elif args.format == "csv":
         print(report_csv(report), end="")
     else:
-        print(device_line(shown))
+        _header(shown, wb)
         print(report_text(report, config, multi_doc=len(docs) > 1, rates=table_rates), end="")
     return 0
 
@@ -362,10 +372,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         shown = _device_source(runner)
     rates = _rates(args, wb)
     if args.format == "json":
-        print_json({**RENDERERS[("comparison", "json")](cmp, rates=rates), **device_fields(shown)})
+        print_json({**RENDERERS[("comparison", "json")](cmp, rates=rates), **device_fields(shown),
+                    "embedder": embedder_report(wb.embedder)})
         return 0
     if args.format == "table":
-        print(device_line(shown))
+        _header(shown, wb)
         if not _priced(args):
             rates = None
     print(_render("comparison", args.format, cmp, rates), end="")
@@ -402,9 +413,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         shown = _device_source(runner)
     rates = _rates(args, wb)
     if args.format == "json":
-        print_json({**RENDERERS[("sweep", "json")](result, rates=rates), **device_fields(shown)})
+        print_json({**RENDERERS[("sweep", "json")](result, rates=rates), **device_fields(shown),
+                    "embedder": embedder_report(wb.embedder)})
     elif args.format == "table":
-        print(device_line(shown))
+        _header(shown, wb)
         print(sweep_text(result, top=args.top, rates=rates if _priced(args) else None), end="")
     else:
         print(_render("sweep", args.format, result, rates), end="")

@@ -47,6 +47,9 @@ _WHERE: dict[str, str] = {
     "MULTILINGUAL_MODEL": "inspector.core.text.model_fit",
     "model_fit": "inspector.core.text.model_fit",
     "MAX_WORD_PIECES": "inspector.core.text.wordpieces",
+    "piece_override": "inspector.core.text.wordpieces",
+    "use_piece_spec": "inspector.core.text.wordpieces",
+    "use_embedder_pieces": "inspector.core.text.wordpieces",
     # chunking
     "Chunk": "inspector.core.chunking.chunk",
     "FLAGS": "inspector.core.chunking.chunk",
@@ -325,7 +328,7 @@ if TYPE_CHECKING:
     from inspector.core.text.heading_filter import heading_completions, resolve_heading_filter
     from inspector.core.text.model_fit import MULTILINGUAL_MODEL, model_fit
     from inspector.core.text.structure import structure_of
-    from inspector.core.text.wordpieces import MAX_WORD_PIECES
+    from inspector.core.text.wordpieces import MAX_WORD_PIECES, piece_override, use_embedder_pieces, use_piece_spec
     from inspector.core.viewmodel.html_export import view_html
     from inspector.core.workbench import Workbench
     from inspector.core.workbench.chunk_store import ChunkStage, ChunkStore
@@ -343,7 +346,7 @@ __all__ = [
     "Document", "LoadResult", "load_paths", "DEFAULT_MAX_BYTES", "MARKDOWN_SUFFIXES", "TEXT_SUFFIXES",
     "CONVERTED_SUFFIXES", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
     "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "model_fit",
-    "MAX_WORD_PIECES",
+    "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces",
     # chunking
     "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
     "strategies", "annotate", "external", "is_external", "last_alignment_report", "load_strategy_file",

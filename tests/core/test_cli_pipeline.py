@@ -1,0 +1,143 @@
+"""The user's embedding model on the command line (issue 28): `--embedder SPEC` with its options on
+every command that embeds, through real parts: an OpenAI-compatible server on 127.0.0.1 (its
+401 and 429 included), a second real sentence-transformers model in a folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from inspector.core.embedding.embedder import HashEmbedder
+from tests.support.openai_server import OpenAIServer
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "gold"
+SECRET = "sk-test-9f8e7d6c5b4a-never-shown"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run_json(capsys, *argv: str) -> dict:
+    code, out, err = run(capsys, *argv, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture()
+def hash_server():
+    """The server answering with the test embedder's vectors (fast; the wire format is real)."""
+    with OpenAIServer(HashEmbedder(), models=("hash-model",), count_tokens=lambda t: len(t.split()) + 2) as server:
+        yield server
+
+
+def _openai(server: OpenAIServer, *more: str) -> list[str]:
+    return ["--embedder", "openai:hash-model", "--embed-url", server.url, *more]
+
+
+# -- openai: a real endpoint ------------------------------------------------------------------------
+
+def test_openai_endpoint_ranks_as_the_same_model_in_process(capsys, hash_server, corpus, gold):
+    common = ["eval", str(corpus), "--gold", str(gold), "--retriever", "dense", "--strategy", "paragraph"]
+    local = run_json(capsys, *common, "--embedder", "hash")
+    remote = run_json(capsys, *common, *_openai(hash_server))
+    assert [q["retrieved_ids"] for q in remote["questions"]] == [q["retrieved_ids"] for q in local["questions"]]
+    assert remote["hit_rate"] == local["hit_rate"]
+    info = remote["embedder"]
+    assert info["spec"] == "openai:hash-model" and info["backend"] == "http"
+    assert info["model_id"] == f"openai:hash-model@{hash_server.url}"
+    assert info["dims"] == HashEmbedder().dim and info["max_tokens"] == 8191 and info["tokenizer"] == "cl100k_base"
+    assert set(info) == {"spec", "model_id", "dims", "max_tokens", "tokenizer", "backend"}
+    assert local["embedder"]["spec"] == "hash"
+    assert hash_server.posts("/embeddings"), "nothing reached the endpoint"
+
+
+def test_a_refused_key_is_one_line_without_the_key(capsys, corpus, gold, monkeypatch):
+    monkeypatch.setenv("MY_EMBED_KEY", SECRET)
+    with OpenAIServer(HashEmbedder(), models=("hash-model",), key="sk-the-right-one") as server:
+        code, out, err = run(capsys, "ask", str(corpus), "-q", "maternity leave in France", "--retriever", "dense",
+                             *_openai(server, "--embed-key-env", "MY_EMBED_KEY"))
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: ") and "Traceback" not in err
+    assert "401" in err
+    # OpenAI's 401 echoes the key it was sent (the test server does too): never shown.
+    assert SECRET not in err and SECRET not in out and SECRET[:12] not in err
+
+
+def test_a_rate_limit_with_retry_after_is_waited_out(capsys, hash_server, corpus, gold):
+    hash_server.fail_next("429", 1, retry_after=0.05)
+    data = run_json(capsys, "ask", str(corpus), "-q", "How long is maternity leave in France?",
+                    "--retriever", "dense", "--strategy", "paragraph", *_openai(hash_server))
+    statuses = [s.status for s in hash_server.posts("/embeddings")]
+    assert statuses[0] == 429 and statuses[-1] == 200
+    assert data["hits"] and data["embedder"]["spec"] == "openai:hash-model"
+
+
+def test_an_unreachable_endpoint_is_one_line(capsys, corpus):
+    with OpenAIServer(HashEmbedder()) as server:
+        url = server.url  # a port that was just served and is now closed
+    code, _out, err = run(capsys, "ask", str(corpus), "-q", "leave", "--retriever", "dense",
+                          "--embedder", "openai:m", "--embed-url", url)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "cannot reach" in err
+
+
+def test_an_unknown_model_names_what_the_endpoint_serves(capsys, hash_server, corpus):
+    code, _out, err = run(capsys, "ask", str(corpus), "-q", "leave", "--retriever", "dense",
+                          "--embedder", "openai:nope", "--embed-url", hash_server.url)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "'nope'" in err and "hash-model" in err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--embedder", "bert"], "unknown embedder 'bert'"),
+    (["--embedder", "st:"], "needs a model name"),
+    (["--embedder", "hash", "--embed-url", "http://127.0.0.1:9"], "--embed-url applies to openai:MODEL"),
+    (["--embedder", "openai:m", "--embed-key-env", "sk-pasted-key-by-mistake"], "must name an environment variable"),
+    (["--embedder", "st:/no/such/folder"], "no model folder"),
+    (["--embedder", "openai:m", "--embed-max-tokens", "0"], "--embed-max-tokens must be"),
+])
+def test_bad_embedder_flags_are_one_line(capsys, corpus, gold, argv, needle):
+    code, _out, err = run(capsys, "eval", str(corpus), "--gold", str(gold), "--retriever", "dense", *argv)
+    assert code == 2, err
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "sk-pasted-key-by-mistake" not in err
+
+
+# -- the model's own word pieces ------------------------------------------------------------------------
+
+def test_chunks_count_word_pieces_with_the_chosen_models_tokenizer(capsys, corpus):
+    doc = str(corpus / "leave.md")
+    bundled = json.loads(run(capsys, "chunks", doc, "--format", "json")[1])
+    cl100k = json.loads(run(capsys, "chunks", doc, "--format", "json", "--embedder", "openai:text-embedding-3-small",
+                            "--embed-url", "http://127.0.0.1:9/v1")[1])
+    assert [r["page_content"] for r in cl100k] == [r["page_content"] for r in bundled]
+    # MiniLM's WordPiece adds [CLS]/[SEP]; cl100k adds nothing and splits words otherwise.
+    assert [r["metadata"]["word_pieces"] for r in cl100k] != [r["metadata"]["word_pieces"] for r in bundled]
+    # A limit of 8 tokens: every chunk of more is flagged as cut by the embedder.
+    short = json.loads(run(capsys, "chunks", doc, "--format", "json", "--strategy", "paragraph",
+                           "--embedder", "openai:m", "--embed-url", "http://127.0.0.1:9/v1",
+                           "--embed-max-tokens", "8")[1])
+    assert all(r["metadata"]["truncated_by_embedder"] == (r["metadata"]["word_pieces"] > 8) for r in short)
+    assert any(r["metadata"]["truncated_by_embedder"] for r in short)
+    # Nothing was sent (counting needs no endpoint), and the next command counts as MiniLM again.
+    assert json.loads(run(capsys, "chunks", doc, "--format", "json")[1]) == bundled
+
+
+# -- st: a second real model ------------------------------------------------------------------------
+
+def test_a_sentence_transformers_folder_ranks_otherwise_than_minilm(capsys, two_layer_model, corpus):
+    q = "How long is parental allowance paid in Germany?"
+    common = ["ask", str(corpus), "-q", q, "--retriever", "dense", "--strategy", "fixed_chars", "--size", "120",
+              "--overlap", "0", "--k", "10"]
+    minilm = run_json(capsys, *common)
+    two = run_json(capsys, *common, "--embedder", f"st:{two_layer_model}")
+    assert [h["chunk"] for h in two["hits"]] != [h["chunk"] for h in minilm["hits"]]
+    info = two["embedder"]
+    assert info["spec"] == f"st:{two_layer_model}" and info["dims"] == 384 and info["backend"] == "torch"
+    assert info["max_tokens"] == minilm["embedder"]["max_tokens"] == 256
+    assert minilm["embedder"]["spec"] == "minilm"
