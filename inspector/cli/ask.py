@@ -11,14 +11,17 @@ from inspector.cli.common import (
     add_device_args,
     add_embedder_args,
     add_encoding_arg,
+    add_reranker_args,
     add_strategy_args,
     device_fields,
     device_line,
     embedder_line,
     embedder_report,
+    make_reranker,
     one_line_error,
     open_workbench,
     print_json,
+    reranker_report,
     strategy_params,
 )
 from inspector.core.api import DEFAULT_RETRIEVER
@@ -34,6 +37,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     name, params = strategy_params(args)
     config = EvalConfig(name, params, args.k, args.retriever or DEFAULT_RETRIEVER, args.prefix,
                         args.embedding or "exact", args.describe)
+    reranker, depth = make_reranker(args)  # a bad spec is named before any work
     wb = open_workbench(args, [config.retriever], gold=False)
     docs = wb.documents
     known = {d.doc_id for d in docs}
@@ -48,12 +52,14 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         # Typed by prefix, the sole document title optional: the window's rule (heading_filter).
         paths = [h.path for d in docs for h in structure_of(d).headings]
         heading = list(resolve_heading_filter(args.heading, paths)) or None
-    hits = wb.ask(args.question, config, docs=only, heading_prefix=heading)
+    hits = wb.ask(args.question, config, docs=only, heading_prefix=heading, reranker=reranker, rerank_depth=depth)
     by_id = {d.doc_id: d for d in docs}
     if args.format == "json":
         print_json({"question": args.question, "config": config.to_dict(),
                 "filters": {"docs": only, "heading_prefix": heading},
-                "hits": [{"rank": h.rank, "score": round(float(h.score), 4), "chunk": h.chunk.key,
+                "reranker": ({**reranker_report(reranker), "depth": depth} if reranker is not None else None),
+                "hits": [{"rank": h.rank, "rank_before": h.rank_before, "score": round(float(h.score), 4),
+                          "chunk": h.chunk.key,
                           "matched": h.matched.key, "start": h.chunk.start, "end": h.chunk.end,
                           "heading_path": list(h.chunk.heading_path),
                           "text": h.chunk.embedded_text(by_id[h.chunk.doc_id], with_prefix=config.with_prefix)}
@@ -68,12 +74,15 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     print(device_line(wb.embedder))
     if embedder_line(wb.embedder):
         print(embedder_line(wb.embedder))
+    if reranker is not None:
+        print(f"reranker: {reranker.model_id} over the retriever's top {depth}")
     print(f"{args.question}\n{config.label()}{'  (filtered to ' + '; '.join(filt) + ')' if filt else ''}")
     if not hits:
         print("no chunk matched")
     for h in hits:
         doc = by_id[h.chunk.doc_id]
-        print(f"\n#{h.rank}  score {h.score:.3f}  {h.chunk.key}  [{h.chunk.start}:{h.chunk.end}]")
+        moved = f"  (retriever #{h.rank_before} \u2192 #{h.rank})" if h.rank_before is not None else ""
+        print(f"\n#{h.rank}  score {h.score:.3f}  {h.chunk.key}  [{h.chunk.start}:{h.chunk.end}]{moved}")
         print(h.chunk.embedded_text(doc, with_prefix=config.with_prefix))
     return 0
 
@@ -97,6 +106,7 @@ def add_commands(subparsers: Any) -> None:
                    "the document title optional, e.g. 'parental > germ'")
     p.add_argument("--format", choices=("table", "json"), default="table")
     add_embedder_args(p)
+    add_reranker_args(p)
     add_encoding_arg(p)
     add_device_args(p)
     p.set_defaults(func=_cmd_ask)

@@ -308,6 +308,46 @@ def embedder_line(embedder: Any) -> str | None:
     return f"embedder: {info['spec'] or info['model_id']}" + (f" ({more})" if more else "")
 
 
+# -- the reranker (--reranker SPEC, --rerank-depth N) ---------------------------------------------
+
+def add_reranker_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("reranker")
+    g.add_argument("--reranker", metavar="SPEC", default=None,
+                   help="rerank the retriever's top hits: st-ce:NAME_OR_PATH (a sentence-transformers "
+                        "CrossEncoder) or http:URL (a /rerank endpoint as TEI, vLLM and infinity serve)")
+    g.add_argument("--rerank-depth", metavar="N", type=int, default=None,
+                   help="hits the reranker reads before cutting to k (default 50)")
+
+
+def make_reranker(args: argparse.Namespace) -> tuple[Any, int]:
+    """(the reranker --reranker names, the depth) or (None, depth); one-line errors for a bad
+    spec or depth."""
+    from inspector.core.api import RERANK_DEPTH, parse_reranker_spec
+
+    depth = getattr(args, "rerank_depth", None)
+    text = getattr(args, "reranker", None)
+    if depth is not None and not text:
+        raise CliError("--rerank-depth needs --reranker")
+    depth = RERANK_DEPTH if depth is None else depth
+    if depth < 1:
+        raise CliError(f"--rerank-depth must be at least 1, got {depth}")
+    if not text:
+        return None, depth
+    options: dict[str, Any] = {}
+    if text.strip().lower().startswith("st-ce:"):
+        options["device"] = getattr(args, "device", None) or "auto"
+    try:
+        return parse_reranker_spec(text, **options), depth
+    except ImportError as exc:
+        raise CliError(f"{text}: the reranker's runtime is not installed ({exc})") from None
+
+
+def reranker_report(reranker: Any) -> dict[str, Any]:
+    """What a report says about the reranker (its own `info()` when it has one; never a key)."""
+    info = getattr(reranker, "info", None)
+    return dict(info()) if callable(info) else {"model_id": str(reranker.model_id)}
+
+
 # -- the corpus on a workbench ------------------------------------------------------------------------
 
 def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold: bool = True):

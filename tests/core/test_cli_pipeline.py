@@ -141,3 +141,65 @@ def test_a_sentence_transformers_folder_ranks_otherwise_than_minilm(capsys, two_
     assert info["spec"] == f"st:{two_layer_model}" and info["dims"] == 384 and info["backend"] == "torch"
     assert info["max_tokens"] == minilm["embedder"]["max_tokens"] == 256
     assert minilm["embedder"]["spec"] == "minilm"
+
+
+# -- rerankers ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cross_encoder(tmp_path_factory) -> Path:
+    from tests.support.models import tiny_cross_encoder
+
+    return tiny_cross_encoder(tmp_path_factory)
+
+
+def _shortest_first(query: str, texts) -> list[float]:
+    """A real (if blunt) relevance rule the test server scores by: shorter texts first."""
+    return [-float(len(t)) for t in texts]
+
+
+SMALL = ["--strategy", "fixed_chars", "--size", "120", "--overlap", "0", "--retriever", "bm25"]
+
+
+def test_ask_with_a_cross_encoder_shows_each_hits_rank_before_and_after(capsys, cross_encoder, corpus):
+    q = "How long is parental allowance paid in Germany?"
+    plain = run_json(capsys, "ask", str(corpus), "-q", q, *SMALL, "--k", "10")
+    data = run_json(capsys, "ask", str(corpus), "-q", q, *SMALL, "--k", "3", "--reranker", f"st-ce:{cross_encoder}",
+                    "--rerank-depth", "10")
+    hits = data["hits"]
+    assert [h["rank"] for h in hits] == [1, 2, 3]
+    # Each hit is the retriever's hit of its rank_before, now reordered by the cross-encoder.
+    by_rank = {h["rank"]: h["chunk"] for h in plain["hits"]}
+    assert all(by_rank[h["rank_before"]] == h["chunk"] for h in hits)
+    assert [h["rank_before"] for h in hits] != [1, 2, 3]
+    assert data["reranker"]["depth"] == 10 and str(cross_encoder) in json.dumps(data["reranker"])
+    code, out, _err = run(capsys, "ask", str(corpus), "-q", q, *SMALL, "--k", "3",
+                          "--reranker", f"st-ce:{cross_encoder}", "--rerank-depth", "10")
+    assert code == 0 and f"(retriever #{hits[0]['rank_before']} \u2192 #1)" in out
+
+
+def test_eval_reports_hit_rate_and_mrr_before_and_after_an_http_reranker(capsys, corpus, gold):
+    common = ["eval", str(corpus), "--gold", str(gold), *SMALL, "--k", "2"]
+    plain = run_json(capsys, *common)
+    with OpenAIServer(scorer=_shortest_first) as server:
+        data = run_json(capsys, *common, "--reranker", f"http:{server.root}/rerank", "--rerank-depth", "8")
+        assert server.posts("/rerank")
+    r = data["rerank"]
+    assert r["before"] == {"hit_rate": round(plain["hit_rate"], 4), "mrr": round(plain["mrr"], 4)}
+    assert r["depth"] == 8 and r["k"] == 2 and r["pairs"] > 0
+    assert set(r["paired"]) == {"hit_rate", "mrr"}
+    assert r["paired"]["hit_rate"]["verdict"] in ("better", "worse", "within noise")
+    assert r["after"]["hit_rate"] == pytest.approx(r["paired"]["hit_rate"]["after"], abs=1e-4)
+    assert r["ceiling"] >= r["after"]["hit_rate"]
+    assert len(r["moves"]) == len(plain["questions"])
+    assert plain["rerank"] is None
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--rerank-depth", "5"], "--rerank-depth needs --reranker"),
+    (["--reranker", "cohere:x"], "unknown reranker 'cohere:x'"),
+    (["--reranker", "st-ce:/no/such/folder"], "no such folder"),
+    (["--reranker", "http:http://127.0.0.1:9/rerank", "--rerank-depth", "1"], "below k"),
+])
+def test_bad_reranker_flags_are_one_line(capsys, corpus, gold, argv, needle):
+    code, _out, err = run(capsys, "eval", str(corpus), "--gold", str(gold), "--retriever", "bm25", *argv)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
