@@ -12,16 +12,20 @@ from inspector.cli.common import (
     add_embedder_args,
     add_encoding_arg,
     add_reranker_args,
+    add_store_args,
     add_strategy_args,
+    check_store_flags,
     device_fields,
     device_line,
     embedder_line,
     embedder_report,
     make_reranker,
     one_line_error,
+    open_store,
     open_workbench,
     print_json,
     reranker_report,
+    store_report,
     strategy_params,
 )
 from inspector.core.api import DEFAULT_RETRIEVER
@@ -34,11 +38,20 @@ COMMANDS = ("ask",)
 def _cmd_ask(args: argparse.Namespace) -> int:
     from inspector.core.api import EvalConfig
 
+    check_store_flags(args)
+    args.strategy = args.strategy or "markdown"
     name, params = strategy_params(args)
     config = EvalConfig(name, params, args.k, args.retriever or DEFAULT_RETRIEVER, args.prefix,
                         args.embedding or "exact", args.describe)
     reranker, depth = make_reranker(args)  # a bad spec is named before any work
     wb = open_workbench(args, [config.retriever], gold=False)
+    source = None
+    if args.store:
+        source = open_store(args, wb)
+        args.strategy = source.strategy
+        name, params = strategy_params(args)
+        config = EvalConfig(name, params, args.k, config.retriever, args.prefix, args.embedding or "exact",
+                            args.describe)
     docs = wb.documents
     known = {d.doc_id for d in docs}
     only = [d.strip() for d in args.docs.split(",") if d.strip()] if args.docs else None
@@ -56,7 +69,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     by_id = {d.doc_id: d for d in docs}
     if args.format == "json":
         print_json({"question": args.question, "config": config.to_dict(),
-                "filters": {"docs": only, "heading_prefix": heading},
+                "filters": {"docs": only, "heading_prefix": heading}, "store": store_report(source),
                 "reranker": ({**reranker_report(reranker), "depth": depth} if reranker is not None else None),
                 "hits": [{"rank": h.rank, "rank_before": h.rank_before, "score": round(float(h.score), 4),
                           "chunk": h.chunk.key,
@@ -91,7 +104,7 @@ def add_commands(subparsers: Any) -> None:
     p = subparsers.add_parser("ask", help="retrieve the top-k chunks for one question, as the model reads them")
     p.add_argument("paths", nargs="+", help="documents or folders (the corpus)")
     p.add_argument("--question", "-q", required=True, help="the question")
-    add_strategy_args(p)
+    add_strategy_args(p, default=None)  # type: ignore[arg-type]  # markdown unless --store
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=None,
                    help=f"dense, bm25 or hybrid; default {DEFAULT_RETRIEVER}")
@@ -107,6 +120,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table")
     add_embedder_args(p)
     add_reranker_args(p)
+    add_store_args(p)
     add_encoding_arg(p)
     add_device_args(p)
     p.set_defaults(func=_cmd_ask)

@@ -12,7 +12,9 @@ from inspector.cli.common import (
     add_device_args,
     add_embedder_args,
     add_encoding_arg,
+    add_store_args,
     add_strategy_args,
+    check_store_flags,
     configured_embedder,
     document_encoding,
     embedder_report,
@@ -20,6 +22,7 @@ from inspector.cli.common import (
     load_user_strategies,
     make_model,
     one_line_error,
+    open_store,
     print_alignment_reports,
     print_document_warnings,
     strategy_params,
@@ -53,7 +56,9 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     from inspector.core.api import annotate, chunk_document, chunk_record, get_strategy, load_paths
 
     encoding = document_encoding(args)
+    check_store_flags(args)
     load_user_strategies(args)
+    args.strategy = args.strategy or "markdown"
     name, params = strategy_params(args)
 
     if get_strategy(name).needs_embedder:  # semantic chunking embeds sentences: on --device
@@ -68,6 +73,11 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     print_document_warnings(loaded.documents)
     if not loaded.documents:
         raise CliError(f"no document could be loaded from {', '.join(map(str, args.paths))}")
+    if args.store:  # the store's records, placed on the documents, are the chunks
+        from inspector.core.api import Workbench
+
+        source = open_store(args, Workbench(loaded.documents, embedder=None))
+        name, params = source.strategy, {}
     # Measured in the embedder's word pieces with the prefix the strategy embeds by default: the
     # figures say whether the model reads each chunk whole.
     with_prefix = get_strategy(name).prefix_default
@@ -98,7 +108,8 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
 def add_commands(sub: Any) -> None:
     p = sub.add_parser("chunks", help="print the chunks of a document")
     p.add_argument("paths", nargs="+", help="files or folders")
-    add_strategy_args(p)
+    add_strategy_args(p, default=None)  # type: ignore[arg-type]  # markdown unless --store
+    add_store_args(p)
     add_encoding_arg(p)
     p.add_argument("--format", choices=("table", "json", "jsonl"), default="table")
     add_device_args(p)

@@ -133,7 +133,7 @@ def load_user_strategies(args: argparse.Namespace) -> None:
         from inspector.core.api import imported_strategy
 
         imported_strategy("imported", args.import_chunks)
-        if getattr(args, "strategy", None) == "markdown":
+        if getattr(args, "strategy", None) in ("markdown", None):
             args.strategy = "imported"
 
 
@@ -346,6 +346,64 @@ def reranker_report(reranker: Any) -> dict[str, Any]:
     """What a report says about the reranker (its own `info()` when it has one; never a key)."""
     info = getattr(reranker, "info", None)
     return dict(info()) if callable(info) else {"model_id": str(reranker.model_id)}
+
+
+# -- the user's vector store (--store SPEC) -----------------------------------------------------------
+
+def add_store_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("vector store")
+    g.add_argument("--store", metavar="SPEC", default=None,
+                   help="the chunks of your vector store (read only), placed on the documents and scored "
+                        "on its own vectors (dense by default; the question embedded by --embedder): "
+                        "chroma:PATH:COLLECTION, lancedb:PATH:TABLE or qdrant:PATH_OR_URL:COLLECTION")
+    g.add_argument("--store-source-key", metavar="KEY", default=None,
+                   help="the metadata key naming each record's source document (default: source, "
+                        "file_path, file_name or filename)")
+
+
+def check_store_flags(args: argparse.Namespace) -> None:
+    """Before any work: --store chooses the chunks (so no --strategy beside it) and, unless a
+    retriever is named, dense retrieval on its own vectors."""
+    if getattr(args, "store_source_key", None) and not getattr(args, "store", None):
+        raise CliError("--store-source-key needs --store")
+    if not getattr(args, "store", None):
+        return
+    if getattr(args, "strategy", None) or getattr(args, "import_chunks", None):
+        raise CliError("--store and --strategy/--import-chunks both choose the chunks; give one")
+    if hasattr(args, "retriever"):
+        args.retriever = args.retriever or "dense"  # the point of a store: its own vectors
+
+
+def open_store(args: argparse.Namespace, wb: Any) -> Any:
+    """The store --store names, read and placed on the workbench's documents (its chunks the
+    strategy `source.strategy`); what could not be placed is said on stderr, one line a record."""
+    source = wb.open_store(args.store, source_key=getattr(args, "store_source_key", None))
+    placement = source.placement
+    for u in placement.unplaced:
+        print(f"warning: {source.collection.label}: record {u.id} not placed ({u.reason}): {u.detail}",
+              file=sys.stderr)
+    for w in placement.warnings:
+        print(f"warning: {source.collection.label}: {w}", file=sys.stderr)
+    if source.note:
+        print(f"warning: {source.note}", file=sys.stderr)
+    print(f"store: {source.collection.label}: {placement.summary()}", file=sys.stderr)
+    if not placement.placed:
+        raise CliError(f"{source.collection.label}: no record could be placed on the documents opened "
+                       f"({placement.summary()}); open the documents the store was filled from")
+    return source
+
+
+def store_report(source: Any) -> Any:
+    """The report's `store` object: spec, records, placed, unplaced with reasons (None without
+    --store)."""
+    if source is None:
+        return None
+    c, p = source.collection, source.placement
+    return {"spec": c.spec, "kind": c.kind, "collection": c.name, "records": p.records, "placed": p.placed,
+            "dims": c.dim, "metric": c.metric, "note": source.note,
+            "unplaced": [{"id": u.id, "reason": u.reason, "detail": u.detail, "source": u.source,
+                          "preview": u.preview} for u in p.unplaced],
+            "warnings": list(p.warnings)}
 
 
 # -- the corpus on a workbench ------------------------------------------------------------------------

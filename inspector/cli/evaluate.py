@@ -26,16 +26,20 @@ from inspector.cli.common import (
     add_embedder_args,
     add_encoding_arg,
     add_reranker_args,
+    add_store_args,
     add_strategy_args,
     check_prices,
+    check_store_flags,
     device_fields,
     device_line,
     embedder_line,
     embedder_report,
     make_reranker,
     one_line_error,
+    open_store,
     open_workbench,
     print_json,
+    store_report,
 )
 from inspector.core.api import (
     DEFAULT_RETRIEVER,
@@ -103,6 +107,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--config", help="JSON config {strategy, params, k, retriever, with_prefix}; "
                                     "flags given as well override it")
     add_reranker_args(p)
+    add_store_args(p)
     p.set_defaults(func=_cmd_eval)
     p.error = one_line_error(p)  # type: ignore[method-assign]
 
@@ -339,6 +344,7 @@ def _header(shown: Any, wb: Any) -> None:
 
 @_interruptible
 def _cmd_eval(args: argparse.Namespace) -> int:
+    check_store_flags(args)
     config = _config(args)
     budget = _budget(args)
     reranker, depth = make_reranker(args)
@@ -347,6 +353,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                        f"only {depth} chunks")
     wb = open_workbench(args, [config.retriever])
     docs, gold = wb.documents, wb.gold
+    source = None
+    if args.store:
+        source = open_store(args, wb)
+        args.strategy = source.strategy
+        config = _config(args)
     with _engine(args, wb) as runner:
         report = runner.evaluate(config, budget=budget)
         shown = _device_source(runner)
@@ -358,6 +369,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                            warnings=[w.one_line() for w in gold.warnings], rates=rates,
                            embedder=embedder_report(wb.embedder),
                            rerank=_rerank_json(figures) if figures is not None else None,
+                           store=store_report(source),
                            **device_fields(shown)))
     elif args.format == "markdown":
         print(report_markdown(report, config, gold_path=gold.path,

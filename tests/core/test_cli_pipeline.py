@@ -203,3 +203,96 @@ def test_eval_reports_hit_rate_and_mrr_before_and_after_an_http_reranker(capsys,
 def test_bad_reranker_flags_are_one_line(capsys, corpus, gold, argv, needle):
     code, _out, err = run(capsys, "eval", str(corpus), "--gold", str(gold), "--retriever", "bm25", *argv)
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+
+
+# -- the user's vector store ------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+HANDBOOK = ROOT / "sample_docs" / "handbook.md"
+HANDBOOK_GOLD = ROOT / "sample_docs" / "handbook.gold.jsonl"
+STRAY = "00000000-0000-4000-8000-00000000f00d"
+
+
+@pytest.fixture()
+def forget_stores():
+    """Each --store registers its chunks as a strategy: the tests after do not see it."""
+    from inspector.core.chunking.external import remove_external
+    from inspector.core.stores import source
+
+    yield
+    for name in list(source._SOURCES):
+        remove_external(name)
+        source._SOURCES.pop(name, None)
+
+
+def _records(dim: int | None = None, stray: bool = False):
+    import numpy as np
+
+    from tests.support.stores import langchain_records
+
+    emb = HashEmbedder() if dim is None else HashEmbedder(dim=dim)
+    recs = langchain_records(HANDBOOK, emb)
+    if stray:  # a record of a document that was never opened: reported, never dropped silently
+        recs.ids.append(STRAY)
+        recs.texts.append("Quarterly revenue rose in every region.")
+        recs.metadatas.append({"source": "/elsewhere/finance.md"})
+        recs.vectors = np.vstack([recs.vectors, emb.encode(recs.texts[-1:])]).astype(np.float32)
+    return recs
+
+
+@pytest.mark.parametrize("kind", ["chroma", "lancedb", "qdrant"])
+def test_eval_scores_a_langchain_filled_store_on_its_own_vectors(capsys, tmp_path, kind, forget_stores):
+    from tests.support.stores import WRITERS
+
+    recs = _records(stray=True)
+    spec = WRITERS[kind](tmp_path / kind, recs)
+    code, out, err = run(capsys, "eval", str(HANDBOOK), "--gold", str(HANDBOOK_GOLD), "--store", spec,
+                         "--embedder", "hash", "--k", "5", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    store = data["store"]
+    assert store["records"] == len(recs.ids) and store["placed"] == len(recs.ids) - 1
+    assert [(u["id"], u["reason"]) for u in store["unplaced"]] == [(STRAY, "source not opened")]
+    assert f"record {STRAY} not placed (source not opened)" in err
+    assert data["config"]["retriever"] == "dense" and data["config"]["strategy"] == f"store:{store['spec']}"
+    assert data["cost"]["chunks"] == store["placed"] and len(data["questions"]) == 64
+    assert data["embedder"]["spec"] == "hash"
+
+
+def test_chunks_and_ask_read_the_store(capsys, tmp_path, forget_stores):
+    from tests.support.stores import write_chroma
+
+    recs = _records()
+    spec = write_chroma(tmp_path / "chroma", recs)
+    code, out, err = run(capsys, "chunks", str(HANDBOOK), "--store", spec, "--format", "jsonl")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    text = HANDBOOK.read_text(encoding="utf-8")
+    assert sorted(r["metadata"]["store_id"] for r in rows) == sorted(recs.ids)
+    assert all(text[r["metadata"]["start_index"]:r["metadata"]["end_index"]] == r["page_content"] for r in rows)
+    assert f"placed {len(recs.ids)} of {len(recs.ids)} records" in err
+    data = run_json(capsys, "ask", str(HANDBOOK), "-q", "How long is parental leave?", "--store", spec,
+                    "--embedder", "hash")
+    assert len(data["hits"]) == 5 and all(h["rank_before"] is None for h in data["hits"])
+    assert data["store"]["placed"] == len(recs.ids) and data["config"]["retriever"] == "dense"
+
+
+def test_a_store_of_another_vector_size_is_one_line(capsys, tmp_path, forget_stores):
+    from tests.support.stores import write_chroma
+
+    spec = write_chroma(tmp_path / "chroma", _records(dim=32))
+    code, _out, err = run(capsys, "eval", str(HANDBOOK), "--gold", str(HANDBOOK_GOLD), "--store", spec,
+                          "--embedder", "hash")
+    assert code == 2 and len(err.strip().splitlines()[-1:]) == 1 and "32 dimensions" in err.splitlines()[-1]
+    assert err.splitlines()[-1].startswith("error: ") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--store", "pinecone:x:y"], "unknown store kind 'pinecone'"),
+    (["--store", "chroma:/no/such/folder:langchain"], "no such folder"),
+    (["--store-source-key", "path"], "--store-source-key needs --store"),
+    (["--store", "chroma:/x:y", "--strategy", "paragraph"], "both choose the chunks"),
+])
+def test_bad_store_flags_are_one_line(capsys, argv, needle, forget_stores):
+    code, _out, err = run(capsys, "eval", str(HANDBOOK), "--gold", str(HANDBOOK_GOLD), "--embedder", "hash", *argv)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
