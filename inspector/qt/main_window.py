@@ -224,6 +224,12 @@ class MainWindow(QMainWindow):
         self.plugins = PluginActions(self.state, self.messages, self.settings,
                                      strategies_registered=self._on_strategies_registered,
                                      show_strategy=self.show_strategy, parent=self)
+        from inspector.qt.actions.store_actions import StoreActions
+
+        # File ▸ Open Vector Store…: the user's own chunks and vectors as the strategy "store:SPEC".
+        self.stores = StoreActions(self, self.messages, self.settings,
+                                   strategies_registered=self._on_strategies_registered,
+                                   show_strategy=self.show_strategy)
 
     def _build_housekeeping(self) -> None:
         from inspector.qt.heap_trim import HeapTrimmer
@@ -340,6 +346,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.load_gold_action)
         self.plugins.add_to(file_menu)
+        self.stores.add_to(file_menu)
         self.export_menu = self.exports.add_to(file_menu)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
@@ -654,6 +661,7 @@ class MainWindow(QMainWindow):
             self.trace.shutdown()
             self.embedding_map.shutdown()
             self.retrieval.shutdown()
+            self.stores.shutdown()
             self.files.shutdown()
         super().closeEvent(e)
 
