@@ -276,6 +276,9 @@ class MainWindow(QMainWindow):
 
         self.bill = install_bill(self)  # money and time in the statistics and gold panels, the sweep
         self.language_note = install_language_note(self)  # the bundled English model vs the text's language
+        from inspector.qt.actions.rerank_actions import install_reranker
+
+        self.rerank_actions = install_reranker(self)  # Settings ▸ Reranker…, the gold panel's Score with reranker
 
     # -- panels ----------------------------------------------------------------------------------
     def add_panel(self, widget: QWidget, title: str,
@@ -662,6 +665,7 @@ class MainWindow(QMainWindow):
             self.embedding_map.shutdown()
             self.retrieval.shutdown()
             self.stores.shutdown()
+            self.rerank_box.shutdown()
             self.files.shutdown()
         super().closeEvent(e)
 
