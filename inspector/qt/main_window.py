@@ -79,7 +79,7 @@ from inspector.qt.panels.gold_tools import GoldTools
 from inspector.qt.panels.question_bar import QuestionBar, hit_counts
 from inspector.qt.panels.reader import Reader
 from inspector.qt.panels.stats_panel import StatsPanel
-from inspector.qt.panels.strategy_panel import StrategyPanel
+from inspector.qt.panels.strategy_panel import StrategyPanel, strategy_label
 from inspector.qt.settings import Settings
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
@@ -522,7 +522,7 @@ class MainWindow(QMainWindow):
             return
         parts = [doc.name, f"{len(doc.text):,} characters"]
         if r is not None:
-            parts.append(f"{r.stats.count:,} chunks · {r.request.strategy}")
+            parts.append(f"{r.stats.count:,} chunks · {strategy_label(r.request.strategy)}")
         self.info.setText("  ·  ".join(parts) + "  ")
 
     def _update_strip_view(self, *_args) -> None:

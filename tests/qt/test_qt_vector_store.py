@@ -80,7 +80,7 @@ def test_a_chroma_store_is_drawn_and_scored_on_its_own_vectors(qtbot, dense_wind
     source = _open(qtbot, w, spec, registered)
     assert source.placement.placed == len(recs.ids) and not source.placement.unplaced
     assert w.state.strategy == source.strategy == f"store:{spec}"
-    assert w.strategy_panel.combo.currentText() == "store: langchain (chroma, chroma_db)"
+    assert w.strategy_panel.combo.currentText() == "store: langchain"
     res = wait_result(w, gold=True)
     # The store's records are the chunks drawn: their spans hold their texts.
     chunks = w.state.result.chunks
@@ -110,6 +110,8 @@ def test_unplaced_records_are_counted_with_their_reasons(qtbot, hash_window, han
     open_doc(w, handbook)
     source = _open(qtbot, w, spec, registered)
     assert source.placement.counts() == {"text not found": 1, "source not opened": 1}
+    assert w.retrieval.retriever == "dense"  # BM25 (the default) would never read the store's vectors
+    assert "dense retrieval on its own vectors" in w.messages.text
     assert w.messages.kind == "warning"
     assert "not placed: " in w.messages.text and "1 text not found" in w.messages.text \
         and "1 source not opened" in w.messages.text

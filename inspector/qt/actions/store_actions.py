@@ -156,13 +156,17 @@ class StoreActions(QObject):
         spec, key = getattr(self, "_pending", (source.collection.spec, ""))
         self._remember(spec, key)
         self._registered((source.strategy,))
+        # The store is opened to measure its own vectors: BM25 would never read them.
+        switched = self.retrieval.retriever == "bm25" and source.collection.vectors is not None
+        if switched:
+            self.retrieval.set_retriever("dense")
         self._show(source.strategy)
-        self._report(source)
+        self._report(source, "; dense retrieval on its own vectors" if switched else "")
         self.opened.emit(source)
 
-    def _report(self, source: Any) -> None:
+    def _report(self, source: Any, said: str = "") -> None:
         placement = source.placement
-        line = f"{source.collection.label}: {placement.summary()}"
+        line = f"{source.collection.label}: {placement.summary()}{said}"
         problem = self.dimension_problem(source)
         if problem:
             self.messages.error(f"{line}. {problem}", unplaced_details(source), popup=True, tag="store")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from inspector.core.api import change_interval, num, pct, pts
@@ -95,6 +95,7 @@ class RerankBox(QWidget):
         self._update()
 
     def _insert(self, gold_panel: Any) -> None:
+        self.gold_panel = gold_panel
         side = gold_panel.summary.layout()
         at = side.indexOf(gold_panel.retrievers)
         side.insertWidget(at + 1 if at >= 0 else side.count(), self)
@@ -158,6 +159,9 @@ class RerankBox(QWidget):
         self.text.setText(figures_html(fig))
         self._idle()
         self._update()
+        # The figures' column scrolls: bring the new figures into view.
+        # (after the layout has taken the label's new height)
+        QTimer.singleShot(0, lambda: self.gold_panel.summary_scroll.ensureWidgetVisible(self.text))
         self.scored.emit(fig)
 
     def _on_error(self, message: str) -> None:

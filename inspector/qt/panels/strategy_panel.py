@@ -56,13 +56,12 @@ def pretty(name: str) -> str:
 
 def strategy_label(name: str) -> str:
     """How the selector shows a strategy: its name, except a vector store's, whose name is its
-    whole spec ("store:chroma:/home/ann/rag/chroma_db:langchain"): "store: langchain (chroma_db)"."""
+    whole spec ("store:chroma:/home/ann/rag/chroma_db:langchain"): "store: langchain" (the
+    spec is in the selector's tip and the description names the store)."""
     if not name.startswith("store:"):
         return name
-    kind, _, rest = name[len("store:"):].partition(":")
-    location, _, collection = rest.rpartition(":")
-    place = location.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] or location
-    return f"store: {collection} ({kind}, {place})" if collection else name
+    collection = name.rpartition(":")[2]
+    return f"store: {collection}" if collection else name
 
 
 #: QAbstractSlider actions that step from the current value (one notch, or a page of notches).
