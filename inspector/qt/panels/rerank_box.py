@@ -26,21 +26,22 @@ TIP = ("Rerank the gold set's hits and give hit@k and MRR before and after (slow
 
 
 def figures_html(fig: Any) -> str:
-    """Before → after of hit@k and MRR with the paired verdicts, and the ceiling."""
+    """Before → after of hit@k and MRR, each with its paired change and verdict on a line of its
+    own, then the ceiling: short lines, so the narrow figures' column never wraps a figure."""
     k = fig.k
     rows = []
     for key, name, share in (("hit_rate", f"hit@{k}", True), ("mrr", "MRR", False)):
         d = fig.paired.get(key)
         before, after = getattr(fig.before, key), getattr(fig.after, key)
-        shown = (lambda v: pct(v)) if share else (lambda v: num(v))
-        line = f"{name} {shown(before)} → <b>{shown(after)}</b>"
+        shown = pct if share else num
+        rows.append(f"{name} {shown(before)} → <b>{shown(after)}</b>")
         if d is not None:
             change = pts(d.delta) if share else f"{d.delta:+.3f}"
             color = VERDICT_COLORS.get(d.verdict, "")
             verdict = f"<span style='color:{color}'>{html.escape(d.verdict)}</span>" if color else d.verdict
-            line += f" ({change} {change_interval(*d.ci, share=share)}, {verdict})"
-        rows.append(line)
-    rows.append(f"ceiling hit@{fig.depth}: {pct(fig.ceiling)} · {fig.pairs:,} pairs, {fig.seconds:.1f} s")
+            rows.append(f"&nbsp;&nbsp;{change} {change_interval(*d.ci, share=share)}, {verdict}")
+    rows.append(f"ceiling hit@{fig.depth}: {pct(fig.ceiling)}")
+    rows.append(f"{fig.pairs:,} pairs reranked in {fig.seconds:.1f} s")
     return "<br>".join(rows)
 
 
@@ -161,8 +162,12 @@ class RerankBox(QWidget):
         self._update()
         # The figures' column scrolls: bring the new figures into view.
         # (after the layout has taken the label's new height)
-        QTimer.singleShot(0, lambda: self.gold_panel.summary_scroll.ensureWidgetVisible(self.text))
+        QTimer.singleShot(0, self._reveal)
         self.scored.emit(fig)
+
+    def _reveal(self) -> None:
+        self.gold_panel.summary.layout().activate()
+        self.gold_panel.summary_scroll.ensureWidgetVisible(self.text, 0, 8)
 
     def _on_error(self, message: str) -> None:
         self._idle()
