@@ -184,6 +184,8 @@ _WHERE: dict[str, str] = {
     "StoreSource": "inspector.core.stores.source",
     "store_source": "inspector.core.stores.source",
     "store_strategy_name": "inspector.core.stores.source",
+    "list_collections": "inspector.core.stores.listing",
+    "check_store_dimensions": "inspector.core.stores.scoring:check_dimensions",
     # runtime
     "Cancelled": "inspector.core.runtime.cancel",
     "cancel_scope": "inspector.core.runtime.cancel",
@@ -322,7 +324,9 @@ if TYPE_CHECKING:
     from inspector.core.runtime.cancel import Cancelled, cancel_scope, check_cancelled
     from inspector.core.runtime.gcpause import promote_survivors
     from inspector.core.runtime.lru import SizedLRU
+    from inspector.core.stores.listing import list_collections
     from inspector.core.stores.read import read_store
+    from inspector.core.stores.scoring import check_dimensions as check_store_dimensions
     from inspector.core.stores.source import StoreSource, store_source, store_strategy_name
     from inspector.core.stores.spec import STORE_KINDS, StoreSpec, parse_store_spec
     from inspector.core.text.heading_filter import heading_completions, resolve_heading_filter
@@ -374,6 +378,7 @@ __all__ = [
     "RERANK_DEPTH", "Reranker", "RerankResult", "parse_reranker_spec", "rerank_hits", "RerankFigures",
     "rerank_figures", "STORE_KINDS", "StoreSpec", "parse_store_spec", "read_store", "StoreSource", "store_source",
     "store_strategy_name",
+    "list_collections", "check_store_dimensions",
     # runtime
     "offload", "heap", "gcpause", "Cancelled", "cancel_scope", "check_cancelled", "SizedLRU",
     "atomic_write_bytes", "atomic_write_text", "atomic_writer", "promote_survivors",
