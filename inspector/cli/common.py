@@ -408,15 +408,17 @@ def store_report(source: Any) -> Any:
 
 # -- the corpus on a workbench ------------------------------------------------------------------------
 
-def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold: bool = True):
+def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold: bool = True,
+                   spec: Any = None):
     """The corpus (and gold set) of the command line, opened on a Workbench with the embedder
-    and cache the flags ask for; problems are printed as warnings. Word pieces are counted as the
-    chosen model reads them, also when BM25 alone runs (the chunks are the same either way)."""
+    and cache the flags ask for (or the model `spec` names); problems are printed as warnings.
+    Word pieces are counted as the chosen model reads them, also when BM25 alone runs (the chunks
+    are the same either way)."""
     from inspector.core.api import Workbench
 
     check_prices(args)  # before the work, not after it
     encoding = document_encoding(args)
-    spec = embedder_spec(args)
+    spec = spec if spec is not None else embedder_spec(args)
     emb = _embedder(args, retrievers, spec)
     wb = Workbench(embedder=emb, cache=_cache(spec))
     if emb is not None:
@@ -448,6 +450,14 @@ def _embedder(args: argparse.Namespace, retrievers: Sequence[str], spec: Any) ->
         return make_model(args, spec)
     except ImportError as exc:
         raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
+
+
+def switch_model(wb: Any, spec: Any, model: Any) -> None:
+    """Embed with `model` (named by `spec`) on this workbench from now on, with its own cache:
+    vectors are kept per model identity, so two models never mix (compare --against-embedder,
+    sweep --embedders)."""
+    wb.cache = _cache(spec)
+    wb.set_embedder(model)
 
 
 def _cache(spec: Any) -> Any:

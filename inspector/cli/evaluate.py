@@ -34,12 +34,15 @@ from inspector.cli.common import (
     device_line,
     embedder_line,
     embedder_report,
+    embedder_spec,
+    make_model,
     make_reranker,
     one_line_error,
     open_store,
     open_workbench,
     print_json,
     store_report,
+    switch_model,
 )
 from inspector.core.api import (
     DEFAULT_RETRIEVER,
@@ -116,8 +119,12 @@ def add_commands(subparsers: Any) -> None:
     add_strategy_args(p, default=None)  # type: ignore[arg-type]
     p.add_argument("--k", type=int, default=None, help="chunks retrieved per question (default 5)")
     p.add_argument("--config", help="JSON config for the configuration under test")
-    p.add_argument("--against", required=True, metavar="STRATEGY[:SIZE[:OVERLAP]]",
+    p.add_argument("--against", default=None, metavar="STRATEGY[:SIZE[:OVERLAP]]",
                    help="the baseline, e.g. fixed_chars:500:0")
+    p.add_argument("--against-embedder", default=None, metavar="SPEC",
+                   help="instead of --against: the same chunks and questions embedded by a second model "
+                        "(minilm, st:NAME_OR_PATH, openai:MODEL, hash), its figures beside --embedder's "
+                        "with the paired interval and verdict")
     p.set_defaults(func=_cmd_compare)
     p.error = one_line_error(p)  # type: ignore[method-assign]
 
@@ -136,6 +143,9 @@ def add_commands(subparsers: Any) -> None:
                         "default strategy with its defaults)")
     p.add_argument("--folds", type=int, default=5,
                    help="cross-validation folds over questions for the recommendation (default 5)")
+    p.add_argument("--embedders", default=None, metavar="SPEC,SPEC",
+                   help="run the grid once per model (instead of --embedder) and say per model which "
+                        "setting is best, and whether the best setting changes with the model")
     p.set_defaults(func=_cmd_sweep)
     p.error = one_line_error(p)  # type: ignore[method-assign]
 
@@ -417,8 +427,25 @@ def _rerank_text(f: Any) -> str:
 
 # -- compare ----------------------------------------------------------------------------------------
 
+def _models(args: argparse.Namespace, texts: list[str], retriever: str, flag: str) -> list[tuple[Any, Any]]:
+    """(spec, model) for each model named, every one checked before any work: a malformed spec, a
+    folder that is not there, a model that cannot run here is one line (exit 2). Each --embed-*
+    option goes to the kinds that read it."""
+    if retriever == "bm25":
+        raise CliError(f"{flag} compares embedding models, and bm25 uses none; choose --retriever dense or hybrid")
+    out = []
+    for text in texts:
+        spec = embedder_spec(args, text, lenient=True)
+        out.append((spec, make_model(args, spec)))
+    return out
+
+
 @_interruptible
 def _cmd_compare(args: argparse.Namespace) -> int:
+    if args.against_embedder is not None:
+        return _compare_embedders(args)
+    if args.against is None:
+        raise CliError("give --against STRATEGY[:SIZE[:OVERLAP]] or --against-embedder SPEC")
     config = _config(args)
     baseline = _against(args.against, config, args.prefix)
     wb = open_workbench(args, [config.retriever, baseline.retriever])
@@ -434,6 +461,47 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         _header(shown, wb)
         if not _priced(args):
             rates = None
+    print(_render("comparison", args.format, cmp, rates), end="")
+    return 0
+
+
+def _compare_embedders(args: argparse.Namespace) -> int:
+    """The same chunks and questions under --embedder (A, the baseline) and --against-embedder (B):
+    both reports, the paired difference with its interval and verdict, both `embedder` objects."""
+    from inspector.core.api import compare_shared
+
+    if args.against is not None:
+        raise CliError("give --against or --against-embedder, not both")
+    args.retriever = args.retriever or "dense"  # models differ only where vectors rank
+    config = _config(args)
+    (spec_a, _), (spec_b, model_b) = _models(args, [args.embedder or "minilm", args.against_embedder],
+                                             config.retriever, "--against-embedder")
+    budget = _budget(args)
+    wb = open_workbench(args, [config.retriever], spec=spec_a)
+    with _engine(args, wb) as runner:
+        before = runner.evaluate(config, budget=budget)
+        shown = _device_source(runner)
+    rates = _rates(args, wb)
+    info_a, line_a = embedder_report(wb.embedder), embedder_line(wb.embedder)
+    switch_model(wb, spec_b, model_b)
+    with _engine(args, wb) as runner:
+        after = runner.evaluate(config, budget=budget)
+    info_b, line_b = embedder_report(wb.embedder), embedder_line(wb.embedder)
+    cmp = compare_shared(before, after, before_config=config, after_config=config)
+    if cmp is None:  # the same gold set on both sides: never, unless it holds no question
+        raise CliError("the gold set holds no question about these documents")
+    if args.format == "json":
+        out = RENDERERS[("comparison", "json")](cmp, rates=rates)
+        out["before"]["embedder"], out["after"]["embedder"] = info_a, info_b
+        print_json({**out, **device_fields(shown), "embedder": info_a, "against_embedder": info_b})
+        return 0
+    if args.format == "table":
+        print(device_line(shown))
+        print(f"A (baseline) {line_a}\nB            {line_b}\nthe same chunks and questions; only the model differs")
+        if not _priced(args):
+            rates = None
+    elif args.format == "markdown":
+        print(f"Models: A `{info_a['spec']}`, B `{info_b['spec']}` (the same chunks and questions)\n")
     print(_render("comparison", args.format, cmp, rates), end="")
     return 0
 
@@ -454,13 +522,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     ks = [k for k in _ints("--ks", args.ks) if k is not None] or [5]
     if any(k < 1 for k in ks):
         raise CliError("--ks values must be at least 1")
-    retriever = args.retriever or DEFAULT_RETRIEVER
+    # Models differ only where vectors rank: --embedders means dense unless a retriever is named.
+    retriever = args.retriever or ("dense" if args.embedders is not None else DEFAULT_RETRIEVER)
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
                             with_prefix=args.prefix, embedding=args.embedding or "exact",
                             describe=args.describe)
     if not configs:
         raise CliError("the grid holds no valid configuration: " + "; ".join(r for _c, r in skipped[:3]))
     against = _against(args.against or EvalConfig().strategy, configs[0], args.prefix)
+    if args.embedders is not None:
+        return _sweep_embedders(args, configs, skipped, against, retriever)
     wb = open_workbench(args, [retriever])
     with _engine(args, wb) as runner:
         result = runner.sweep(configs, skipped=skipped, confirm=args.confirm, against=against,
@@ -476,3 +547,90 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     else:
         print(_render("sweep", args.format, result, rates), end="")
     return 0
+
+
+def _sweep_embedders(args: argparse.Namespace, configs: list, skipped: Any, against: Any, retriever: str) -> int:
+    """The grid once per model of --embedders (on the same documents and questions), then which
+    setting is best under each model and whether the best setting changes with the model."""
+    texts = [t.strip() for t in args.embedders.split(",") if t.strip()]
+    if not texts:
+        raise CliError("--embedders names no model")
+    if args.embedder not in (None, "minilm"):
+        raise CliError("give --embedder or --embedders, not both")
+    models = _models(args, texts, retriever, "--embedders")
+    wb = open_workbench(args, [retriever], spec=models[0][0])
+    results: list[tuple[Any, Any, Any]] = []  # (embedder object, sweep result, rates)
+    shown: Any = None
+    for i, (spec, model) in enumerate(models):
+        if i:
+            switch_model(wb, spec, model)
+        with _engine(args, wb) as runner:
+            result = runner.sweep(configs, skipped=skipped, confirm=args.confirm, against=against,
+                                  budget=_budget(args), folds=max(2, args.folds))
+            shown = shown if shown is not None else _device_source(runner)
+        results.append((embedder_report(wb.embedder), result, _rates(args, wb)))
+    verdict = _best_by_model([(info["spec"], result) for info, result, _r in results])
+    if args.format == "json":
+        print_json({"models": [{"embedder": info, **RENDERERS[("sweep", "json")](result, rates=rates)}
+                               for info, result, rates in results],
+                    **verdict, **device_fields(shown)})
+        return 0
+    if args.format == "table":
+        print(device_line(shown))
+    for info, result, rates in results:
+        if args.format == "table":
+            print(f"\n== {info['spec']} ==")
+            print(sweep_text(result, top=args.top, rates=rates if _priced(args) else None), end="")
+        elif args.format == "markdown":
+            print(f"\n## Embedder `{info['spec']}`\n")
+            print(_render("sweep", args.format, result, rates), end="")
+        else:  # csv: one table per model, each after a line naming it
+            print(f"# embedder: {info['spec']}")
+            print(_render("sweep", args.format, result, rates), end="")
+    if args.format in ("table", "markdown"):
+        print("\n" + _best_text(verdict))
+    return 0
+
+
+def _best_by_model(results: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Per model its best row (the sweep's first), and for every other model's best how it scores
+    under this model and whether it ties with this model's best (its paired interval holds 0)."""
+    best = []
+    for spec, result in results:
+        rows = result.rows
+        top = rows[0]
+        others = []
+        for other_spec, other in results:
+            if other_spec == spec:
+                continue
+            theirs = other.rows[0].config
+            row = next((r for r in rows if r.config == theirs), None)
+            if row is None:
+                continue
+            others.append({"embedder": other_spec, "label": theirs.label(),
+                           "hit_rate": round(row.report.hit_rate, 4), "mrr": round(row.report.mrr, 4),
+                           "tied_with_best": bool(row is top or row.tied_with_best)})
+        best.append({"embedder": spec, "label": top.config.label(), "config": top.config.to_dict(),
+                     "hit_rate": round(top.report.hit_rate, 4), "mrr": round(top.report.mrr, 4),
+                     "others_best_here": others})
+    labels = {b["label"] for b in best}
+    changes = len(labels) > 1
+    beyond = changes and any(not o["tied_with_best"] for b in best for o in b["others_best_here"])
+    return {"best": best, "best_changes_with_model": changes, "best_changes_beyond_noise": beyond}
+
+
+def _best_text(verdict: dict[str, Any]) -> str:
+    lines = ["best setting per model (ranked as each table is):"]
+    for b in verdict["best"]:
+        lines.append(f"  {b['embedder']}: {b['label']} (hit@k {b['hit_rate']:.3f}, MRR {b['mrr']:.3f})")
+        for o in b["others_best_here"]:
+            tie = "tied with the best here" if o["tied_with_best"] else "worse here beyond noise"
+            lines.append(f"      {o['embedder']}'s best scores {o['hit_rate']:.3f} here ({tie})")
+    if not verdict["best_changes_with_model"]:
+        lines.append("the best setting is the same for every model")
+    elif verdict["best_changes_beyond_noise"]:
+        lines.append("the best setting changes with the model, beyond noise for at least one model")
+    else:
+        lines.append("the best setting changes with the model, but within noise: each model's best ties "
+                     "with the other's on these questions")
+    return "\n".join(lines)
