@@ -3,6 +3,8 @@
     chunk-inspector eval handbook.md --gold handbook.gold.jsonl --strategy markdown --k 5
     chunk-inspector compare handbook.md --gold g.jsonl --strategy markdown --against fixed_chars:500:0
     chunk-inspector sweep docs/ --gold g.jsonl --strategies markdown,recursive --sizes 128,256,512
+    chunk-inspector compare docs/ --gold g.jsonl --strategy markdown --against-embedder st:./other-model
+    chunk-inspector sweep docs/ --gold g.jsonl --strategies markdown,fixed_tokens --embedders minilm,st:./other
 
 Bad input (a broken gold line, an unknown strategy, an unreadable config) ends with one line on
 stderr and exit status 2, never a traceback.
@@ -605,7 +607,7 @@ def _best_by_model(results: list[tuple[str, Any]]) -> dict[str, Any]:
                 continue
             theirs = other.rows[0].config
             row = next((r for r in rows if r.config == theirs), None)
-            if row is None:
+            if row is None or row is top:  # the same best: nothing to weigh
                 continue
             others.append({"embedder": other_spec, "label": theirs.label(),
                            "hit_rate": round(row.report.hit_rate, 4), "mrr": round(row.report.mrr, 4),
