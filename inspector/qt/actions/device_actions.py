@@ -86,6 +86,10 @@ class DeviceActions:
             self.device = device
             return
         self.device = device
+        chooser = getattr(self.window, "embedder_actions", None)
+        if chooser is not None and chooser.spec.kind != "minilm":  # the user's model, loaded there
+            chooser.apply(chooser.spec, device=device)
+            return
         emb = self._configure(device)
         if self.retrieval.model is not None and self.retrieval.model is not emb:
             self.retrieval.set_model(emb)  # loads it on a worker thread; BM25 answers meanwhile

@@ -1,0 +1,258 @@
+"""Settings ▸ Embedding Model… in the window, with real models: a second sentence-transformers model
+built from the bundled one (its first two layers, tests/support/models.py) and an OpenAI-compatible
+server on 127.0.0.1 serving the bundled MiniLM (tests/support/openai_server.py). The choice is
+loaded off the GUI thread, replaces the model only once it loaded, moves the word pieces to the new
+model's tokenizer and limit, is remembered without any key, and a model that cannot be used is one
+line while the previous one stays."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inspector.core.api import EmbedderSpec, make_embedder, use_piece_spec
+from inspector.core.retrieval.index import build_index
+from tests.qt.conftest import HANDBOOK
+from tests.support.models import two_layer_minilm
+from tests.support.openai_server import DEFAULT_MODEL, OpenAIServer
+
+pytest.importorskip("sentence_transformers")
+pytestmark = pytest.mark.usefixtures("keep_default_embedder", "_bundled_pieces_after")
+
+QUESTION = "How much rest do I need between two working days?"
+KEY = "sk-test-Qp4window0KEY8826distinct"
+KEY_ENV = "CI_WINDOW_EMBEDDER_KEY"
+SLOW = 120_000  # ms: two busy cores embed the text with each model
+
+
+@pytest.fixture
+def _bundled_pieces_after():
+    """The word-piece model is process-wide: the tests after count with the bundled one again."""
+    yield
+    use_piece_spec(None)
+
+
+@pytest.fixture(scope="module")
+def two_layer(tmp_path_factory):
+    return two_layer_minilm(tmp_path_factory)
+
+
+@pytest.fixture
+def short_doc(tmp_path):
+    """The handbook up to its travel chapter (18 KB: three models embed it in seconds) as handbook.md,
+    and beside it the gold questions whose answers lie in that part (11)."""
+    text = HANDBOOK.read_text(encoding="utf-8")
+    cut = text.index("\n## Travel and expenses") + 1
+    path = tmp_path / "handbook.md"
+    path.write_text(text[:cut], encoding="utf-8")
+    kept = []
+    for line in HANDBOOK.with_name("handbook.gold.jsonl").read_text(encoding="utf-8").splitlines():
+        q = json.loads(line)
+        refs = q.get("references") or []
+        answers = q.get("answer")
+        answers = [answers] if isinstance(answers, str) else answers
+        if all(r["end"] <= cut for r in refs) and all(a.lower() in text[:cut].lower() for a in answers):
+            kept.append(line)
+    assert len(kept) >= 10
+    (tmp_path / "handbook.gold.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def minilm_window(dense_settings, make_window, minilm, tmp_path):
+    """A window on the dense retriever embedding with the (already loaded) bundled MiniLM, with a
+    private vector cache."""
+    from inspector.core.embedding.cache import EmbeddingCache
+
+    def make(**kw):
+        kw.setdefault("embedder", minilm)
+        kw.setdefault("embedding_cache", EmbeddingCache(tmp_path / "emb-cache", persist=False))
+        kw.setdefault("settle_ms", 50)
+        w = make_window(**kw)
+        w.start_model()
+        return w
+    return make
+
+
+def ask(qtbot, w, wait_result, question=QUESTION):
+    w.question_bar.field.setText(question)
+    w.retrieval.ask(question)
+    return wait_result(w, question=question, timeout=SLOW)
+
+
+def wait_model(qtbot, w, spec_text: str, timeout=SLOW):
+    """Until the window embeds with the model `spec_text` names and its chunks are measured again."""
+    def ready() -> bool:
+        emb = w.retrieval.embedder
+        spec = getattr(emb, "spec", None)
+        return spec is not None and spec.text == spec_text and not w.embedder_actions.runner.busy \
+            and w.embedder_actions.pending is None
+    qtbot.waitUntil(ready, timeout=timeout)
+
+
+def core_hits(w, embedder, question=QUESTION):
+    """The same chunks searched by the core alone with `embedder`: the ids a pipeline would get."""
+    r = w.retrieval.result
+    doc = w.state.document
+    index = build_index([doc], {doc.doc_id: w.state.result.chunks}, embedder, with_prefix=r.request.with_prefix)
+    return [h.chunk.id for h in index.search(question, r.request.k, "dense")]
+
+
+def test_the_dialog_sets_a_second_model_and_the_hits_follow(qtbot, minilm_window, open_doc, short_doc, wait_result,
+                                                          two_layer, minilm, settings_store):
+    from inspector.qt.actions.embedder_actions import EMBEDDER
+    from inspector.qt.settings import Settings
+
+    w = minilm_window()
+    open_doc(w, short_doc)
+    before = [h.chunk.id for h in ask(qtbot, w, wait_result).hits]
+    assert before == core_hits(w, minilm)
+    assert w.embedder_actions.label.text() == "model: MiniLM"
+    dialog = w.embedder_actions.open_dialog()
+    assert dialog.minilm.isChecked() and not dialog.st_box.isEnabled() and not dialog.http_box.isEnabled()
+    dialog.st.setChecked(True)
+    dialog.path.setText(str(two_layer))
+    dialog.accept()
+    assert w.embedder_actions.label.text() == f"model: loading {two_layer.name}…"
+    wait_model(qtbot, w, f"st:{two_layer}")
+    res = wait_result(w, question=QUESTION, timeout=SLOW)
+    after = [h.chunk.id for h in res.hits]
+    two = make_embedder(EmbedderSpec("st", str(two_layer)), device="cpu")
+    assert after == core_hits(w, two)  # the window's hits are the second model's ...
+    assert after != before  # ... and it ranks differently from MiniLM
+    assert res.index.embedder is w.retrieval.embedder
+    assert w.embedder_actions.label.text() == f"model: {two_layer.name}"
+    assert w.messages.last_error == ""
+    assert Settings(settings_store).get(EMBEDDER) == {"spec": f"st:{two_layer}"}
+    # Back to MiniLM: its own hits again (its vectors were cached under its own identity).
+    w.embedder_actions.apply({"spec": "minilm"})
+    wait_model(qtbot, w, "minilm")
+    assert [h.chunk.id for h in wait_result(w, question=QUESTION, timeout=SLOW).hits] == before
+    assert w.embedder_actions.label.text() == "model: MiniLM"
+
+
+def test_word_pieces_and_fit_budgets_follow_the_new_models_limit(qtbot, minilm_window, open_doc, short_doc,
+                                                                 wait_complete, two_layer):
+    w = minilm_window()
+    old = open_doc(w, short_doc).chunks
+    assert w.state.strategy == "markdown" and w.state.params["fit_embedder"]
+    assert max(c.embed_tokens for c in old) > 64 and all(c.embed_tokens <= 256 for c in old)
+    w.embedder_actions.apply({"spec": f"st:{two_layer}", "max_tokens": 64})
+    wait_model(qtbot, w, f"st:{two_layer}")
+    fitted = wait_complete(w).chunks
+    assert w.retrieval.embedder.max_seq_length == 64
+    # fit_embedder packs to the new model's limit: more, smaller chunks, none cut by the model.
+    assert len(fitted) > len(old) and all(c.embed_tokens <= 64 for c in fitted)
+    # Without fitting, the chunks longer than 64 word pieces are flagged, with what is dropped.
+    w.state.set_params({**w.state.params, "fit_embedder": False})
+    chunks = wait_complete(w).chunks
+    cut = [c for c in chunks if "truncated_by_embedder" in c.flags]
+    assert cut and all(c.embed_tokens > 64 and c.embed_dropped == c.embed_tokens - 64 for c in cut)
+    assert all(c.embed_tokens <= 64 for c in chunks if c not in cut)
+
+
+def test_a_missing_folder_is_one_line_and_the_previous_model_stays(qtbot, minilm_window, open_doc, short_doc,
+                                                                   wait_result, tmp_path, minilm, settings_store):
+    from inspector.qt.actions.embedder_actions import EMBEDDER
+    from inspector.qt.settings import Settings
+
+    w = minilm_window()
+    open_doc(w, short_doc)
+    before = [h.chunk.id for h in ask(qtbot, w, wait_result).hits]
+    missing = tmp_path / "no-such-model"
+    w.embedder_actions.apply({"spec": f"st:{missing}"})
+    qtbot.waitUntil(lambda: w.embedder_actions.pending is None, timeout=30_000)
+    msg = w.messages.last_error
+    assert msg.startswith(f"embedding model st:{missing}: ") and str(missing) in msg and "\n" not in msg
+    assert msg.endswith("(MiniLM stays)")
+    assert w.retrieval.embedder is minilm and w.retrieval.model is minilm
+    assert w.embedder_actions.label.text() == "model: MiniLM"
+    assert Settings(settings_store).get(EMBEDDER) == EMBEDDER.default
+    assert [h.chunk.id for h in wait_result(w, question=QUESTION, timeout=SLOW).hits] == before
+    # A folder that is not a model at all: said so, by name.
+    (tmp_path / "notes").mkdir()
+    w.embedder_actions.apply({"spec": f"st:{tmp_path / 'notes'}"})
+    qtbot.waitUntil(lambda: w.embedder_actions.pending is None, timeout=30_000)
+    assert "no sentence-transformers model in" in w.messages.last_error
+    assert w.retrieval.embedder is minilm
+
+
+def test_the_choice_is_remembered_and_loaded_at_the_next_start(qtbot, make_window, settings_store, two_layer):
+    from inspector.qt.actions.embedder_actions import EMBEDDER
+    from inspector.qt.settings import Settings
+
+    Settings(settings_store).set(EMBEDDER, {"spec": f"st:{two_layer}"})
+    w = make_window()  # no model given: the window loads what the settings name
+    assert w.retrieval.model_state == "loading"  # the bundled model is not loaded meanwhile
+    w.start_model()
+    wait_model(qtbot, w, f"st:{two_layer}")
+    assert w.retrieval.model_state == "ready"
+    assert w.embedder_actions.label.text() == f"model: {two_layer.name}"
+
+
+def test_the_openai_kind_against_a_local_server_and_the_key_never_stored(qtbot, minilm_window, open_doc, short_doc,
+                                                                          wait_result, minilm, monkeypatch,
+                                                                          tmp_path, settings_store):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    w = minilm_window()
+    open_doc(w, short_doc)
+    before = [h.chunk.id for h in ask(qtbot, w, wait_result).hits]
+    with OpenAIServer(minilm, key=KEY) as server:
+        dialog = w.embedder_actions.open_dialog()
+        dialog.openai.setChecked(True)
+        dialog.model.setText(DEFAULT_MODEL)
+        dialog.url.setText(server.url)
+        dialog.key_env.setText(KEY_ENV)
+        dialog.tokenizer.setText(f"hf:{minilm.model_path}")
+        dialog.max_tokens.setValue(256)
+        spec_text = f"openai:{DEFAULT_MODEL}"
+        dialog.accept()
+        wait_model(qtbot, w, spec_text)
+        res = wait_result(w, question=QUESTION, timeout=SLOW)
+        # The bundled model behind the endpoint: MiniLM's ranking exactly, through the HTTP client.
+        assert [h.chunk.id for h in res.hits] == before
+        assert any(s.path.endswith("/embeddings") and s.status == 200 for s in server.seen)
+        assert w.embedder_actions.label.text() == f"model: {spec_text}"
+        # A refused key: one line, without the key, and the HTTP model stays.
+        monkeypatch.setenv("CI_WRONG_KEY", "sk-wrong-Zz0041distinctWRONG")
+        current = w.retrieval.embedder
+        w.embedder_actions.apply({"spec": spec_text, "url": server.url, "key_env": "CI_WRONG_KEY",
+                                  "tokenizer": f"hf:{minilm.model_path}", "max_tokens": 256})
+        qtbot.waitUntil(lambda: w.embedder_actions.pending is None, timeout=30_000)
+        msg = w.messages.last_error
+        assert "401" in msg and "CI_WRONG_KEY" in msg and "\n" not in msg
+        assert "sk-wrong" not in msg and KEY not in msg
+        assert w.retrieval.embedder is current
+        # An unknown model: said so, the current one stays.
+        w.embedder_actions.apply({"spec": "openai:no-such-model", "url": server.url, "key_env": KEY_ENV,
+                                  "tokenizer": f"hf:{minilm.model_path}", "max_tokens": 256})
+        qtbot.waitUntil(lambda: w.embedder_actions.pending is None, timeout=30_000)
+        assert "no-such-model" in w.messages.last_error and w.retrieval.embedder is current
+        url = server.url
+        current.close()  # its kept-alive connections, before the server stops
+    # The key is nowhere in the settings file: only its variable's name.
+    w.save_settings()
+    ini = (tmp_path / "settings.ini").read_text(encoding="utf-8")
+    assert KEY_ENV in ini and url in ini
+    assert KEY not in ini and "sk-wrong" not in ini
+    # An unreachable host (the server is gone): one line, the model stays.
+    w.embedder_actions.apply({"spec": "openai:other", "url": url, "key_env": KEY_ENV,
+                              "tokenizer": f"hf:{minilm.model_path}", "max_tokens": 256})
+    qtbot.waitUntil(lambda: w.embedder_actions.pending is None, timeout=60_000)
+    assert w.messages.last_error.startswith("embedding model openai:other: ")
+    assert w.retrieval.embedder is current
+
+
+def test_the_dialog_refuses_a_key_typed_as_the_variable(qtbot, hash_window):
+    w = hash_window(start=False)
+    dialog = w.embedder_actions.open_dialog()
+    dialog.openai.setChecked(True)
+    dialog.model.setText("text-embedding-3-small")
+    dialog.key_env.setText("sk-live-abc123")  # the key itself, pasted where its variable's name goes
+    dialog.accept()
+    assert dialog.isVisible() and "must name an environment variable" in dialog.error.text()
+    assert "sk-live-abc123" not in dialog.error.text()
+    dialog.key_env.setText("MY_KEY")
+    assert dialog.choice() == {"spec": "openai:text-embedding-3-small", "key_env": "MY_KEY"}
+    dialog.reject()
