@@ -50,6 +50,7 @@ _WHERE: dict[str, str] = {
     "piece_override": "inspector.core.text.wordpieces",
     "use_piece_spec": "inspector.core.text.wordpieces",
     "use_embedder_pieces": "inspector.core.text.wordpieces",
+    "word_piece_limit": "inspector.core.text.wordpieces:max_seq_length",
     # chunking
     "Chunk": "inspector.core.chunking.chunk",
     "FLAGS": "inspector.core.chunking.chunk",
@@ -333,6 +334,7 @@ if TYPE_CHECKING:
     from inspector.core.text.model_fit import MULTILINGUAL_MODEL, model_fit
     from inspector.core.text.structure import structure_of
     from inspector.core.text.wordpieces import MAX_WORD_PIECES, piece_override, use_embedder_pieces, use_piece_spec
+    from inspector.core.text.wordpieces import max_seq_length as word_piece_limit
     from inspector.core.viewmodel.html_export import view_html
     from inspector.core.workbench import Workbench
     from inspector.core.workbench.chunk_store import ChunkStage, ChunkStore
@@ -350,7 +352,7 @@ __all__ = [
     "Document", "LoadResult", "load_paths", "DEFAULT_MAX_BYTES", "MARKDOWN_SUFFIXES", "TEXT_SUFFIXES",
     "CONVERTED_SUFFIXES", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
     "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "model_fit",
-    "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces",
+    "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",
     # chunking
     "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
     "strategies", "annotate", "external", "is_external", "last_alignment_report", "load_strategy_file",

@@ -91,6 +91,11 @@ def wait_model(qtbot, w, spec_text: str, timeout=SLOW):
     qtbot.waitUntil(ready, timeout=timeout)
 
 
+def model_button(w) -> str:
+    """The status bar's model button: the model in use (and where it runs)."""
+    return w.device_actions.button.text()
+
+
 def core_hits(w, embedder, question=QUESTION):
     """The same chunks searched by the core alone with `embedder`: the ids a pipeline would get."""
     r = w.retrieval.result
@@ -108,13 +113,13 @@ def test_the_dialog_sets_a_second_model_and_the_hits_follow(qtbot, minilm_window
     open_doc(w, short_doc)
     before = [h.chunk.id for h in ask(qtbot, w, wait_result).hits]
     assert before == core_hits(w, minilm)
-    assert w.embedder_actions.label.text() == "model: MiniLM"
+    assert model_button(w).startswith("MiniLM on ")
     dialog = w.embedder_actions.open_dialog()
     assert dialog.minilm.isChecked() and not dialog.st_box.isEnabled() and not dialog.http_box.isEnabled()
     dialog.st.setChecked(True)
     dialog.path.setText(str(two_layer))
     dialog.accept()
-    assert w.embedder_actions.label.text() == f"model: loading {two_layer.name}…"
+    assert model_button(w) == f"loading {two_layer.name}…"
     wait_model(qtbot, w, f"st:{two_layer}")
     res = wait_result(w, question=QUESTION, timeout=SLOW)
     after = [h.chunk.id for h in res.hits]
@@ -122,14 +127,14 @@ def test_the_dialog_sets_a_second_model_and_the_hits_follow(qtbot, minilm_window
     assert after == core_hits(w, two)  # the window's hits are the second model's ...
     assert after != before  # ... and it ranks differently from MiniLM
     assert res.index.embedder is w.retrieval.embedder
-    assert w.embedder_actions.label.text() == f"model: {two_layer.name}"
+    assert model_button(w).startswith(f"{two_layer.name} on ")
     assert w.messages.last_error == ""
     assert Settings(settings_store).get(EMBEDDER) == {"spec": f"st:{two_layer}"}
     # Back to MiniLM: its own hits again (its vectors were cached under its own identity).
     w.embedder_actions.apply({"spec": "minilm"})
     wait_model(qtbot, w, "minilm")
     assert [h.chunk.id for h in wait_result(w, question=QUESTION, timeout=SLOW).hits] == before
-    assert w.embedder_actions.label.text() == "model: MiniLM"
+    assert model_button(w).startswith("MiniLM on ")
 
 
 def test_word_pieces_and_fit_budgets_follow_the_new_models_limit(qtbot, minilm_window, open_doc, short_doc,
@@ -144,6 +149,10 @@ def test_word_pieces_and_fit_budgets_follow_the_new_models_limit(qtbot, minilm_w
     assert w.retrieval.embedder.max_seq_length == 64
     # fit_embedder packs to the new model's limit: more, smaller chunks, none cut by the model.
     assert len(fitted) > len(old) and all(c.embed_tokens <= 64 for c in fitted)
+    from inspector.qt.panels.chunk_table import COL_PIECES
+
+    table = w.table.model
+    assert table.index(0, COL_PIECES).data() == f"{fitted[0].embed_tokens}/64"  # the table says the new limit
     # Without fitting, the chunks longer than 64 word pieces are flagged, with what is dropped.
     w.state.set_params({**w.state.params, "fit_embedder": False})
     chunks = wait_complete(w).chunks
@@ -167,7 +176,7 @@ def test_a_missing_folder_is_one_line_and_the_previous_model_stays(qtbot, minilm
     assert msg.startswith(f"embedding model st:{missing}: ") and str(missing) in msg and "\n" not in msg
     assert msg.endswith("(MiniLM stays)")
     assert w.retrieval.embedder is minilm and w.retrieval.model is minilm
-    assert w.embedder_actions.label.text() == "model: MiniLM"
+    assert model_button(w).startswith("MiniLM on ")
     assert Settings(settings_store).get(EMBEDDER) == EMBEDDER.default
     assert [h.chunk.id for h in wait_result(w, question=QUESTION, timeout=SLOW).hits] == before
     # A folder that is not a model at all: said so, by name.
@@ -188,7 +197,7 @@ def test_the_choice_is_remembered_and_loaded_at_the_next_start(qtbot, make_windo
     w.start_model()
     wait_model(qtbot, w, f"st:{two_layer}")
     assert w.retrieval.model_state == "ready"
-    assert w.embedder_actions.label.text() == f"model: {two_layer.name}"
+    assert model_button(w).startswith(f"{two_layer.name} on ")
 
 
 def test_the_openai_kind_against_a_local_server_and_the_key_never_stored(qtbot, minilm_window, open_doc, short_doc,
@@ -213,7 +222,7 @@ def test_the_openai_kind_against_a_local_server_and_the_key_never_stored(qtbot, 
         # The bundled model behind the endpoint: MiniLM's ranking exactly, through the HTTP client.
         assert [h.chunk.id for h in res.hits] == before
         assert any(s.path.endswith("/embeddings") and s.status == 200 for s in server.seen)
-        assert w.embedder_actions.label.text() == f"model: {spec_text}"
+        assert model_button(w) == f"{DEFAULT_MODEL} over HTTP"
         # A refused key: one line, without the key, and the HTTP model stays.
         monkeypatch.setenv("CI_WRONG_KEY", "sk-wrong-Zz0041distinctWRONG")
         current = w.retrieval.embedder

@@ -12,15 +12,13 @@ and every figure is computed again with it (`RetrievalController.set_model`; vec
 model identity, so two models never share one). A wrong key, an unknown model, an unreachable
 host or a missing folder is one line in the status bar and a popup, and the previous model stays.
 The choice is remembered (`EMBEDDER`: the spec and its options, never a key) and made again at
-the next start; a status bar label names the model.
+the next start; the status bar's model button names it (`device_actions`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-from PySide6.QtWidgets import QLabel
 
 from inspector.core.viewmodel.settings_schema import MODEL_DEVICE, Setting
 from inspector.qt.actions.make_action import make_action
@@ -70,10 +68,6 @@ class EmbedderActions:
         menu = settings_menu(window)
         first = menu.actions()[0] if menu.actions() else None
         menu.insertAction(first, self.action) if first is not None else menu.addAction(self.action)
-        self.label = QLabel()
-        self.label.setToolTip("The model that embeds chunks and questions (Settings ▸ Embedding Model…)")
-        window.statusBar().addPermanentWidget(self.label)
-        self._show_label()
         self._restore()
 
     # -- the choice ------------------------------------------------------------------------------
@@ -153,20 +147,19 @@ class EmbedderActions:
             self.retrieval.start_model()
         self._show_label()
 
-    def _show_label(self) -> None:
+    def status_text(self) -> str | None:
+        """What the status bar's model button says instead of the device's description: the model
+        being loaded, or an endpoint's model (its device is the server's); None otherwise."""
         if self.pending is not None:
-            self.label.setText(f"model: loading {embedder_name(self.pending)}…")
-            return
-        model = self.retrieval.model
-        if self.spec.kind == "minilm" and model is not None and getattr(model, "spec", None) is None:
-            from inspector.core.api import embedder_info
+            return f"loading {embedder_name(self.pending)}…"
+        if self.spec.kind == "openai" and self.retrieval.embedder is not None:
+            return f"{self.spec.name} over HTTP"
+        return None
 
-            name = str(embedder_info(model).get("spec") or getattr(model, "model_id", "model"))
-            self.label.setText(f"model: {'MiniLM' if name == 'minilm' else name}")
-        else:
-            self.label.setText(f"model: {embedder_name(self.spec)}")
-        self.label.setToolTip(f"{self.spec.label()}: the model that embeds chunks and questions "
-                              f"(Settings ▸ Embedding Model…)")
+    def _show_label(self) -> None:
+        actions = getattr(self.window, "device_actions", None)
+        if actions is not None:
+            actions.update_label()
 
     def open_dialog(self) -> Any:
         from inspector.qt.dialogs.embedder_dialog import EmbedderDialog
