@@ -178,6 +178,8 @@ _WHERE: dict[str, str] = {
     "rerank_hits": "inspector.core.retrieval.rerank",
     "RerankFigures": "inspector.core.evaluation.reranked",
     "rerank_figures": "inspector.core.evaluation.reranked",
+    "ModelFigures": "inspector.core.evaluation.model_compare",
+    "model_figures": "inspector.core.evaluation.model_compare",
     "STORE_KINDS": "inspector.core.stores.spec",
     "StoreSpec": "inspector.core.stores.spec",
     "parse_store_spec": "inspector.core.stores.spec",
@@ -306,6 +308,7 @@ if TYPE_CHECKING:
         remove_question,
     )
     from inspector.core.evaluation.metrics import union_ranges
+    from inspector.core.evaluation.model_compare import ModelFigures, model_figures
     from inspector.core.evaluation.report import (
         FORMATS,
         INTERVAL_SEED,
@@ -380,7 +383,7 @@ __all__ = [
     "RERANK_DEPTH", "Reranker", "RerankResult", "parse_reranker_spec", "rerank_hits", "RerankFigures",
     "rerank_figures", "STORE_KINDS", "StoreSpec", "parse_store_spec", "read_store", "StoreSource", "store_source",
     "store_strategy_name",
-    "list_collections", "check_store_dimensions",
+    "list_collections", "check_store_dimensions", "ModelFigures", "model_figures",
     # runtime
     "offload", "heap", "gcpause", "Cancelled", "cancel_scope", "check_cancelled", "SizedLRU",
     "atomic_write_bytes", "atomic_write_text", "atomic_writer", "promote_survivors",

@@ -265,3 +265,75 @@ def test_the_dialog_refuses_a_key_typed_as_the_variable(qtbot, hash_window):
     dialog.key_env.setText("MY_KEY")
     assert dialog.choice() == {"spec": "openai:text-embedding-3-small", "key_env": "MY_KEY"}
     dialog.reject()
+
+
+# -- the gold panel: a second model's figures beside the first's ------------------------------------
+
+def test_the_gold_panel_compares_a_second_model_on_the_same_chunks(qtbot, minilm_window, open_doc, short_doc,
+                                                                   wait_result, two_layer, minilm, settings_store):
+    from inspector.core.api import model_figures
+    from inspector.qt.panels.model_compare_box import COMPARE_EMBEDDER
+    from inspector.qt.settings import Settings
+
+    w = minilm_window()
+    open_doc(w, short_doc)
+    res = wait_result(w, gold=True, timeout=SLOW)
+    assert len(res.request.gold) >= 10 and res.retriever == "dense"
+    box = w.model_compare_box
+    assert box.isVisibleTo(w) and box.button.isEnabled() and box.text.text() == ""
+    dialog = box.choose()
+    assert dialog.windowTitle() == "Compare with Model" and dialog.minilm.isChecked()
+    dialog.st.setChecked(True)
+    dialog.path.setText(str(two_layer))
+    with qtbot.waitSignal(box.scored, timeout=SLOW) as blocker:
+        dialog.accept()
+        assert box.progress.isVisibleTo(w) and box.cancel.isVisibleTo(w) and not box.button.isEnabled()
+    fig = blocker.args[0]
+    # The core alone, on the panel's own index, gives the same figures.
+    two = make_embedder(EmbedderSpec("st", str(two_layer)), device="cpu")
+    want = model_figures(res.index, res.request.gold, two, res.request.k, retriever="dense")
+    assert (fig.first.hit_rate, fig.first.mrr, fig.second.hit_rate, fig.second.mrr) == \
+        (want.first.hit_rate, want.first.mrr, want.second.hit_rate, want.second.mrr)
+    assert fig.paired["hit_rate"].ci == want.paired["hit_rate"].ci
+    assert fig.first.hit_rate == res.report.hit_rate  # the first model's figure is the panel's own
+    assert [q.rank for q in fig.first.questions] != [q.rank for q in fig.second.questions]  # it ranks differently
+    assert fig.second_model["spec"] == f"st:{two_layer}" and fig.first_model["spec"] == "minilm"
+    text = box.text.text()
+    assert text.startswith(f"MiniLM → <b>{two_layer.name}</b>")
+    assert f"hit@{res.request.k}" in text and "MRR" in text and fig.paired["hit_rate"].verdict in text
+    assert not box.progress.isVisibleTo(w) and box.button.isEnabled()
+    # The model in use stays; the second model is remembered for the next comparison.
+    assert w.retrieval.embedder is minilm
+    assert Settings(settings_store).get(COMPARE_EMBEDDER) == {"spec": f"st:{two_layer}"}
+    # Another k: the figures are for earlier settings, and say so.
+    w.retrieval.set_k(res.request.k + 1)
+    wait_result(w, gold=True, timeout=SLOW)
+    assert "earlier settings" in box.title.text() and not box.text.isEnabled()
+
+
+def test_comparing_can_be_cancelled_and_a_bad_model_is_one_line(qtbot, minilm_window, open_doc, short_doc,
+                                                                wait_result, two_layer, tmp_path):
+    w = minilm_window()
+    open_doc(w, short_doc)
+    wait_result(w, gold=True, timeout=SLOW)
+    box = w.model_compare_box
+    assert box.score({"spec": f"st:{two_layer}"})
+    box.cancel.click()
+    assert not box.progress.isVisibleTo(w) and not box.cancel.isVisibleTo(w) and box.button.isEnabled()
+    qtbot.waitUntil(lambda: box.runner.active_threads() == 0, timeout=SLOW)
+    assert box.figures is None and box.text.text() == ""
+    missing = tmp_path / "no-such-model"
+    box.score({"spec": f"st:{missing}"})
+    qtbot.waitUntil(lambda: not box.scoring, timeout=SLOW)
+    assert str(missing) in box.text.text() and box.figures is None and box.button.isEnabled()
+
+
+def test_under_bm25_there_are_no_vectors_to_compare(qtbot, hash_window, open_doc, short_doc, wait_result):
+    w = hash_window()
+    open_doc(w, short_doc)
+    res = wait_result(w, gold=True)
+    assert res.retriever == "bm25"
+    box = w.model_compare_box
+    assert box.isVisibleTo(w) and not box.button.isEnabled()
+    assert "BM25 reads no vectors" in box.button.toolTip()
+    assert box.score({"spec": "minilm"}) == 0

@@ -59,6 +59,8 @@ class EmbedderActions:
         self._remember = True
         self._startup = False
         self.dialog: Any = None
+        self.boxes: list[Any] = []
+        """Widgets with workers of their own, shut down with this (the gold panel's model box)."""
         self.runner = JobRunner(window, synchronous=synchronous, name="embedder-check")
         self.runner.stageReady.connect(lambda _rid, emb: self._on_ready(emb))
         self.runner.errored.connect(lambda _rid, msg: self._on_error(msg))
@@ -172,13 +174,22 @@ class EmbedderActions:
 
     def shutdown(self) -> None:
         self.runner.shutdown(5_000)
+        for box in self.boxes:
+            box.shutdown()
         if self.retrieval.model is not None:
             close_http(self.retrieval.model)
 
 
 def install_embedder_choice(window: Any) -> EmbedderActions:
-    """Settings ▸ Embedding Model… in `window` (the remembered model loaded instead of MiniLM)."""
-    return EmbedderActions(window)
+    """Settings ▸ Embedding Model… in `window` (the remembered model loaded instead of MiniLM), and
+    the gold panel's "Compare with model…" box (`window.model_compare_box`)."""
+    from inspector.qt.panels.model_compare_box import ModelCompareBox
+
+    actions = EmbedderActions(window)
+    window.model_compare_box = ModelCompareBox(window.retrieval, window.gold_panel, window.settings,
+                                               device=actions.device)
+    actions.boxes.append(window.model_compare_box)
+    return actions
 
 
 __all__ = ["EMBEDDER", "EmbedderActions", "embedder_name", "install_embedder_choice"]

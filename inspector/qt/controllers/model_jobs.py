@@ -53,4 +53,31 @@ def close_http(emb: Any) -> None:
         emb.close()
 
 
-__all__ = ["check_model_job", "close_http"]
+def model_figures_job(result: Any, spec: Any, device: str = "auto", cache: Any = None) -> Job:
+    """hit@k and MRR of the result's gold set with its own model and with the model `spec` names,
+    on the same chunks (a `ModelFigures`); the second model is loaded here, off the GUI thread."""
+    index = result.index
+    req = result.request
+    gold = tuple(q for q in req.gold if q.source is None or q.source in index.docs)
+
+    def job(cancelled: Callable[[], bool], progress: Progress) -> Iterator[Any]:
+        from inspector.core.api import make_embedder, model_figures
+
+        progress(0, 0, f"Loading {spec.label()}")
+        emb = make_embedder(spec, device=device)
+        try:
+            load = getattr(emb, "load", None)
+            if callable(load):
+                load()
+
+            def step(done: int, total: int) -> None:
+                progress(done, total, "Embedding the chunks")
+
+            yield model_figures(index, gold, emb, req.k, retriever=result.retriever, cache=cache, progress=step)
+        finally:
+            close_http(emb)
+
+    return job
+
+
+__all__ = ["check_model_job", "close_http", "model_figures_job"]

@@ -35,6 +35,8 @@ from inspector.qt import theme
 MINILM, ST, OPENAI = "minilm", "st", "openai"
 KINDS = (MINILM, ST, OPENAI)
 MAX_TOKENS = 1_000_000
+INTRO = ("The model that embeds the chunks and the questions. Word-piece counts, the truncation flags "
+         "and fit_embedder budgets follow its tokenizer and limit; vectors are cached per model, never mixed.")
 
 
 def _spin(special: str, tip: str) -> QSpinBox:
@@ -49,16 +51,15 @@ def _spin(special: str, tip: str) -> QSpinBox:
 class EmbedderDialog(QDialog):
     """The model's kind and its options; `choice()` once accepted."""
 
-    def __init__(self, parent: QWidget | None = None, *, choice: dict[str, Any] | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, choice: dict[str, Any] | None = None,
+                 title: str = "Embedding Model", intro: str = INTRO) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Embedding Model")
+        self.setWindowTitle(title)
         self.setObjectName("embedder_dialog")
         lay = QVBoxLayout(self)
-        intro = QLabel("The model that embeds the chunks and the questions. Word-piece counts, the "
-                       "truncation flags and fit_embedder budgets follow its tokenizer and limit; "
-                       "vectors are cached per model, never mixed.")
-        intro.setWordWrap(True)
-        lay.addWidget(intro)
+        intro_label = QLabel(intro)
+        intro_label.setWordWrap(True)
+        lay.addWidget(intro_label)
         self.group = QButtonGroup(self)
         self.minilm = QRadioButton("&Bundled all-MiniLM-L6-v2 (256 word pieces)")
         self.st = QRadioButton("&Sentence-transformers model")
