@@ -222,6 +222,12 @@ def test_the_openai_kind_against_a_local_server_and_the_key_never_stored(qtbot, 
         # The bundled model behind the endpoint: MiniLM's ranking exactly, through the HTTP client.
         assert [h.chunk.id for h in res.hits] == before
         assert any(s.path.endswith("/embeddings") and s.status == 200 for s in server.seen)
+        # No live-preview pieces for a billed endpoint: only the chunks and questions are sent.
+        assert w.retrieval.pooled_building is None and w.retrieval.workbench.pooled_vectors(w.state.document) is None
+        sent = {t for s in server.seen for t in s.inputs}
+        texts = {c.embedded_text(w.state.document, with_prefix=res.request.with_prefix) for c in res.index.entries}
+        questions = {q.question for q in res.request.gold} | {QUESTION, "model check", "dimension probe"}
+        assert sent <= texts | questions
         assert model_button(w) == f"{DEFAULT_MODEL} over HTTP"
         # A refused key: one line, without the key, and the HTTP model stays.
         monkeypatch.setenv("CI_WRONG_KEY", "sk-wrong-Zz0041distinctWRONG")
