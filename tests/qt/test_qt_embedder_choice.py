@@ -226,6 +226,10 @@ def test_the_openai_kind_against_a_local_server_and_the_key_never_stored(qtbot, 
         assert w.retrieval.pooled_building is None and w.retrieval.workbench.pooled_vectors(w.state.document) is None
         sent = {t for s in server.seen for t in s.inputs}
         texts = {c.embedded_text(w.state.document, with_prefix=res.request.with_prefix) for c in res.index.entries}
+        # Nor the slider's trace: every size around the current one would be billed.
+        from inspector.qt.controllers.trace import BILLED_NOTE
+
+        assert w.trace.trace is not None and w.trace.trace.status == BILLED_NOTE
         questions = {q.question for q in res.request.gold} | {QUESTION, "model check", "dimension probe"}
         assert sent <= texts | questions
         assert model_button(w) == f"{DEFAULT_MODEL} over HTTP"
