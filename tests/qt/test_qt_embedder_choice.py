@@ -130,6 +130,7 @@ def test_the_dialog_sets_a_second_model_and_the_hits_follow(qtbot, minilm_window
     assert model_button(w).startswith(f"{two_layer.name} on ")
     assert w.messages.last_error == ""
     assert Settings(settings_store).get(EMBEDDER) == {"spec": f"st:{two_layer}"}
+    assert f"dense @st:{two_layer}" in w.exports.view_html()  # the exported view names the model
     # Back to MiniLM: its own hits again (its vectors were cached under its own identity).
     w.embedder_actions.apply({"spec": "minilm"})
     wait_model(qtbot, w, "minilm")
