@@ -348,3 +348,25 @@ def test_under_bm25_there_are_no_vectors_to_compare(qtbot, hash_window, open_doc
     assert box.isVisibleTo(w) and not box.button.isEnabled()
     assert "BM25 reads no vectors" in box.button.toolTip()
     assert box.score({"spec": "minilm"}) == 0
+
+
+def test_the_dialog_round_trips_every_option(qtbot, hash_window, tmp_path):
+    from inspector.qt.dialogs.embedder_dialog import EmbedderDialog
+
+    w = hash_window(start=False)
+    choice = {"spec": "openai:text-embedding-3-large", "url": "http://127.0.0.1:8080/v1", "key_env": "MY_KEY",
+              "tokenizer": "o200k_base", "max_tokens": 8191, "dimensions": 256}
+    dialog = EmbedderDialog(w, choice=choice)
+    assert dialog.openai.isChecked() and dialog.http_box.isEnabled() and not dialog.st_box.isEnabled()
+    assert dialog.choice() == choice
+    assert EmbedderSpec.from_dict(dialog.choice()).to_dict() == choice
+    dialog.st.setChecked(True)
+    dialog.path.setText(str(tmp_path))
+    dialog.trust.setChecked(True)
+    assert dialog.choice() == {"spec": f"st:{tmp_path}", "trust_remote_code": True, "max_tokens": 8191}
+    dialog.minilm.setChecked(True)
+    assert dialog.choice() == {"spec": "minilm"} and not dialog.max_tokens.isEnabled()
+    dialog.st.setChecked(True)
+    dialog.path.setText("")
+    assert not dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()  # no model named
+    dialog.reject()
