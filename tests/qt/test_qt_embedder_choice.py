@@ -312,6 +312,8 @@ def test_the_gold_panel_compares_a_second_model_on_the_same_chunks(qtbot, minilm
     text = box.text.text()
     assert text.startswith(f"MiniLM → <b>{two_layer.name}</b>")
     assert f"hit@{res.request.k}" in text and "MRR" in text and fig.paired["hit_rate"].verdict in text
+    fixed, broke = len(fig.comparison.fixed), len(fig.comparison.broke)
+    assert fixed + broke > 0 and f"found only by {two_layer.name}, {broke} only by MiniLM" in text
     assert not box.progress.isVisibleTo(w) and box.button.isEnabled()
     # The model in use stays; the second model is remembered for the next comparison.
     assert w.retrieval.embedder is minilm

@@ -59,6 +59,9 @@ def figures_html(fig: Any) -> str:
             color = VERDICT_COLORS.get(d.verdict, "")
             verdict = f"<span style='color:{color}'>{html.escape(d.verdict)}</span>" if color else d.verdict
             rows.append(f"&nbsp;&nbsp;{change} {change_interval(*d.ci, share=share)}, {verdict}")
+    fixed, broke = len(fig.comparison.fixed), len(fig.comparison.broke)
+    found = f"{fixed} question{'s' * (fixed != 1)}"
+    rows.append(f"{found} found only by {html.escape(b)}, {broke} only by {html.escape(a)}")
     n = len(fig.first.questions)
     rows.append(f"{n:,} questions · {fig.retriever} · {fig.chunks:,} chunks, {fig.seconds:.1f} s")
     return "<br>".join(rows)
