@@ -104,6 +104,7 @@ def core_hits(w, embedder, question=QUESTION):
     return [h.chunk.id for h in index.search(question, r.request.k, "dense")]
 
 
+@pytest.mark.slow
 def test_the_dialog_sets_a_second_model_and_the_hits_follow(qtbot, minilm_window, open_doc, short_doc, wait_result,
                                                           two_layer, minilm, settings_store):
     from inspector.qt.actions.embedder_actions import EMBEDDER
@@ -138,6 +139,7 @@ def test_the_dialog_sets_a_second_model_and_the_hits_follow(qtbot, minilm_window
     assert model_button(w).startswith("MiniLM on ")
 
 
+@pytest.mark.slow
 def test_word_pieces_and_fit_budgets_follow_the_new_models_limit(qtbot, minilm_window, open_doc, short_doc,
                                                                  wait_complete, two_layer):
     w = minilm_window()
@@ -162,6 +164,7 @@ def test_word_pieces_and_fit_budgets_follow_the_new_models_limit(qtbot, minilm_w
     assert all(c.embed_tokens <= 64 for c in chunks if c not in cut)
 
 
+@pytest.mark.slow
 def test_a_missing_folder_is_one_line_and_the_previous_model_stays(qtbot, minilm_window, open_doc, short_doc,
                                                                    wait_result, tmp_path, minilm, settings_store):
     from inspector.qt.actions.embedder_actions import EMBEDDER
@@ -188,6 +191,7 @@ def test_a_missing_folder_is_one_line_and_the_previous_model_stays(qtbot, minilm
     assert w.retrieval.embedder is minilm
 
 
+@pytest.mark.slow
 def test_the_choice_is_remembered_and_loaded_at_the_next_start(qtbot, make_window, settings_store, two_layer):
     from inspector.qt.actions.embedder_actions import EMBEDDER
     from inspector.qt.settings import Settings
@@ -201,6 +205,7 @@ def test_the_choice_is_remembered_and_loaded_at_the_next_start(qtbot, make_windo
     assert model_button(w).startswith(f"{two_layer.name} on ")
 
 
+@pytest.mark.slow
 def test_the_openai_kind_against_a_local_server_and_the_key_never_stored(qtbot, minilm_window, open_doc, short_doc,
                                                                           wait_result, minilm, monkeypatch,
                                                                           tmp_path, settings_store):
@@ -280,6 +285,7 @@ def test_the_dialog_refuses_a_key_typed_as_the_variable(qtbot, hash_window):
 
 # -- the gold panel: a second model's figures beside the first's ------------------------------------
 
+@pytest.mark.slow
 def test_the_gold_panel_compares_a_second_model_on_the_same_chunks(qtbot, minilm_window, open_doc, short_doc,
                                                                    wait_result, two_layer, minilm, settings_store):
     from inspector.core.api import model_figures
@@ -324,6 +330,7 @@ def test_the_gold_panel_compares_a_second_model_on_the_same_chunks(qtbot, minilm
     assert "earlier settings" in box.title.text() and not box.text.isEnabled()
 
 
+@pytest.mark.slow
 def test_comparing_can_be_cancelled_and_a_bad_model_is_one_line(qtbot, minilm_window, open_doc, short_doc,
                                                                 wait_result, two_layer, tmp_path):
     w = minilm_window()
