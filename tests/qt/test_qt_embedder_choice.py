@@ -235,7 +235,7 @@ def test_the_openai_kind_against_a_local_server_and_the_key_never_stored(qtbot, 
         # Nor the slider's trace: every size around the current one would be billed.
         from inspector.qt.controllers.trace import BILLED_NOTE
 
-        assert w.trace.trace is not None and w.trace.trace.status == BILLED_NOTE
+        qtbot.waitUntil(lambda: w.trace.trace is not None and w.trace.trace.status == BILLED_NOTE, timeout=10_000)
         questions = {q.question for q in res.request.gold} | {QUESTION, "model check", "dimension probe"}
         assert sent <= texts | questions
         assert model_button(w) == f"{DEFAULT_MODEL} over HTTP"
