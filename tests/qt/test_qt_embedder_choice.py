@@ -379,3 +379,12 @@ def test_the_dialog_round_trips_every_option(qtbot, hash_window, tmp_path):
     dialog.path.setText("")
     assert not dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()  # no model named
     dialog.reject()
+
+
+def test_the_message_names_the_model_that_stays(qtbot, hash_window, tmp_path):
+    w = hash_window()
+    qtbot.waitUntil(lambda: w.retrieval.embedder is not None, timeout=10_000)
+    before = w.retrieval.embedder
+    w.embedder_actions.apply({"spec": f"st:{tmp_path / 'gone'}"})
+    qtbot.waitUntil(lambda: w.embedder_actions.pending is None, timeout=30_000)
+    assert w.messages.last_error.endswith("(hash stays)") and w.retrieval.embedder is before

@@ -145,7 +145,7 @@ class EmbedderActions:
         spec = spec if spec is not None else self.pending
         self.pending = None
         name = spec.text if spec is not None else "?"
-        keep = "the bundled MiniLM is used" if self._startup else f"{embedder_name(self.spec)} stays"
+        keep = "the bundled MiniLM is used" if self._startup else f"{self.current_name()} stays"
         self.messages.error(f"embedding model {name}: {message} ({keep})", popup=self._remember,
                             tag="embedder")
         if self._startup:  # the remembered model failed: the bundled one after all
@@ -153,6 +153,22 @@ class EmbedderActions:
             self.retrieval._set_model_state(MODEL_IDLE)
             self.retrieval.start_model()
         self._show_label()
+
+    def current_name(self) -> str:
+        """Short name of the model in use (a model the window was given is named by its own spec)."""
+        from inspector.core.api import InputError, embedder_info, parse_embedder_spec
+
+        model = self.retrieval.model
+        if model is None:
+            return embedder_name(self.spec)
+        spec = getattr(model, "spec", None)
+        if spec is None:
+            text = embedder_info(model).get("spec")
+            try:
+                spec = parse_embedder_spec(str(text)) if text else None
+            except InputError:
+                spec = None
+        return embedder_name(spec) if spec is not None else str(getattr(model, "model_id", "model"))
 
     def status_text(self) -> str | None:
         """What the status bar's model button says instead of the device's description: the model
