@@ -50,6 +50,7 @@ _WHERE: dict[str, str] = {
     "piece_override": "inspector.core.text.wordpieces",
     "use_piece_spec": "inspector.core.text.wordpieces",
     "use_embedder_pieces": "inspector.core.text.wordpieces",
+    "word_piece_limit": "inspector.core.text.wordpieces:max_seq_length",
     # chunking
     "Chunk": "inspector.core.chunking.chunk",
     "FLAGS": "inspector.core.chunking.chunk",
@@ -177,6 +178,8 @@ _WHERE: dict[str, str] = {
     "rerank_hits": "inspector.core.retrieval.rerank",
     "RerankFigures": "inspector.core.evaluation.reranked",
     "rerank_figures": "inspector.core.evaluation.reranked",
+    "ModelFigures": "inspector.core.evaluation.model_compare",
+    "model_figures": "inspector.core.evaluation.model_compare",
     "STORE_KINDS": "inspector.core.stores.spec",
     "StoreSpec": "inspector.core.stores.spec",
     "parse_store_spec": "inspector.core.stores.spec",
@@ -305,6 +308,7 @@ if TYPE_CHECKING:
         remove_question,
     )
     from inspector.core.evaluation.metrics import union_ranges
+    from inspector.core.evaluation.model_compare import ModelFigures, model_figures
     from inspector.core.evaluation.report import (
         FORMATS,
         INTERVAL_SEED,
@@ -333,6 +337,7 @@ if TYPE_CHECKING:
     from inspector.core.text.model_fit import MULTILINGUAL_MODEL, model_fit
     from inspector.core.text.structure import structure_of
     from inspector.core.text.wordpieces import MAX_WORD_PIECES, piece_override, use_embedder_pieces, use_piece_spec
+    from inspector.core.text.wordpieces import max_seq_length as word_piece_limit
     from inspector.core.viewmodel.html_export import view_html
     from inspector.core.workbench import Workbench
     from inspector.core.workbench.chunk_store import ChunkStage, ChunkStore
@@ -350,7 +355,7 @@ __all__ = [
     "Document", "LoadResult", "load_paths", "DEFAULT_MAX_BYTES", "MARKDOWN_SUFFIXES", "TEXT_SUFFIXES",
     "CONVERTED_SUFFIXES", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
     "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "model_fit",
-    "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces",
+    "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",
     # chunking
     "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
     "strategies", "annotate", "external", "is_external", "last_alignment_report", "load_strategy_file",
@@ -378,7 +383,7 @@ __all__ = [
     "RERANK_DEPTH", "Reranker", "RerankResult", "parse_reranker_spec", "rerank_hits", "RerankFigures",
     "rerank_figures", "STORE_KINDS", "StoreSpec", "parse_store_spec", "read_store", "StoreSource", "store_source",
     "store_strategy_name",
-    "list_collections", "check_store_dimensions",
+    "list_collections", "check_store_dimensions", "ModelFigures", "model_figures",
     # runtime
     "offload", "heap", "gcpause", "Cancelled", "cancel_scope", "check_cancelled", "SizedLRU",
     "atomic_write_bytes", "atomic_write_text", "atomic_writer", "promote_survivors",

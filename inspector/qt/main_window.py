@@ -279,6 +279,9 @@ class MainWindow(QMainWindow):
         from inspector.qt.actions.rerank_actions import install_reranker
 
         self.rerank_actions = install_reranker(self)  # Settings ▸ Reranker…, the gold panel's Score with reranker
+        from inspector.qt.actions.embedder_actions import install_embedder_choice
+
+        self.embedder_actions = install_embedder_choice(self)  # Settings ▸ Embedding Model…
 
     # -- panels ----------------------------------------------------------------------------------
     def add_panel(self, widget: QWidget, title: str,
@@ -666,6 +669,7 @@ class MainWindow(QMainWindow):
             self.retrieval.shutdown()
             self.stores.shutdown()
             self.rerank_box.shutdown()
+            self.embedder_actions.shutdown()
             self.files.shutdown()
         super().closeEvent(e)
 

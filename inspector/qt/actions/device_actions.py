@@ -24,6 +24,9 @@ LABELS = {"auto": "&Automatic (CUDA, then MPS, then CPU)", "cpu": "&CPU", "cuda"
           "mps": "&MPS (Apple GPU)"}
 
 
+TIP = "The embedding model (Settings ▸ Embedding Model…) and where it runs (click to change)"
+
+
 class DeviceActions:
     """The device menu and the status bar's model button of one window."""
 
@@ -47,7 +50,7 @@ class DeviceActions:
         self.button.setAutoRaise(True)
         self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.button.setMenu(self.menu)
-        self.button.setToolTip("Where the embedding model runs (click to change)")
+        self.button.setToolTip(TIP)
         window.statusBar().addPermanentWidget(self.button)
         self._add_menu()
         self.device = self._saved()
@@ -86,6 +89,10 @@ class DeviceActions:
             self.device = device
             return
         self.device = device
+        chooser = getattr(self.window, "embedder_actions", None)
+        if chooser is not None and chooser.spec.kind != "minilm":  # the user's model, loaded there
+            chooser.apply(chooser.spec, device=device)
+            return
         emb = self._configure(device)
         if self.retrieval.model is not None and self.retrieval.model is not emb:
             self.retrieval.set_model(emb)  # loads it on a worker thread; BM25 answers meanwhile
@@ -95,7 +102,13 @@ class DeviceActions:
     def update_label(self) -> None:
         r = self.retrieval
         emb = r.embedder if r.embedder is not None else r.model
-        if r.embedder is not None and hasattr(emb, "describe"):
+        chooser = getattr(self.window, "embedder_actions", None)  # Settings ▸ Embedding Model…
+        chosen = chooser.status_text() if chooser is not None else None
+        self.button.setToolTip(emb.describe() + "\n" + TIP if r.embedder is not None and hasattr(emb, "describe")
+                               else TIP)
+        if chosen:
+            text = chosen  # a model loading, or an endpoint (its device is the server's)
+        elif r.embedder is not None and hasattr(emb, "describe"):
             text = emb.describe()  # "MiniLM on cpu, float32"
         elif emb is not None and not _is_minilm(emb):
             text = f"{getattr(emb, 'model_id', 'embedder')} (test embedder)"

@@ -223,10 +223,16 @@ class ExportActions:
         if r is not None and (r.request.chunk_request_id != chunks.request_id or r.document is not doc):
             r = None  # figures of other chunks (a re-chunk is being scored): left out
         label = f"{s.strategy} " + " ".join(f"{k}={v}" for k, v in s.params.items())
+        config = r.config if r is not None else None
+        spec = getattr(getattr(r.index, "embedder", None), "spec", None) if r is not None else None
+        if config is not None and spec is not None and spec.kind != "minilm":
+            from dataclasses import replace
+
+            config = replace(config, embedder=spec)  # the figures name the user's model ("dense @st:…")
         return view_html(doc, chunks.chunks, hits=r.hits if r is not None and r.request.question else (),
                          question=r.request.question if r is not None else "",
                          answers=self.window.view.answer_spans, report=r.report if r is not None else None,
-                         config=r.config if r is not None else None, settings=label,
+                         config=config, settings=label,
                          mode=r.mode if r is not None else "",
                          corpus_size=_searched(r) if r is not None else 1)
 

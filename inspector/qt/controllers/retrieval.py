@@ -314,6 +314,8 @@ class RetrievalController(QObject):
         doc = self.state.document
         if doc is None or self.embedder is None or self.workbench.pooled_vectors(doc) is not None:
             return
+        if _billed(self.embedder):  # an endpoint bills every token: the preview would embed the text again
+            return
         if self.pooled_building is doc:
             return
         if wait_for_exact and self.runner.busy and self._submitted is not None and self._submitted.exact:
@@ -577,6 +579,13 @@ class RetrievalController(QObject):
             r.cancel()
         for r in (self.runner, self.pooled_runner, self.loader):
             r.shutdown(timeout_ms)
+
+
+def _billed(embedder: Any) -> bool:
+    """An HTTP model (Settings ▸ Embedding Model…, openai:): its live-preview pieces would send the
+    whole document to the endpoint once more, so previews are BM25's and the exact figures its own."""
+    info = getattr(embedder, "info", None)
+    return callable(info) and info().get("backend") == "http"
 
 
 __all__ = ["RetrievalController", "Baseline", "ASK_K", "ASK_BUDGET", "ASK_RETRIEVER", "SETTLE_MS", "RETRIEVERS",

@@ -42,6 +42,7 @@ from inspector.core.viewmodel.trace import (
     trace_scope,
 )
 from inspector.qt.controllers.retrieval import EXACT, MODEL_FAILED, POOLED, RetrievalController
+from inspector.qt.controllers.retrieval import _billed as billed
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import Job, JobRunner, Progress
 
@@ -53,6 +54,9 @@ PLAN_MS = 150
 HOLD_POLL_MS = 100
 #: How long the worker sleeps between looks at the hold.
 HOLD_SLEEP_S = 0.04
+#: Why an HTTP model gets no exact trace: every size around the current one would send its chunks
+#: to the endpoint, a bill the user never asked for.
+BILLED_NOTE = "No exact trace with an HTTP model: each size would be billed (BM25 traces for free)"
 #: Niceness added to the trace worker thread (Linux: per thread), so the OS prefers every other.
 NICE = 10
 
@@ -200,6 +204,9 @@ class TraceController(QObject):
         model_id = self._model_id(r.retriever)
         if model_id is None:
             self._stop(Trace(size.name, (), kind, r.k, status=self._waiting_note()))
+            return
+        if kind == "exact" and billed(r.embedder):  # Settings ▸ Embedding Model…, openai:
+            self._stop(Trace(size.name, (), kind, r.k, status=BILLED_NOTE))
             return
         plan = plan_trace(strategy, self.state.params, slider_scale(size), k=r.k, retriever=r.retriever,
                           with_prefix=self.state.with_prefix, radius=self.radius)

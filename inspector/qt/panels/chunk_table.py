@@ -505,13 +505,9 @@ class ChunkTable(QWidget):
     # -- updates -----------------------------------------------------------------------------
     def set_result(self, result) -> None:
         chunks = result.chunks if result is not None else ()
-        limit = 256
-        try:
-            from inspector.core.api import MAX_WORD_PIECES
+        from inspector.core.api import word_piece_limit
 
-            limit = MAX_WORD_PIECES
-        except ImportError:
-            pass
+        limit = word_piece_limit()  # the embedding model's (Settings ▸ Embedding Model…)
         self.model.set_chunks(chunks, limit, getattr(result, "ids", None))
         # The page column only for converted PDFs (their chunks carry meta["page"]).
         doc = result.document if result is not None else None

@@ -199,8 +199,9 @@ def _stale(p: QPainter, r: QRectF, t: Theme) -> None:
 
 
 FLAG_MEANING = {
-    "truncated_by_embedder": "The embedder reads only part of prefix + text (256 word pieces); the rest "
-                             "is shaded in the text.",
+    "truncated_by_embedder": "The embedding model reads only part of prefix + text (its limit: 256 word "
+                             "pieces for the bundled MiniLM, its own for the model chosen in Settings ▸ "
+                             "Embedding Model); the rest is shaded in the text.",
     "stub": "Under 32 tokens: a heading or lead-in alone, which outranks the content it introduces.",
     "cut_mid_sentence": "The chunk starts or ends inside a sentence.",
     "split_table": "A table is split between this chunk and the next.",
