@@ -399,6 +399,8 @@ def recommendation_json(rec: Any) -> dict[str, Any] | None:
             "reason": rec.reason, "settle": settle_text(rec) or None,
             "findings": [f.to_dict() for f in rec.findings],
             "candidate_findings": [f.to_dict() for f in rec.candidate_findings], "fixes": list(rec.fixes),
+            "top": rec.top.to_dict() if rec.top is not None else None,
+            "top_findings": [f.to_dict() for f in rec.top_findings],
             "context_tokens_per_question": _num(rec.context_tokens, 1),
             "current_context_tokens_per_question": _num(rec.current_context_tokens, 1),
             "candidate_context_tokens_per_question": _num(rec.candidate_context_tokens, 1),
@@ -459,6 +461,9 @@ def recommendation_text(rec: Any) -> str:
         lines.append(f"  findings on {rec.current.label()} (no gold set needed):")
         lines.append(findings_text(rec.findings, indent="    "))
     lines.append(f"  {body}")
+    if rec.top is not None and rec.top != rec.current and rec.top_findings:
+        lines.append(f"  the first row ({rec.top.label()}) is not fault-free: "
+                     + "; ".join(f"{f.kind} ({f.share:.0%}): {f.detail}" for f in rec.top_findings))
     lines.append(f"  the winner's in-sample {rec.in_sample:.3f} is {rec.optimism:+.3f} more "
                  f"optimistic than its cross-validated {rec.cross_validated:.3f}")
     return "\n".join(lines)

@@ -78,6 +78,11 @@ class Recommendation:
     """The same for the current configuration."""
     candidate_context_tokens: float | None = None
     """The same for `config`, the best-looking configuration."""
+    top: EvalConfig | None = None
+    """The sweep's first row (best hit rate, or hit rate within the budget, in-sample)."""
+    top_findings: tuple[Finding, ...] = ()
+    """`top`'s findings: the first row is never called best without them (a size whose chunks
+    the embedder cuts can rank first on hit@k while the model never reads their tails)."""
 
     @property
     def best(self) -> EvalConfig:

@@ -84,6 +84,9 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     else:
         keep, reason = True, "unsure"
     ctx = [r.tokens_sent_mean if budget is not None else r.context_tokens_mean for r in reports]
+    top = min(rows, key=rank_key).config
+    known = {current: found, chosen: theirs}
+    top_found = known[top] if top in known else (findings_for(top) if findings_for is not None else ())
     rec = Recommendation(
         config=chosen, current=current, keep_current=keep,
         gain=sel.gain, gain_ci=sel.gain_ci, p_value=sel.p_value, metric=metric,
@@ -92,7 +95,7 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
         findings=found, candidate_findings=theirs, fixes=fixes, p_better=sel.p_better,
         questions_to_confirm=sel.questions_to_confirm, reason=reason,
         context_tokens=ctx[cur] if keep else ctx[sel.config_index], current_context_tokens=ctx[cur],
-        candidate_context_tokens=ctx[sel.config_index])
+        candidate_context_tokens=ctx[sel.config_index], top=top, top_findings=top_found)
     return marked, rec
 
 
