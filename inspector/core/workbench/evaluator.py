@@ -87,6 +87,8 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     top = min(rows, key=rank_key).config
     known = {current: found, chosen: theirs}
     top_found = known[top] if top in known else (findings_for(top) if findings_for is not None else ())
+    if top.retriever == "bm25":  # BM25 reads the whole span: the embedder's cut costs it nothing
+        top_found = tuple(f for f in top_found if f.kind != "truncated_by_embedder")
     rec = Recommendation(
         config=chosen, current=current, keep_current=keep,
         gain=sel.gain, gain_ci=sel.gain_ci, p_value=sel.p_value, metric=metric,

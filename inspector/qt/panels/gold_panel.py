@@ -96,6 +96,14 @@ def sibling_gold(doc: Document) -> Path | None:
     return None
 
 
+def _context_change(baseline: Any, report: Any) -> float | None:
+    """The change of context tokens per question against the baseline (issue 29: "better" at
+    four times the context showed no delta of it)."""
+    a = baseline.report.context_tokens_mean if baseline is not None else None
+    b = report.context_tokens_mean if report is not None else None
+    return None if a is None or b is None else b - a
+
+
 def context_delta(before: Any, after: Any, budget: int | None = None) -> str:
     """ "Context per question: 859 → 3,302 tokens (+2,443)": what the LLM is handed per question by
     the baseline and by the current settings (within the budget, when one is set); "" when either
@@ -146,7 +154,7 @@ def delta_text(name: str, d: float | None) -> str:
         return ""
     if name == "hit_rate":
         return pts(d)
-    if name in ("chunks", "embedded_tokens"):
+    if name in ("chunks", "embedded_tokens", "context_tokens_mean"):
         return f"{d:+,.0f}"
     if name == "inflation":
         return f"{d:+.2f}×"
@@ -778,6 +786,8 @@ class GoldPanel(QWidget):
                 tip = (tip + "\n" if tip else "") + f"95 % bootstrap interval: {ci.text()}"
             value.setToolTip(tip)
             d = cmp.delta(key) if cmp is not None and key in {m.name for m in cmp.deltas} else None
+            if key == "context_tokens_mean" and d is None and cmp is not None:
+                d = _context_change(self.controller.baseline, report)
             delta.setText(delta_text(key, d))
             delta.setToolTip("")
             pd = paired.get(key) if key in PAIRED else None
