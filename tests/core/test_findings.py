@@ -149,3 +149,19 @@ def test_p_better_switches_without_a_finding():
     assert p > 0.99 and n is not None and n < 60
     p, n = graded([1.0, -1.0] * 10)
     assert 0.3 < p < 0.7 and n is None
+
+
+def test_when_the_best_looking_row_fixes_nothing_the_rows_that_do_are_chosen_among(doc):
+    """Another broken row looks as good as a fixing one: the advice chooses again among the rows
+    that remove the current fault (cross-validated), and switches to the fixing one."""
+    from inspector.core.evaluation.sweep import SweepRow
+    from inspector.core.workbench.evaluator import recommend
+
+    other = EvalConfig("fixed_chars", {"size": 2000, "overlap": 0}, 3, "dense")
+    rows = [SweepRow(other, _report(HIGH, 900.0)), SweepRow(GOOD, _report(HIGH, 700.0)),
+            SweepRow(BROKEN, _report(LOW, 400.0))]
+    _, plain = recommend(rows, BROKEN)
+    assert plain.keep_current and plain.config == other  # the first row, which fixes nothing
+    _, rec = recommend(rows, BROKEN, findings_for=_findings_for(doc))
+    assert not rec.keep_current and rec.best == GOOD and rec.reason == "fixes"
+    assert rec.candidate_context_tokens == 700.0 and "truncated_by_embedder" in rec.fixes

@@ -49,7 +49,9 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     configuration's `Finding`s, measured without the gold set) and the held-out gain is not
     below 0, or when the probability that it beats the current row is at least `P_SWITCH`
     (issue 29: a broken configuration was kept at P = 0.97 because 30 questions could not
-    confirm a 17-point gain); otherwise keep the current row."""
+    confirm a 17-point gain). When that keeps the current row and its chunks have a finding,
+    the choice is made again, cross-validated, among the rows that remove one; the first of them
+    not estimated worse is taken. Otherwise keep the current row."""
     from inspector.core.evaluation.findings import fixed_by
     from inspector.core.evaluation.selection import cross_validated_choice, score_matrix
 
@@ -63,16 +65,24 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     cost = [float(r.cost.embedded_tokens) for r in reports]
     sel = cross_validated_choice(matrix, cur, cost, folds=folds, seed=seed)
     marked = [replace(r, tied_with_best=bool(sel.tied_with_best[i]), current=i == cur) for i, r in enumerate(rows)]
-    chosen = rows[sel.config_index].config
     found = findings_for(current) if findings_for is not None else ()
-    theirs = findings_for(chosen) if findings_for is not None and chosen != current else found
     # What the embedder drops costs BM25 nothing: it reads the whole span.
     relevant = tuple(f for f in found if f.kind != "truncated_by_embedder" or current.retriever != "bm25")
-    fixes = fixed_by(relevant, theirs) if chosen != current else ()
-    # A candidate whose own chunks the embedder cuts fixes nothing worth switching for.
-    if chosen.retriever != "bm25" and any(f.kind == "truncated_by_embedder" for f in theirs) \
-            and not any(f.kind == "truncated_by_embedder" for f in found):
-        fixes = ()
+
+    def fixes_of(config: EvalConfig) -> tuple[tuple[str, ...], tuple[Finding, ...]]:
+        """(kinds of `relevant` that `config` removes, its own findings)."""
+        if config == current or findings_for is None:
+            return (), found
+        theirs = findings_for(config)
+        # A candidate whose own chunks the embedder cuts fixes nothing worth switching for.
+        if config.retriever != "bm25" and any(f.kind == "truncated_by_embedder" for f in theirs) \
+                and not any(f.kind == "truncated_by_embedder" for f in found):
+            return (), theirs
+        return fixed_by(relevant, theirs), theirs
+
+    idx = sel.config_index
+    chosen = rows[idx].config
+    fixes, theirs = fixes_of(chosen)
     if chosen == current:
         keep, reason = True, "best"
     elif not sel.keep_current:
@@ -83,6 +93,19 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
         keep, reason = False, "likely"
     else:
         keep, reason = True, "unsure"
+    if keep and relevant and findings_for is not None:
+        # The current chunks have a fault: choose again, cross-validated, among the rows that
+        # remove one (issue 29: from fixed_chars 2000/0 the best-looking row over the whole grid
+        # was estimated worse on one split while every row that fits the embedder gained ~15 points).
+        fixing = {i: fixes_of(r.config) for i, r in enumerate(rows) if i != cur}
+        subset = [cur] + [i for i, (f, _t) in fixing.items() if f]
+        if len(subset) > 1:
+            sub = cross_validated_choice(matrix[subset], 0, [cost[i] for i in subset], folds=folds, seed=seed)
+            if sub.config_index != 0 and sub.gain >= 0.0:
+                sel, idx = sub, subset[sub.config_index]
+                chosen = rows[idx].config
+                fixes, theirs = fixing[idx]
+                keep, reason = False, "confirmed" if not sub.keep_current else "fixes"
     ctx = [r.tokens_sent_mean if budget is not None else r.context_tokens_mean for r in reports]
     top = min(rows, key=rank_key).config
     known = {current: found, chosen: theirs}
@@ -96,8 +119,8 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
         cross_validated=sel.cv_score, optimism=sel.optimism, questions=len(kept), folds=len(sel.folds),
         findings=found, candidate_findings=theirs, fixes=fixes, p_better=sel.p_better,
         questions_to_confirm=sel.questions_to_confirm, reason=reason,
-        context_tokens=ctx[cur] if keep else ctx[sel.config_index], current_context_tokens=ctx[cur],
-        candidate_context_tokens=ctx[sel.config_index], top=top, top_findings=top_found)
+        context_tokens=ctx[cur] if keep else ctx[idx], current_context_tokens=ctx[cur],
+        candidate_context_tokens=ctx[idx], top=top, top_findings=top_found)
     return marked, rec
 
 
