@@ -124,15 +124,16 @@ class StartOutcome:
     findings: tuple[str, ...]
 
 
-def split(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Half A (floor(n/2) questions) and half B, drawn with the seed; indexes ascending."""
+def split(n: int, seed: int, a_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Half A (floor(n/2) questions, or `a_size`) and B (the rest), drawn with the seed; indexes ascending."""
     perm = np.random.default_rng(seed).permutation(n)
-    return np.sort(perm[: n // 2]), np.sort(perm[n // 2:])
+    cut = n // 2 if a_size is None else a_size
+    return np.sort(perm[:cut]), np.sort(perm[cut:])
 
 
 def run(name: str, retriever: str, *, embedder, cache, budget: int | None = None,
         seeds: tuple[int, ...] = SEEDS, starts: tuple[str, ...] = (), small: bool = False,
-        split_name: str = "tune") -> list[Outcome]:
+        split_name: str = "tune", a_size: int | None = None) -> list[Outcome]:
     from inspector.core.workbench.evaluator import recommend
 
     ds = load(name, embedder=embedder, cache=cache, split=split_name)
@@ -161,7 +162,7 @@ def run(name: str, retriever: str, *, embedder, cache, budget: int | None = None
           f"{matrix[idx[full.rows[0].config]].mean():.3f}", flush=True)
     out: list[Outcome] = []
     for seed in seeds:
-        a, b = split(len(questions), seed)
+        a, b = split(len(questions), seed, a_size)
         wb.set_gold(tuple(questions[i] for i in a))
         res = wb.sweep(configs, against=default, folds=FOLDS, seed=seed, budget=budget)
         rec = res.recommendation
@@ -225,13 +226,15 @@ def start_summary(rows: list[tuple[str, str, list[Outcome]]], budget: int | None
     shown = "hit@5" if budget is None else f"hit@5 within {budget} tokens"
     print(f"\nAdvice from each start (issue 29), realized on the unseen half B, {shown} in points, "
           f"mean [min, max] over {len(rows[0][2])} seeds\n")
-    print("| dataset | retriever | start | switched | realized gain on B | default - start on B "
-          "| worst realized | P(better), mean |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| dataset | retriever | start | switched | by the old rule (confirmed only) | why | realized gain on B "
+          "| default - start on B | worst realized | P(better), mean |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, retriever, outs in rows:
         for spec in (outs[0].starts or {}):
             s = [o.starts[spec] for o in outs if o.starts]
+            why = ", ".join(f"{r} {sum(x.reason == r for x in s)}" for r in dict.fromkeys(x.reason for x in s))
             print(f"| {name} | {retriever} | {spec} | {sum(not x.keep for x in s)}/{len(s)} | "
+                  f"{sum(x.reason == 'confirmed' for x in s)}/{len(s)} | {why} | "
                   f"{_fmt([x.gain for x in s])} | {_fmt([x.default_gain for x in s])} | "
                   f"{100 * min(x.gain for x in s):+.1f} | "
                   f"{np.mean([x.p_better or 0.0 for x in s]):.2f} |")
@@ -249,6 +252,8 @@ def main() -> int:
                     help="comma-separated current settings to advise from: default,fixed_tokens:512:0,...")
     ap.add_argument("--small", action="store_true", help="the issue-29 grid (18 configurations)")
     ap.add_argument("--split", default="tune", help="public set questions: tune, test or all")
+    ap.add_argument("--a-size", type=int, default=None,
+                    help="questions the advice sees (half A); B is the rest (issue 29's users had 30)")
     args = ap.parse_args()
     retrievers = [r for r in args.retrievers.split(",") if r]
     embedder = cache = None
@@ -261,7 +266,7 @@ def main() -> int:
         for name in [d for d in args.datasets.split(",") if d]:
             outs = run(name, retriever, embedder=embedder, cache=cache, budget=args.budget,
                        seeds=tuple(range(args.seeds)), starts=tuple(s for s in args.starts.split(",") if s),
-                       small=args.small, split_name=args.split)
+                       small=args.small, split_name=args.split, a_size=args.a_size)
             rows.append((name if name != "public" else f"public-{args.split}", retriever, outs))
     summary(rows, args.budget)
     if args.starts:

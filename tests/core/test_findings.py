@@ -165,3 +165,17 @@ def test_when_the_best_looking_row_fixes_nothing_the_rows_that_do_are_chosen_amo
     _, rec = recommend(rows, BROKEN, findings_for=_findings_for(doc))
     assert not rec.keep_current and rec.best == GOOD and rec.reason == "fixes"
     assert rec.candidate_context_tokens == 700.0 and "truncated_by_embedder" in rec.fixes
+
+
+def test_p_better_switches_only_away_from_settings_with_a_fault(doc):
+    """3 wins, no loss on 30 questions: P(better) 0.98, not confirmed. A fault-free start keeps
+    (a likely gain lost 5.9 points on unseen questions there); a start with a fault switches."""
+    from inspector.core.workbench.evaluator import recommend
+
+    wins = [1] * 20 + [1] * 3 + [0] * 7
+    other = EvalConfig("fixed_chars", {"size": 2000, "overlap": 0}, 3, "dense")
+    _, good = recommend(_rows(GOOD, LOW, EvalConfig("paragraph", {}, 3, "dense"), wins), GOOD,
+                        findings_for=_findings_for(doc))
+    assert good.p_better >= 0.9 and good.keep_current and good.reason == "unsure"
+    _, broken = recommend(_rows(BROKEN, LOW, other, wins), BROKEN, findings_for=_findings_for(doc))
+    assert broken.p_better >= 0.9 and not broken.keep_current and broken.reason == "likely"
