@@ -258,7 +258,7 @@ def test_the_trace_job_waits_for_the_main_work_and_scores_an_interrupted_positio
             log.append(("start", config.params["size"]))
             check_cancelled()  # where the core's loops look (embedding batches, chunkers)
             log.append(("done", config.params["size"]))
-            return SimpleNamespace(hit_rate=0.5, hits=1, questions=(None, None))
+            return SimpleNamespace(hit_rate=0.5, hits=1, questions=(None, None), context_tokens_mean=None)
 
     cache = TraceCache()
     scope = trace_scope([doc], (), "")
