@@ -53,14 +53,14 @@ def bench_cache() -> Any:
 
 
 def public_split(wb: Workbench, split: str) -> tuple[GoldQuestion, ...]:
-    """The public documents' questions of one split ("tune" or "test"), document by document."""
+    """The public documents' questions of one split ("tune", "test" or "all"), document by document."""
     out: list[GoldQuestion] = []
     for folder in sorted(p for p in PUBLIC.iterdir() if p.is_dir()):
         path = folder / f"{folder.name}.gold.jsonl"
         splits = {i: json.loads(line)["split"]
                   for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()}
         gold = load_gold(path, wb.documents)
-        out.extend(q for q in gold.questions if splits[q.line] == split)
+        out.extend(q for q in gold.questions if split == "all" or splits[q.line] == split)
     return tuple(out)
 
 

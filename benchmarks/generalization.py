@@ -27,6 +27,15 @@ hit rate within N context tokens instead (the app's `budget`), which does not.
     .venv/bin/python benchmarks/generalization.py --retrievers bm25,dense --datasets handbook,public
     .venv/bin/python benchmarks/generalization.py --budget 1024  # judged by what fits in 1,024 tokens
 
+Issue 29: `--starts default,fixed_tokens:512:0,fixed_chars:2000:0` asks for the advice from each
+of these current settings (the broken ones are added to the grid) and prints the realized gain on
+B of following it over staying put; the advice must improve a broken start and never hurt the
+default. `--small` is the issue's grid (markdown, recursive, fixed_tokens x 128/256/512 x 0/32),
+`--split all` pools the public set's tune and test questions:
+
+    nice -n 5 .venv/bin/python benchmarks/generalization.py --datasets public --split all \
+        --retrievers dense --small --starts default,fixed_tokens:512:0,fixed_chars:2000:0
+
 Exact MiniLM vectors come from the persistent cache in benchmarks/out/cache (embedded on first
 use, ~3-15 chunks/s on the shared CPUs; Chroma's grid is 26,600 distinct chunks, chroma-small's
 about a seventh of that).
@@ -41,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from _datasets import DATASETS, bench_cache, load
 
-from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.config import EvalConfig, sized_params
 from inspector.core.evaluation.selection import score_matrix
 from inspector.core.evaluation.sweep import grid
 
@@ -51,6 +60,25 @@ SIZES = (128, 256, 512)
 OVERLAPS = (0, 64)
 SENTENCE_OVERLAPS = (0, 1)
 FOLDS = 5
+
+
+SMALL_SIZES = (128, 256, 512)
+SMALL_OVERLAPS = (0, 32)
+
+
+def start_config(spec: str, retriever: str) -> EvalConfig:
+    """"default" or STRATEGY:SIZE:OVERLAP (as sweep's --against) at k = 5 with `retriever`."""
+    if spec == "default":
+        return EvalConfig(retriever=retriever)
+    name, size, overlap = (spec.split(":") + ["", ""])[:3]
+    return EvalConfig(name, sized_params(name, int(size) if size else None, int(overlap) if overlap else None),
+                      retriever=retriever)
+
+
+def small_configs(retriever: str) -> list[EvalConfig]:
+    """The issue's grid: markdown / recursive / fixed_tokens x 128/256/512 x 0/32 at k = 5."""
+    a, _ = grid(["markdown", "recursive", "fixed_tokens"], SMALL_SIZES, SMALL_OVERLAPS, retriever=retriever)
+    return a
 
 
 def configs_for(retriever: str) -> list[EvalConfig]:
@@ -78,20 +106,45 @@ class Outcome:
     opt_naive: float
     oracle: EvalConfig
     naive_is_default: bool
+    starts: dict[str, StartOutcome] | None = None
+    """Issue 29: the advice from each start (`--starts`), by its spec."""
 
 
-def split(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Half A (floor(n/2) questions) and half B, drawn with the seed; indexes ascending."""
+@dataclass
+class StartOutcome:
+    pick: EvalConfig
+    keep: bool
+    reason: str
+    p_better: float | None
+    cv_gain: float
+    gain: float
+    """Realized on B: the pick minus the start (hit@5 points / 100)."""
+    default_gain: float
+    """On B: the default minus the start (what the issue's users were denied)."""
+    findings: tuple[str, ...]
+
+
+def split(n: int, seed: int, a_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Half A (floor(n/2) questions, or `a_size`) and B (the rest), drawn with the seed; indexes ascending."""
     perm = np.random.default_rng(seed).permutation(n)
-    return np.sort(perm[: n // 2]), np.sort(perm[n // 2:])
+    cut = n // 2 if a_size is None else a_size
+    return np.sort(perm[:cut]), np.sort(perm[cut:])
 
 
 def run(name: str, retriever: str, *, embedder, cache, budget: int | None = None,
-        seeds: tuple[int, ...] = SEEDS) -> list[Outcome]:
-    ds = load(name, embedder=embedder, cache=cache)
+        seeds: tuple[int, ...] = SEEDS, starts: tuple[str, ...] = (), small: bool = False,
+        split_name: str = "tune", a_size: int | None = None) -> list[Outcome]:
+    from inspector.core.workbench.evaluator import recommend
+
+    ds = load(name, embedder=embedder, cache=cache, split=split_name)
     wb, questions = ds.workbench, ds.questions
-    configs = configs_for(retriever)
+    configs = small_configs(retriever) if small else configs_for(retriever)
     default = EvalConfig(retriever=retriever)
+    if default not in configs:
+        configs.append(default)
+    start_cfgs = {s: start_config(s, retriever) for s in starts}
+    configs += [c for c in start_cfgs.values() if c not in configs]
+    findings_for = wb.evaluator.findings_for()
     if default not in configs:
         raise AssertionError("the default configuration must be a grid point")
     t0 = time.perf_counter()
@@ -109,7 +162,7 @@ def run(name: str, retriever: str, *, embedder, cache, budget: int | None = None
           f"{matrix[idx[full.rows[0].config]].mean():.3f}", flush=True)
     out: list[Outcome] = []
     for seed in seeds:
-        a, b = split(len(questions), seed)
+        a, b = split(len(questions), seed, a_size)
         wb.set_gold(tuple(questions[i] for i in a))
         res = wb.sweep(configs, against=default, folds=FOLDS, seed=seed, budget=budget)
         rec = res.recommendation
@@ -127,8 +180,19 @@ def run(name: str, retriever: str, *, embedder, cache, budget: int | None = None
             gain_rec=score_b[idx[pick]] - base_b, gain_naive=score_b[idx[naive]] - base_b,
             gap_rec=best_b - score_b[idx[pick]], gap_naive=best_b - score_b[idx[naive]],
             opt_rec=on_a[pick] - score_b[idx[pick]], opt_naive=on_a[naive] - score_b[idx[naive]],
-            oracle=order[int(np.argmax(score_b))], naive_is_default=naive == default))
+            oracle=order[int(np.argmax(score_b))], naive_is_default=naive == default, starts={}))
         o = out[-1]
+        for spec, start in start_cfgs.items():
+            _, srec = recommend(res.rows, start, budget=budget, folds=FOLDS, seed=seed, findings_for=findings_for)
+            assert o.starts is not None
+            so = o.starts[spec] = StartOutcome(
+                pick=srec.best, keep=srec.keep_current, reason=srec.reason, p_better=srec.p_better,
+                cv_gain=srec.gain, gain=score_b[idx[srec.best]] - score_b[idx[start]],
+                default_gain=base_b - score_b[idx[start]], findings=tuple(f.kind for f in srec.findings))
+            print(f"  seed {seed} from {spec}: findings {', '.join(so.findings) or 'none'}; "
+                  f"{'keep' if so.keep else 'switch to ' + so.pick.label()} ({so.reason}, P(better) "
+                  f"{so.p_better:.2f}, CV gain on A {100 * so.cv_gain:+.1f}); realized on B "
+                  f"{100 * so.gain:+.1f} (default on B {100 * so.default_gain:+.1f})", flush=True)
         print(f"  seed {seed}: recommendation {'keep current' if o.rec_keep else o.rec.label()} "
               f"(CV gain on A {100 * o.rec_cv_gain:+.1f}, on B {100 * o.gain_rec:+.1f}); naive "
               f"{o.naive.label()} (B {100 * o.gain_naive:+.1f}); oracle on B {o.oracle.label()}", flush=True)
@@ -158,6 +222,24 @@ def summary(rows: list[tuple[str, str, list[Outcome]]], budget: int | None = Non
               f"{sum(o.naive_is_default for o in outs)}/{n} | |")
 
 
+def start_summary(rows: list[tuple[str, str, list[Outcome]]], budget: int | None = None) -> None:
+    shown = "hit@5" if budget is None else f"hit@5 within {budget} tokens"
+    print(f"\nAdvice from each start (issue 29), realized on the unseen half B, {shown} in points, "
+          f"mean [min, max] over {len(rows[0][2])} seeds\n")
+    print("| dataset | retriever | start | switched | by the old rule (confirmed only) | why | realized gain on B "
+          "| default - start on B | worst realized | P(better), mean |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, retriever, outs in rows:
+        for spec in (outs[0].starts or {}):
+            s = [o.starts[spec] for o in outs if o.starts]
+            why = ", ".join(f"{r} {sum(x.reason == r for x in s)}" for r in dict.fromkeys(x.reason for x in s))
+            print(f"| {name} | {retriever} | {spec} | {sum(not x.keep for x in s)}/{len(s)} | "
+                  f"{sum(x.reason == 'confirmed' for x in s)}/{len(s)} | {why} | "
+                  f"{_fmt([x.gain for x in s])} | {_fmt([x.default_gain for x in s])} | "
+                  f"{100 * min(x.gain for x in s):+.1f} | "
+                  f"{np.mean([x.p_better or 0.0 for x in s]):.2f} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", default=",".join(DATASETS),
@@ -166,6 +248,12 @@ def main() -> int:
     ap.add_argument("--budget", type=int, default=None,
                     help="rank and recommend by the hit rate within this many context tokens")
     ap.add_argument("--seeds", type=int, default=len(SEEDS), help="random halvings (seeds 0..N-1)")
+    ap.add_argument("--starts", default="",
+                    help="comma-separated current settings to advise from: default,fixed_tokens:512:0,...")
+    ap.add_argument("--small", action="store_true", help="the issue-29 grid (18 configurations)")
+    ap.add_argument("--split", default="tune", help="public set questions: tune, test or all")
+    ap.add_argument("--a-size", type=int, default=None,
+                    help="questions the advice sees (half A); B is the rest (issue 29's users had 30)")
     args = ap.parse_args()
     retrievers = [r for r in args.retrievers.split(",") if r]
     embedder = cache = None
@@ -177,9 +265,12 @@ def main() -> int:
     for retriever in retrievers:
         for name in [d for d in args.datasets.split(",") if d]:
             outs = run(name, retriever, embedder=embedder, cache=cache, budget=args.budget,
-                       seeds=tuple(range(args.seeds)))
-            rows.append((name if name != "public" else "public-tune", retriever, outs))
+                       seeds=tuple(range(args.seeds)), starts=tuple(s for s in args.starts.split(",") if s),
+                       small=args.small, split_name=args.split, a_size=args.a_size)
+            rows.append((name if name != "public" else f"public-{args.split}", retriever, outs))
     summary(rows, args.budget)
+    if args.starts:
+        start_summary(rows, args.budget)
     return 0
 
 

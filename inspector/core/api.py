@@ -110,6 +110,7 @@ _WHERE: dict[str, str] = {
     "report_markdown": "inspector.core.evaluation.report",
     "report_text": "inspector.core.evaluation.report",
     "sweep_text": "inspector.core.evaluation.report",
+    "settle_text": "inspector.core.evaluation.report",
     # evaluation: the bill, coverage, drafted questions, the audit
     "Bill": "inspector.core.evaluation.bill",
     "Rates": "inspector.core.evaluation.bill",
@@ -317,6 +318,7 @@ if TYPE_CHECKING:
         report_json,
         report_markdown,
         report_text,
+        settle_text,
         sweep_text,
     )
     from inspector.core.evaluation.reranked import RerankFigures, rerank_figures
@@ -368,7 +370,8 @@ __all__ = [
     "DEFAULT_RETRIEVER", "EvalConfig", "sized_params", "GoldQuestion", "add_questions", "answer_spans",
     "load_gold", "normalize", "question_line", "remove_question", "union_ranges", "aligned", "compare_shared",
     "paired_deltas", "grid", "rank_key", "FORMATS", "INTERVAL_SEED", "RENDERERS", "report_csv", "report_json",
-    "report_markdown", "report_text", "sweep_text", "Bill", "Rates", "bill_for", "bill_parts", "format_seconds",
+    "report_markdown", "report_text", "sweep_text", "settle_text", "Bill", "Rates", "bill_for", "bill_parts",
+    "format_seconds",
     "format_usd", "make_bill", "Coverage", "Section", "coverage", "Draft", "MEASUREMENT", "draft_questions",
     "Audit", "AuditFiles", "AuditSummary", "GoldProposal", "QuestionSummary", "Span", "Verdict", "RELEVANT",
     "PARTLY", "NOT", "export_summary", "first_relevant_text", "gold_from_audit", "highlights", "load_audits",

@@ -137,6 +137,21 @@ def test_sweep_json_best_first(capsys, corpus, gold):
     assert any(s["point"] == "paragraph size=40 overlap=20" for s in data["skipped"])
 
 
+def test_sweep_json_findings_and_graded_advice(capsys, corpus, gold):
+    """Findings of the current settings without the gold set, P(better), the questions to confirm
+    and the context tokens per question with their delta (issue 29)."""
+    data = run_json(capsys, "sweep", str(corpus), "--gold", str(gold), "--retriever", "bm25",
+                    "--strategies", "paragraph,markdown", "--against", "fixed_chars:40:20")
+    rec = data["recommendation"]
+    kinds = [f["kind"] for f in rec["findings"]]
+    assert "overlap_inflation" in kinds and data["findings"] == rec["findings"]
+    for f in rec["findings"]:
+        assert {"kind", "share", "detail", "fix"} <= set(f) and 0 < f["share"]
+    assert 0 <= rec["p_better"] <= 1 and "questions_to_confirm" in rec and rec["reason"]
+    assert rec["context_tokens_delta"] == pytest.approx(
+        rec["context_tokens_per_question"] - rec["current_context_tokens_per_question"], abs=0.2)
+
+
 def test_sweep_table(capsys, corpus, gold):
     assert main(["sweep", str(corpus), "--gold", str(gold), "--retriever", "bm25",
                  "--strategies", "paragraph,markdown", "--top", "1"]) == 0

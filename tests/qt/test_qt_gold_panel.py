@@ -441,6 +441,11 @@ def test_a_baseline_change_within_noise_says_so(bm25_window, open_doc, wait_resu
         assert d.verdict == "within noise"
         assert delta.endswith("· noise")
         assert "within noise" in w.gold_panel.baseline_label.text()
+    # Issue 29: the comparison states what each side hands the LLM per question.
+    before, after = w.retrieval.baseline.report.context_tokens_mean, r.report.context_tokens_mean
+    assert (f"Context per question: {before:,.0f} → {after:,.0f} tokens ({after - before:+,.0f})"
+            in w.gold_panel.baseline_label.text())
+    assert w.gold_panel.metric_text("context_tokens_mean")[1] == f"{after - before:+,.0f}"
 
 
 def test_marking_results_stale_neither_sorts_nor_filters_again(qapp):

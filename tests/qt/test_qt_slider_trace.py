@@ -258,7 +258,7 @@ def test_the_trace_job_waits_for_the_main_work_and_scores_an_interrupted_positio
             log.append(("start", config.params["size"]))
             check_cancelled()  # where the core's loops look (embedding batches, chunkers)
             log.append(("done", config.params["size"]))
-            return SimpleNamespace(hit_rate=0.5, hits=1, questions=(None, None))
+            return SimpleNamespace(hit_rate=0.5, hits=1, questions=(None, None), context_tokens_mean=None)
 
     cache = TraceCache()
     scope = trace_scope([doc], (), "")
@@ -296,6 +296,19 @@ def test_the_caption_says_what_the_bars_are():
     assert caption(None) == ""
 
 
+def test_the_best_size_states_its_context_tokens_and_the_embedders_cut():
+    """Issue 29: "best at 1024" said nothing of the 1,280 tokens handed to the LLM per question,
+    nor that the embedder cut every chunk at that size."""
+    from inspector.core.viewmodel.trace import Trace, TracePoint, TraceScore
+    from inspector.qt.panels.trace import caption
+
+    t = Trace("size", (TracePoint(256, TraceScore(0.5, 32, 64, 420.0, 0.0), True),
+                       TracePoint(1024, TraceScore(0.625, 40, 64, 1280.0, 0.9), False)), "exact", 5)
+    text = caption(t, unit="tokens")
+    assert text.endswith("best at 1024 tokens (1,280 context tokens/question; the embedder cuts 90 % "
+                         "of the chunks at 1024)")
+
+
 def test_moving_to_a_traced_notch_is_exact_at_once(qtbot, dense_window, open_doc, wait_result):
     """The trace embeds its positions' chunks into the shared cache, so the main figures of a
     traced notch skip the pooled preview: the first answer for those chunks is already exact."""
@@ -321,3 +334,19 @@ def test_moving_to_a_traced_notch_is_exact_at_once(qtbot, dense_window, open_doc
                     and w.state.result.request.params["size"] == 4096
                     and w.retrieval.result.request.chunk_request_id == w.state.result.request_id, timeout=20_000)
     assert w.retrieval.result.mode == "pooled"
+
+
+def test_a_trace_point_measures_the_embedders_cut_for_vector_retrievers():
+    from pathlib import Path
+
+    from inspector.core.documents.document import load_document
+    from inspector.qt.controllers.trace import _truncated
+
+    doc = load_document(Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md")
+    wb = Workbench()
+    params = {"size": 512, "overlap": 0}
+    chunks = wb.chunk_corpus("fixed_tokens", params, [doc])
+    assert _truncated(EvalConfig("fixed_tokens", params, retriever="dense"), chunks, [doc]) > 0.9
+    assert _truncated(EvalConfig("fixed_tokens", params, retriever="bm25"), chunks, [doc]) is None
+    small = wb.chunk_corpus("markdown", {}, [doc])
+    assert _truncated(EvalConfig("markdown", {}, retriever="dense"), small, [doc]) == 0.0

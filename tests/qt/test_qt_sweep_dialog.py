@@ -105,6 +105,11 @@ def test_bm25_sweep_needs_no_model(qtbot, hash_window, open_doc):
         assert d.run()
     assert len(blocker.args[0].rows) == 2 and all(r.exact is None for r in blocker.args[0].rows)
     assert "Best:" in d.status.text()
+    # Issue 29: the best row and the advice state their context tokens per question, and the
+    # findings on the current settings are listed before the statistics.
+    assert "context tokens per question" in d.status.text() and "Recommendation:" in d.status.text()
+    assert d.findings.isVisible() == d.isVisible() and d.findings.text().startswith(
+        "Findings on your current settings")
 
 
 class SlowHash(HashEmbedder):
@@ -214,3 +219,30 @@ def test_a_corpus_sweep_scores_every_document_like_the_gold_panel_and_the_cli(qt
     assert row.report.hit_rate == cli.hit_rate == panel.hit_rate == 1.0
     assert not any(q.diagnosis and q.diagnosis.kind == "absent" for q in row.report.questions)
     d.close()
+
+
+def test_findings_and_advice_sentences_name_the_fix_and_the_cost():
+    """A broken start: the findings name the fix, the advice the context tokens and what settles it."""
+    from pathlib import Path
+
+    from inspector.core.chunking.registry import chunk_document
+    from inspector.core.documents.document import load_document
+    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.evaluation.findings import findings
+    from inspector.core.evaluation.sweep import Recommendation
+    from inspector.qt.dialogs.sweep_dialog import findings_sentences, recommendation_sentence
+
+    doc = load_document(Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md")
+    broken = EvalConfig("fixed_tokens", {"size": 512, "overlap": 0}, retriever="dense")
+    good = EvalConfig("markdown", {}, retriever="dense")
+    found = findings([doc], {doc.doc_id: chunk_document(doc, "fixed_tokens", broken.params)}, broken)
+    rec = Recommendation(config=good, current=broken, keep_current=True, gain=0.05, gain_ci=(-0.02, 0.12),
+                         p_value=0.3, metric="hit_rate", basis="exact", in_sample=0.8, cross_validated=0.75,
+                         optimism=0.05, questions=30, folds=5, findings=found, p_better=0.8,
+                         questions_to_confirm=90, reason="unsure", current_context_tokens=1500.0,
+                         candidate_context_tokens=600.0)
+    text = findings_sentences(rec)
+    assert text.splitlines()[1].startswith("• truncated by embedder (") and "Fix: size <= " in text
+    sentence = recommendation_sentence(rec)
+    assert "1,500 context tokens per question" in sentence and "-900 against yours" in sentence
+    assert "P(better) 0.80" in sentence and "about 90 questions (now 30, 60 more)" in sentence

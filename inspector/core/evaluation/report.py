@@ -395,33 +395,90 @@ def recommendation_json(rec: Any) -> dict[str, Any] | None:
     return {"config": rec.best.to_dict(), "label": rec.best.label(), "keep_current": rec.keep_current,
             "chosen": rec.config.to_dict(), "current": rec.current.to_dict(),
             "gain": _num(rec.gain), "gain_ci": _interval(rec.gain_ci), "p_value": _num(rec.p_value),
+            "p_better": _num(rec.p_better), "questions_to_confirm": rec.questions_to_confirm,
+            "reason": rec.reason, "settle": settle_text(rec) or None,
+            "findings": [f.to_dict() for f in rec.findings],
+            "candidate_findings": [f.to_dict() for f in rec.candidate_findings], "fixes": list(rec.fixes),
+            "top": rec.top.to_dict() if rec.top is not None else None,
+            "top_findings": [f.to_dict() for f in rec.top_findings],
+            "context_tokens_per_question": _num(rec.context_tokens, 1),
+            "current_context_tokens_per_question": _num(rec.current_context_tokens, 1),
+            "candidate_context_tokens_per_question": _num(rec.candidate_context_tokens, 1),
+            "context_tokens_delta": _num(_delta(rec.context_tokens, rec.current_context_tokens), 1),
             "metric": rec.metric, "basis": rec.basis, "in_sample": _num(rec.in_sample),
             "cross_validated": _num(rec.cross_validated), "optimism": _num(rec.optimism),
             "questions": rec.questions, "folds": rec.folds}
 
 
+def _delta(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
+
+
+def settle_text(rec: Any) -> str:
+    """What would settle a kept recommendation ("" when there is nothing to settle)."""
+    if not rec.keep_current or rec.config == rec.current:
+        return ""
+    if rec.questions_to_confirm is None:
+        return ("the best-looking row is not estimated better on held-out questions; more questions "
+                "would only tell how close they are")
+    more = max(0, rec.questions_to_confirm - rec.questions)
+    return (f"about {rec.questions_to_confirm} questions (now {rec.questions}, {more} more) would confirm "
+            f"a gain of this size, if it is real")
+
+
+def _ctx(tokens: float | None) -> str:
+    return "-" if tokens is None else f"{tokens:,.0f}"
+
+
 def recommendation_text(rec: Any) -> str:
-    """Two or three sentences a person can act on."""
+    """What is wrong with the current settings, then two or three sentences a person can act on,
+    each choice with the context tokens it hands the LLM per question."""
     if rec is None:
         return ""
+    from inspector.core.evaluation.findings import findings_text
+
     gain = f"{rec.gain:+.3f} [{rec.gain_ci[0]:+.2f}, {rec.gain_ci[1]:+.2f}]"
+    p = "" if rec.p_better is None else f", P(better) {rec.p_better:.2f}"
     head = (f"recommendation ({rec.folds}-fold cross-validation over {rec.questions} questions, "
             f"{rec.metric}, {rec.basis} scores):")
-    if rec.keep_current:
-        body = (f"keep {rec.current.label()}: the best-looking row ({rec.config.label()}) gains {gain} on "
-                "held-out questions, which is within noise")
-        if rec.config == rec.current:
-            body = f"keep {rec.current.label()}: it is the best row"
+    cur_ctx = f"{_ctx(rec.current_context_tokens)} context tokens/question"
+    cand_ctx = (f"{_ctx(rec.candidate_context_tokens)} context tokens/question "
+                f"({_signed(_delta(rec.candidate_context_tokens, rec.current_context_tokens))})")
+    fixes = f"; it fixes {', '.join(rec.fixes)}" if rec.fixes else ""
+    if rec.config == rec.current:
+        body = f"keep {rec.current.label()}: it is the best row ({cur_ctx})"
+    elif rec.keep_current:
+        body = (f"keep {rec.current.label()} ({cur_ctx}): the best-looking row ({rec.config.label()}, "
+                f"{cand_ctx}) gains {gain}{p} on held-out questions, which is within noise"
+                f"{fixes}\n  what would settle it: {settle_text(rec)}")
     else:
-        body = f"switch to {rec.config.label()}: it gains {gain} over {rec.current.label()} on held-out questions"
-    return (f"{head}\n  {body}\n  the winner's in-sample {rec.in_sample:.3f} is {rec.optimism:+.3f} more "
-            f"optimistic than its cross-validated {rec.cross_validated:.3f}")
+        why = {"confirmed": "the gain is confirmed", "fixes": "it fixes a fault of the current chunks and "
+               "is not estimated worse", "likely": "it is likely better"}.get(rec.reason, "")
+        body = (f"switch to {rec.config.label()} ({cand_ctx}): it gains {gain}{p} over "
+                f"{rec.current.label()} on held-out questions{fixes}; {why}")
+    lines = [head]
+    if rec.findings:
+        lines.append(f"  findings on {rec.current.label()} (no gold set needed):")
+        lines.append(findings_text(rec.findings, indent="    "))
+    lines.append(f"  {body}")
+    if rec.top is not None and rec.top != rec.current and rec.top_findings:
+        lines.append(f"  the first row ({rec.top.label()}) is not fault-free: "
+                     + "; ".join(f"{f.kind} ({f.share:.0%}): {f.detail}" for f in rec.top_findings))
+    lines.append(f"  the winner's in-sample {rec.in_sample:.3f} is {rec.optimism:+.3f} more "
+                 f"optimistic than its cross-validated {rec.cross_validated:.3f}")
+    return "\n".join(lines)
+
+
+def _signed(x: float | None) -> str:
+    return "-" if x is None else f"{x:+,.0f}"
 
 
 def sweep_json(result: SweepResult, rates: Rates | None = None) -> dict[str, Any]:
     return {"rows": [_sweep_row_dict(row, rates) for row in result.rows],
             "skipped": [{"point": p, "reason": why} for p, why in result.skipped],
             "budget": result.budget,
+            "findings": ([f.to_dict() for f in result.recommendation.findings]
+                         if result.recommendation is not None else []),
             "recommendation": recommendation_json(result.recommendation)}
 
 

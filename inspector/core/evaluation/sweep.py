@@ -7,6 +7,7 @@ from typing import Sequence
 
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.evaluation.config import EvalConfig, sized_params
+from inspector.core.evaluation.findings import Finding
 from inspector.core.evaluation.metrics import (
     Report,
 )
@@ -23,6 +24,10 @@ class SweepRow:
     interval of per-question differences to the best contains 0): one of a tie group, not a loser."""
     current: bool = False
     """The configuration the recommendation is measured against (`--against`, the window's)."""
+
+
+#: Switch when the probability that the candidate beats the current settings is at least this.
+P_SWITCH = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +57,32 @@ class Recommendation:
     """in_sample - cross_validated."""
     questions: int
     folds: int
+    findings: tuple[Finding, ...] = ()
+    """What is wrong with the current configuration's chunks, found without the gold set."""
+    candidate_findings: tuple[Finding, ...] = ()
+    """The same for `config`, the best-looking configuration."""
+    fixes: tuple[str, ...] = ()
+    """Kinds of `findings` that `config` removes (only those that touch this retriever)."""
+    p_better: float | None = None
+    """Probability that switching beats the current configuration (paired bootstrap of the
+    held-out differences, `Selection.p_better`)."""
+    questions_to_confirm: int | None = None
+    """Questions a gold set would need to confirm the gain at 95 % (`Selection.questions_to_confirm`)."""
+    reason: str = ""
+    """Why: "best" (the current configuration is the best row), "confirmed" (the held-out gain's
+    interval excludes 0), "fixes" (the candidate removes a finding and is not estimated worse),
+    "likely" (P(better) >= `P_SWITCH`), "unsure" (kept: none of these)."""
+    context_tokens: float | None = None
+    """Mean context tokens per question handed to the LLM by `best` (top k, or within the budget)."""
+    current_context_tokens: float | None = None
+    """The same for the current configuration."""
+    candidate_context_tokens: float | None = None
+    """The same for `config`, the best-looking configuration."""
+    top: EvalConfig | None = None
+    """The sweep's first row (best hit rate, or hit rate within the budget, in-sample)."""
+    top_findings: tuple[Finding, ...] = ()
+    """`top`'s findings: the first row is never called best without them (a size whose chunks
+    the embedder cuts can rank first on hit@k while the model never reads their tails)."""
 
     @property
     def best(self) -> EvalConfig:

@@ -123,6 +123,10 @@ class TraceScore:
     hit_rate: float
     hits: int
     questions: int
+    context_tokens: float | None = None
+    """Mean context tokens per question handed to the LLM (the top k's span text), when known."""
+    truncated: float | None = None
+    """Share of the embedded chunks the embedder cuts (dense/hybrid), None when not measured."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.api import Cancelled, Document, EvalConfig, cancel_scope
+from inspector.core.api import Cancelled, Document, EvalConfig, annotate, cancel_scope
 from inspector.core.viewmodel.scale import slider_scale
 from inspector.core.viewmodel.trace import (
     RADIUS,
@@ -71,7 +71,24 @@ def score_config(workbench: Any, config: EvalConfig, docs: Sequence[Document],
     kept = [d for d in docs if d.doc_id in chunks]
     qs = tuple(q for q in questions if q.source in (None, *chunks)) if multi else tuple(questions)
     report = workbench.evaluate(config, chunks_by_doc=chunks, docs=kept, questions=qs)
-    return TraceScore(report.hit_rate, report.hits, len(report.questions))
+    return TraceScore(report.hit_rate, report.hits, len(report.questions), report.context_tokens_mean,
+                      _truncated(config, chunks, kept))
+
+
+def _truncated(config: EvalConfig, chunks: Any, docs: Sequence[Document]) -> float | None:
+    """Share of the embedded chunks the embedder cuts, for retrievers that read vectors (None for
+    BM25, which reads the whole span): measured in the embedder's word pieces (`annotate`)."""
+    if config.retriever == "bm25":
+        return None
+    counted = []
+    for doc in docs:
+        cs = [c for c in chunks.get(doc.doc_id, ()) if c.role != "parent"]
+        if cs and any(c.embed_tokens is None for c in cs):
+            cs = list(annotate(doc, cs, with_prefix=bool(config.with_prefix)))
+        counted.extend(cs)
+    if not counted:
+        return None
+    return sum("truncated_by_embedder" in c.flags for c in counted) / len(counted)
 
 
 def _lower_priority() -> None:
@@ -271,7 +288,8 @@ class TraceController(QObject):
             if model_id is not None:
                 scope = trace_scope(docs, req.gold, model_id)
                 self.cache.put(scope, res.config, TraceScore(res.report.hit_rate, res.report.hits,
-                                                             len(res.report.questions)))
+                                                             len(res.report.questions),
+                                                             res.report.context_tokens_mean))
                 fed = scope == self._scope
         preview = self.preview_shown
         if fed or preview != self._preview:  # the caption says whether the main figure is a preview

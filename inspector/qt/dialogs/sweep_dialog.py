@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import change_interval, num, pct, pts
+from inspector.core.api import change_interval, num, pct, pts, settle_text
 from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
 from inspector.qt.controllers.retrieval_jobs import sweep_job
 from inspector.qt.controllers.state import InspectorState
@@ -103,18 +103,49 @@ def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps
     return cells, configs, skipped
 
 
+def _tokens(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.0f}"
+
+
+def _delta(a: float | None, b: float | None) -> str:
+    return "" if a is None or b is None else f", {a - b:+,.0f} against yours"
+
+
 def recommendation_sentence(rec: Any) -> str:
-    """What the cross-validated recommendation says, in one or two sentences."""
+    """What the cross-validated recommendation says, in two or three sentences, each choice with
+    the context tokens per question it hands the LLM, P(better) and what would settle a kept one."""
     lo, hi = rec.gain_ci
     gain = f"{pts(rec.gain)} {change_interval(lo, hi, share=True)}"
     folds = f"{rec.folds}-fold cross-validation over {rec.questions} questions"
+    p = "" if rec.p_better is None else f", P(better) {rec.p_better:.2f}"
+    cur = f"{_tokens(rec.current_context_tokens)} context tokens per question"
+    cand = (f"{_tokens(rec.candidate_context_tokens)} context tokens per question"
+            f"{_delta(rec.candidate_context_tokens, rec.current_context_tokens)}")
+    fixes = f" It fixes: {', '.join(k.replace('_', ' ') for k in rec.fixes)}." if rec.fixes else ""
     if rec.keep_current:
         if rec.config == rec.current:
-            return f"Recommendation: keep your current settings ({folds}: they are the best-looking)."
-        return (f"Recommendation: keep your current settings. Switching to the best-looking one gains {gain} "
-                f"on questions it was not chosen by ({folds}): within noise.")
-    return (f"Recommendation: switch to {rec.config.label()}: it gains {gain} over your current settings on "
-            f"questions it was not chosen by ({folds}).")
+            return (f"Recommendation: keep your current settings ({folds}: they are the best-looking; "
+                    f"{cur}).")
+        return (f"Recommendation: keep your current settings ({cur}). Switching to the best-looking one "
+                f"({rec.config.label()}, {cand}) gains {gain}{p} on questions it was not chosen by ({folds}): "
+                f"within noise.{fixes} What would settle it: {settle_text(rec)}.")
+    why = {"confirmed": "confirmed", "fixes": "it fixes a fault of your chunks and is not estimated worse",
+           "likely": "likely better"}.get(rec.reason, "")
+    return (f"Recommendation: switch to {rec.config.label()} ({cand}): it gains {gain}{p} over your current "
+            f"settings on questions it was not chosen by ({folds}); {why}.{fixes}")
+
+
+def findings_sentences(rec: Any) -> str:
+    """What is wrong with the current settings, found without the gold set: one line per finding
+    with its share and the setting that removes it; "" without a recommendation."""
+    if rec is None:
+        return ""
+    if not rec.findings:
+        return ("Findings on your current settings: none (no chunk cut by the embedder; stubs, split "
+                "tables, overlap and copies are rare).")
+    lines = ["Findings on your current settings (no gold set needed):"]
+    lines += [f"• {f.kind.replace('_', ' ')} ({f.share:.0%}): {f.detail}. Fix: {f.fix}." for f in rec.findings]
+    return "\n".join(lines)
 
 
 class SweepDialog(QDialog):
@@ -220,6 +251,10 @@ class SweepDialog(QDialog):
             self.layer.addItem(name.capitalize(), key)
         self.layer.setToolTip("Colour the cells by hit rate or by the bill: indexing cost and context cost "
                               "(prices set in the gold panel), embedding time at this machine's measured speed")
+        self.findings = QLabel()
+        self.findings.setWordWrap(True)
+        self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.findings.hide()
         self.summary = QLabel("Click a cell to apply its settings to the strategy panel.")
         self.summary.setWordWrap(True)
         self.summary.setEnabled(False)
@@ -230,6 +265,7 @@ class SweepDialog(QDialog):
         layer_row.addStretch(1)
         right.addLayout(layer_row)
         right.addWidget(self.heatmap, 1)
+        right.addWidget(self.findings)
         right.addWidget(self.summary)
         return right
 
@@ -361,18 +397,36 @@ class SweepDialog(QDialog):
         self.heatmap.set_grid(*self._grid, self.cells)
         self.heatmap.set_current(self._current_config())
         self.progress.hide()
+        rec = result.recommendation
+        self.findings.setText(findings_sentences(rec))
+        self.findings.setVisible(rec is not None)
         if result.rows:
             best = result.rows[0]
             r = best.report
             tied = sum(1 for row in result.rows if row.tied_with_best)
-            text = f"Best: {best.config.label()} · hit rate {pct(r.hit_rate, unit='%')} · MRR {num(r.mrr)}"
+            if result.budget is not None and r.hit_at_budget is not None:
+                text = (f"Best: {best.config.label()} · hit rate within {result.budget:,} tokens "
+                        f"{pct(r.hit_at_budget, unit='%')} · {_tokens(r.tokens_sent_mean)} tokens sent per question")
+            else:
+                text = (f"Best: {best.config.label()} · hit rate {pct(r.hit_rate, unit='%')} · MRR {num(r.mrr)} · "
+                        f"{_tokens(r.context_tokens_mean)} context tokens per question")
             if best.exact is not None:
                 text += f" (exact: {pct(best.exact.hit_rate, unit='%')})"
+            cur = next((row for row in result.rows if row.current), None)
+            if cur is not None and cur is not best:
+                key = "hit_at_budget" if result.budget is not None else "hit_rate"
+                a, b = getattr(r, key), getattr(cur.report, key)
+                ctx = "tokens_sent_mean" if result.budget is not None else "context_tokens_mean"
+                ca, cb = getattr(r, ctx), getattr(cur.report, ctx)
+                text += (f" · against yours {pts(a - b) if a is not None and b is not None else '–'}, "
+                         f"context {'–' if ca is None or cb is None else f'{ca - cb:+,.0f} tokens'}")
+            if rec is not None and rec.top == best.config and rec.top_findings:
+                text += " · but " + "; ".join(f"{f.kind.replace('_', ' ')} ({f.share:.0%})"
+                                              for f in rec.top_findings)
             if tied > 1:
                 text += f" · {tied} configurations tied with it (within noise)"
             if result.skipped:
                 text += f" · {len(result.skipped)} grid point(s) skipped"
-            rec = result.recommendation
             if rec is not None:
                 text += "\n" + recommendation_sentence(rec)
             self._say(text)

@@ -96,6 +96,28 @@ def sibling_gold(doc: Document) -> Path | None:
     return None
 
 
+def _context_change(baseline: Any, report: Any) -> float | None:
+    """The change of context tokens per question against the baseline (issue 29: "better" at
+    four times the context showed no delta of it)."""
+    a = baseline.report.context_tokens_mean if baseline is not None else None
+    b = report.context_tokens_mean if report is not None else None
+    return None if a is None or b is None else b - a
+
+
+def context_delta(before: Any, after: Any, budget: int | None = None) -> str:
+    """ "Context per question: 859 → 3,302 tokens (+2,443)": what the LLM is handed per question by
+    the baseline and by the current settings (within the budget, when one is set); "" when either
+    is unknown (issue 29: "better" at four times the context said nothing of it)."""
+    def tokens(report: Any) -> float | None:
+        if report is None:
+            return None
+        return report.tokens_sent_mean if budget is not None else report.context_tokens_mean
+    a, b = tokens(before), tokens(after)
+    if a is None or b is None:
+        return ""
+    within = f" within the {budget:,}-token budget" if budget is not None else ""
+    return f"Context per question{within}: {a:,.0f} → {b:,.0f} tokens ({b - a:+,.0f})"
+
 class GoldFiles:
     """Which gold file goes with which document, remembered in the settings store."""
 
@@ -132,7 +154,7 @@ def delta_text(name: str, d: float | None) -> str:
         return ""
     if name == "hit_rate":
         return pts(d)
-    if name in ("chunks", "embedded_tokens"):
+    if name in ("chunks", "embedded_tokens", "context_tokens_mean"):
         return f"{d:+,.0f}"
     if name == "inflation":
         return f"{d:+.2f}×"
@@ -577,13 +599,17 @@ class GoldPanel(QWidget):
             text += "\nThe baseline's gold set has no question in common with this one: nothing to compare."
         key = "hit_at_budget" if self.controller.budget is not None else "hit_rate"
         d = self.controller.paired.get(key)
+        cost = context_delta(baseline.report, r.report if r is not None else None, self.controller.budget)
         if d is not None and d.delta != 0:
             if d.verdict == "within noise":
                 need = (f"; about {d.questions_needed:,} questions would tell them apart"
                         if d.questions_needed else "")
                 text += f"\nThe change is within noise on these {d.n} questions{need}."
             else:
-                text += f"\nThe current settings are {d.verdict} (paired interval excludes zero)."
+                text += (f"\nThe current settings are {d.verdict}, {d.delta * 100:+.1f} points "
+                         "(paired interval excludes zero).")
+        if cost:
+            text += f"\n{cost}"
         self.baseline_label.setText(text)
 
     def _on_comparison(self, cmp: Any) -> None:
@@ -760,6 +786,8 @@ class GoldPanel(QWidget):
                 tip = (tip + "\n" if tip else "") + f"95 % bootstrap interval: {ci.text()}"
             value.setToolTip(tip)
             d = cmp.delta(key) if cmp is not None and key in {m.name for m in cmp.deltas} else None
+            if key == "context_tokens_mean" and d is None and cmp is not None:
+                d = _context_change(self.controller.baseline, report)
             delta.setText(delta_text(key, d))
             delta.setToolTip("")
             pd = paired.get(key) if key in PAIRED else None

@@ -49,7 +49,7 @@ def caption(trace: Trace | None, *, preview: bool = False, unit: str = "") -> st
         if best and lo != hi:
             if len(best) <= 3:
                 where = ", ".join(f"{p.value:g}" for p in best)
-                text += f", best at {where}{' ' + unit if unit else ''}"
+                text += f", best at {where}{' ' + unit if unit else ''}{_cost(best)}"
             else:
                 text += f", {len(best)} of {len(scored)} tie for best"
     if trace.pending:
@@ -59,6 +59,21 @@ def caption(trace: Trace | None, *, preview: bool = False, unit: str = "") -> st
     if preview and trace.kind == "exact":
         text += " (exact embeddings; the live figure is the pooled preview)"
     return text
+
+
+def _cost(best: tuple[TracePoint, ...]) -> str:
+    """What the best positions cost: context tokens per question, and the embedder's cut where it
+    cuts their chunks (a size the embedder truncates is never called best without saying so)."""
+    parts = []
+    ctx = [p.score.context_tokens for p in best if p.score is not None and p.score.context_tokens is not None]
+    if ctx:
+        parts.append(f"{min(ctx):,.0f}" + (f"–{max(ctx):,.0f}" if max(ctx) != min(ctx) else "")
+                     + " context tokens/question")
+    cut = [(p.value, p.score.truncated) for p in best if p.score is not None and p.score.truncated]
+    if cut:
+        v, share = max(cut, key=lambda x: x[1])
+        parts.append(f"the embedder cuts {pct(share, digits=0)} of the chunks at {v:g}")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 class TracePlot(QWidget):

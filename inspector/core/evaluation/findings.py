@@ -1,0 +1,262 @@
+"""What is wrong with a configuration's chunks, found without a gold set.
+
+A gold set tells whether one configuration retrieves better than another, but it takes questions,
+and with 30 of them the difference between a broken and a good pipeline can still look like
+noise (issue 29: from `fixed_tokens` 512/0, 46 of 50 chunks cut by the embedder, the advice said
+"keep current" on every split while the default gained 13-17 points on unseen questions). Some
+faults need no questions at all: the embedder silently drops the tail of a chunk longer than its
+limit, a stub of a heading outranks the section it introduces, a table piece without its header
+row has no column names, a chunk without its heading path loses the topic, overlap pays twice for
+the same text, duplicated chunks crowd out others in the top k. Each is measured on the chunks
+themselves and reported with the setting that removes it.
+
+`findings(docs, chunks_by_doc, config)` -> tuple of `Finding`, the most harmful first;
+`fixed_by(current, candidate)` names the faults a candidate configuration removes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from inspector.core.chunking.annotate import annotate
+from inspector.core.chunking.chunk import STUB_TOKENS, Chunk
+from inspector.core.chunking.registry import get_strategy
+from inspector.core.documents.document import Document
+from inspector.core.text.structure import structure_of
+
+if TYPE_CHECKING:
+    from inspector.core.evaluation.config import EvalConfig
+
+#: Kinds in the order they are listed (the most harmful first).
+KINDS = ("truncated_by_embedder", "split_table_without_header", "no_heading_context", "stub",
+         "duplicated_text", "overlap_inflation")
+
+#: A kind is reported at or above this share of the chunks (for overlap: extra embedded text
+#: over the document's). Below it the fault is rare enough to be a matter of taste.
+THRESHOLDS: Mapping[str, float] = {
+    "truncated_by_embedder": 0.05,
+    "split_table_without_header": 0.02,
+    "no_heading_context": 0.25,
+    "stub": 0.15,
+    "duplicated_text": 0.03,
+    "overlap_inflation": 0.20,
+}
+
+#: Only retrievers that read vectors lose what the embedder drops; BM25 indexes the whole span.
+VECTOR_RETRIEVERS = frozenset({"dense", "hybrid"})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One fault of the current chunks and the setting that removes it."""
+
+    kind: str
+    """One of `KINDS`."""
+    share: float
+    """Share of the embedded chunks with the fault (0..1); for overlap_inflation the extra
+    embedded text over the document's own (0.5: half the document embedded twice)."""
+    detail: str
+    """What was measured, in a sentence: counts and what the fault costs."""
+    fix: str
+    """The setting that removes it, in words a user can apply ("size <= 180 tokens ...")."""
+    fix_params: Mapping[str, Any] | None = None
+    """The strategy parameters (or {"with_prefix": True}) of `fix`, when it is one setting."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "share": round(self.share, 4), "detail": self.detail, "fix": self.fix,
+                "fix_params": None if self.fix_params is None else dict(self.fix_params)}
+
+
+_WS = re.compile(r"\s+")
+
+
+def _size_param(config: EvalConfig) -> tuple[str | None, str, Any]:
+    """(name, unit, value) of the strategy's size parameter, (None, "", None) without one."""
+    p = get_strategy(config.strategy).param_for_role("size")
+    if p is None:
+        return None, "", None
+    return p.name, p.unit, config.params.get(p.name)
+
+
+def _length_in(c: Chunk, unit: str) -> float | None:
+    if unit.startswith("token"):
+        return float(c.token_count)
+    if unit.startswith("char"):
+        return float(c.end - c.start)
+    return None
+
+
+def _round_down(x: float) -> int:
+    """A round size at or below x (multiples of 16 under 256, of 32 above: the slider's notches)."""
+    step = 16 if x < 256 else 32
+    return max(step, int(x // step) * step)
+
+
+def _truncation(chunks: Sequence[Chunk], config: EvalConfig, limit: int | None) -> Finding | None:
+    counted = [c for c in chunks if c.role != "parent"]
+    cut = [c for c in counted if "truncated_by_embedder" in c.flags]
+    if not counted or len(cut) / len(counted) < THRESHOLDS["truncated_by_embedder"]:
+        return None
+    pieces = sum(c.embed_tokens or 0 for c in counted)
+    dropped = sum(c.embed_dropped for c in counted)
+    reads = "" if config.retriever in VECTOR_RETRIEVERS else (
+        f" (only when retrieving with dense or hybrid: {config.retriever} reads the whole chunk)")
+    detail = (f"{len(cut)} of {len(counted)} chunks are longer than the embedder reads "
+              f"({limit} word pieces); it never reads {dropped / pieces:.0%} of the embedded text"
+              f"{reads}" if pieces else f"{len(cut)} of {len(counted)} chunks are cut by the embedder")
+    name, unit, size = _size_param(config)
+    fix_params: dict[str, Any] | None = None
+    fix = "a smaller chunk size, or markdown (it keeps chunks within the embedder's limit)"
+    if name is not None and isinstance(size, int | float) and limit:
+        # Word pieces per unit of size, measured on these chunks; keep room for the prefix.
+        ratios = sorted((c.embed_tokens or 0) / length for c in counted
+                        if (length := _length_in(c, unit)) and c.embed_tokens)
+        if ratios:
+            ratio = ratios[int(0.9 * (len(ratios) - 1))]
+            fit = _round_down(0.9 * limit / ratio)
+            if fit < size:
+                fix_params = {name: fit}
+                fix = (f"{name} <= {fit} {unit} (its chunks fit the embedder's {limit} word pieces), "
+                       "or markdown")
+    return Finding("truncated_by_embedder", len(cut) / len(counted), detail, fix, fix_params)
+
+
+def _table_headers(doc: Document) -> list[tuple[int, int, str]]:
+    """(start, end, header line) of every table of the document."""
+    out = []
+    for b in structure_of(doc).blocks:
+        if b.kind == "table":
+            line_end = doc.text.find("\n", b.start, b.end)
+            header = doc.text[b.start:line_end if line_end >= 0 else b.end].strip()
+            out.append((b.start, b.end, header))
+    return out
+
+
+def _headerless(doc: Document, chunks: Sequence[Chunk], with_prefix: bool) -> int:
+    """Chunks holding rows of a table but neither its header row in the span nor, embedded, in
+    the prefix: rows without column names."""
+    tables = _table_headers(doc)
+    if not tables:
+        return 0
+    n = 0
+    for c in chunks:
+        if c.role == "parent" or "split_table" not in c.flags:
+            continue
+        for start, end, header in tables:
+            if start < c.end and end > c.start and start < c.start:
+                # The table starts before the chunk: its header row is not in the span.
+                if not (with_prefix and header and header in c.prefix):
+                    n += 1
+                break
+    return n
+
+
+def findings(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]],
+             config: EvalConfig, *, limit: int | None = None) -> tuple[Finding, ...]:
+    """The faults of `config`'s chunks of `docs` (`chunks_by_doc`, as the chunk store gives them),
+    the most harmful first. Chunks are measured in the embedder's word pieces here (`annotate`)
+    unless they already are; `limit`: the embedder's, default the loaded model's."""
+    from inspector.core.text.tokens import token_index
+    from inspector.core.text.wordpieces import max_seq_length
+
+    limit = max_seq_length() if limit is None else limit
+    with_prefix = bool(config.with_prefix)
+    all_chunks: list[Chunk] = []
+    headerless = no_context = 0
+    doc_tokens = 0
+    for doc in docs:
+        chunks = chunks_by_doc.get(doc.doc_id, ())
+        if not chunks:
+            continue
+        if any(c.embed_tokens is None for c in chunks if c.role != "parent"):
+            chunks = annotate(doc, chunks, with_prefix=with_prefix, limit=limit)
+        all_chunks.extend(chunks)
+        doc_tokens += len(token_index(doc))
+        headerless += _headerless(doc, chunks, with_prefix)
+        no_context += sum(1 for c in chunks if c.role != "parent" and "no_heading" in c.flags
+                          and c.heading_path and not (with_prefix and c.prefix))
+    counted = [c for c in all_chunks if c.role != "parent"]
+    n = len(counted)
+    if not n:
+        return ()
+    out: list[Finding] = []
+    params: dict[str, Any] | None
+    trunc = _truncation(all_chunks, config, limit)
+    if trunc is not None:
+        out.append(trunc)
+    strat = get_strategy(config.strategy)
+    if headerless / n >= THRESHOLDS["split_table_without_header"]:
+        fix = ("markdown (it keeps a table whole or repeats its header row in each piece's prefix)"
+               if config.strategy != "markdown" else "embed the prefix (with_prefix on)")
+        out.append(Finding("split_table_without_header", headerless / n,
+                           f"{headerless} of {n} chunks hold table rows without the table's header row, "
+                           "so the model sees values without column names", fix,
+                           {"with_prefix": True} if config.strategy == "markdown" else None))
+    if no_context / n >= THRESHOLDS["no_heading_context"]:
+        if not with_prefix:
+            fix, params = "embed the heading path (with_prefix on)", {"with_prefix": True}
+        else:
+            fix, params = "markdown (its chunks start at headings and carry their path)", None
+        out.append(Finding("no_heading_context", no_context / n,
+                           f"{no_context} of {n} chunks lie under a heading but carry neither it nor "
+                           "its path, so a question naming the section's topic may miss them", fix, params))
+    stubs = sum(1 for c in counted if c.token_count < STUB_TOKENS)
+    if stubs / n >= THRESHOLDS["stub"]:
+        name, unit, size = _size_param(config)
+        floor = config.params.get("min_tokens")
+        if isinstance(floor, int) and floor < STUB_TOKENS:
+            fix, params = f"min_tokens >= {STUB_TOKENS} (merges stubs into a neighbour)", {"min_tokens": STUB_TOKENS}
+        elif name is not None:
+            fix, params = f"a larger {name}, or markdown (it merges stubs into a neighbour)", None
+        else:
+            fix, params = "markdown (it merges stubs into a neighbour)", None
+        out.append(Finding("stub", stubs / n,
+                           f"{stubs} of {n} chunks are under {STUB_TOKENS} tokens: a heading or a lead-in "
+                           "alone, whose short vectors outrank the content they introduce", fix, params))
+    seen: set[str] = set()
+    dupes = 0
+    for doc in docs:
+        for c in chunks_by_doc.get(doc.doc_id, ()):
+            if c.role == "parent":
+                continue
+            key = _WS.sub(" ", doc.text[c.start:c.end]).strip().lower()
+            if key in seen:
+                dupes += 1
+            seen.add(key)
+    if dupes / n >= THRESHOLDS["duplicated_text"]:
+        out.append(Finding("duplicated_text", dupes / n,
+                           f"{dupes} of {n} chunks repeat another chunk's text word for word; copies take "
+                           "places in the top k that other chunks could fill",
+                           "remove the repeated passages from the documents (boilerplate, navigation)"))
+    embedded = sum(c.token_count for c in counted)
+    extra = embedded / doc_tokens - 1.0 if doc_tokens else 0.0
+    if extra >= THRESHOLDS["overlap_inflation"]:
+        o = strat.param_for_role("overlap")
+        overlap = config.params.get(o.name) if o is not None else None
+        if o is not None and overlap:
+            fix, params = f"{o.name} = 0 (or smaller)", {o.name: 0}
+        else:
+            fix, params = "a strategy without overlap", None
+        out.append(Finding("overlap_inflation", extra,
+                           f"{embedded:,} tokens embedded for a {doc_tokens:,}-token text: "
+                           f"{extra:.0%} of it paid for twice (indexing cost, near-duplicate hits)", fix, params))
+    return tuple(sorted(out, key=lambda f: KINDS.index(f.kind)))
+
+
+def fixed_by(current: Sequence[Finding], candidate: Sequence[Finding]) -> tuple[str, ...]:
+    """Kinds among `current`'s findings that `candidate` no longer has, or has at under half the
+    share (a fault much reduced counts as fixed)."""
+    theirs = {f.kind: f.share for f in candidate}
+    return tuple(f.kind for f in current if theirs.get(f.kind, 0.0) < 0.5 * f.share)
+
+
+def findings_text(found: Sequence[Finding], *, indent: str = "  ") -> str:
+    """One line per finding: share, what was measured, the fix."""
+    if not found:
+        return f"{indent}none: no chunk is cut by the embedder, and stubs, split tables, overlap and copies are rare"
+    return "\n".join(f"{indent}{f.kind} ({f.share:.0%}): {f.detail}. Fix: {f.fix}." for f in found)
+
+
+__all__ = ["Finding", "KINDS", "THRESHOLDS", "findings", "findings_text", "fixed_by"]

@@ -1,0 +1,181 @@
+"""Findings: what is wrong with a configuration's chunks, measured without a gold set (issue 29)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.document import Document, load_document
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.findings import KINDS, findings, findings_text, fixed_by
+
+HANDBOOK = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return load_document(HANDBOOK)
+
+
+def _found(doc, strategy, params, retriever="dense", **kw):
+    cfg = EvalConfig(strategy, params, retriever=retriever, **kw)
+    return {f.kind: f for f in findings([doc], {doc.doc_id: chunk_document(doc, strategy, cfg.params)}, cfg)}
+
+
+def test_chunks_the_embedder_cuts_are_found_with_a_size_that_fits(doc):
+    found = _found(doc, "fixed_tokens", {"size": 512, "overlap": 0})
+    f = found["truncated_by_embedder"]
+    assert f.share > 0.9
+    assert "never reads" in f.detail and "256 word pieces" in f.detail
+    fit = f.fix_params["size"]
+    assert fit < 256
+    # The suggested size really fits: its chunks are (almost) never cut.
+    assert "truncated_by_embedder" not in _found(doc, "fixed_tokens", {"size": fit, "overlap": 0})
+
+
+def test_the_default_has_no_findings_and_says_so(doc):
+    assert _found(doc, "markdown", {}, retriever="bm25") == {}
+    assert findings_text(()).strip().startswith("none")
+
+
+def test_bm25_is_told_the_cut_only_matters_for_vectors(doc):
+    f = _found(doc, "fixed_chars", {"size": 2000, "overlap": 0}, retriever="bm25")["truncated_by_embedder"]
+    assert "dense or hybrid" in f.detail
+
+
+def test_overlap_stubs_headings_and_split_tables(doc):
+    found = _found(doc, "fixed_tokens", {"size": 128, "overlap": 64}, with_prefix=False)
+    assert found["overlap_inflation"].share > 0.8 and found["overlap_inflation"].fix_params == {"overlap": 0}
+    assert found["no_heading_context"].fix_params == {"with_prefix": True}
+    assert found["split_table_without_header"].share > 0
+    stubs = _found(doc, "markdown", {"size": 64, "min_tokens": 0}, retriever="bm25")["stub"]
+    assert stubs.fix_params == {"min_tokens": 32}
+    assert list(found) == [k for k in KINDS if k in found]  # the most harmful first
+
+
+def test_duplicated_text():
+    para = "Refunds are paid within thirty days of the request by the finance team of the company."
+    text = "\n\n".join(f"# Part {i}\n\n{para}\n\nThe rest of part {i} is different text, number {i}." for i in range(6))
+    d = Document(text=text, name="dup.md", doc_id="dup.md")
+    found = _found(d, "paragraph", {}, retriever="bm25")
+    assert found["duplicated_text"].share >= 5 / len(chunk_document(d, "paragraph"))
+
+
+def test_fixed_by_counts_a_fault_gone_or_halved(doc):
+    broken = tuple(_found(doc, "fixed_tokens", {"size": 512, "overlap": 0}).values())
+    good = tuple(_found(doc, "markdown", {}).values())
+    assert "truncated_by_embedder" in fixed_by(broken, good)
+    assert fixed_by(broken, broken) == ()
+
+
+# -- the switch rule: findings and P(better) beside the cross-validated estimate --------------------
+
+def _report(hits, context=100.0):
+    from inspector.core.evaluation.gold import GoldQuestion
+    from inspector.core.evaluation.metrics import IndexCost, QuestionResult, Report
+
+    qs = tuple(QuestionResult(GoldQuestion(f"q{i}", ("a",)), bool(h), 1 if h else None, ())
+               for i, h in enumerate(hits))
+    return Report(3, sum(hits) / len(hits), sum(hits) / len(hits), None, None, None, qs,
+                  IndexCost(10, 1000, 1000), context_tokens_mean=context)
+
+
+def _rows(current, cur_hits, candidate, cand_hits):
+    from inspector.core.evaluation.sweep import SweepRow
+
+    return [SweepRow(candidate, _report(cand_hits, 900.0)), SweepRow(current, _report(cur_hits, 400.0))]
+
+
+BROKEN = EvalConfig("fixed_tokens", {"size": 512, "overlap": 0}, 3, "dense")
+GOOD = EvalConfig("markdown", {}, 3, "dense")
+# 30 questions: the candidate wins 5 and loses 2, too few to confirm the gain or make it likely
+# (held out: gain 0.0, P(better) 0.5); with 4 wins the held-out gain is below 0.
+LOW = [1] * 20 + [0] * 10
+HIGH = [1] * 18 + [0] * 2 + [1] * 5 + [0] * 5
+
+
+def _findings_for(doc):
+    from inspector.core.chunking.registry import chunk_document as chunk
+
+    return lambda cfg: findings([doc], {doc.doc_id: chunk(doc, cfg.strategy, cfg.params)}, cfg)
+
+
+def test_a_broken_start_switches_to_a_candidate_that_fixes_it(doc):
+    from inspector.core.evaluation.report import recommendation_json, recommendation_text
+    from inspector.core.workbench.evaluator import recommend
+
+    rows = _rows(BROKEN, LOW, GOOD, HIGH)
+    _, plain = recommend(rows, BROKEN)  # without findings: the old, all-or-nothing rule
+    assert plain.keep_current and plain.reason == "unsure" and plain.p_better < 0.9
+    _, rec = recommend(rows, BROKEN, findings_for=_findings_for(doc))
+    assert not rec.keep_current and rec.reason == "fixes" and rec.best == GOOD
+    assert "truncated_by_embedder" in rec.fixes
+    assert rec.gain == 0.0 and rec.p_better < 0.9
+    data = recommendation_json(rec)
+    assert data["findings"][0]["kind"] == "truncated_by_embedder"
+    assert {"kind", "share", "detail", "fix"} <= set(data["findings"][0])
+    assert data["context_tokens_delta"] == 500.0 and data["context_tokens_per_question"] == 900.0
+    text = recommendation_text(rec)
+    assert "findings on fixed_tokens" in text and "+500" in text and "switch to markdown" in text
+
+
+def test_a_good_start_keeps_and_says_what_would_settle_it(doc):
+    from inspector.core.evaluation.report import recommendation_json, recommendation_text
+    from inspector.core.workbench.evaluator import recommend
+
+    # The broken configuration looks better in-sample; it fixes nothing, so the good one stays.
+    _, rec = recommend(_rows(GOOD, LOW, BROKEN, HIGH), GOOD, findings_for=_findings_for(doc))
+    assert rec.keep_current and rec.reason == "unsure" and rec.best == GOOD and rec.fixes == ()
+    assert rec.findings == () and rec.candidate_findings[0].kind == "truncated_by_embedder"
+    assert "what would settle it: " in recommendation_text(rec)
+    assert "not estimated better on held-out questions" in recommendation_json(rec)["settle"]
+
+
+def test_a_candidate_estimated_worse_is_not_taken_for_its_fix(doc):
+    from inspector.core.workbench.evaluator import recommend
+
+    # The candidate fixes the cut but is worse on held-out questions: keep.
+    worse = [1] * 18 + [0] * 2 + [1] * 4 + [0] * 6
+    _, rec = recommend(_rows(BROKEN, LOW, GOOD, worse), BROKEN, findings_for=_findings_for(doc))
+    assert rec.keep_current
+
+
+def test_p_better_switches_without_a_finding():
+    from inspector.core.evaluation.selection import graded
+
+    p, n = graded([1.0] * 6 + [0.0] * 24)
+    assert p > 0.99 and n is not None and n < 60
+    p, n = graded([1.0, -1.0] * 10)
+    assert 0.3 < p < 0.7 and n is None
+
+
+def test_when_the_best_looking_row_fixes_nothing_the_rows_that_do_are_chosen_among(doc):
+    """Another broken row looks as good as a fixing one: the advice chooses again among the rows
+    that remove the current fault (cross-validated), and switches to the fixing one."""
+    from inspector.core.evaluation.sweep import SweepRow
+    from inspector.core.workbench.evaluator import recommend
+
+    other = EvalConfig("fixed_chars", {"size": 2000, "overlap": 0}, 3, "dense")
+    rows = [SweepRow(other, _report(HIGH, 900.0)), SweepRow(GOOD, _report(HIGH, 700.0)),
+            SweepRow(BROKEN, _report(LOW, 400.0))]
+    _, plain = recommend(rows, BROKEN)
+    assert plain.keep_current and plain.config == other  # the first row, which fixes nothing
+    _, rec = recommend(rows, BROKEN, findings_for=_findings_for(doc))
+    assert not rec.keep_current and rec.best == GOOD and rec.reason == "fixes"
+    assert rec.candidate_context_tokens == 700.0 and "truncated_by_embedder" in rec.fixes
+
+
+def test_p_better_switches_only_away_from_settings_with_a_fault(doc):
+    """3 wins, no loss on 30 questions: P(better) 0.98, not confirmed. A fault-free start keeps
+    (a likely gain lost 5.9 points on unseen questions there); a start with a fault switches."""
+    from inspector.core.workbench.evaluator import recommend
+
+    wins = [1] * 20 + [1] * 3 + [0] * 7
+    other = EvalConfig("fixed_chars", {"size": 2000, "overlap": 0}, 3, "dense")
+    _, good = recommend(_rows(GOOD, LOW, EvalConfig("paragraph", {}, 3, "dense"), wins), GOOD,
+                        findings_for=_findings_for(doc))
+    assert good.p_better >= 0.9 and good.keep_current and good.reason == "unsure"
+    _, broken = recommend(_rows(BROKEN, LOW, other, wins), BROKEN, findings_for=_findings_for(doc))
+    assert broken.p_better >= 0.9 and not broken.keep_current and broken.reason == "likely"
