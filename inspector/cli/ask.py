@@ -9,13 +9,23 @@ from inspector.cli.common import (
     RETRIEVER_CHOICES,
     CliError,
     add_device_args,
+    add_embedder_args,
     add_encoding_arg,
+    add_reranker_args,
+    add_store_args,
     add_strategy_args,
+    check_store_flags,
     device_fields,
     device_line,
+    embedder_line,
+    embedder_report,
+    make_reranker,
     one_line_error,
+    open_store,
     open_workbench,
     print_json,
+    reranker_report,
+    store_report,
     strategy_params,
 )
 from inspector.core.api import DEFAULT_RETRIEVER
@@ -28,10 +38,20 @@ COMMANDS = ("ask",)
 def _cmd_ask(args: argparse.Namespace) -> int:
     from inspector.core.api import EvalConfig
 
+    check_store_flags(args)
+    args.strategy = args.strategy or "markdown"
     name, params = strategy_params(args)
     config = EvalConfig(name, params, args.k, args.retriever or DEFAULT_RETRIEVER, args.prefix,
                         args.embedding or "exact", args.describe)
+    reranker, depth = make_reranker(args)  # a bad spec is named before any work
     wb = open_workbench(args, [config.retriever], gold=False)
+    source = None
+    if args.store:
+        source = open_store(args, wb)
+        args.strategy = source.strategy
+        name, params = strategy_params(args)
+        config = EvalConfig(name, params, args.k, config.retriever, args.prefix, args.embedding or "exact",
+                            args.describe)
     docs = wb.documents
     known = {d.doc_id for d in docs}
     only = [d.strip() for d in args.docs.split(",") if d.strip()] if args.docs else None
@@ -45,17 +65,19 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         # Typed by prefix, the sole document title optional: the window's rule (heading_filter).
         paths = [h.path for d in docs for h in structure_of(d).headings]
         heading = list(resolve_heading_filter(args.heading, paths)) or None
-    hits = wb.ask(args.question, config, docs=only, heading_prefix=heading)
+    hits = wb.ask(args.question, config, docs=only, heading_prefix=heading, reranker=reranker, rerank_depth=depth)
     by_id = {d.doc_id: d for d in docs}
     if args.format == "json":
         print_json({"question": args.question, "config": config.to_dict(),
-                "filters": {"docs": only, "heading_prefix": heading},
-                "hits": [{"rank": h.rank, "score": round(float(h.score), 4), "chunk": h.chunk.key,
+                "filters": {"docs": only, "heading_prefix": heading}, "store": store_report(source),
+                "reranker": ({**reranker_report(reranker), "depth": depth} if reranker is not None else None),
+                "hits": [{"rank": h.rank, "rank_before": h.rank_before, "score": round(float(h.score), 4),
+                          "chunk": h.chunk.key,
                           "matched": h.matched.key, "start": h.chunk.start, "end": h.chunk.end,
                           "heading_path": list(h.chunk.heading_path),
                           "text": h.chunk.embedded_text(by_id[h.chunk.doc_id], with_prefix=config.with_prefix)}
                          for h in hits],
-                **device_fields(wb.embedder)})
+                **device_fields(wb.embedder), "embedder": embedder_report(wb.embedder)})
         return 0
     filt = []
     if only:
@@ -63,12 +85,17 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if heading:
         filt.append(f"under {' > '.join(heading)}")
     print(device_line(wb.embedder))
+    if embedder_line(wb.embedder):
+        print(embedder_line(wb.embedder))
+    if reranker is not None:
+        print(f"reranker: {reranker.model_id} over the retriever's top {depth}")
     print(f"{args.question}\n{config.label()}{'  (filtered to ' + '; '.join(filt) + ')' if filt else ''}")
     if not hits:
         print("no chunk matched")
     for h in hits:
         doc = by_id[h.chunk.doc_id]
-        print(f"\n#{h.rank}  score {h.score:.3f}  {h.chunk.key}  [{h.chunk.start}:{h.chunk.end}]")
+        moved = f"  (retriever #{h.rank_before} \u2192 #{h.rank})" if h.rank_before is not None else ""
+        print(f"\n#{h.rank}  score {h.score:.3f}  {h.chunk.key}  [{h.chunk.start}:{h.chunk.end}]{moved}")
         print(h.chunk.embedded_text(doc, with_prefix=config.with_prefix))
     return 0
 
@@ -77,7 +104,7 @@ def add_commands(subparsers: Any) -> None:
     p = subparsers.add_parser("ask", help="retrieve the top-k chunks for one question, as the model reads them")
     p.add_argument("paths", nargs="+", help="documents or folders (the corpus)")
     p.add_argument("--question", "-q", required=True, help="the question")
-    add_strategy_args(p)
+    add_strategy_args(p, default=None)  # type: ignore[arg-type]  # markdown unless --store
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--retriever", choices=RETRIEVER_CHOICES, default=None,
                    help=f"dense, bm25 or hybrid; default {DEFAULT_RETRIEVER}")
@@ -91,7 +118,9 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--heading", help="heading path to search under, each title by its start, any case, "
                    "the document title optional, e.g. 'parental > germ'")
     p.add_argument("--format", choices=("table", "json"), default="table")
-    p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
+    add_embedder_args(p)
+    add_reranker_args(p)
+    add_store_args(p)
     add_encoding_arg(p)
     add_device_args(p)
     p.set_defaults(func=_cmd_ask)

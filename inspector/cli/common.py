@@ -133,7 +133,7 @@ def load_user_strategies(args: argparse.Namespace) -> None:
         from inspector.core.api import imported_strategy
 
         imported_strategy("imported", args.import_chunks)
-        if getattr(args, "strategy", None) == "markdown":
+        if getattr(args, "strategy", None) in ("markdown", None):
             args.strategy = "imported"
 
 
@@ -200,16 +200,231 @@ def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
     return strat.name, strat.validate(params)
 
 
+# -- the embedding model (--embedder SPEC and its options) ----------------------------------------
+
+#: Which --embed-* options each kind of embedder reads (as `parse_embedder_spec` checks them): when
+#: several models are named (compare --against-embedder, sweep --embedders), each takes the options
+#: its kind reads.
+_READS = {"st": ("max_tokens", "trust_remote_code"), "openai": ("url", "tokenizer", "max_tokens", "dimensions")}
+
+
+def add_embedder_args(p: argparse.ArgumentParser) -> None:
+    """--embedder SPEC and the options that go with it."""
+    g = p.add_argument_group("embedding model")
+    g.add_argument("--embedder", default="minilm", metavar="SPEC",
+                   help="minilm (the bundled all-MiniLM-L6-v2, default), st:NAME_OR_PATH (a "
+                        "sentence-transformers model: a folder, or a hub name already downloaded), "
+                        "openai:MODEL (an OpenAI-compatible /v1/embeddings endpoint: OpenAI, Azure, Ollama, "
+                        "vLLM, TEI, LM Studio), or hash (a fast model-free test embedder); its tokenizer "
+                        "and input limit count the word pieces and truncation flags")
+    g.add_argument("--embed-url", metavar="URL", default=None,
+                   help="openai: the endpoint's base URL (default https://api.openai.com/v1; "
+                        "e.g. http://localhost:11434/v1 for Ollama)")
+    g.add_argument("--embed-key-env", metavar="NAME", default=None,
+                   help="openai: the environment variable holding the API key (default OPENAI_API_KEY); "
+                        "the key is never printed or written")
+    g.add_argument("--embed-tokenizer", metavar="NAME", default=None,
+                   help="openai: how the model counts tokens: cl100k_base (default), o200k_base, or "
+                        "hf:FOLDER (a local model folder's tokenizer.json)")
+    g.add_argument("--embed-max-tokens", metavar="N", type=int, default=None,
+                   help="tokens the model reads per text (default: its own limit; 8,191 for OpenAI's)")
+    g.add_argument("--embed-dimensions", metavar="N", type=int, default=None,
+                   help="openai: vector size to ask for (text-embedding-3 can shorten its vectors)")
+    g.add_argument("--trust-remote-code", action="store_true",
+                   help="st: let the model run the code it ships (only for models you trust)")
+
+
+def _spec_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"url": getattr(args, "embed_url", None), "tokenizer": getattr(args, "embed_tokenizer", None),
+            "max_tokens": getattr(args, "embed_max_tokens", None),
+            "dimensions": getattr(args, "embed_dimensions", None),
+            "trust_remote_code": bool(getattr(args, "trust_remote_code", False))}
+
+
+def embedder_spec(args: argparse.Namespace, text: str | None = None, *, lenient: bool = False) -> Any:
+    """The EmbedderSpec `--embedder` (or `text`) names with the --embed-* options; an InputError of
+    one line (exit 2) for a malformed spec or an option its kind does not read. `lenient`: each
+    option goes only to a kind that reads it (several models named at once)."""
+    from inspector.core.api import parse_embedder_spec
+
+    text = text if text is not None else (getattr(args, "embedder", None) or "minilm")
+    options = _spec_options(args)
+    if lenient:
+        kind = text.strip().partition(":")[0].lower()
+        reads = _READS.get(kind, ())
+        options = {k: (v if k in reads else (False if k == "trust_remote_code" else None))
+                   for k, v in options.items()}
+    return parse_embedder_spec(text, key_env=getattr(args, "embed_key_env", None), **options)
+
+
+def make_model(args: argparse.Namespace, spec: Any = None) -> Any:
+    """The embedder a spec names on the flags' device, precision and batch size. Nothing is
+    loaded and nothing is sent yet, but a folder or device that is not there is a one-line error
+    now."""
+    from inspector.core.api import make_embedder
+
+    spec = spec if spec is not None else embedder_spec(args)
+    if spec.kind == "minilm":
+        emb = configured_embedder(args)
+        emb.spec = spec
+        return emb
+    batch = getattr(args, "batch_size", None)
+    if batch is not None and batch < 1:
+        raise CliError(f"--batch-size must be at least 1, got {batch}")
+    try:
+        return make_embedder(spec, device=getattr(args, "device", None) or "auto",
+                             dtype=getattr(args, "dtype", None) or "float32", batch_size=batch)
+    except ImportError as exc:
+        raise CliError(f"{spec.text}: the model's runtime is not installed ({exc})") from None
+
+
+def use_model_pieces(embedder: Any) -> None:
+    """Count word pieces (and flag truncation, fit budgets) as this embedder reads its input (None:
+    the bundled model's)."""
+    from inspector.core.api import use_embedder_pieces
+
+    use_embedder_pieces(embedder)
+
+
+def embedder_report(embedder: Any) -> Any:
+    """The report's `embedder` object (spec, model_id, dims, max_tokens, tokenizer, backend); None
+    when no model ran (BM25). Never holds a key."""
+    if embedder is None:
+        return None
+    from inspector.core.api import embedder_info
+
+    return embedder_info(embedder)
+
+
+def embedder_line(embedder: Any) -> str | None:
+    """The text reports' line naming the model (None without one)."""
+    info = embedder_report(embedder)
+    if info is None:
+        return None
+    parts = [f"{info['dims']} dims" if info["dims"] else None,
+             f"reads {info['max_tokens']:,} tokens" if info["max_tokens"] else None,
+             f"counted with {info['tokenizer']}" if info["tokenizer"] else None]
+    more = ", ".join(p for p in parts if p)
+    return f"embedder: {info['spec'] or info['model_id']}" + (f" ({more})" if more else "")
+
+
+# -- the reranker (--reranker SPEC, --rerank-depth N) ---------------------------------------------
+
+def add_reranker_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("reranker")
+    g.add_argument("--reranker", metavar="SPEC", default=None,
+                   help="rerank the retriever's top hits: st-ce:NAME_OR_PATH (a sentence-transformers "
+                        "CrossEncoder) or http:URL (a /rerank endpoint as TEI, vLLM and infinity serve)")
+    g.add_argument("--rerank-depth", metavar="N", type=int, default=None,
+                   help="hits the reranker reads before cutting to k (default 50)")
+
+
+def make_reranker(args: argparse.Namespace) -> tuple[Any, int]:
+    """(the reranker --reranker names, the depth) or (None, depth); one-line errors for a bad
+    spec or depth."""
+    from inspector.core.api import RERANK_DEPTH, parse_reranker_spec
+
+    depth = getattr(args, "rerank_depth", None)
+    text = getattr(args, "reranker", None)
+    if depth is not None and not text:
+        raise CliError("--rerank-depth needs --reranker")
+    depth = RERANK_DEPTH if depth is None else depth
+    if depth < 1:
+        raise CliError(f"--rerank-depth must be at least 1, got {depth}")
+    if not text:
+        return None, depth
+    options: dict[str, Any] = {}
+    if text.strip().lower().startswith("st-ce:"):
+        options["device"] = getattr(args, "device", None) or "auto"
+    try:
+        return parse_reranker_spec(text, **options), depth
+    except ImportError as exc:
+        raise CliError(f"{text}: the reranker's runtime is not installed ({exc})") from None
+
+
+def reranker_report(reranker: Any) -> dict[str, Any]:
+    """What a report says about the reranker (its own `info()` when it has one; never a key)."""
+    info = getattr(reranker, "info", None)
+    return dict(info()) if callable(info) else {"model_id": str(reranker.model_id)}
+
+
+# -- the user's vector store (--store SPEC) -----------------------------------------------------------
+
+def add_store_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("vector store")
+    g.add_argument("--store", metavar="SPEC", default=None,
+                   help="the chunks of your vector store (read only), placed on the documents and scored "
+                        "on its own vectors (dense by default; the question embedded by --embedder): "
+                        "chroma:PATH:COLLECTION, lancedb:PATH:TABLE or qdrant:PATH_OR_URL:COLLECTION")
+    g.add_argument("--store-source-key", metavar="KEY", default=None,
+                   help="the metadata key naming each record's source document (default: source, "
+                        "file_path, file_name or filename)")
+
+
+def check_store_flags(args: argparse.Namespace) -> None:
+    """Before any work: --store chooses the chunks (so no --strategy beside it) and, unless a
+    retriever is named, dense retrieval on its own vectors."""
+    if getattr(args, "store_source_key", None) and not getattr(args, "store", None):
+        raise CliError("--store-source-key needs --store")
+    if not getattr(args, "store", None):
+        return
+    if getattr(args, "strategy", None) or getattr(args, "import_chunks", None):
+        raise CliError("--store and --strategy/--import-chunks both choose the chunks; give one")
+    if hasattr(args, "retriever"):
+        args.retriever = args.retriever or "dense"  # the point of a store: its own vectors
+
+
+def open_store(args: argparse.Namespace, wb: Any) -> Any:
+    """The store --store names, read and placed on the workbench's documents (its chunks the
+    strategy `source.strategy`); what could not be placed is said on stderr, one line a record."""
+    source = wb.open_store(args.store, source_key=getattr(args, "store_source_key", None))
+    placement = source.placement
+    for u in placement.unplaced:
+        print(f"warning: {source.collection.label}: record {u.id} not placed ({u.reason}): {u.detail}",
+              file=sys.stderr)
+    for w in placement.warnings:
+        print(f"warning: {source.collection.label}: {w}", file=sys.stderr)
+    if source.note:
+        print(f"warning: {source.note}", file=sys.stderr)
+    print(f"store: {source.collection.label}: {placement.summary()}", file=sys.stderr)
+    if not placement.placed:
+        raise CliError(f"{source.collection.label}: no record could be placed on the documents opened "
+                       f"({placement.summary()}); open the documents the store was filled from")
+    return source
+
+
+def store_report(source: Any) -> Any:
+    """The report's `store` object: spec, records, placed, unplaced with reasons (None without
+    --store)."""
+    if source is None:
+        return None
+    c, p = source.collection, source.placement
+    return {"spec": c.spec, "kind": c.kind, "collection": c.name, "records": p.records, "placed": p.placed,
+            "dims": c.dim, "metric": c.metric, "note": source.note,
+            "unplaced": [{"id": u.id, "reason": u.reason, "detail": u.detail, "source": u.source,
+                          "preview": u.preview} for u in p.unplaced],
+            "warnings": list(p.warnings)}
+
+
 # -- the corpus on a workbench ------------------------------------------------------------------------
 
 def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold: bool = True):
     """The corpus (and gold set) of the command line, opened on a Workbench with the embedder
-    and cache the flags ask for; problems are printed as warnings."""
+    and cache the flags ask for; problems are printed as warnings. Word pieces are counted as the
+    chosen model reads them, also when BM25 alone runs (the chunks are the same either way)."""
     from inspector.core.api import Workbench
 
     check_prices(args)  # before the work, not after it
     encoding = document_encoding(args)
-    wb = Workbench(embedder=_embedder(args, retrievers), cache=_cache(args))
+    spec = embedder_spec(args)
+    emb = _embedder(args, retrievers, spec)
+    wb = Workbench(embedder=emb, cache=_cache(spec))
+    if emb is not None:
+        wb.set_embedder(emb)
+    elif spec.kind in ("st", "openai"):
+        use_model_pieces(make_model(args, spec))
+    else:
+        use_model_pieces(None)
     loaded = wb.open(args.paths, encoding=encoding)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)
@@ -222,26 +437,23 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
     return wb
 
 
-def _embedder(args: argparse.Namespace, retrievers: Sequence[str]) -> Any:
+def _embedder(args: argparse.Namespace, retrievers: Sequence[str], spec: Any) -> Any:
     if all(r == "bm25" for r in retrievers):
-        if getattr(args, "device", None) and args.embedder != "hash":
+        if getattr(args, "device", None) and spec.kind == "minilm":
             # BM25 needs no model, but a device the user named and this machine lacks is still
             # their mistake to hear about (one line, exit 2), not something to pass over.
             configured_embedder(args)  # resolves the device only; the model is not loaded
         return None
-    from inspector.core.api import HashEmbedder
-
-    if args.embedder == "hash":
-        return HashEmbedder()
     try:
-        return configured_embedder(args)
+        return make_model(args, spec)
     except ImportError as exc:
         raise CliError(f"the embedding model is not installed ({exc}); try --retriever bm25") from None
 
 
-def _cache(args: argparse.Namespace) -> Any:
-    """The on-disk embedding cache for the real model (a second run embeds nothing new)."""
-    if args.embedder != "minilm":
+def _cache(spec: Any) -> Any:
+    """The on-disk embedding cache for a real model (a second run embeds nothing new). Vectors are
+    kept per model identity (its id, endpoint, size and limit): two models never mix."""
+    if spec.kind == "hash":
         return None
     from inspector.core.api import default_cache
 

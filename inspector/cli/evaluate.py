@@ -23,14 +23,23 @@ from inspector.cli.common import (
     RETRIEVER_CHOICES,
     CliError,
     add_device_args,
+    add_embedder_args,
     add_encoding_arg,
+    add_reranker_args,
+    add_store_args,
     add_strategy_args,
     check_prices,
+    check_store_flags,
     device_fields,
     device_line,
+    embedder_line,
+    embedder_report,
+    make_reranker,
     one_line_error,
+    open_store,
     open_workbench,
     print_json,
+    store_report,
 )
 from inspector.core.api import (
     DEFAULT_RETRIEVER,
@@ -70,8 +79,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="context budget: also score whether the answer is among the top-k chunks packed, "
                         "in rank order, into this many cl100k tokens (the chunk that crosses the budget "
                         "is cut there); a sweep then ranks by it")
-    p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm",
-                   help="advanced: 'hash' is a fast model-free test embedder")
+    add_embedder_args(p)
     add_encoding_arg(p)
     add_device_args(p)
     p.add_argument("--engine", choices=("local", "ray"), default="local",
@@ -98,6 +106,8 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--k", type=int, default=None, help="chunks retrieved per question (default 5)")
     p.add_argument("--config", help="JSON config {strategy, params, k, retriever, with_prefix}; "
                                     "flags given as well override it")
+    add_reranker_args(p)
+    add_store_args(p)
     p.set_defaults(func=_cmd_eval)
     p.error = one_line_error(p)  # type: ignore[method-assign]
 
@@ -322,22 +332,44 @@ def _device_source(runner: Any) -> Any:
     return runner.embedder
 
 
+def _header(shown: Any, wb: Any) -> None:
+    """The text reports' first lines: where vectors were computed, and by which model."""
+    print(device_line(shown))
+    line = embedder_line(wb.embedder)
+    if line:
+        print(line)
+
+
 # -- eval -------------------------------------------------------------------------------------------
 
 @_interruptible
 def _cmd_eval(args: argparse.Namespace) -> int:
+    check_store_flags(args)
     config = _config(args)
     budget = _budget(args)
+    reranker, depth = make_reranker(args)
+    if reranker is not None and depth < config.k:
+        raise CliError(f"--rerank-depth ({depth}) is below k ({config.k}): the reranker could hand back "
+                       f"only {depth} chunks")
     wb = open_workbench(args, [config.retriever])
     docs, gold = wb.documents, wb.gold
+    source = None
+    if args.store:
+        source = open_store(args, wb)
+        args.strategy = source.strategy
+        config = _config(args)
     with _engine(args, wb) as runner:
         report = runner.evaluate(config, budget=budget)
         shown = _device_source(runner)
+    figures = wb.rerank(config, reranker, depth) if reranker is not None else None
     rates = _rates(args, wb)
     table_rates = rates if _priced(args) else None
     if args.format == "json":
         print_json(report_json(report, config, gold=gold.path, documents=[d.doc_id for d in docs],
                            warnings=[w.one_line() for w in gold.warnings], rates=rates,
+                           embedder=embedder_report(wb.embedder),
+                           rerank=_rerank_json(figures) if figures is not None else None,
+                           store=store_report(source),
                            **device_fields(shown)))
     elif args.format == "markdown":
         print(report_markdown(report, config, gold_path=gold.path,
@@ -345,9 +377,42 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         print(report_csv(report), end="")
     else:
-        print(device_line(shown))
+        _header(shown, wb)
         print(report_text(report, config, multi_doc=len(docs) > 1, rates=table_rates), end="")
+        if figures is not None:
+            print(_rerank_text(figures))
     return 0
+
+
+def _rerank_json(f: Any) -> dict[str, Any]:
+    """The `rerank` object of eval's JSON: hit@k and MRR before and after, paired."""
+    from dataclasses import asdict
+
+    return {"reranker": reranker_report_of(f), "depth": f.depth, "k": f.k, "retriever": f.retriever,
+            "before": {"hit_rate": round(f.before.hit_rate, 4), "mrr": round(f.before.mrr, 4)},
+            "after": {"hit_rate": round(f.after.hit_rate, 4), "mrr": round(f.after.mrr, 4)},
+            "ceiling": round(f.ceiling, 4),
+            "paired": {m: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(d).items()}
+                       for m, d in f.paired.items()},
+            "moves": [{"question": q.question, "rank_in_depth": a, "rank_after": b} for q, a, b in f.moves()],
+            "pairs": f.pairs, "computed": f.computed}
+
+
+def reranker_report_of(f: Any) -> dict[str, Any]:
+    return dict(f.reranker_info) if f.reranker_info else {"model_id": f.reranker}
+
+
+def _rerank_text(f: Any) -> str:
+    """Two lines under eval's table: the figures before and after reranking, with the verdicts."""
+    parts = []
+    for metric, name in (("hit_rate", f"hit@{f.k}"), ("mrr", "MRR")):
+        d = f.paired.get(metric)
+        if d is None:
+            continue
+        parts.append(f"{name} {d.before:.3f} \u2192 {d.after:.3f} ({d.delta:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}], "
+                     f"{d.verdict})")
+    return (f"\nreranked by {f.reranker} (the retriever's top {f.depth} \u2192 {f.k}): " + "; ".join(parts)
+            + f"\nceiling: hit@{f.depth} {f.ceiling:.3f} (a reranker only reorders what the retriever found)")
 
 
 # -- compare ----------------------------------------------------------------------------------------
@@ -362,10 +427,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         shown = _device_source(runner)
     rates = _rates(args, wb)
     if args.format == "json":
-        print_json({**RENDERERS[("comparison", "json")](cmp, rates=rates), **device_fields(shown)})
+        print_json({**RENDERERS[("comparison", "json")](cmp, rates=rates), **device_fields(shown),
+                    "embedder": embedder_report(wb.embedder)})
         return 0
     if args.format == "table":
-        print(device_line(shown))
+        _header(shown, wb)
         if not _priced(args):
             rates = None
     print(_render("comparison", args.format, cmp, rates), end="")
@@ -402,9 +468,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         shown = _device_source(runner)
     rates = _rates(args, wb)
     if args.format == "json":
-        print_json({**RENDERERS[("sweep", "json")](result, rates=rates), **device_fields(shown)})
+        print_json({**RENDERERS[("sweep", "json")](result, rates=rates), **device_fields(shown),
+                    "embedder": embedder_report(wb.embedder)})
     elif args.format == "table":
-        print(device_line(shown))
+        _header(shown, wb)
         print(sweep_text(result, top=args.top, rates=rates if _priced(args) else None), end="")
     else:
         print(_render("sweep", args.format, result, rates), end="")

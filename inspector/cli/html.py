@@ -16,6 +16,7 @@ from typing import Any
 from inspector.cli.common import (
     RETRIEVER_CHOICES,
     CliError,
+    add_embedder_args,
     add_encoding_arg,
     add_strategy_args,
     load_user_strategies,
@@ -75,7 +76,7 @@ def add_commands(subparsers: Any) -> None:
     prefix.add_argument("--prefix", dest="prefix", action="store_true", default=None)
     prefix.add_argument("--no-prefix", dest="prefix", action="store_false")
     p.add_argument("--embedding", choices=("exact", "pooled"), default="exact")
-    p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm", help=argparse.SUPPRESS)
+    add_embedder_args(p)
     add_encoding_arg(p)
     p.set_defaults(func=_cmd_html)
     p.error = one_line_error(p)  # type: ignore[method-assign]

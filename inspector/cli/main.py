@@ -39,6 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from inspector.core.api import piece_override, use_piece_spec
+
+    pieces = piece_override()  # --embedder moves word-piece counts to its model: put them back after
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
@@ -55,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        use_piece_spec(pieces)
 
 
 def _known_commands() -> set[str]:

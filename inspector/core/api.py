@@ -47,6 +47,9 @@ _WHERE: dict[str, str] = {
     "MULTILINGUAL_MODEL": "inspector.core.text.model_fit",
     "model_fit": "inspector.core.text.model_fit",
     "MAX_WORD_PIECES": "inspector.core.text.wordpieces",
+    "piece_override": "inspector.core.text.wordpieces",
+    "use_piece_spec": "inspector.core.text.wordpieces",
+    "use_embedder_pieces": "inspector.core.text.wordpieces",
     # chunking
     "Chunk": "inspector.core.chunking.chunk",
     "FLAGS": "inspector.core.chunking.chunk",
@@ -181,6 +184,8 @@ _WHERE: dict[str, str] = {
     "StoreSource": "inspector.core.stores.source",
     "store_source": "inspector.core.stores.source",
     "store_strategy_name": "inspector.core.stores.source",
+    "list_collections": "inspector.core.stores.listing",
+    "check_store_dimensions": "inspector.core.stores.scoring:check_dimensions",
     # runtime
     "Cancelled": "inspector.core.runtime.cancel",
     "cancel_scope": "inspector.core.runtime.cancel",
@@ -319,13 +324,15 @@ if TYPE_CHECKING:
     from inspector.core.runtime.cancel import Cancelled, cancel_scope, check_cancelled
     from inspector.core.runtime.gcpause import promote_survivors
     from inspector.core.runtime.lru import SizedLRU
+    from inspector.core.stores.listing import list_collections
     from inspector.core.stores.read import read_store
+    from inspector.core.stores.scoring import check_dimensions as check_store_dimensions
     from inspector.core.stores.source import StoreSource, store_source, store_strategy_name
     from inspector.core.stores.spec import STORE_KINDS, StoreSpec, parse_store_spec
     from inspector.core.text.heading_filter import heading_completions, resolve_heading_filter
     from inspector.core.text.model_fit import MULTILINGUAL_MODEL, model_fit
     from inspector.core.text.structure import structure_of
-    from inspector.core.text.wordpieces import MAX_WORD_PIECES
+    from inspector.core.text.wordpieces import MAX_WORD_PIECES, piece_override, use_embedder_pieces, use_piece_spec
     from inspector.core.viewmodel.html_export import view_html
     from inspector.core.workbench import Workbench
     from inspector.core.workbench.chunk_store import ChunkStage, ChunkStore
@@ -343,7 +350,7 @@ __all__ = [
     "Document", "LoadResult", "load_paths", "DEFAULT_MAX_BYTES", "MARKDOWN_SUFFIXES", "TEXT_SUFFIXES",
     "CONVERTED_SUFFIXES", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
     "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "model_fit",
-    "MAX_WORD_PIECES",
+    "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces",
     # chunking
     "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
     "strategies", "annotate", "external", "is_external", "last_alignment_report", "load_strategy_file",
@@ -371,6 +378,7 @@ __all__ = [
     "RERANK_DEPTH", "Reranker", "RerankResult", "parse_reranker_spec", "rerank_hits", "RerankFigures",
     "rerank_figures", "STORE_KINDS", "StoreSpec", "parse_store_spec", "read_store", "StoreSource", "store_source",
     "store_strategy_name",
+    "list_collections", "check_store_dimensions",
     # runtime
     "offload", "heap", "gcpause", "Cancelled", "cancel_scope", "check_cancelled", "SizedLRU",
     "atomic_write_bytes", "atomic_write_text", "atomic_writer", "promote_survivors",

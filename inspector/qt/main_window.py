@@ -79,7 +79,7 @@ from inspector.qt.panels.gold_tools import GoldTools
 from inspector.qt.panels.question_bar import QuestionBar, hit_counts
 from inspector.qt.panels.reader import Reader
 from inspector.qt.panels.stats_panel import StatsPanel
-from inspector.qt.panels.strategy_panel import StrategyPanel
+from inspector.qt.panels.strategy_panel import StrategyPanel, strategy_label
 from inspector.qt.settings import Settings
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
@@ -224,6 +224,12 @@ class MainWindow(QMainWindow):
         self.plugins = PluginActions(self.state, self.messages, self.settings,
                                      strategies_registered=self._on_strategies_registered,
                                      show_strategy=self.show_strategy, parent=self)
+        from inspector.qt.actions.store_actions import StoreActions
+
+        # File ▸ Open Vector Store…: the user's own chunks and vectors as the strategy "store:SPEC".
+        self.stores = StoreActions(self, self.messages, self.settings,
+                                   strategies_registered=self._on_strategies_registered,
+                                   show_strategy=self.show_strategy)
 
     def _build_housekeeping(self) -> None:
         from inspector.qt.heap_trim import HeapTrimmer
@@ -270,6 +276,9 @@ class MainWindow(QMainWindow):
 
         self.bill = install_bill(self)  # money and time in the statistics and gold panels, the sweep
         self.language_note = install_language_note(self)  # the bundled English model vs the text's language
+        from inspector.qt.actions.rerank_actions import install_reranker
+
+        self.rerank_actions = install_reranker(self)  # Settings ▸ Reranker…, the gold panel's Score with reranker
 
     # -- panels ----------------------------------------------------------------------------------
     def add_panel(self, widget: QWidget, title: str,
@@ -340,6 +349,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.load_gold_action)
         self.plugins.add_to(file_menu)
+        self.stores.add_to(file_menu)
         self.export_menu = self.exports.add_to(file_menu)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
@@ -512,7 +522,7 @@ class MainWindow(QMainWindow):
             return
         parts = [doc.name, f"{len(doc.text):,} characters"]
         if r is not None:
-            parts.append(f"{r.stats.count:,} chunks · {r.request.strategy}")
+            parts.append(f"{r.stats.count:,} chunks · {strategy_label(r.request.strategy)}")
         self.info.setText("  ·  ".join(parts) + "  ")
 
     def _update_strip_view(self, *_args) -> None:
@@ -654,6 +664,8 @@ class MainWindow(QMainWindow):
             self.trace.shutdown()
             self.embedding_map.shutdown()
             self.retrieval.shutdown()
+            self.stores.shutdown()
+            self.rerank_box.shutdown()
             self.files.shutdown()
         super().closeEvent(e)
 

@@ -201,7 +201,7 @@ def embedder_info(embedder: Any, spec_text: str | None = None) -> dict[str, Any]
     out = {
         "spec": info.get("spec"),
         "model_id": info.get("model_id", str(getattr(embedder, "model_id", ""))),
-        "dims": int(info.get("dims", getattr(embedder, "dim", 0))),
+        "dims": info.get("dims", getattr(embedder, "dim", 0)),
         "max_tokens": info.get("max_tokens", getattr(embedder, "max_seq_length", None)),
         "tokenizer": info.get("tokenizer"),
         "backend": info.get("backend", getattr(embedder, "backend", None)),
@@ -211,6 +211,8 @@ def embedder_info(embedder: Any, spec_text: str | None = None) -> dict[str, Any]
         out["spec"] = spec_text
     elif out["spec"] is None and isinstance(made_by, EmbedderSpec):
         out["spec"] = made_by.text
+    if out["dims"] is not None:  # None: an HTTP model not asked yet (nothing sent to learn its size)
+        out["dims"] = int(out["dims"])
     if out["max_tokens"] is not None:
         out["max_tokens"] = int(out["max_tokens"])
     return out

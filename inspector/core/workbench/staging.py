@@ -215,7 +215,14 @@ class Staging:
                          note=f"BM25 answers until dense vectors exist: {req.fallback_note}", key=bm25_key)
             return
         from inspector.core.embedding.embedder import cache_namespace
+        from inspector.core.stores.source import store_source
 
+        source = store_source(req.strategy)
+        if source is not None:  # the user's vector store: its own vectors, exact at once (no chunk is embedded)
+            store_key = ("store", id(source), fp, cache_namespace(emb))
+            index = store.get_or_make(store_key, lambda: source.index(docs, chunks_by_doc, emb, cache=store.cache))
+            yield finish(index, EXACT, req.retriever, more=False, due=False, note=source.note or "", key=store_key)
+            return
         exact_key = ("exact", fp, req.with_prefix, cache_namespace(emb))  # precision, not device
         index = store.lookup(exact_key)
         if index is None and store.exact_cached(docs, chunks_by_doc, req.with_prefix):

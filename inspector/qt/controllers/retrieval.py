@@ -111,6 +111,9 @@ class RetrievalController(QObject):
         self.baselines.baselineChanged.connect(self.baselineChanged)
         self.baselines.comparisonChanged.connect(self.comparisonChanged)
         self.disagreement = ""
+        self.reranker: Any = None
+        """Settings ▸ Reranker: reorders the question's top `rerank_depth` hits (None: off)."""
+        self.rerank_depth = 50
         self.workbench = Workbench(cache=cache, lazy_model=False)
         """The core orchestration every job of this controller runs (its embedder is set once the
         model has loaded; until then dense requests are answered by BM25)."""
@@ -200,6 +203,14 @@ class RetrievalController(QObject):
             self.retriever = name
             self.settingsChanged.emit()
             self.refresh(exact=True)
+
+    def set_reranker(self, reranker: Any, depth: int = 50) -> None:
+        """Rerank the question's hits with `reranker` (None: off), reading the retriever's top `depth`."""
+        if reranker is not self.reranker or depth != self.rerank_depth:
+            self.reranker, self.rerank_depth = reranker, max(1, int(depth))
+            self.settingsChanged.emit()
+            if self.question:
+                self.refresh(exact=self._settled_exact(), mark_stale=False)
 
     def set_filters(self, docs: tuple[str, ...] | None, heading_prefix: tuple[str, ...] | None) -> None:
         """Restrict the question's hits to some documents and/or a heading-path prefix (the gold
@@ -451,7 +462,7 @@ class RetrievalController(QObject):
         self._submitted = req
         if req.gold and (preview or exact_note) and mark_stale:  # exact_note: a re-chunk too
             self._set_stale(True)
-        return self.runner.submit(retrieval_job(self.staging, req))
+        return self.runner.submit(retrieval_job(self.staging, req, self.reranker, self.rerank_depth))
 
     def chunks_requested(self, _rid: int = 0) -> None:
         """New chunks are on their way (another strategy, document or size): the runner's work for

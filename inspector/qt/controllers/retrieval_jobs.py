@@ -21,11 +21,17 @@ from inspector.core.api import (  # noqa: F401  (re-exported for the window's mo
 from inspector.qt.runner import Job, JobRunner, Progress  # noqa: F401  (JobRunner re-exported)
 
 
-def retrieval_job(staging: Staging, req: RetrievalRequest) -> Job:
-    """The question bar's and gold panel's job: the staging's stages, preview first, exact last."""
+def retrieval_job(staging: Staging, req: RetrievalRequest, reranker: Any = None, depth: int = 50) -> Job:
+    """The question bar's and gold panel's job: the staging's stages, preview first, exact last
+    (with a `reranker`, the question's hits of the last stage reranked after it: `rerank_jobs`)."""
 
     def job(cancelled: Callable[[], bool], progress: Progress) -> Iterator[RetrievalResult]:
-        yield from staging.stages(req, cancelled, progress)
+        if reranker is None:
+            yield from staging.stages(req, cancelled, progress)
+            return
+        from inspector.qt.controllers.rerank_jobs import reranked_stages
+
+        yield from reranked_stages(staging.stages(req, cancelled, progress), req, reranker, depth, progress)
 
     return job
 

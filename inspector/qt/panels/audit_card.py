@@ -212,6 +212,13 @@ class CardFacts:
     """Tokens and word pieces, e.g. "212 tok · 251 wp"."""
     extra: str = ""
     """Anything else worth a glance (matched child, dropped word pieces)."""
+    was: int | None = None
+    """The retriever's rank before a reranker reordered the hits (None: not reranked)."""
+
+    @property
+    def rank_text(self) -> str:
+        """"#1", or "#1 · was 7" after reranking."""
+        return f"#{self.rank}" + (f" · was {self.was}" if self.was is not None else "")
 
 
 class CardHeader(QWidget):
@@ -271,6 +278,11 @@ class CardHeader(QWidget):
         p.drawText(badge, Qt.AlignmentFlag.AlignCenter, f"#{facts.rank}")
         x = badge.right() + 8
         room = self.width() - self.buttons.geometry().width() - 8
+        if facts.was is not None:  # reranked: the retriever's rank beside the new one
+            was = f"was {facts.was}"
+            p.setPen(theme.muted if facts.was == facts.rank else accent)
+            p.drawText(QRectF(x, 0, max(0, room - x), h1), Qt.AlignmentFlag.AlignVCenter, was)
+            x += QFontMetrics(bold).horizontalAdvance(was) + 10
         p.setFont(self.font())
         p.setPen(theme.text)
         score = f"score {facts.score}"
@@ -402,7 +414,7 @@ class AuditCard(QFrame):
         self.facts = facts
         self.theme = theme
         self.prefix_len = prefix_len
-        self.header.setToolTip(f"#{facts.rank} · score {facts.score} · {verdict_text(verdict)}"
+        self.header.setToolTip(f"{facts.rank_text} · score {facts.score} · {verdict_text(verdict)}"
                                + (f" ({verdict.reason})" if verdict.reason else "")
                                + f"\n{facts.place}\n{facts.size}" + (f" · {facts.extra}" if facts.extra else ""))
         highlights = tuple(highlights)

@@ -348,7 +348,8 @@ class AuditPanel(QWidget):
                 extra.append(f"{full.embed_dropped} wp past the model's limit")
             place = (f"{c.doc_id} · chunk {c.id}" + (f" ({c.role})" if c.role != "chunk" else "") + " · "
                      + (" › ".join(c.heading_path) or "(no heading)"))
-            facts = CardFacts(h.rank, format_score(h.score), place, size, " · ".join(extra))
+            facts = CardFacts(h.rank, format_score(h.score), place, size, " · ".join(extra),
+                              getattr(h, "rank_before", None))
             card.set_content(h, text, len(prefix), facts, theme, self.session.verdict(q, h), marks)
         again = next((i for i, h in enumerate(result.hits) if (h.chunk.doc_id, h.chunk.start, h.chunk.end) == kept[1]),
                      None) if same_question and kept is not None else None
@@ -574,6 +575,10 @@ class AuditPanel(QWidget):
     def texts(self) -> list[str]:
         """The cards' texts in rank order, as shown."""
         return [c.shown_text() for c in self.cards]
+
+    def rank_texts(self) -> list[str]:
+        """Each card's rank as its header says it: "#1", or "#1 · was 7" after reranking."""
+        return [c.facts.rank_text for c in self.cards if c.facts is not None]
 
     def judgements(self) -> dict[int, str | None]:
         """The verdict of each rank (judged or inherited; None: unjudged)."""

@@ -54,6 +54,16 @@ def pretty(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
+def strategy_label(name: str) -> str:
+    """How the selector shows a strategy: its name, except a vector store's, whose name is its
+    whole spec ("store:chroma:/home/ann/rag/chroma_db:langchain"): "store: langchain" (the
+    spec is in the selector's tip and the description names the store)."""
+    if not name.startswith("store:"):
+        return name
+    collection = name.rpartition(":")[2]
+    return f"store: {collection}" if collection else name
+
+
 #: QAbstractSlider actions that step from the current value (one notch, or a page of notches).
 _STEPS = {
     QAbstractSlider.SliderAction.SliderSingleStepAdd: 1,
@@ -301,7 +311,7 @@ class StrategyPanel(QWidget):
         lay.addWidget(self.prefix)
         lay.addStretch(1)
 
-        self.combo.currentTextChanged.connect(self._on_combo)
+        self.combo.currentIndexChanged.connect(lambda i: self._on_combo(str(self.combo.itemData(i) or "")))
         self.prefix.toggled.connect(state.set_with_prefix)
         self.reset.clicked.connect(self.reset_defaults)
         state.strategyChanged.connect(self._on_strategy)
@@ -312,10 +322,10 @@ class StrategyPanel(QWidget):
     # -- public API (also what tests drive) ---------------------------------------------------
     @property
     def strategy(self) -> Strategy:
-        return self._strategies[self.combo.currentText()]
+        return self._strategies[str(self.combo.currentData())]
 
     def set_strategy(self, name: str) -> None:
-        self.combo.setCurrentText(name)
+        self.combo.setCurrentIndex(self.combo.findData(name))
 
     def control(self, name: str) -> QWidget:
         return self.controls[name]
@@ -354,8 +364,10 @@ class StrategyPanel(QWidget):
         try:
             self.combo.clear()
             for name, s in self._strategies.items():
-                self.combo.addItem(name)
-                self.combo.setItemData(self.combo.count() - 1, s.description, Qt.ItemDataRole.ToolTipRole)
+                # A vector store's strategy is named by its whole spec: shown short, the spec in the tip.
+                self.combo.addItem(strategy_label(name), name)
+                tip = f"{s.description}\n{name}" if name != strategy_label(name) else s.description
+                self.combo.setItemData(self.combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         finally:
             self.combo.blockSignals(False)
 
@@ -376,7 +388,7 @@ class StrategyPanel(QWidget):
             return
         self._building = True
         try:
-            self.combo.setCurrentText(name)
+            self.combo.setCurrentIndex(self.combo.findData(name))
             strat = self._strategies.get(name)
             self.description.setText(strat.description if strat else "")
             self._on_prefix(self.state.with_prefix)
