@@ -92,6 +92,21 @@ def test_hyphenated_words_are_joined_and_code_is_fenced():
     assert meta["structure"]["hyphens_joined"] == 1 and meta["structure"]["code_blocks"] == 1
 
 
+def test_numbered_item_titles_and_mixed_size_titles_beside_a_column():
+    # "(1) Title" set bold a size above the body is a heading, not a list item run into the
+    # text below; a title in two sizes ("Issues and Answers") on the baseline of a small-type
+    # column beside it stays one line (issue 30, found on docling's normal_4pages.pdf).
+    page = ([("text", 300, 60, 26, "B", "Issues"), ("text", 370, 64, 20, "B", "and"),
+             ("text", 420, 60, 26, "B", "Answers"), ("text", 72, 66, 9, "R", "Issued 2 April by the office")]
+            + [("text", 72, 130, 11, "B", "(1) Changes to the law")] + text_lines(72, 150, BODY)
+            + [("text", 72, 210, 11, "B", "(2) The standard terms")] + text_lines(72, 230, BODY))
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([page]), "titles.pdf")
+    heads = [h for _level, h in re.findall(r"^(#+) (.*)$", text, flags=re.M)]
+    assert "Issues and Answers" in heads, text
+    assert "(1) Changes to the law" in heads and "(2) The standard terms" in heads, text
+    assert "Employees in Germany" in text and "- Employees" not in text
+
+
 def test_two_columns_are_read_column_by_column():
     left = ["Left column starts here and", "goes on for a while with", "words of its own.", "",
             "A second left paragraph", "ends the left column."]

@@ -42,10 +42,13 @@ class Word:
         return is_italic(self.font)
 
 
-_BOLD_RE = re.compile(r"bold|black|heavy|semibold|demi|-bd\b|bd$|,b$|-b$|medium|-md\b|md$", re.IGNORECASE)
-_ITALIC_RE = re.compile(r"italic|oblique|-it$|,i$|-i$", re.IGNORECASE)
-_MONO_RE = re.compile(r"courier|mono|consol|menlo|inconsolata|sourcecode|lucidaconsole|typewriter|cmtt|sfmono",
-                      re.IGNORECASE)
+# TeX's fonts say it in their names' letters: CMBX/SFBX bold extended, CMTI/SFTI italic, CMSL
+# slanted, CMTT/SFTT typewriter; NimbusRomNo9L-Medi is Times bold.
+_BOLD_RE = re.compile(r"bold|black|heavy|semibold|demi|-bd\b|bd$|,b$|-b$|medium|-md\b|md$|medi\b|"
+                      r"^(cm|sf|ec|tc|lm)(bx|b|ssbx)\d|^cmb\d", re.IGNORECASE)
+_ITALIC_RE = re.compile(r"italic|ital\b|oblique|-it$|,i$|-i$|^(cm|sf|ec|tc|lm)(ti|sl|it|bxti|bxsl)\d", re.IGNORECASE)
+_MONO_RE = re.compile(r"courier|mono|consol|menlo|inconsolata|sourcecode|lucidaconsole|typewriter|sfmono|"
+                      r"^(cm|sf|ec|tc|lm)(tt|itt|sltt)\d", re.IGNORECASE)
 
 
 def is_bold(font: str) -> bool:
@@ -160,32 +163,41 @@ _BULLET_RE = re.compile(r"^([•◦▪▫■□●○◆◇►▸‣⁃∙·\-�
 _ORDERED_RE = re.compile(r"^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\([ivx]{1,4}\))\s+(?=\S)")
 
 
+_SECTION_NO_RE = re.compile(r"^(\d{1,2}(\.\d{1,2}){0,4}\.?|[IVX]{1,5}\.|[A-Z]\.|[•◦▪▫■□●○◆◇►▸‣⁃∙·–—*➢➤✓✔-])$")
+
+
 def make_lines(words: list[Word]) -> list[Line]:
     """Words grouped by baseline, then cut where a horizontal gap is wider than about one em
     (a column gutter or a table gap, never a space in justified text)."""
     if not words:
         return []
     rows: list[list[Word]] = []
-    centre: list[float] = []
+    spans: list[tuple[float, float]] = []
     for w in sorted(words, key=lambda w: ((w.top + w.bottom) / 2, w.x0)):
-        c = (w.top + w.bottom) / 2
         h = max(w.bottom - w.top, 1.0)
-        # Compare with the last few rows: superscripts and mixed sizes sit a little off.
-        for k in range(len(rows) - 1, max(len(rows) - 4, -1), -1):
-            if abs(centre[k] - c) <= 0.35 * h:
+        # A word joins a row it half overlaps (superscripts and small fraction digits included);
+        # only the last few rows can qualify, words being sorted by their centres.
+        for k in range(len(rows) - 1, max(len(rows) - 5, -1), -1):
+            top, bottom = spans[k]
+            if min(bottom, w.bottom) - max(top, w.top) >= 0.5 * min(h, bottom - top):
                 rows[k].append(w)
+                if h > bottom - top:  # the row's band is its tallest word's
+                    spans[k] = (w.top, w.bottom)
                 break
         else:
             rows.append([w])
-            centre.append(c)
+            spans.append((w.top, w.bottom))
     lines: list[Line] = []
     for row in rows:
         row.sort(key=lambda w: w.x0)
-        size = statistics.median(w.size for w in row)
-        gap_limit = max(0.9 * size, 4.0)
         cur = [row[0]]
         for w in row[1:]:
-            if w.x0 - cur[-1].x1 > gap_limit:
+            gap = w.x0 - cur[-1].x1
+            # The smaller neighbour's em: a small label beside large type stands apart.
+            gap_limit = max(0.9 * min(w.size, cur[-1].size), 4.0)
+            # A section number is set a quad or two before its title ("5.1  Hyper ...").
+            number_gap = len(cur) == 1 and _SECTION_NO_RE.match(cur[0].text) and gap <= 3 * cur[0].size
+            if gap > gap_limit and not number_gap:
                 lines.append(Line(cur))
                 cur = [w]
             else:
@@ -203,10 +215,11 @@ def make_blocks(lines: list[Line]) -> list[Block]:
     """Lines joined into blocks: the next line below, overlapping horizontally, close (under
     ~0.8 of the font size apart), the same size and style; a bullet or number starts a new one."""
     blocks: list[Block] = []
-    open_: list[Block] = []
     for ln in lines:
         target = None
-        for b in reversed(open_):
+        # Blocks that end just above this line, latest first.
+        near = [b for b in blocks if b.lines[-1].bottom >= ln.top - 1.5 * max(ln.size, 1.0)]
+        for b in reversed(near):
             last = b.lines[-1]
             size = max(last.size, ln.size, 1.0)
             gap = ln.top - last.bottom
@@ -217,9 +230,13 @@ def make_blocks(lines: list[Line]) -> list[Block]:
             overlap = min(last.x1, ln.x1) - max(last.x0, ln.x0)
             if overlap <= 0.2 * min(last.x1 - last.x0, ln.x1 - ln.x0):
                 continue
-            if abs(last.size - ln.size) > 0.12 * size or last.style != ln.style:
+            if abs(last.size - ln.size) > 0.12 * size:
                 break
             if starts_item(ln.text):
+                break
+            # A list item's lines may change style (a bold lead-in), not size: a numbered title
+            # set larger than the text below it stays a line of its own.
+            if last.style != ln.style and not (starts_item(b.lines[0].text) and abs(last.size - ln.size) <= 0.3):
                 break
             # A short line that ends a sentence, then an indented one: a new paragraph.
             if (last.x1 < b.x1 - 3 * size and last.text.rstrip().endswith((".", "!", "?", ":"))
@@ -230,8 +247,6 @@ def make_blocks(lines: list[Line]) -> list[Block]:
         if target is None:
             target = Block([ln])
             blocks.append(target)
-            open_.append(target)
-            open_ = open_[-6:]
         else:
             target.lines.append(ln)
         target.grow()
@@ -375,16 +390,24 @@ def heading_reason(block: Block, body: Body) -> str:
     short, standalone, not a caption or list item, and set apart from the body text by size or
     weight (or, for a one-line title, italics)."""
     text = block.text
-    if block.kind != "paragraph" or not text or len(block.lines) > 3 or len(text) > 200:
+    if block.kind not in ("paragraph", "item") or not text or len(block.lines) > 3 or len(text) > 200:
         return ""
     letters = sum(ch.isalpha() for ch in text)
     ratio = block.size / max(body.size, 1.0)
     if letters == 0:
         # A bare chapter number set large ("1" above "Securing ... data").
         return "size" if ratio >= 1.8 and len(text) <= 4 and text.strip(".").isdigit() else ""
-    if _CAPTION_RE.match(text) or starts_item(text) and not _NUMBERED_RE.match(text):
+    if _CAPTION_RE.match(text):
         return ""
-    if text.endswith((",", ";")) or text[:1].islower():
+    bold, italic, _mono = block.style
+    if starts_item(text) and not _NUMBERED_RE.match(text):
+        # "(1) Title" or "a) Title": a one-line numbered item set bold at body size or larger,
+        # short and unpunctuated, titles what follows; any other item is a list item.
+        if (_ORDERED_RE.match(text) and bold and not body.bold and ratio >= 1.0 and len(block.lines) == 1
+                and len(text) <= 80 and not text.endswith((".", ":", ";", ","))):
+            return "numbered"
+        return ""
+    if text.endswith((",", ";", ":")) or text[:1].islower():
         return ""
     if text.endswith(".") and not re.search(r"\d\.$", text) and len(text) > 40:
         return ""
@@ -392,7 +415,6 @@ def heading_reason(block: Block, body: Body) -> str:
         return ""
     if letters < 0.4 * len(text.replace(" ", "")):
         return ""
-    bold, italic, _mono = block.style
     if ratio >= 1.15:
         return "size"
     if ratio < 0.95:
@@ -408,22 +430,37 @@ def heading_reason(block: Block, body: Body) -> str:
 
 
 def heading_levels(blocks: list[Block]) -> None:
-    """Levels from numbering depth ("1.3.1" is 3) when a heading is numbered, else from the rank
-    of its size (and boldness) among the page's headings, largest first."""
+    """Levels for headings not yet levelled: a numbered heading's depth ("1.3.1" is 3); an
+    unnumbered one takes the level of numbered headings set in the same size (one deeper when
+    smaller than all of them, 1 when larger); with no numbered headings, the rank of its size
+    (bold before regular) among the headings, largest first."""
     heads = [b for b in blocks if b.kind == "heading" and not b.level]
-    keys = sorted({(round(b.size), b.style[0]) for b in heads}, reverse=True)
-    rank = {k: i + 1 for i, k in enumerate(keys)}
+    numbered: dict[float, list[int]] = {}
     for b in heads:
         m = _NUMBERED_RE.match(b.text)
-        if m and b.sure == "numbered":
+        if m and any(ch.isalpha() for ch in b.text):
             b.level = min(m.group(1).count(".") + 1, 6)
+            numbered.setdefault(round(b.size), []).append(b.level)
+    anchors = sorted((size, min(levels)) for size, levels in numbered.items())
+    rest = [b for b in heads if not b.level]
+    keys = sorted({(round(b.size), b.style[0]) for b in rest}, reverse=True)
+    rank = {k: i + 1 for i, k in enumerate(keys)}
+    for b in rest:
+        size = round(b.size)
+        if not anchors:
+            b.level = min(rank[(size, b.style[0])], 6)
+        elif size > anchors[-1][0]:
+            b.level = 1
         else:
-            b.level = min(rank[(round(b.size), b.style[0])], 6)
+            at_or_above = [lvl for s, lvl in anchors if s >= size]
+            same = [lvl for s, lvl in anchors if s == size]
+            b.level = min(same[0] if same else max(at_or_above) + 1, 6)
 
 
 # --------------------------------------------------------------------------------- running heads
 
-_PAGE_NO_RE = re.compile(r"^(page\s*)?[-–(]?\s*(\d{1,4}|[ivxlc]{1,6})\s*[-–)]?(\s*(of|/)\s*\d{1,4})?$", re.IGNORECASE)
+_PAGE_NO_RE = re.compile(r"^(page\s*)?[-–(]?\s*(\d{1,4}|\d{1,3}[-–.]\d{1,4}|[ivxlc]{1,6})\s*[-–)]?"
+                         r"(\s*(of|/)\s*\d{1,4})?$", re.IGNORECASE)
 
 
 def furniture_key(text: str) -> str:

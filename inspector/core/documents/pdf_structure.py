@@ -40,6 +40,8 @@ from inspector.core.documents.pdf_layout import (
 
 #: Share of the page height at the top and at the bottom where running heads and footers live.
 MARGIN = 0.09
+#: Nearer the edge than this share of the height, a lone number is a page number.
+EDGE = 0.13
 _CID_RE = re.compile(r"\(cid:\d+\)")
 _LEADER_RE = re.compile(r"^(.*?\S)\s*(?:\.\s*){3,}\s*(\S{1,8})$")
 _BULLET_SPLIT_RE = re.compile(r"^([•◦▪▫■□●○◆◇►▸‣⁃∙·\-–—*➢➤✓✔])\s*")
@@ -225,7 +227,7 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
     _outline_headings(pages, outline, rec)
     for p in pages:
         for b in p.blocks:
-            if b.kind != "paragraph":
+            if b.kind not in ("paragraph", "item"):
                 continue
             why = heading_reason(b, body)
             if why:
@@ -258,20 +260,25 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
 
 
 def _drop_running(pages: list[PageResult], rec: Recovered) -> None:
-    """Blocks in the top or bottom margin that repeat on other pages (digits blurred), and page
-    numbers there, are furniture, not text."""
-    def margin(p: PageResult, b: Block) -> bool:
-        return b.kind != "table" and (b.bottom <= p.height * MARGIN or b.top >= p.height * (1 - MARGIN))
+    """Furniture, not text: blocks in the top or bottom margin that repeat on other pages (digits
+    blurred), page numbers near the top or bottom edge, and a one-line running head beside such
+    a page number (a journal's "Title of the paper  9", which no other page may repeat)."""
+    def zone(p: PageResult, b: Block, share: float) -> bool:
+        return b.kind != "table" and (b.bottom <= p.height * share or b.top >= p.height * (1 - share))
 
     seen: dict[str, set[int]] = {}
     for p in pages:
         for b in p.blocks:
-            if margin(p, b):
+            if zone(p, b, MARGIN):
                 seen.setdefault(furniture_key(b.text), set()).add(p.number)
     for p in pages:
+        numbers = [b for b in p.blocks if zone(p, b, EDGE) and len(b.lines) == 1 and is_page_number(b.text)]
         keep = []
         for b in p.blocks:
-            if margin(p, b) and (len(seen.get(furniture_key(b.text), ())) >= 2 or is_page_number(b.text)):
+            repeated = zone(p, b, MARGIN) and len(seen.get(furniture_key(b.text), ())) >= 2
+            beside_number = zone(p, b, EDGE) and len(b.lines) == 1 and any(
+                n is not b and min(n.bottom, b.bottom) - max(n.top, b.top) > 0 for n in numbers)
+            if repeated or beside_number or any(n is b for n in numbers):
                 rec.running_dropped += 1
                 continue
             keep.append(b)
