@@ -40,8 +40,11 @@ def _dark_rows(pixmap) -> set[int]:
 def test_the_page_of_the_selected_chunk_is_rendered_and_follows_it(qtbot, make_window, open_doc, tmp_path):
     w = make_window(size=(1400, 900))
     path = _pdf(tmp_path)
+    shown: list[tuple[str, str, str]] = []
+    w.messages.shown.connect(lambda *m: shown.append(m))
     result = open_doc(w, path)
     assert w.state.document.kind == "markdown"
+    assert any(text.startswith("handbook.pdf: Built-in PDF structure: 2 headings") for _kind, text, _d in shown)
     panel = w.pdf_page
     assert not w.pdf_page_dock.isVisible() and panel.rendered is None  # nothing rendered while hidden
     w.pdf_page_dock.show()
