@@ -107,6 +107,21 @@ def test_numbered_item_titles_and_mixed_size_titles_beside_a_column():
     assert "Employees in Germany" in text and "- Employees" not in text
 
 
+def test_a_run_of_bold_lines_is_not_a_run_of_empty_sections():
+    # A cover's highlights: three bold lines in a row with nothing between them stay text; a bold
+    # title followed by its paragraph stays a heading.
+    page = ([("text", 72, 60, 10, "B", "Implement roles and separation of duties"),
+             ("text", 72, 90, 10, "B", "Leverage row permissions on the database"),
+             ("text", 72, 120, 10, "B", "Protect columns by defining column masks")]
+            + text_lines(72, 150, ["This paper describes the feature for database engineers."])
+            + [("text", 72, 200, 10, "B", "Booking rules")] + text_lines(72, 220, BODY))
+    text, _kind, meta = builtin_pdf(make_layout_pdf([page]), "cover.pdf")
+    heads = [h for _level, h in re.findall(r"^(#+) (.*)$", text, flags=re.M)]
+    assert heads == ["Booking rules"], text
+    assert "Leverage row permissions on the database" in text
+    assert meta["structure"]["headings"] == {"bold": 1}
+
+
 def test_two_columns_are_read_column_by_column():
     left = ["Left column starts here and", "goes on for a while with", "words of its own.", "",
             "A second left paragraph", "ends the left column."]

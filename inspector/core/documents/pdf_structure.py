@@ -234,6 +234,7 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
                 b.kind, b.sure = "heading", why
     heads = [b for p in pages for b in p.blocks]
     heading_levels(heads)
+    _demote_heading_runs(pages)
     if rec.outline_matched:
         deepest = max(b.level for b in heads if b.sure == "outline")
         for b in heads:
@@ -257,6 +258,22 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
             elif b.kind == "code":
                 rec.code += 1
     return rec
+
+
+def _demote_heading_runs(pages: list[PageResult]) -> None:
+    """Three or more headings in a row on one page, at one level, with no text between them and
+    not from the outline or numbered, are a list of bold or large lines (a cover's highlights, a
+    menu), not sections with nothing in them: they become paragraphs again."""
+    for p in pages:
+        run: list[Block] = []
+        for b in p.blocks + [Block(kind="end")]:
+            if b.kind == "heading" and b.sure in ("bold", "size", "italic") and (not run or b.level == run[0].level):
+                run.append(b)
+                continue
+            if len(run) >= 3:
+                for h in run:
+                    h.kind, h.sure, h.level = "paragraph", "", 0
+            run = [b] if b.kind == "heading" and b.sure in ("bold", "size", "italic") else []
 
 
 def _drop_running(pages: list[PageResult], rec: Recovered) -> None:
