@@ -122,6 +122,28 @@ def test_a_run_of_bold_lines_is_not_a_run_of_empty_sections():
     assert meta["structure"]["headings"] == {"bold": 1}
 
 
+def test_boxes_that_are_a_drawing_stay_text_and_doubled_glyphs_are_read_once():
+    # A syntax diagram: a 5 x 4 grid of boxes with a bold line in five cells (mostly empty, so
+    # not a table); its lines stay text, none a heading. Below it a word whose every glyph is
+    # drawn twice 0.7 pt apart (fake bold), as docling's Redbook sample does.
+    items = [("text", 72, 40, 10, "R", "The statement is shown in the figure below.")]
+    xs, tops = [72, 200, 330, 460, 540], [80, 110, 140, 170, 200, 230]
+    for x in xs:
+        items.append(("rule", x, tops[0], x, tops[-1]))
+    for t in tops:
+        items.append(("rule", xs[0], t, xs[-1], t))
+    for k, line in enumerate(["CREATE PERMISSION", "ON TABLE", "FOR ROWS", "WHERE", "ENABLE"]):
+        items.append(("text", xs[k % 4] + 4, tops[k] + 9, 10, "B", line))
+    for i, ch in enumerate("ENFORCED"):
+        items += [("text", 72 + 6 * i, 260, 10, "M", ch), ("text", 72.7 + 6 * i, 260, 10, "M", ch)]
+    items += text_lines(72, 300, BODY)
+    text, _kind, meta = builtin_pdf(make_layout_pdf([items]), "diagram.pdf")
+    assert "|" not in text and meta["structure"]["tables"] == 0, text
+    assert "CREATE PERMISSION" in text and "FOR ROWS" in text
+    assert not re.search(r"^#", text, flags=re.M), text
+    assert "ENFORCED" in text and "EENN" not in text, text
+
+
 def test_two_columns_are_read_column_by_column():
     left = ["Left column starts here and", "goes on for a while with", "words of its own.", "",
             "A second left paragraph", "ends the left column."]

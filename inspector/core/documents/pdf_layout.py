@@ -119,6 +119,8 @@ class Block:
     """Why it is a heading: "outline", "size", "numbered", "bold", "italic"."""
     hyphens: int = 0
     """Words hyphenated at a line end that `join_lines` joined."""
+    in_drawing: bool = False
+    """Text inside ruled boxes that are not a table (a syntax diagram): kept as text, never a heading."""
 
     def grow(self) -> None:
         if self.lines:

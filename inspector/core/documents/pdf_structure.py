@@ -94,10 +94,13 @@ def page_blocks(page) -> PageResult:
     """A pdfplumber page as blocks in reading order (tables included)."""
     res = PageResult(number=page.page_number, height=float(page.height))
     tables = []
+    drawings = []
     for t in page.find_tables():
         rows = _table_rows(t.extract())
         if rows:
             tables.append((t.bbox, rows))
+        else:
+            drawings.append(t.bbox)
     words: list[Word] = []
     for w in chars_to_words(page.chars, res):
         cx, cy = (w.x0 + w.x1) / 2, (w.top + w.bottom) / 2
@@ -113,6 +116,14 @@ def page_blocks(page) -> PageResult:
         blocks.append(contents)
     for b in blocks:
         _finish(b)
+    # Text in a drawing's boxes is never a heading; a box holding one or two blocks is a framed
+    # title or callout, whose title may be.
+    for x0, top, x1, bottom in drawings:
+        inside = [b for b in blocks if b.kind != "table" and x0 - 1 <= (b.x0 + b.x1) / 2 <= x1 + 1
+                  and top - 1 <= (b.top + b.bottom) / 2 <= bottom + 1]
+        if len(inside) >= 3:
+            for b in inside:
+                b.in_drawing = True
     res.blocks = reading_order(blocks)
     return res
 
@@ -152,6 +163,10 @@ def chars_to_words(chars: list[dict], res: PageResult) -> list[Word]:
     for ch in upright:
         if cur:
             last = cur[-1]
+            if (ch["text"] == last["text"] and not ch["text"].isspace()
+                    and abs(ch["x0"] - last["x0"]) < 0.5 * max(last["x1"] - last["x0"], 0.5)
+                    and abs(ch["top"] - last["top"]) < 0.5 * max(float(last["size"]), 1.0)):
+                continue  # the same glyph drawn again a hair to the side: fake bold or a shadow
             size = max(float(last["size"]), 1.0)
             same_line = abs((ch["top"] + ch["bottom"]) - (last["top"] + last["bottom"])) / 2 <= 0.3 * size
             gap = ch["x0"] - last["x1"]
@@ -179,6 +194,14 @@ def _table_rows(raw: list[list[str | None]]) -> list[list[str]] | None:
     filled = sum(1 for r in rows for c in r if c)
     if len(rows) < 2 or len(keep) < 2 or filled < 4:
         return None
+    # A drawing in boxes (a syntax diagram, a flow of steps), not a grid of values: mostly empty
+    # cells, or one long text in several cells of a row (text drawn twice for a shadow).
+    if filled < 0.3 * len(rows) * len(keep):
+        return None
+    for r in rows:
+        long = [c for c in r if len(c) >= 20]
+        if len(long) != len(set(long)):
+            return None
     return rows
 
 
@@ -227,7 +250,7 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
     _outline_headings(pages, outline, rec)
     for p in pages:
         for b in p.blocks:
-            if b.kind not in ("paragraph", "item"):
+            if b.kind not in ("paragraph", "item") or b.in_drawing:
                 continue
             why = heading_reason(b, body)
             if why:
