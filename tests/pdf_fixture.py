@@ -49,7 +49,8 @@ FONTS = {"R": "Helvetica", "B": "Helvetica-Bold", "I": "Helvetica-Oblique", "M":
 def make_layout_pdf(pages: list[list[tuple]], outline: list[tuple[str, int]] | None = None) -> bytes:
     """A PDF with placed text and ruling lines, for layout tests. Each page is a list of
     ("text", x, top, size, font, string) with font one of FONTS' keys and `top` measured from the
-    top of a 612 x 792 page, or ("rule", x0, top0, x1, top1) for a stroked line. `outline`:
+    top of a 612 x 792 page, ("up", x, bottom, size, font, string) for text turned to read bottom to
+    top, or ("rule", x0, top0, x1, top1) for a stroked line. `outline`:
     (title, page index) bookmarks."""
     n = len(pages)
     font_ids = {k: 1 + i for i, k in enumerate(FONTS)}
@@ -65,6 +66,10 @@ def make_layout_pdf(pages: list[list[tuple]], outline: list[tuple[str, int]] | N
                 _kind, x, top, size, font, s = it
                 esc = s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
                 ops.append(f"BT /F{font} {size} Tf {x} {792 - top - size} Td ({esc}) Tj ET")
+            elif it[0] == "up":  # text turned 90 degrees, reading bottom to top from (x, bottom)
+                _kind, x, bottom, size, font, s = it
+                esc = s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+                ops.append(f"BT /F{font} {size} Tf 0 1 -1 0 {x} {792 - bottom} Tm ({esc}) Tj ET")
             else:
                 _kind, x0, t0, x1, t1 = it
                 ops.append(f"0.5 w {x0} {792 - t0} m {x1} {792 - t1} l S")

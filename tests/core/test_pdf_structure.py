@@ -144,6 +144,25 @@ def test_boxes_that_are_a_drawing_stay_text_and_doubled_glyphs_are_read_once():
     assert "ENFORCED" in text and "EENN" not in text, text
 
 
+def test_a_header_turned_upright_in_a_table_reads_forwards():
+    xs, tops = [72, 250, 300, 350, 400], [100, 160, 178, 196]
+    items = [("text", 72, 60, 10, "R", "Who may run which command:")]
+    for x in xs:
+        items.append(("rule", x, tops[0], x, tops[-1]))
+    for t in tops:
+        items.append(("rule", xs[0], t, xs[-1], t))
+    items.append(("text", 76, 140, 9, "R", "User action"))
+    for k, name in enumerate(["*JOBCTL", "SECADM", "Nobody"]):
+        items.append(("up", xs[k + 1] + 16, tops[1] - 4, 9, "R", name))
+    for r, row in enumerate([["STRDBMON", "X", "X", ""], ["CHGQRYA", "X", "", "X"]]):
+        for c, cell in enumerate(row):
+            if cell:
+                items.append(("text", xs[c] + 4, tops[r + 1] + 4, 9, "R", cell))
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([items]), "rotated.pdf")
+    assert "| User action | *JOBCTL | SECADM | Nobody |" in text, text
+    assert "| STRDBMON | X | X |  |" in text
+
+
 def test_two_columns_are_read_column_by_column():
     left = ["Left column starts here and", "goes on for a while with", "words of its own.", "",
             "A second left paragraph", "ends the left column."]

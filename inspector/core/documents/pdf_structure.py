@@ -96,7 +96,9 @@ def page_blocks(page) -> PageResult:
     tables = []
     drawings = []
     for t in page.find_tables():
-        rows = _table_rows(t.extract())
+        # Rotated cell text (a narrow column's header set upright along the rule) reads bottom
+        # to top, as Word and Excel set it; pdfplumber's default would spell it backwards.
+        rows = _table_rows(t.extract(char_dir_rotated="btt"))
         if rows:
             tables.append((t.bbox, rows))
         else:
