@@ -53,6 +53,30 @@ def add_encoding_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--encoding", metavar="NAME", default=None,
                    help="read plain-text documents in this encoding (e.g. cp1252, latin-1) instead of "
                         "detecting it; a file it cannot decode is an error naming the line")
+    add_pdf_backend_arg(p)  # every command that opens documents
+
+
+def add_pdf_backend_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pdf-backend", metavar="builtin|plain|docling", default=None,
+                   help="how PDFs become text: builtin (default) Markdown with headings, lists and tables "
+                        "read offline from the page layout; plain: page text only; docling: the optional "
+                        "docling converter (pip install 'chunk-inspector[docling]')")
+
+
+def apply_pdf_backend(args: argparse.Namespace) -> None:
+    """Use the backend `--pdf-backend` names for every PDF this run opens; an unknown name, or
+    docling without its package, is a one-line error (exit 2) before any file is read."""
+    name = getattr(args, "pdf_backend", None)
+    if not name:
+        return
+    from inspector.core.api import PDF_BACKENDS, docling_available, set_pdf_backend
+
+    if name not in PDF_BACKENDS:
+        raise CliError(f"--pdf-backend: unknown backend {name!r}; choose one of {', '.join(PDF_BACKENDS)}")
+    if name == "docling" and not docling_available():
+        raise CliError("--pdf-backend docling needs the optional docling package "
+                       "(pip install 'chunk-inspector[docling]'); the builtin backend needs nothing")
+    set_pdf_backend(name)
 
 
 def document_encoding(args: argparse.Namespace) -> str | None:

@@ -11,7 +11,7 @@ import sys
 from typing import Sequence
 
 from inspector.cli import ask, chunks, code, evaluate, html
-from inspector.cli.common import CliError
+from inspector.cli.common import CliError, apply_pdf_backend
 from inspector.core.api import InputError
 
 #: Each module adds its subcommands (`add_commands`) and names them (`COMMANDS`).
@@ -39,10 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    from inspector.core.api import piece_override, use_piece_spec
+    from inspector.core.api import pdf_backend, piece_override, set_pdf_backend, use_piece_spec
 
     pieces = piece_override()  # --embedder moves word-piece counts to its model: put them back after
+    backend = pdf_backend()  # and --pdf-backend the PDF backend
     try:
+        apply_pdf_backend(args)
         return int(args.func(args) or 0)
     except InputError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
@@ -60,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         use_piece_spec(pieces)
+        set_pdf_backend(backend)
 
 
 def _known_commands() -> set[str]:

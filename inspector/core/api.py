@@ -37,6 +37,11 @@ _WHERE: dict[str, str] = {
     "TEXT_SUFFIXES": "inspector.core.documents.document",
     "CONVERTED_SUFFIXES": "inspector.core.documents.formats",
     "canonical_codec": "inspector.core.documents.encoding",
+    "PDF_BACKENDS": "inspector.core.documents.pdf_convert",
+    "set_pdf_backend": "inspector.core.documents.pdf_convert",
+    "pdf_backend": "inspector.core.documents.pdf_convert",
+    "docling_available": "inspector.core.documents.pdf_convert",
+    "render_pdf_page": "inspector.core.documents.pdf_render",
     "may_need_guessing": "inspector.core.documents.encoding",
     "InputError": "inspector.core.errors",
     "write_failure": "inspector.core.errors",
@@ -249,6 +254,8 @@ if TYPE_CHECKING:
     )
     from inspector.core.documents.encoding import canonical_codec, may_need_guessing
     from inspector.core.documents.formats import CONVERTED_SUFFIXES
+    from inspector.core.documents.pdf_convert import PDF_BACKENDS, docling_available, pdf_backend, set_pdf_backend
+    from inspector.core.documents.pdf_render import render_pdf_page
     from inspector.core.embedding.cache import default_cache
     from inspector.core.embedding.device import DEVICE_CHOICES, DeviceError, parse_device
     from inspector.core.embedding.embedder import (
@@ -356,6 +363,7 @@ __all__ = [
     # documents and text
     "Document", "LoadResult", "load_paths", "DEFAULT_MAX_BYTES", "MARKDOWN_SUFFIXES", "TEXT_SUFFIXES",
     "CONVERTED_SUFFIXES", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
+    "PDF_BACKENDS", "set_pdf_backend", "pdf_backend", "docling_available", "render_pdf_page",
     "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "model_fit",
     "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",
     # chunking

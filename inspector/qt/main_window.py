@@ -282,6 +282,11 @@ class MainWindow(QMainWindow):
         from inspector.qt.actions.embedder_actions import install_embedder_choice
 
         self.embedder_actions = install_embedder_choice(self)  # Settings ▸ Embedding Model…
+        from inspector.qt.actions.pdf_actions import install_pdf_backend
+        from inspector.qt.panels.pdf_page import install_pdf_page
+
+        self.pdf_backend_actions = install_pdf_backend(self)  # Settings ▸ PDF Backend
+        self.pdf_page = install_pdf_page(self)  # View ▸ PDF Page: the page the current chunk came from
 
     # -- panels ----------------------------------------------------------------------------------
     def add_panel(self, widget: QWidget, title: str,
@@ -666,6 +671,7 @@ class MainWindow(QMainWindow):
                 self.sweep_dialog.shutdown()
             self.trace.shutdown()
             self.embedding_map.shutdown()
+            self.pdf_page.shutdown()
             self.retrieval.shutdown()
             self.stores.shutdown()
             self.rerank_box.shutdown()

@@ -150,7 +150,7 @@ def test_pdf_pages_and_page_metadata(tmp_path):
     path = tmp_path / "policy.pdf"
     path.write_bytes(make_pdf(PDF_PAGES))
     doc = load_document(path)
-    assert doc.kind == "text" and doc.meta["pages"] == 3
+    assert doc.kind == "markdown" and doc.meta["pages"] == 3
     starts = doc.meta["page_starts"]
     assert starts[0] == 0 and starts == sorted(starts)
     for k, lines in enumerate(PDF_PAGES):

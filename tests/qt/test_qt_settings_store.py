@@ -13,7 +13,8 @@ def test_every_declared_setting_round_trips(tmp_path):
     values = {keys.GEOMETRY: b"\x01\x02\xff geometry", keys.WINDOW_STATE: b"\x00state",
               keys.RECENT_FILES: ["/only/one.md"], keys.LAST_DIR: "/tmp", keys.STRATEGY: "sentences",
               keys.PARAMS: {"sentences": {"size": 128, "overlap": 2}}, keys.WITH_PREFIX: {"fixed_chars": True},
-              keys.ONLY_FLAGGED: True, keys.MODEL_DEVICE: "cuda:1", keys.THEME: "dark"}
+              keys.ONLY_FLAGGED: True, keys.MODEL_DEVICE: "cuda:1", keys.THEME: "dark",
+              keys.PDF_BACKEND: "plain"}
     assert set(values) == set(keys.ALL)
     for setting, value in values.items():
         s.set(setting, value)

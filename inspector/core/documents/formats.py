@@ -2,9 +2,11 @@
 
 HTML and DOCX become Markdown (headings as `#` lines, lists as `-` items, tables as GFM pipe
 tables, code as fences), so `structure_of` finds the same blocks and heading paths as in a
-hand-written Markdown file and the `markdown` strategy applies unchanged. PDFs become plain text,
-one page after another, with the page starts recorded in `meta["page_starts"]` so every chunk can
-say which page(s) it came from (`SpanContext.make` reads it).
+hand-written Markdown file and the `markdown` strategy applies unchanged. PDFs become Markdown
+too (`pdf_convert`: headings, lists and tables recovered from the page layout), or plain text
+with the "plain" backend, one page after another, with the page starts recorded in
+`meta["page_starts"]` so every chunk can say which page(s) it came from (`SpanContext.make`
+reads it).
 
 Nothing here runs or fetches anything a file refers to: scripts and styles are dropped unread,
 images and links keep only their text.
@@ -35,7 +37,7 @@ PAGE_BREAK = "\n\n\n\n\n"
 def convert(data: bytes, suffix: str, path: str) -> tuple[str, str, dict]:
     """(text, kind, meta) for the bytes of a converted format; InputError names the file."""
     converters: dict[str, Callable[[bytes, str], tuple[str, str, dict]]] = {
-        ".html": html_to_markdown, ".htm": html_to_markdown, ".pdf": pdf_to_text, ".docx": docx_to_markdown}
+        ".html": html_to_markdown, ".htm": html_to_markdown, ".pdf": pdf_to_markdown, ".docx": docx_to_markdown}
     func = converters.get(suffix.lower())
     if func is None:
         raise InputError(f"unsupported file type {suffix}", path=path)
@@ -527,14 +529,17 @@ def _code_lang(attrs: list[tuple[str, str | None]]) -> str:
 
 def pdf_to_text(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
     """Page texts joined by PAGE_BREAK (kind "text"); meta: page_starts, pages, title."""
-    try:
-        from pypdf import PdfReader
-    except ImportError:  # pragma: no cover - a declared dependency
-        raise InputError("reading PDFs needs the pypdf package", path=path) from None
-    if b"%PDF" not in data[:1024]:
-        raise InputError("not a PDF file (no %PDF header)", path=path)
     with _captured_pypdf_warnings() as warnings:
-        return _read_pdf(PdfReader, data, path, warnings)
+        reader, pages = open_pdf(data, path)
+        return _read_pdf(reader, pages, path, warnings)
+
+
+def pdf_to_markdown(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
+    """A PDF through the backend chosen for this process (`pdf_convert.set_pdf_backend`):
+    Markdown with headings and tables by default, plain page text with "plain"."""
+    from inspector.core.documents.pdf_convert import convert_pdf
+
+    return convert_pdf(data, path)
 
 
 @contextmanager
@@ -561,7 +566,16 @@ def _captured_pypdf_warnings() -> Iterator[list[str]]:
         logger.propagate = old_propagate
 
 
-def _read_pdf(PdfReader, data: bytes, path: str, warnings: list[str]) -> tuple[str, str, dict]:
+def open_pdf(data: bytes, path: str) -> tuple[object, list]:
+    """(pypdf reader, pages) of a readable PDF; InputError naming the file for one that is not a
+    PDF, broken, encrypted with a password, or without pages. Every PDF backend checks here
+    first, so each gives the same clear errors."""
+    try:
+        from pypdf import PdfReader
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise InputError("reading PDFs needs the pypdf package", path=path) from None
+    if b"%PDF" not in data[:1024]:
+        raise InputError("not a PDF file (no %PDF header)", path=path)
     try:
         reader = PdfReader(io.BytesIO(data))
         encrypted = reader.is_encrypted
@@ -579,19 +593,39 @@ def _read_pdf(PdfReader, data: bytes, path: str, warnings: list[str]) -> tuple[s
         pages = list(reader.pages)
     except Exception as exc:
         raise InputError(f"cannot read PDF pages: {_reason(exc)}", path=path) from None
+    if not pages:
+        raise InputError("PDF has no pages", path=path)
+    return reader, pages
+
+
+def plain_page_text(page) -> str | None:
+    """pypdf's text of one page, final (no CR, form feed or NUL), or None when it fails."""
+    try:
+        raw = page.extract_text() or ""
+    except Exception:
+        return None
+    return raw.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "").strip()
+
+
+def pdf_title(reader) -> str | None:
+    try:
+        title = reader.metadata.title if reader.metadata else None
+    except Exception:
+        return None
+    return title.strip() if isinstance(title, str) and title.strip() else None
+
+
+def _read_pdf(reader, pages: list, path: str, warnings: list[str]) -> tuple[str, str, dict]:
     parts: list[str] = []
     page_starts: list[int] = []
     failed: list[int] = []
     pos = 0
     for number, page in enumerate(pages, start=1):
-        try:
-            raw = page.extract_text() or ""
-        except Exception:
-            raw = ""
+        body = plain_page_text(page)
+        if body is None:
+            body = ""
             failed.append(number)
         # The text must be final here: page_starts are offsets into exactly this string.
-        body = raw.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\x00", "")
-        body = body.strip()
         if parts:
             parts.append(PAGE_BREAK)
             pos += len(PAGE_BREAK)
@@ -599,20 +633,15 @@ def _read_pdf(PdfReader, data: bytes, path: str, warnings: list[str]) -> tuple[s
         parts.append(body)
         pos += len(body)
     text = "".join(parts)
-    if not pages:
-        raise InputError("PDF has no pages", path=path)
     if not text.strip():
         raise InputError("no extractable text (scanned?)", path=path)
     meta: dict = {"page_starts": page_starts, "pages": len(pages)}
     notes = [f"pypdf: {w}" for w in warnings] + [f"no text could be extracted from page {n}" for n in failed]
     if notes:
         meta["warnings"] = notes
-    try:
-        title = reader.metadata.title if reader.metadata else None
-    except Exception:
-        title = None
-    if isinstance(title, str) and title.strip():
-        meta["title"] = title.strip()
+    title = pdf_title(reader)
+    if title:
+        meta["title"] = title
     return text + "\n", "text", meta
 
 

@@ -92,8 +92,13 @@ THEMES = ("system", "light", "dark")
 THEME = Setting("view/theme", str, "system",
                 "Colours: system (follow the desktop's light or dark setting), light or dark (View ▸ Theme).")
 
+PDF_BACKEND = Setting("documents/pdf_backend", str, "builtin",
+                      "How PDFs become text (Settings ▸ PDF Backend): builtin (Markdown with headings, lists "
+                      "and tables from the page layout, offline), plain (page text only) or docling (the "
+                      "optional docling package).")
+
 ALL: tuple[Setting, ...] = (GEOMETRY, WINDOW_STATE, RECENT_FILES, LAST_DIR, STRATEGY, PARAMS, WITH_PREFIX,
-                            ONLY_FLAGGED, MODEL_DEVICE, THEME)
+                            ONLY_FLAGGED, MODEL_DEVICE, THEME, PDF_BACKEND)
 
 
 def add_recent(recent: list[str], path: str, limit: int = MAX_RECENT) -> list[str]:

@@ -1,0 +1,217 @@
+"""View ▸ PDF Page (issue 30): the page of the PDF the current chunk came from, beside its text,
+so a user sees what the extraction did to a heading or a table.
+
+The dock follows the selected chunk (its first page; ◀ ▶ walk the pages, the chunk's own pages
+named in the caption). Pages are rendered by pypdfium2 (`api.render_pdf_page`) on a background
+runner, latest request wins, and only while the dock is shown; the image is drawn at the dock's
+width (re-rendered after a resize settles). A document that is not a PDF, or a PDF that cannot
+be rendered, says so in the caption.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QVBoxLayout, QWidget
+
+from inspector.qt.document.page_marks import page_of, page_starts
+from inspector.qt.runner import JobRunner
+
+
+class PdfPagePanel(QWidget):
+    """One rendered PDF page and a caption naming it and the current chunk's pages."""
+
+    def __init__(self, state: Any, parent: QWidget | None = None, *, synchronous: bool = False) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.runner = JobRunner(self, synchronous=synchronous, name="pdf page")
+        self.runner.stageReady.connect(self._on_image)
+        self.runner.errored.connect(self._on_error)
+        self.path = ""
+        """The shown document's file when it is a PDF, else ''."""
+        self.starts: tuple[int, ...] = ()
+        self.pages = 0
+        self.page = 0
+        """The page asked for (1-based; 0: none)."""
+        self.chunk_pages: tuple[int, int] | None = None
+        self.rendered: tuple[str, int, int] | None = None
+        """(path, page, width in pixels) of the image shown."""
+        self._wanted: tuple[str, int, int] | None = None
+
+        self.caption = QLabel("")
+        self.caption.setWordWrap(True)
+        self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.prev_button = QToolButton(text="◀")
+        self.prev_button.setToolTip("Previous page")
+        self.prev_button.clicked.connect(lambda: self.show_page(self.page - 1))
+        self.next_button = QToolButton(text="▶")
+        self.next_button.setToolTip("Next page")
+        self.next_button.clicked.connect(lambda: self.show_page(self.page + 1))
+        top = QHBoxLayout()
+        top.setContentsMargins(4, 2, 4, 2)
+        top.addWidget(self.caption, 1)
+        top.addWidget(self.prev_button)
+        top.addWidget(self.next_button)
+        self.image = QLabel()
+        self.image.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.scroll = QScrollArea()
+        self.scroll.setWidget(self.image)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(top)
+        layout.addWidget(self.scroll, 1)
+        self.setMinimumWidth(220)
+
+        self._resize_timer = QTimer(self)
+        self._resize_timer.setSingleShot(True)
+        self._resize_timer.setInterval(150)
+        self._resize_timer.timeout.connect(self._render)
+
+        state.documentChanged.connect(self.set_document)
+        state.selectionChanged.connect(lambda _cid: self.follow_chunk())
+        self.set_document(state.document)
+
+    # -- what to show ----------------------------------------------------------------------------
+    def set_document(self, doc: Any) -> None:
+        path = str(getattr(doc, "path", "") or "")
+        self.starts = page_starts(doc) if doc is not None else ()
+        self.path = path if path.lower().endswith(".pdf") and self.starts else ""
+        meta = getattr(doc, "meta", None) or {}
+        self.pages = int(meta.get("pages") or len(self.starts)) if self.path else 0
+        self.chunk_pages = None
+        self.page = 1 if self.path else 0
+        self.rendered = None
+        self.image.clear()
+        self._update_caption()
+        self._render()
+
+    def follow_chunk(self) -> None:
+        """Show the first page of the selected chunk (nothing changes when none is selected)."""
+        chunk = self.state.selected_chunk()
+        if chunk is None or not self.path:
+            self.chunk_pages = None
+            self._update_caption()
+            return
+        first = page_of(self.starts, chunk.start)
+        last = page_of(self.starts, max(chunk.start, chunk.end - 1))
+        self.chunk_pages = (first, last)
+        self.show_page(first)
+
+    def show_page(self, page: int) -> None:
+        if not self.path:
+            return
+        self.page = min(max(page, 1), max(self.pages, 1))
+        self._update_caption()
+        self._render()
+
+    def _update_caption(self) -> None:
+        if not self.path:
+            doc = self.state.document
+            self.caption.setText("No PDF open: the page view shows the PDF a chunk came from."
+                                 if doc is None or not str(doc.name).lower().endswith(".pdf")
+                                 else f"{doc.name} has no page map (opened before it was a PDF?)")
+            self.prev_button.setEnabled(False)
+            self.next_button.setEnabled(False)
+            return
+        text = f"Page {self.page} of {self.pages}"
+        if self.chunk_pages is not None:
+            a, b = self.chunk_pages
+            cid = self.state.selection
+            text += f" · chunk {cid} on page {a}" if a == b else f" · chunk {cid} on pages {a}–{b}"
+        self.caption.setText(text)
+        self.prev_button.setEnabled(self.page > 1)
+        self.next_button.setEnabled(self.page < self.pages)
+
+    # -- rendering -------------------------------------------------------------------------------
+    def _target_width(self) -> int:
+        ratio = self.devicePixelRatioF() or 1.0
+        # Room for a vertical scroll bar, so a page taller than the dock never scrolls sideways.
+        room = self.scroll.width() - 2 * self.scroll.frameWidth() - self.scroll.verticalScrollBar().sizeHint().width()
+        return max(int((room - 4) * ratio), 200)
+
+    def _render(self) -> None:
+        if not self.path or not self.isVisible():
+            return  # rendered when shown (showEvent)
+        wanted = (self.path, self.page, self._target_width())
+        if wanted == self.rendered or wanted == self._wanted:
+            return
+        self._wanted = wanted
+        path, page, width = wanted
+
+        def job(cancelled, progress):
+            from inspector.core.api import render_pdf_page
+
+            yield wanted, render_pdf_page(path, page, width)
+
+        self.runner.submit(job)
+
+    def _on_image(self, _rid: int, stage: object) -> None:
+        wanted, im = stage  # type: ignore[misc]
+        self._wanted = None
+        if wanted[0] != self.path:
+            return
+        qimage = QImage(im.pixels, im.width, im.height, im.stride, QImage.Format.Format_RGB32).copy()
+        pixmap = QPixmap.fromImage(qimage)
+        pixmap.setDevicePixelRatio(self.devicePixelRatioF() or 1.0)
+        self.image.setPixmap(pixmap)
+        self.rendered = wanted
+        if wanted[1] != self.page or abs(wanted[2] - self._target_width()) > 2:
+            self._render()  # the user moved on while it rendered
+
+    def _on_error(self, _rid: int, message: str) -> None:
+        self._wanted = None
+        self.image.clear()
+        self.caption.setText(f"Cannot show page {self.page}: {message}")
+
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        self._render()
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        if self.rendered is not None:
+            self._resize_timer.start()
+
+    def shutdown(self, timeout_ms: int = 30_000) -> None:
+        self._resize_timer.stop()
+        self.runner.shutdown(timeout_ms)
+
+
+def install_pdf_page(window: Any) -> PdfPagePanel:
+    """View ▸ PDF Page: the panel in a dock on the right, hidden until asked for (it renders only
+    while shown), its toggle in the View menu and in View ▸ Panels."""
+    panel = PdfPagePanel(window.state, window,
+                         synchronous=bool(getattr(window.retrieval.runner, "synchronous", False)))
+    dock = window.add_panel(panel, "PDF Page", Qt.DockWidgetArea.RightDockWidgetArea)
+    detail = getattr(window, "detail_dock", None)
+    layout = getattr(window, "dock_layout", None)
+    if detail is not None and layout is not None:
+        # A tab beside the embedded text, whatever the arrangement: the page gets the column's height.
+        layout.tab_with(detail, dock)
+    dock.hide()
+    action = dock.toggleViewAction()
+    action.setText("&PDF Page")
+    action.setShortcut("Ctrl+Shift+P")
+    action.setToolTip("The page of the PDF the current chunk came from, as the PDF draws it")
+
+    def reveal() -> None:
+        """Show the dock as the front tab beside the embedded text (unless the user has arranged
+        the docks: then where they put it). A hidden tab comes back on its own when shown."""
+        dock.show()
+        if (detail is not None and layout is not None and getattr(layout, "auto", True) and not dock.isFloating()
+                and detail not in window.tabifiedDockWidgets(dock)):
+            window.tabifyDockWidget(detail, dock)
+        dock.raise_()
+
+    panel.reveal = reveal  # type: ignore[attr-defined]
+    action.triggered.connect(lambda checked: reveal() if checked else None)
+    menu = getattr(window, "view_menu", None)
+    if menu is not None:
+        menu.addAction(action)
+    window.pdf_page_dock = dock
+    return panel

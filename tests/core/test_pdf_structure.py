@@ -1,0 +1,303 @@
+"""PDFs with their structure (issue 30): headings, levels, lists, tables, running heads, hyphens,
+columns and the page map, on small PDFs the tests write themselves (tests/pdf_fixture.py), plus
+property tests of the layout steps and of the whole extractor."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector.core.documents import pdf_convert, pdf_structure
+from inspector.core.documents.document import load_document
+from inspector.core.documents.pdf_convert import builtin_pdf, convert_pdf, set_pdf_backend
+from inspector.core.documents.pdf_layout import Word, join_lines, make_blocks, make_lines, reading_order
+from inspector.core.errors import InputError
+from inspector.core.text.structure import structure_of
+from tests.pdf_fixture import PDF_PAGES, grid, make_layout_pdf, make_pdf, text_lines
+
+BODY = ["Employees in Germany get fourteen weeks of parental leave, paid in full by",
+        "the company, and may take it in up to three parts within the first three",
+        "years after the birth or adoption of the child."]
+
+
+def _page_of(meta: dict, offset: int) -> int:
+    return sum(1 for s in meta["page_starts"] if s <= offset)
+
+
+def _handbook() -> bytes:
+    page1 = ([("text", 72, 60, 18, "B", "Travel and leave handbook")] + text_lines(72, 100, BODY)
+             + [("text", 72, 150, 12, "B", "2.1 Refunds")] + text_lines(72, 175, BODY)
+             + grid(72, 240, [120, 200], [["Item", "Limit"], ["Hotel", "150 EUR per night"],
+                                          ["Meals", "40 EUR per day"]])
+             + [("text", 72, 30, 8, "R", "ACME staff handbook"), ("text", 300, 760, 9, "R", "1")])
+    page2 = (text_lines(72, 60, ["Receipts are kept for ten years. The finance team checks every refund",
+                                 "claim within a week and pays approved claims with the next salary."])
+             + [("text", 72, 110, 10, "B", "Booking rules")]
+             + text_lines(72, 130, ["• Economy class is the default for flights under six hours.",
+                                    "• Trains are preferred for trips under four hours."])
+             + [("text", 72, 30, 8, "R", "ACME staff handbook"), ("text", 300, 760, 9, "R", "2")])
+    return make_layout_pdf([page1, page2])
+
+
+def test_headings_tables_lists_and_page_map_from_the_layout():
+    text, kind, meta = builtin_pdf(_handbook(), "handbook.pdf")
+    assert kind == "markdown" and meta["pages"] == 2
+    heads = re.findall(r"^(#+) (.*)$", text, flags=re.M)
+    # Levels by type size: 18 pt, 12 pt, then bold at the body size.
+    assert heads == [("#", "Travel and leave handbook"), ("##", "2.1 Refunds"), ("###", "Booking rules")]
+    assert "| Item | Limit |\n|---|---|\n| Hotel | 150 EUR per night |\n| Meals | 40 EUR per day |" in text
+    assert "- Economy class is the default for flights under six hours.\n- Trains are preferred" in text
+    # The running head and the page numbers are gone; the body is whole.
+    assert "ACME staff handbook" not in text and not re.search(r"^\s*[12]\s*$", text, flags=re.M)
+    assert "paid in full by the company" in text
+    # Every character maps back to its page.
+    starts = meta["page_starts"]
+    assert starts[0] == 0 and starts == sorted(starts) and len(starts) == 2
+    assert _page_of(meta, text.index("Hotel")) == 1 and _page_of(meta, text.index("Receipts")) == 2
+    assert meta["structure"]["tables"] == 1 and meta["structure"]["running_lines_dropped"] == 4
+    assert "3 headings" in meta["structure_note"] and "1 tables from ruling lines" in meta["structure_note"]
+
+
+def test_the_markdown_pipeline_sees_the_heading_paths(tmp_path):
+    path = tmp_path / "handbook.pdf"
+    path.write_bytes(_handbook())
+    doc = load_document(path)
+    assert doc.kind == "markdown"
+    titles = [h.title for h in structure_of(doc).headings]
+    assert titles == ["Travel and leave handbook", "2.1 Refunds", "Booking rules"]
+
+
+def test_outline_names_the_headings_and_their_levels():
+    page = ([("text", 72, 60, 10, "R", "Leave")] + text_lines(72, 80, BODY)
+            + [("text", 72, 140, 10, "R", "Sick leave")] + text_lines(72, 160, BODY))
+    data = make_layout_pdf([page], outline=[("Leave", 0), ("Sick leave", 0)])
+    text, _kind, meta = builtin_pdf(data, "outlined.pdf")
+    # Same type as the body: only the outline can tell these are headings.
+    assert re.findall(r"^# (.*)$", text, flags=re.M) == ["Leave", "Sick leave"]
+    assert meta["structure"]["outline_matched"] == 2 and "from the outline" in meta["structure_note"]
+
+
+def test_hyphenated_words_are_joined_and_code_is_fenced():
+    page = (text_lines(72, 60, ["The travel policy applies to every employ-", "ee who books a trip abroad",
+                                "with the company's card or a self-",
+                                "Booked ticket."])
+            + text_lines(72, 140, ["def refund(claim):", "    return claim.total"], font="M"))
+    text, _kind, meta = builtin_pdf(make_layout_pdf([page]), "hyphens.pdf")
+    assert "every employee who books" in text
+    assert "self- Booked" in text  # an upper-case word after the hyphen keeps it
+    assert "```\ndef refund(claim):\n    return claim.total\n```" in text
+    assert meta["structure"]["hyphens_joined"] == 1 and meta["structure"]["code_blocks"] == 1
+
+
+def test_numbered_item_titles_and_mixed_size_titles_beside_a_column():
+    # "(1) Title" set bold a size above the body is a heading, not a list item run into the
+    # text below; a title in two sizes ("Issues and Answers") on the baseline of a small-type
+    # column beside it stays one line (issue 30, found on docling's normal_4pages.pdf).
+    page = ([("text", 300, 60, 26, "B", "Issues"), ("text", 370, 64, 20, "B", "and"),
+             ("text", 420, 60, 26, "B", "Answers"), ("text", 72, 66, 9, "R", "Issued 2 April by the office")]
+            + [("text", 72, 130, 11, "B", "(1) Changes to the law")] + text_lines(72, 150, BODY)
+            + [("text", 72, 210, 11, "B", "(2) The standard terms")] + text_lines(72, 230, BODY))
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([page]), "titles.pdf")
+    heads = [h for _level, h in re.findall(r"^(#+) (.*)$", text, flags=re.M)]
+    assert "Issues and Answers" in heads, text
+    assert "(1) Changes to the law" in heads and "(2) The standard terms" in heads, text
+    assert "Employees in Germany" in text and "- Employees" not in text
+
+
+def test_a_run_of_bold_lines_is_not_a_run_of_empty_sections():
+    # A cover's highlights: three bold lines in a row with nothing between them stay text; a bold
+    # title followed by its paragraph stays a heading.
+    page = ([("text", 72, 60, 10, "B", "Implement roles and separation of duties"),
+             ("text", 72, 90, 10, "B", "Leverage row permissions on the database"),
+             ("text", 72, 120, 10, "B", "Protect columns by defining column masks")]
+            + text_lines(72, 150, ["This paper describes the feature for database engineers."])
+            + [("text", 72, 200, 10, "B", "Booking rules")] + text_lines(72, 220, BODY))
+    text, _kind, meta = builtin_pdf(make_layout_pdf([page]), "cover.pdf")
+    heads = [h for _level, h in re.findall(r"^(#+) (.*)$", text, flags=re.M)]
+    assert heads == ["Booking rules"], text
+    assert "Leverage row permissions on the database" in text
+    assert meta["structure"]["headings"] == {"bold": 1}
+
+
+def test_boxes_that_are_a_drawing_stay_text_and_doubled_glyphs_are_read_once():
+    # A syntax diagram: a 5 x 4 grid of boxes with a bold line in five cells (mostly empty, so
+    # not a table); its lines stay text, none a heading. Below it a word whose every glyph is
+    # drawn twice 0.7 pt apart (fake bold), as docling's Redbook sample does.
+    items = [("text", 72, 40, 10, "R", "The statement is shown in the figure below.")]
+    xs, tops = [72, 200, 330, 460, 540], [80, 110, 140, 170, 200, 230]
+    for x in xs:
+        items.append(("rule", x, tops[0], x, tops[-1]))
+    for t in tops:
+        items.append(("rule", xs[0], t, xs[-1], t))
+    for k, line in enumerate(["CREATE PERMISSION", "ON TABLE", "FOR ROWS", "WHERE", "ENABLE"]):
+        items.append(("text", xs[k % 4] + 4, tops[k] + 9, 10, "B", line))
+    for i, ch in enumerate("ENFORCED"):
+        items += [("text", 72 + 6 * i, 260, 10, "M", ch), ("text", 72.7 + 6 * i, 260, 10, "M", ch)]
+    items += text_lines(72, 300, BODY)
+    text, _kind, meta = builtin_pdf(make_layout_pdf([items]), "diagram.pdf")
+    assert "|" not in text and meta["structure"]["tables"] == 0, text
+    assert "CREATE PERMISSION" in text and "FOR ROWS" in text
+    assert not re.search(r"^#", text, flags=re.M), text
+    assert "ENFORCED" in text and "EENN" not in text, text
+
+
+def test_a_header_turned_upright_in_a_table_reads_forwards():
+    xs, tops = [72, 250, 300, 350, 400], [100, 160, 178, 196]
+    items = [("text", 72, 60, 10, "R", "Who may run which command:")]
+    for x in xs:
+        items.append(("rule", x, tops[0], x, tops[-1]))
+    for t in tops:
+        items.append(("rule", xs[0], t, xs[-1], t))
+    items.append(("text", 76, 140, 9, "R", "User action"))
+    for k, name in enumerate(["*JOBCTL", "SECADM", "Nobody"]):
+        items.append(("up", xs[k + 1] + 16, tops[1] - 4, 9, "R", name))
+    for r, row in enumerate([["STRDBMON", "X", "X", ""], ["CHGQRYA", "X", "", "X"]]):
+        for c, cell in enumerate(row):
+            if cell:
+                items.append(("text", xs[c] + 4, tops[r + 1] + 4, 9, "R", cell))
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([items]), "rotated.pdf")
+    assert "| User action | *JOBCTL | SECADM | Nobody |" in text, text
+    assert "| STRDBMON | X | X |  |" in text
+
+
+def test_two_columns_are_read_column_by_column():
+    left = ["Left column starts here and", "goes on for a while with", "words of its own.", "",
+            "A second left paragraph", "ends the left column."]
+    right = ["Right column begins now and", "carries different words", "to the end.", "",
+             "A second right paragraph", "ends the page."]
+    items = [("text", 72, 40, 16, "B", "Two columns")]
+    for k, (a, b) in enumerate(zip(left, right)):
+        if a:
+            items.append(("text", 72, 80 + 13 * k, 10, "R", a))
+        if b:
+            items.append(("text", 320, 80 + 13 * k, 10, "R", b))
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([items]), "columns.pdf")
+    order = [text.index(s) for s in ("Two columns", "Left column starts", "A second left", "Right column begins",
+                                     "A second right")]
+    assert order == sorted(order), text
+
+
+def test_a_page_that_cannot_be_structured_falls_back_to_plain_text(monkeypatch):
+    """The layout step raising on one page (injected: no real PDF is known to do it reliably)
+    costs that page its structure, not the document; the warning names the page."""
+    real = pdf_structure.page_blocks
+
+    def flaky(page):
+        if page.page_number == 2:
+            raise ValueError("odd content stream")
+        return real(page)
+
+    monkeypatch.setattr(pdf_structure, "page_blocks", flaky)
+    text, kind, meta = builtin_pdf(make_pdf(PDF_PAGES), "flaky.pdf")
+    assert kind == "markdown" and "Refunds are issued within 14 days." in text
+    assert meta["structure"]["plain_pages"] == [2]
+    assert any("page 2: structure not recovered (ValueError: odd content stream)" in w for w in meta["warnings"])
+    assert _page_of(meta, text.index("Refunds")) == 2 and _page_of(meta, text.index("Travel")) == 3
+
+
+def test_backends_plain_and_unknown_and_docling_missing(tmp_path):
+    data = make_pdf(PDF_PAGES)
+    text, kind, _meta = convert_pdf(data, "p.pdf", backend="plain")
+    assert kind == "text" and "Parental leave policy\nEmployees" in text
+    with pytest.raises(ValueError, match="unknown PDF backend 'ocr'"):
+        set_pdf_backend("ocr")
+    path = tmp_path / "p.pdf"
+    path.write_bytes(data)
+    try:
+        set_pdf_backend("plain")
+        assert load_document(path).kind == "text"
+    finally:
+        set_pdf_backend("builtin")
+    assert load_document(path).kind == "markdown"
+    if pdf_convert.docling_available():
+        pytest.skip("docling is installed here: the missing-package message cannot show")
+    with pytest.raises(InputError, match=r"p\.pdf: the docling PDF backend needs the optional docling package"):
+        convert_pdf(data, "p.pdf", backend="docling")
+
+
+def test_docling_backend_still_gives_the_clear_errors():
+    with pytest.raises(InputError, match="not a PDF file"):
+        convert_pdf(b"plain words", "x.pdf", backend="docling")
+
+
+# ----------------------------------------------------------------------------- properties
+
+_word = st.text(alphabet="abcdefghij", min_size=1, max_size=8)
+
+
+@st.composite
+def _words(draw) -> list[Word]:
+    """Words on a loose grid of lines and columns, some sizes and fonts mixed."""
+    out = []
+    n_lines = draw(st.integers(1, 12))
+    cols = draw(st.sampled_from([(72,), (72, 320)]))
+    for i in range(n_lines):
+        for x_start in cols:
+            x = float(x_start)
+            size = draw(st.sampled_from([9.0, 10.0, 14.0]))
+            top = 60.0 + i * draw(st.sampled_from([12.5, 13.0, 30.0])) * 1.0 + (i * 13.0)
+            for _ in range(draw(st.integers(0, 4))):
+                t = draw(_word)
+                w = 5.0 * len(t)
+                font = draw(st.sampled_from(["Helvetica", "Helvetica-Bold"]))
+                out.append(Word(t, x, x + w, top, top + size, size, font))
+                x += w + 2.5
+    return out
+
+
+@given(_words())
+@settings(max_examples=60, deadline=None)
+def test_layout_keeps_every_word_once_and_is_deterministic(words):
+    lines = make_lines(words)
+    blocks = make_blocks(lines)
+    ordered = reading_order(blocks)
+    assert sorted(id(b) for b in ordered) == sorted(id(b) for b in blocks)
+    got = sorted((w.text, w.x0, w.top) for b in ordered for ln in b.lines for w in ln.words)
+    assert got == sorted((w.text, w.x0, w.top) for w in words)
+    again = reading_order(make_blocks(make_lines(list(words))))
+    assert [[w for ln in b.lines for w in ln.words] for b in again] == \
+        [[w for ln in b.lines for w in ln.words] for b in ordered]
+
+
+@given(st.lists(st.text(alphabet="abc- ", min_size=1, max_size=12), min_size=1, max_size=6))
+def test_join_lines_drops_only_joining_hyphens(texts):
+    joined, n = join_lines(texts)
+    kept = "".join(t.strip() for t in texts).replace(" ", "")
+    assert len(joined.replace(" ", "")) == len(kept) - n
+
+
+_para = st.lists(st.text(alphabet="abcdefgh ", min_size=3, max_size=40).map(str.strip).filter(bool),
+                 min_size=1, max_size=4)
+
+
+@given(st.lists(st.lists(_para, min_size=0, max_size=3), min_size=1, max_size=3))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_page_map_covers_the_text_in_page_order(pages):
+    items = []
+    for paras in pages:
+        page, top = [], 60.0
+        for lines in paras:
+            page += text_lines(72, top, ["w" + ln for ln in lines])
+            top += 13 * len(lines) + 20
+        items.append(page)
+    if not any(items):
+        return
+    data = make_layout_pdf(items)
+    text, _kind, meta = builtin_pdf(data, "p.pdf")
+    starts = meta["page_starts"]
+    assert len(starts) == len(pages) and starts[0] == 0
+    assert all(a < b for a, b in zip(starts, starts[1:]))
+    bounds = starts + [len(text)]
+    for k, paras in enumerate(pages):
+        span = text[bounds[k]:bounds[k + 1]]
+        pos = 0
+        for lines in paras:
+            for ln in lines:
+                for word in ("w" + ln).split():
+                    found = span.find(word, pos)
+                    assert found >= 0, (word, span)
+                    pos = found + len(word)
+    assert builtin_pdf(data, "p.pdf")[0] == text

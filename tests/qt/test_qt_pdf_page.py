@@ -1,0 +1,93 @@
+"""View ▸ PDF Page and Settings ▸ PDF Backend (issue 30): the page the selected chunk came from is
+rendered off the GUI thread and follows the selection; the backend choice is remembered and
+changes what a PDF opened afterwards becomes."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor
+
+from inspector.core.documents import pdf_convert
+from inspector.core.viewmodel.settings_schema import PDF_BACKEND
+from inspector.qt.settings import Settings
+from tests.pdf_fixture import grid, make_layout_pdf, text_lines
+
+BODY = ["Employees in Germany get fourteen weeks of parental leave, paid in full by",
+        "the company, and may take it in up to three parts within the first three years."]
+
+
+def _pdf(tmp_path):
+    page1 = [("text", 72, 60, 18, "B", "Leave handbook")] + text_lines(72, 100, BODY)
+    page2 = ([("text", 72, 60, 14, "B", "Refund limits")] + text_lines(72, 90, BODY)
+             + grid(72, 300, [150, 200], [["Item", "Limit"], ["Hotel", "150 EUR per night"],
+                                          ["Meals", "40 EUR per day"]]))
+    path = tmp_path / "handbook.pdf"
+    path.write_bytes(make_layout_pdf([page1, page2]))
+    return path
+
+
+def _dark_rows(pixmap) -> set[int]:
+    """Rows (in tenths of the height) holding a dark pixel: where the page has ink."""
+    img = pixmap.toImage()
+    rows = set()
+    for y in range(0, img.height(), 3):
+        for x in range(0, img.width(), 3):
+            if QColor(img.pixel(x, y)).lightness() < 100:
+                rows.add(10 * y // img.height())
+                break
+    return rows
+
+
+def test_the_page_of_the_selected_chunk_is_rendered_and_follows_it(qtbot, make_window, open_doc, tmp_path):
+    w = make_window(size=(1400, 900))
+    path = _pdf(tmp_path)
+    shown: list[tuple[str, str, str]] = []
+    w.messages.shown.connect(lambda *m: shown.append(m))
+    result = open_doc(w, path)
+    assert w.state.document.kind == "markdown"
+    assert any(text.startswith("handbook.pdf: Built-in PDF structure: 2 headings") for _kind, text, _d in shown)
+    panel = w.pdf_page
+    assert not w.pdf_page_dock.isVisible() and panel.rendered is None  # nothing rendered while hidden
+    w.pdf_page_dock.show()
+    qtbot.waitUntil(lambda: panel.rendered is not None and panel.rendered[1] == 1, timeout=10_000)
+    first = _dark_rows(panel.image.pixmap())
+    on_two = next(c for c in result.chunks if "Hotel" in w.state.document.text[c.start:c.end])
+    w.state.select(on_two.id)
+    qtbot.waitUntil(lambda: panel.rendered is not None and panel.rendered[1] == 2, timeout=10_000)
+    assert panel.rendered[0] == str(path.resolve())
+    assert "Page 2 of 2" in panel.caption.text() and f"chunk {on_two.id} on page 2" in panel.caption.text()
+    second = _dark_rows(panel.image.pixmap())
+    # Page 1 has ink only in its top fifth; page 2's table (300-354 pt of 792) in its fourth tenth.
+    assert first and max(first) <= 1 and 3 in second, (first, second)
+    panel.prev_button.click()
+    qtbot.waitUntil(lambda: panel.rendered[1] == 1, timeout=10_000)
+    assert not panel.prev_button.isEnabled() and panel.next_button.isEnabled()
+
+
+def test_a_markdown_document_has_no_page_to_show(qtbot, make_window, open_doc):
+    w = make_window()
+    open_doc(w)
+    w.pdf_page_dock.show()
+    assert w.pdf_page.path == "" and "No PDF open" in w.pdf_page.caption.text()
+    assert not w.pdf_page.next_button.isEnabled()
+
+
+def test_the_pdf_backend_setting_is_remembered_and_used(qtbot, make_window, open_doc, settings_store, tmp_path):
+    path = _pdf(tmp_path)
+    w = make_window()
+    names = [a.data() for a in w.pdf_backend_actions.menu.actions()]
+    assert names == ["builtin", "plain", "docling"]
+    assert w.pdf_backend_actions.actions["builtin"].isChecked()
+    try:
+        w.pdf_backend_actions.actions["plain"].trigger()
+        assert Settings(settings_store).get(PDF_BACKEND) == "plain"
+        open_doc(w, path)
+        assert w.state.document.kind == "text" and "# Leave handbook" not in w.state.document.text
+        w.close()
+        pdf_convert.set_pdf_backend("builtin")
+        again = make_window()  # the same store: the choice comes back
+        assert again.pdf_backend_actions.actions["plain"].isChecked() and pdf_convert.pdf_backend() == "plain"
+        if not pdf_convert.docling_available():
+            docling = again.pdf_backend_actions.actions["docling"]
+            assert not docling.isEnabled() and "pip install" in docling.toolTip()
+    finally:
+        pdf_convert.set_pdf_backend("builtin")
