@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from inspector.core.documents.document import from_text
 from inspector.core.text.structure import (
+    Heading,
+    _heading_tree,
     paragraph_spans,
     parse_markdown,
     reference_parser,
@@ -130,3 +132,21 @@ def test_structure_equals_full_parse_on_corpora():
     assert len(files) >= 10
     for f in files:
         _same_as_full_parse(f.read_text(encoding="utf-8"))
+
+
+def _heading_tree_by_search(raw, text_len):
+    """The tree as it was built before issue 31: each section's end searched among later headings."""
+    out, stack = [], []
+    for idx, (level, title, a, b) in enumerate(raw):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        section_end = next((a2 for level2, _t, a2, _b in raw[idx + 1:] if level2 <= level), text_len)
+        out.append(Heading(level, title, a, b, section_end, tuple(t for _l, t in stack)))
+    return tuple(out)
+
+
+@given(st.lists(st.integers(1, 6), max_size=60))
+def test_heading_tree_in_one_pass_equals_searching_each_section_end(levels):
+    raw = [(lvl, f"h{i}", 10 * i, 10 * i + 5) for i, lvl in enumerate(levels)]
+    assert _heading_tree(raw, 10 * len(levels) + 3) == _heading_tree_by_search(raw, 10 * len(levels) + 3)

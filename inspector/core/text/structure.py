@@ -208,19 +208,23 @@ def parse_markdown(text: str, name: str = "", parser=None) -> Structure:
 
 
 def _heading_tree(raw: list[tuple[int, str, int, int]], text_len: int) -> tuple[Heading, ...]:
-    out: list[Heading] = []
+    """Headings with their paths and section ends, in one pass: a heading's section ends where the
+    next heading of the same or a higher level starts (issue 31: the search for it ran over every
+    later heading, quadratic in headings, seconds for a 20 MB handbook's tens of thousands)."""
+    section_ends = [text_len] * len(raw)
+    open_sections: list[int] = []  # headings whose section is still open, levels increasing
+    paths: list[tuple[str, ...]] = []
     stack: list[tuple[int, str]] = []
-    for idx, (level, title, a, b) in enumerate(raw):
+    for idx, (level, title, a, _b) in enumerate(raw):
+        while open_sections and raw[open_sections[-1]][0] >= level:
+            section_ends[open_sections.pop()] = a
+        open_sections.append(idx)
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, title))
-        section_end = text_len
-        for level2, _t, a2, _b2 in raw[idx + 1:]:
-            if level2 <= level:
-                section_end = a2
-                break
-        out.append(Heading(level, title, a, b, section_end, tuple(t for _l, t in stack)))
-    return tuple(out)
+        paths.append(tuple(t for _l, t in stack))
+    return tuple(Heading(level, title, a, b, section_ends[idx], paths[idx])
+                 for idx, (level, title, a, b) in enumerate(raw))
 
 
 def parse_text(text: str, name: str = "") -> Structure:
