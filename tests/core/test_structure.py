@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.core.documents.document import from_text
 from inspector.core.text.structure import (
+    Heading,
+    _heading_tree,
     paragraph_spans,
     parse_markdown,
+    reference_parser,
     sentence_spans,
     structure_of,
 )
@@ -93,3 +99,54 @@ def test_structure_spans_valid_on_random_markdown(text):
             assert b.start <= c.start <= c.end <= b.end
     for a, b in sentence_spans(doc.text, markdown=True):
         assert 0 <= a < b <= len(doc.text) and not doc.text[a:b].isspace()
+
+
+# -- our parse (markdown-it-py without its inline rule) against markdown-it-py's full parse (issue 31)
+
+_LINES = st.sampled_from([
+    "# Title *em* and `code` ##", "## [link](http://x) \\# not", "Setext *title*", "===", "---", "-",
+    "   ### indented heading", "    code line", "```", "~~~ py", "> # quoted heading", "- # item heading",
+    "1. item", "  - nested", "| a | b |", "|---|:-:|", "| *c* | `d|e` |", "<div>", "</div>", "<!-- c -->",
+    "text with **strong** and _em_", "[ref]: http://example.com", "***", "#hashtag", "#\tTab", "####### seven",
+    "", "", " ", "\t", "---\ntitle: 'Fm'\n---", "line\\", "Heading #", "a  \nb", "\u00a0", "é # x",
+])
+_markdown = st.builds("\n".join, st.lists(_LINES | st.text(alphabet="#*_`-=|>[]() \nax1\\<", max_size=12),
+                                          max_size=30))
+
+
+def _same_as_full_parse(text: str) -> None:
+    ours = parse_markdown(text, "n")
+    full = parse_markdown(text, "n", parser=reference_parser())
+    assert ours == full
+
+
+@settings(max_examples=300, deadline=None)
+@given(_markdown | any_text)
+def test_structure_equals_full_markdown_it_parse(text):
+    _same_as_full_parse(text)
+
+
+def test_structure_equals_full_parse_on_corpora():
+    root = Path(__file__).resolve().parents[2]
+    files = sorted((root / "benchmarks" / "data").rglob("*.md")) + sorted((root / "sample_docs").rglob("*.md"))
+    assert len(files) >= 10
+    for f in files:
+        _same_as_full_parse(f.read_text(encoding="utf-8"))
+
+
+def _heading_tree_by_search(raw, text_len):
+    """The tree as it was built before issue 31: each section's end searched among later headings."""
+    out, stack = [], []
+    for idx, (level, title, a, b) in enumerate(raw):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        section_end = next((a2 for level2, _t, a2, _b in raw[idx + 1:] if level2 <= level), text_len)
+        out.append(Heading(level, title, a, b, section_end, tuple(t for _l, t in stack)))
+    return tuple(out)
+
+
+@given(st.lists(st.integers(1, 6), max_size=60))
+def test_heading_tree_in_one_pass_equals_searching_each_section_end(levels):
+    raw = [(lvl, f"h{i}", 10 * i, 10 * i + 5) for i, lvl in enumerate(levels)]
+    assert _heading_tree(raw, 10 * len(levels) + 3) == _heading_tree_by_search(raw, 10 * len(levels) + 3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -173,3 +174,57 @@ def test_a_document_with_odd_characters_encoded_in_slices_equals_one_encode(text
         mp.setattr(tokens, "ENCODE_SLICE", step)
         index = TokenIndex(text)
     assert index.tokens.tolist() == encoding().encode_ordinary(text)
+
+
+# -- piece boundaries from token boundaries equal the expression run over the whole text (issue 31)
+
+PIECE_RUNS = st.lists(st.sampled_from([
+    "'s", "'S", "'ll", "'VE", "'re", "'d", "'m", "'t", "''", "don't", "it's", "ſ", "K", " ", "  ", "\t", "\n", "\r",
+    "\n\n", " \n", "\u00a0", "\u2028", "\u0085", "\x0b", "\x1c", "1", "12", "1234567", "٣", "²", "Ⅻ", "a", "word",
+    "Elterngeld", "unbelievably", "(", "((", "...", ".\n", "!?", "#", "##", "-", "—", "🚀", "中文", "é", "e\u0301",
+    "\U0001d400", "\U0001f600x", "|", "`", "**", "__", "_a",
+]), min_size=1, max_size=60).map("".join)
+
+
+def _pieces_equal_reference(text: str) -> None:
+    from inspector.core.text import tokens
+
+    index = TokenIndex(text)
+    assert list(index.pieces) == list(tokens.regex_piece_bounds(text))
+    # The fast path itself (TokenIndex falls back to the expression for odd characters).
+    if index._odd is None:
+        char_starts = np.array([index.char_of_token(k) for k in range(len(index) + 1)], dtype=np.int64)
+        fast = tokens.piece_bounds(text, char_starts)
+        assert fast is not None and list(fast) == list(tokens.regex_piece_bounds(text))
+
+
+@settings(max_examples=400)
+@given(text=PIECE_RUNS | any_text | RUNS | st.text(max_size=200))
+def test_piece_bounds_from_tokens_equal_the_expression(text):
+    _pieces_equal_reference(text)
+
+
+def test_piece_bounds_from_tokens_equal_the_expression_on_corpora():
+    root = Path(__file__).resolve().parents[2]
+    files = sorted((root / "benchmarks" / "data").rglob("*.md")) + sorted((root / "sample_docs").rglob("*.*"))
+    texts = [f.read_text(encoding="utf-8", errors="replace") for f in files if f.suffix in (".md", ".txt")]
+    assert len(texts) >= 10
+    for text in texts:
+        _pieces_equal_reference(text)
+
+
+def test_every_character_class_is_the_expressions():
+    """The class table read by piece_bounds agrees with the `regex` module on every code point
+    below U+10000 (and a few above)."""
+    import regex
+
+    from inspector.core.text import tokens
+
+    table = tokens._bmp_classes()
+    for cp in list(range(0, 0x10000, 7)) + [0x1D400, 0x1F600, 0x3D000, 0x10FFFF]:
+        ch = chr(cp)
+        want = (tokens._NL if ch in "\r\n" else tokens._S if regex.fullmatch(r"\s", ch)
+                else tokens._L if regex.fullmatch(r"\p{L}", ch) else tokens._N if regex.fullmatch(r"\p{N}", ch)
+                else tokens._P)
+        got = int(table[cp]) if cp < 0x10000 else tokens._class_of(ch)
+        assert got == want, hex(cp)

@@ -61,18 +61,19 @@ def test_truncation_offset_matches_tokenizing_the_chunk(text, data):
 
 
 @settings(max_examples=100)
-@given(text=any_text, step=st.integers(1, 40))
-def test_index_built_in_short_tokenizer_calls_equals_one_call(text, step):
-    """The index tokenizes a long document in calls cut at spaces and line breaks: words never
-    cross them, so the words and their pieces are those of one call over the whole text."""
+@given(text=any_text, step=st.integers(1, 40), batch=st.integers(1, 5))
+def test_index_built_in_short_tokenizer_calls_equals_one_call(text, step, batch):
+    """The index tokenizes a long document in calls cut at spaces and line breaks, `batch` slices a
+    call: words never cross them, so the words and their pieces are those of one call over the
+    whole text."""
     from inspector.core.text import wordpieces
 
     whole = WordPieceIndex(text)
-    saved = wordpieces.ENCODE_STEP
-    wordpieces.ENCODE_STEP = step
+    saved = wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH
+    wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH = step, batch
     try:
         cut = WordPieceIndex(text)
     finally:
-        wordpieces.ENCODE_STEP = saved
+        wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH = saved
     assert cut.word_starts == whole.word_starts and cut.word_ends == whole.word_ends
     assert cut.word_pieces_prefix.tolist() == whole.word_pieces_prefix.tolist()

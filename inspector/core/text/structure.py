@@ -97,17 +97,25 @@ _md_parser = None
 def _parser():
     global _md_parser
     if _md_parser is None:
-        from markdown_it import MarkdownIt
-        from mdit_py_plugins.front_matter import front_matter_plugin
-
         # html_block stays a block (shown as text, never rendered); tables are GFM.
         # Without markdown-it's `normalize` rule: document text has no CR left (the loader
         # normalizes newlines), and the rule's two regular-expression passes over the whole text
         # hold the GIL for ~300 ms on 20 MB. (It would also turn NUL into U+FFFD: one character
         # for one, so offsets are the same either way.)
-        _md_parser = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin) \
-            .disable("normalize")
+        # Without the `inline` rule either (issue 31): it parses the inline Markdown of every
+        # paragraph, cell and heading (emphasis, links, code spans) into child tokens nothing here
+        # reads, ~40% of the parse; a heading's title is its inline token's `content`, which the
+        # block rules set (tests/core/test_structure.py compares with the full parse).
+        _md_parser = reference_parser().disable("inline")
     return _md_parser
+
+
+def reference_parser():
+    """markdown-it-py with the inline rule (the parse before issue 31): what tests compare with."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin).disable("normalize")
 
 
 _TITLE_RE = re.compile(r"^title:\s*(.+?)\s*$", re.MULTILINE)
@@ -123,9 +131,10 @@ def _front_matter_title(yaml_text: str) -> str | None:
     return value or None
 
 
-def parse_markdown(text: str, name: str = "") -> Structure:
-    """Blocks, headings and title of a Markdown text."""
-    tokens = _parser().parse(text)
+def parse_markdown(text: str, name: str = "", parser=None) -> Structure:
+    """Blocks, headings and title of a Markdown text (`parser`: a markdown-it-py parser to use
+    instead of ours, for tests)."""
+    tokens = (parser or _parser()).parse(text)
     ls = line_starts(text)
     nlines = len(ls) - 1
 
@@ -199,19 +208,23 @@ def parse_markdown(text: str, name: str = "") -> Structure:
 
 
 def _heading_tree(raw: list[tuple[int, str, int, int]], text_len: int) -> tuple[Heading, ...]:
-    out: list[Heading] = []
+    """Headings with their paths and section ends, in one pass: a heading's section ends where the
+    next heading of the same or a higher level starts (issue 31: the search for it ran over every
+    later heading, quadratic in headings, seconds for a 20 MB handbook's tens of thousands)."""
+    section_ends = [text_len] * len(raw)
+    open_sections: list[int] = []  # headings whose section is still open, levels increasing
+    paths: list[tuple[str, ...]] = []
     stack: list[tuple[int, str]] = []
-    for idx, (level, title, a, b) in enumerate(raw):
+    for idx, (level, title, a, _b) in enumerate(raw):
+        while open_sections and raw[open_sections[-1]][0] >= level:
+            section_ends[open_sections.pop()] = a
+        open_sections.append(idx)
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, title))
-        section_end = text_len
-        for level2, _t, a2, _b2 in raw[idx + 1:]:
-            if level2 <= level:
-                section_end = a2
-                break
-        out.append(Heading(level, title, a, b, section_end, tuple(t for _l, t in stack)))
-    return tuple(out)
+        paths.append(tuple(t for _l, t in stack))
+    return tuple(Heading(level, title, a, b, section_ends[idx], paths[idx])
+                 for idx, (level, title, a, b) in enumerate(raw))
 
 
 def parse_text(text: str, name: str = "") -> Structure:

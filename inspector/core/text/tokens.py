@@ -129,42 +129,152 @@ def utf8_offsets(text: str) -> np.ndarray:
 ENCODE_SLICE = 1 << 17
 
 
-def _encode_in_slices(text: str, bounds: Sequence[int], odd: Sequence[int] | None = None) -> np.ndarray:
+def _line_cut(text: str, i: int) -> bool:
+    """Whether a slice may end after text[i] (a line break): the next character is not whitespace."""
+    return i + 1 < len(text) and not text[i + 1].isspace()
+
+
+def _slice_end(text: str, a: int, odd: bool) -> int:
+    """Where the slice starting at `a` ends: after a line break, before a character that is not
+    whitespace, as near ENCODE_SLICE characters on as there is one. Such a place is a piece
+    boundary whatever came before, to tiktoken's expression and to ours alike (no alternative of the
+    expression goes on past a line break into a character that is not whitespace), and the slice's
+    last piece ends the same way on its own (a whitespace run ending in a line break is one piece
+    either way). Without one: a piece end after a character that is not whitespace, found by the
+    expression from `a` (a piece boundary); with odd characters (`odd_characters`), the rest whole."""
+    n = len(text)
+    target = a + ENCODE_SLICE
+    i = text.rfind("\n", a, target)
+    while i >= a:
+        if _line_cut(text, i):
+            return i + 1
+        i = text.rfind("\n", a, i)
+    i = text.find("\n", target)
+    while i != -1:
+        if _line_cut(text, i):
+            return i + 1
+        i = text.find("\n", i + 1)
+    if not odd:
+        for m in _piece_regex().finditer(text, a):
+            e = m.end()
+            if target <= e < n and not text[e - 1].isspace():
+                return e
+    return n
+
+
+def _encode_in_slices(text: str, odd: Sequence[int] | None = None) -> np.ndarray:
     """`encode_ordinary(text)` as int32, one slice of about ENCODE_SLICE characters at a time.
 
     Why: tiktoken turns its result into a Python list while holding the GIL; for a 20 MB document
     that single call kept every other thread, the window's included, waiting for ~180 ms. Slices
-    are cut at pre-tokenizer piece boundaries (`bounds`, sorted) whose previous character is not
-    whitespace: BPE never crosses a piece boundary, and the expression's one look-ahead
-    (`\\s+(?!\\S)`) only matters at the end of a whitespace run, so each slice encodes to exactly
-    the document's own tokens there (tests compare with one whole encode). With `odd` characters
-    (`odd_characters`) the pieces here may not be tiktoken's, so slices are cut only where both
-    agree whatever came before: after a line break, before a character that is not whitespace."""
+    end where `_slice_end` says: BPE never crosses a piece boundary, so each slice encodes to
+    exactly the document's own tokens there (tests compare with one whole encode)."""
     n = len(text)
     if n <= ENCODE_SLICE:
         return np.asarray(_encode_ids(text), dtype=np.int32)
-
-    def good(b: int) -> bool:
-        if odd:
-            return 0 < b < n and text[b - 1] == "\n" and not text[b].isspace()
-        return 0 < b < n and not text[b - 1].isspace()
-
     parts: list[np.ndarray] = []
     a = 0
     while a < n:
-        b = n
-        if n - a > ENCODE_SLICE:
-            k = bisect.bisect_right(bounds, a + ENCODE_SLICE) - 1
-            while k >= 0 and bounds[k] > a and not good(bounds[k]):
-                k -= 1
-            if k < 0 or bounds[k] <= a:  # no cut in range (one huge whitespace run): the next good one
-                k = bisect.bisect_right(bounds, a + ENCODE_SLICE)
-                while k < len(bounds) and not good(bounds[k]):
-                    k += 1
-            b = bounds[k] if k < len(bounds) else n
+        b = _slice_end(text, a, bool(odd)) if n - a > ENCODE_SLICE else n
         parts.append(np.asarray(_encode_ids(text[a:b]), dtype=np.int32))
         a = b
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+
+
+# Character classes of the piece expression: letter, number, whitespace but a line break, line
+# break (\r, \n), anything else.
+_L, _N, _S, _NL, _P = range(5)
+#: _SURE[c1, c2]: no match of the expression holds a character of class c1 followed by one of
+#: class c2, so the place between two such characters is a piece boundary whatever came before.
+#: Pairs a match may hold: ' + letter and letters ('s, 've), a prefix (space or other) + letter,
+#: digit + digit, space + other, other + other, other + line break, whitespace + whitespace.
+_SURE = np.ones((5, 5), dtype=bool)
+for _c1, _c2 in ((_P, _L), (_L, _L), (_S, _L), (_N, _N), (_S, _P), (_P, _P), (_P, _NL),
+                 (_S, _S), (_S, _NL), (_NL, _S), (_NL, _NL)):
+    _SURE[_c1, _c2] = False
+
+
+def _class_of(ch: str) -> int:
+    import regex
+
+    for cls, pat in ((_NL, r"[\r\n]"), (_S, r"\s"), (_L, r"\p{L}"), (_N, r"\p{N}")):
+        if regex.fullmatch(pat, ch):
+            return cls
+    return _P
+
+
+@lru_cache(maxsize=1)
+def _bmp_classes() -> np.ndarray:
+    """The class of every code point below U+10000, as the `regex` module (our piece expression's)
+    sees it."""
+    import regex
+
+    chars = "".join(map(chr, range(0x10000)))
+    out = np.full(0x10000, _P, dtype=np.uint8)
+    for cls, pat in ((_S, r"\s"), (_NL, r"[\r\n]"), (_L, r"\p{L}"), (_N, r"\p{N}")):
+        out[[m.start() for m in regex.finditer(pat, chars)]] = cls
+    return out
+
+
+def _classes(text: str) -> np.ndarray:
+    cps = codepoints(text)
+    table = _bmp_classes()
+    if cps.dtype == np.uint8:
+        return table[cps]
+    out = table[np.minimum(cps, 0xFFFF)]
+    astral = cps > 0xFFFF
+    if astral.any():
+        values, inverse = np.unique(cps[astral], return_inverse=True)
+        out[astral] = np.array([_class_of(chr(int(v))) for v in values], dtype=np.uint8)[inverse.reshape(-1)]
+    return out
+
+
+def regex_piece_bounds(text: str) -> array[int]:
+    """0 and the end of every match of the piece expression over the text (they tile it): where
+    BPE restarts. The reference `piece_bounds` equals (the expression run over the whole text)."""
+    bounds: array[int] = array("q", [0])
+    bounds.extend(m.end() for m in _piece_regex().finditer(text))
+    if bounds[-1] != len(text):
+        bounds.append(len(text))
+    return bounds
+
+
+def piece_bounds(text: str, char_starts: np.ndarray) -> array[int] | None:
+    """`regex_piece_bounds(text)` from the document's token boundaries (`char_starts`, sorted),
+    without running the expression over the whole text (it was a third of a cold tokenization:
+    one match object per piece). Pieces never split a token, so every piece boundary is a token
+    boundary; a token boundary between two characters whose classes no match holds together
+    (`_SURE`: a letter then a space, a digit then a letter, a line break then a letter...) is a
+    piece boundary; the few others (a word of several tokens, an indentation) are settled by the
+    expression itself, run from the sure boundary before them to the sure boundary after. None
+    when that run does not land on the sure boundary (never expected: the caller then runs the
+    expression over the whole text). Only for text whose tokens are tiktoken's cut of our pieces:
+    no odd characters (`odd_characters`), token bytes adding up to the text's."""
+    n = len(text)
+    if n == 0:
+        return array("q", [0])
+    cls = _classes(text)
+    cand = char_starts[(char_starts > 0) & (char_starts < n)]
+    cand = cand[np.concatenate(([True], cand[1:] != cand[:-1]))] if len(cand) else cand
+    sure = _SURE[cls[cand - 1], cls[cand]]
+    certain = cand[sure]
+    unsure = cand[~sure]
+    edges = np.concatenate(([0], certain, [n])).astype(np.int64)
+    k = np.unique(np.searchsorted(certain, unsure))
+    found: list[int] = []
+    finditer = _piece_regex().finditer
+    for a, b in zip(edges[k].tolist(), edges[k + 1].tolist()):
+        for m in finditer(text, a):
+            e = m.end()
+            if e >= b:
+                if e != b:
+                    return None
+                break
+            found.append(e)
+    out = np.concatenate((edges, np.asarray(found, dtype=np.int64)))
+    out.sort()
+    out = out[np.concatenate(([True], out[1:] != out[:-1]))]
+    return int_array(out)
 
 
 class TokenIndex:
@@ -174,27 +284,26 @@ class TokenIndex:
         self.text = text
         # Memory matters (a few documents of several MB stay cached): token ids and offsets are
         # compact arrays; only the two lists the hot counting path indexes stay Python lists.
-        # Pre-tokenizer piece boundaries (character offsets), where the document's BPE restarts:
-        # the ends of the pattern's matches (they tile the text: every character matches some
-        # alternative; a gap would only remove candidate sync points, never make a count wrong).
-        # Straight into a flat array: a list of millions of ints, freed in one go at the end of this
-        # call, held the GIL for as long as it took to free them (no other thread ran meanwhile).
-        bounds: array[int] = array("q", [0])
-        bounds.extend(m.end() for m in _piece_regex().finditer(text))
-        if bounds[-1] != len(text):
-            bounds.append(len(text))
         self._odd = odd_characters(text)
         """Where the pieces here may not be tiktoken's (None: nowhere); spans near them are encoded whole."""
-        self.tokens = _encode_in_slices(text, bounds, self._odd)
+        self.tokens = _encode_in_slices(text, self._odd)
         byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
         np.cumsum(_token_byte_lengths()[self.tokens], out=byte_starts[1:])
         char_bytes = utf8_offsets(text)
         # Character offset at (or, inside a multi-byte character, before) each token boundary.
         char_starts = searchsorted(char_bytes, byte_starts, side="right") - 1
         char_starts[-1] = len(text)
+        # Pre-tokenizer piece boundaries (character offsets), where the document's BPE restarts:
+        # the ends of the pattern's matches (they tile the text: every character matches some
+        # alternative; a gap would only remove candidate sync points, never make a count wrong).
         # Flat integer arrays (array.array), not lists: bisection and indexing are as fast, and a
         # list of millions of ints is millions of objects the cyclic garbage collector walks at
         # every full collection (seconds, holding the GIL: the window froze for that long).
+        bounds = None
+        if self._odd is None and byte_starts[-1] == char_bytes[-1]:
+            bounds = piece_bounds(text, char_starts)
+        if bounds is None:
+            bounds = regex_piece_bounds(text)
         self.pieces: array[int] = bounds
         bounds_np = np.frombuffer(bounds, dtype=np.int64)  # a view, dropped at the end of this call
         # Document tokens before each piece boundary (pieces never split a token).
