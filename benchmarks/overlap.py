@@ -74,6 +74,17 @@ def overlap(question: str, doc_text: str, answer: str, window: int = WINDOW) -> 
     return sum(w in there for w in words) / len(words)
 
 
+def overlap_span(question: str, doc_text: str, start: int, end: int, window: int = WINDOW) -> float | None:
+    """`overlap` for a question whose answer is a reference span (Chroma's questions): the share of
+    its content words within `window` characters of doc_text[start:end] (the passage's own words
+    included, as an answer's are)."""
+    words = content_words(question)
+    if not words:
+        return None
+    there = set(content_words(doc_text[max(0, start - window): end + window]))
+    return sum(w in there for w in words) / len(words)
+
+
 def split_of(name: str, questions: list[str]) -> dict[str, str]:
     """The public set's split rule (its README): rank by sha256("<name>:<question>"), the first
     floor(n/2) are "test", the rest "tune"."""
