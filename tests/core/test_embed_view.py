@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.core.chunking.embed_view import clean_text, view_text, with_view
@@ -100,9 +100,9 @@ def test_spans_are_unchanged_and_split_table_chunks_get_their_header_back():
 
 
 def test_a_header_already_in_the_prefix_is_not_repeated():
-    prefix, body = view_text("| 3 | 4 |", "Doc > Hours\n| Day | Hours |", "clean", "| Day   | Hours |")
+    prefix, body = view_text("| 3 | 4 |", 0, 9, "Doc > Hours\n| Day | Hours |", "clean", "| Day   | Hours |")
     assert body == "| 3 | 4 |"
-    prefix, body = view_text("| 3 | 4 |", "Doc > Hours", "clean", "| Day   | Hours |")
+    prefix, body = view_text("| 3 | 4 |", 0, 9, "Doc > Hours", "clean", "| Day   | Hours |")
     assert body == "| Day | Hours |\n| 3 | 4 |"
 
 
@@ -150,3 +150,21 @@ def test_cli_ask_json_text_is_the_clean_view(capsys, tmp_path):
     assert data["hits"] and any("leave policy" in h["text"] for h in data["hits"])
     assert all("https://" not in h["text"] for h in data["hits"])
     assert all(DOC[h["start"]:h["end"]] for h in data["hits"])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(markdown_with_links(), min_size=1, max_size=4), st.sampled_from(["markdown", "fixed_tokens"]))
+def test_spans_never_change_and_no_inline_url_reaches_the_model(sections, strategy):
+    text = "# Doc\n\n" + "".join(f"## Part {i}\n\n{body}\n\n| a | b |\n| --- | --- |\n| 1   | 2   |\n\n"
+                               for i, (body, _links) in enumerate(sections))
+    doc = from_text(text, "d.md")
+    wb = Workbench(embedder=None, lazy_model=False)
+    wb.set_documents([doc])
+    params = {"size": 32} if strategy == "markdown" else {"size": 32, "overlap": 0}
+    raw = wb.chunks_for(EvalConfig(strategy, params, 5, "bm25"))["d.md"]
+    clean = wb.chunks_for(EvalConfig(strategy, params, 5, "bm25", embed_view="clean"))["d.md"]
+    assert [(c.start, c.end, c.prefix, c.flags) for c in raw] == [(c.start, c.end, c.prefix, c.flags) for c in clean]
+    sent = "\n".join(c.embedded_text(doc, with_prefix=True) for c in clean)
+    for _body, links in sections:
+        for _link_text, url in links:
+            assert url not in sent

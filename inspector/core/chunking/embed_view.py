@@ -20,8 +20,10 @@ its own vectors, and the Reader and `ask`'s JSON show `Chunk.embedded_text`, exa
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Iterable
 
 from inspector.core.chunking.chunk import Chunk
@@ -45,45 +47,98 @@ _DELIMITER_ROW = re.compile(r"^[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t
 _SPACES = re.compile(r"[ \t]{2,}")
 
 
-def _table_line(line: str) -> bool:
-    return "|" in line
+def _drops(text: str, base: int, out: list[tuple[int, int]], depth: int = 0) -> None:
+    """Append to `out` the [start, end) ranges (offset by `base`) of `text` the clean view drops."""
+    taken: list[tuple[int, int]] = []  # ranges already handled by an earlier pattern
+
+    def free(a: int, b: int) -> bool:
+        return all(b <= x or a >= y for x, y in taken)
+
+    for m in _DEFINITION.finditer(text):
+        out.append((base + m.start(), base + m.end()))
+        taken.append(m.span())
+    for m in _ANCHOR.finditer(text):
+        if free(*m.span()):
+            out.append((base + m.start(), base + m.start(1)))
+            out.append((base + m.end(1), base + m.end()))
+            taken.append(m.span())
+    for pattern in (_INLINE, _REFERENCE):
+        group = 2 if pattern is _INLINE else 1
+        for m in pattern.finditer(text):
+            if not free(*m.span()):
+                continue
+            out.append((base + m.start(), base + m.start(group)))
+            out.append((base + m.end(group), base + m.end()))
+            taken.append(m.span())
+            if depth < 3 and "[" in m.group(group):
+                _drops(m.group(group), base + m.start(group), out, depth + 1)
+    if depth or "|" not in text:
+        return
+    pos = 0
+    for line in text.split("\n"):
+        end = pos + len(line)
+        if "|" in line:
+            if "-" in line and _DELIMITER_ROW.match(line):
+                out.append((base + pos, base + min(end + 1, len(text))))
+            else:
+                for m in _SPACES.finditer(line):
+                    out.append((base + pos + m.start() + 1, base + pos + m.end()))
+        pos = end + 1
+
+
+@lru_cache(maxsize=16)
+def _dropped(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The ranges of `text` the clean view drops, merged and sorted: (starts, ends). Made once per
+    text (a document's), so a link or a table row cut by a chunk boundary loses its target or its
+    padding on both sides of the cut."""
+    ranges: list[tuple[int, int]] = []
+    _drops(text, 0, ranges)
+    merged: list[list[int]] = []
+    for a, b in sorted(r for r in ranges if r[1] > r[0]):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return tuple(a for a, _ in merged), tuple(b for _, b in merged)
+
+
+def clean_span(text: str, start: int, end: int) -> str:
+    """The clean view of `text[start:end]`, judged on the whole `text` (a document's)."""
+    starts, ends = _dropped(text)
+    parts = []
+    pos = start
+    i = max(0, bisect.bisect_right(starts, start) - 1)
+    while i < len(starts) and starts[i] < end:
+        a, b = starts[i], ends[i]
+        if b > pos:
+            if a > pos:
+                parts.append(text[pos:a])
+            pos = max(pos, b)
+        i += 1
+    if pos < end:
+        parts.append(text[pos:end])
+    return "".join(parts)
 
 
 def clean_text(text: str) -> str:
     """The `clean` view of Markdown text (see the module's docstring). Deterministic; the text of
     every link is kept."""
-    text = _DEFINITION.sub("", text)
-    text = _ANCHOR.sub(lambda m: m.group(1), text)
-    # Inline links may sit inside an image's alt text or a link's text: repeat until none is left.
-    for _ in range(4):
-        new = _INLINE.sub(lambda m: m.group(2), text)
-        new = _REFERENCE.sub(lambda m: m.group(1), new)
-        if new == text:
-            break
-        text = new
-    if "|" not in text:
-        return text
-    lines = []
-    for line in text.split("\n"):
-        if _table_line(line):
-            if "-" in line and _DELIMITER_ROW.match(line):
-                continue
-            line = _SPACES.sub(" ", line)
-        lines.append(line)
-    return "\n".join(lines)
+    return clean_span(text, 0, len(text))
 
 
-def view_text(body: str, prefix: str, view: str, header: str = "") -> tuple[str, str]:
-    """(prefix, body) as the model reads them under `view`; `header`: the table header row a
-    table chunk lost (added in front of the body when the prefix does not carry it already)."""
+def view_text(doc_text: str, start: int, end: int, prefix: str, view: str, header: str = "") -> tuple[str, str]:
+    """(prefix, body) as the model reads the span doc_text[start:end] under `view`; `header`: the
+    table header row a table chunk lost (added in front of the body when the prefix does not carry
+    it already)."""
     if view != "clean":
-        return prefix, body
+        return prefix, doc_text[start:end]
     clean_prefix = clean_text(prefix) if prefix else prefix
+    body = clean_span(doc_text, start, end)
     if header:
         clean_header = clean_text(header).strip()
         if clean_header and " ".join(clean_header.split()) not in " ".join(clean_prefix.split()):
-            body = f"{header}\n{body}"
-    return clean_prefix, clean_text(body)
+            body = f"{clean_header}\n{body}"
+    return clean_prefix, body
 
 
 def with_view(doc: Document, chunks: Iterable[Chunk], view: str) -> tuple[Chunk, ...]:

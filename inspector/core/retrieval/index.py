@@ -75,12 +75,11 @@ def bm25_model_of_spans(doc_texts: Mapping[str, str], spans: Sequence[tuple]) ->
 def _span_text(doc_texts: Mapping[str, str], span: tuple) -> str:
     """The embedded text of one span (doc id, start, end, prefix[, view, table header])."""
     doc_id, start, end, prefix = span[:4]
-    body = doc_texts[doc_id][start:end]
     if len(span) > 4 and span[4]:
         from inspector.core.chunking.embed_view import view_text
 
-        prefix, body = view_text(body, prefix, span[4], span[5])
-    return embedded(prefix, body)
+        return embedded(*view_text(doc_texts[doc_id], start, end, prefix, span[4], span[5]))
+    return embedded(prefix, doc_texts[doc_id][start:end])
 
 
 @dataclass(frozen=True, slots=True)
