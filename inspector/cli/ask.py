@@ -28,7 +28,7 @@ from inspector.cli.common import (
     store_report,
     strategy_params,
 )
-from inspector.core.api import DEFAULT_RETRIEVER
+from inspector.core.api import DEFAULT_EMBED_VIEW, DEFAULT_RETRIEVER, EMBED_VIEWS
 
 COMMANDS = ("ask",)
 
@@ -42,7 +42,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     args.strategy = args.strategy or "markdown"
     name, params = strategy_params(args)
     config = EvalConfig(name, params, args.k, args.retriever or DEFAULT_RETRIEVER, args.prefix,
-                        args.embedding or "exact", args.describe)
+                        args.embedding or "exact", args.describe, embed_view=args.embed_view or DEFAULT_EMBED_VIEW)
     reranker, depth = make_reranker(args)  # a bad spec is named before any work
     wb = open_workbench(args, [config.retriever], gold=False)
     source = None
@@ -51,7 +51,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         args.strategy = source.strategy
         name, params = strategy_params(args)
         config = EvalConfig(name, params, args.k, config.retriever, args.prefix, args.embedding or "exact",
-                            args.describe)
+                            args.describe, embed_view=config.embed_view)
     docs = wb.documents
     known = {d.doc_id for d in docs}
     only = [d.strip() for d in args.docs.split(",") if d.strip()] if args.docs else None
@@ -114,6 +114,9 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--embedding", choices=("exact", "pooled"), default=None)
     p.add_argument("--describe", action="store_true",
                    help="embed a contextual description with each chunk (no LLM)")
+    p.add_argument("--embed-view", choices=EMBED_VIEWS, default=None,
+                   help="what the model and BM25 read of each chunk: raw or clean (link targets, reference "
+                        f"definitions, table padding dropped; spans unchanged); default {DEFAULT_EMBED_VIEW}")
     p.add_argument("--docs", help="comma-separated document ids to search (metadata filter)")
     p.add_argument("--heading", help="heading path to search under, each title by its start, any case, "
                    "the document title optional, e.g. 'parental > germ'")

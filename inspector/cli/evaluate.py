@@ -13,6 +13,7 @@ stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import sys
@@ -47,7 +48,9 @@ from inspector.cli.common import (
     switch_model,
 )
 from inspector.core.api import (
+    DEFAULT_EMBED_VIEW,
     DEFAULT_RETRIEVER,
+    EMBED_VIEWS,
     FORMATS,
     RENDERERS,
     report_csv,
@@ -75,6 +78,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedding", choices=("exact", "pooled"), default=None,
                    help="exact (default): embed each chunk as a production pipeline would; pooled: "
                         "the live preview from ~25-token piece vectors embedded once per document")
+    p.add_argument("--embed-view", choices=EMBED_VIEWS, default=None,
+                   help="what the model and BM25 read of each chunk: raw (the text as written) or clean "
+                        "(link targets, reference definitions and table padding dropped, a lost table "
+                        f"header repeated; spans unchanged); default {DEFAULT_EMBED_VIEW}")
     p.add_argument("--describe", action="store_true",
                    help="embed a contextual description with each chunk (title > path, the section's "
                         "first sentence, key words; no LLM) to measure what it does")
@@ -207,7 +214,8 @@ def _config(args: argparse.Namespace):
                       with_prefix=args.prefix if args.prefix is not None
                       else (base.with_prefix if getattr(args, "config", None) else None),
                       embedding=args.embedding or base.embedding,
-                      describe=bool(args.describe or base.describe))
+                      describe=bool(args.describe or base.describe),
+                      embed_view=args.embed_view or base.embed_view)
 
 
 def _against(spec: str, like, forced_prefix: bool | None = None):
@@ -229,7 +237,8 @@ def _against(spec: str, like, forced_prefix: bool | None = None):
     nums += [None] * (2 - len(nums))
     params = sized_params(parts[0], nums[0], nums[1])
     # The other side keeps its own strategy's prefix default unless the user forced one.
-    return EvalConfig(parts[0], params, like.k, like.retriever, forced_prefix, like.embedding, like.describe)
+    return EvalConfig(parts[0], params, like.k, like.retriever, forced_prefix, like.embedding, like.describe,
+                      embed_view=like.embed_view)
 
 
 def _ints(flag: str, raw: str) -> list[int | None]:
@@ -529,6 +538,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     configs, skipped = grid(strategies, sizes, overlaps, ks, retriever=retriever,
                             with_prefix=args.prefix, embedding=args.embedding or "exact",
                             describe=args.describe)
+    if args.embed_view:
+        configs = [dataclasses.replace(c, embed_view=args.embed_view) for c in configs]
     if not configs:
         raise CliError("the grid holds no valid configuration: " + "; ".join(r for _c, r in skipped[:3]))
     against = _against(args.against or EvalConfig().strategy, configs[0], args.prefix)

@@ -92,6 +92,8 @@ _WHERE: dict[str, str] = {
     "measured_rate": "inspector.core.embedding.rate:last",
     # evaluation: configurations, gold sets, reports, comparisons, sweeps
     "DEFAULT_RETRIEVER": "inspector.core.evaluation.config",
+    "DEFAULT_EMBED_VIEW": "inspector.core.evaluation.config",
+    "EMBED_VIEWS": "inspector.core.evaluation.config",
     "EvalConfig": "inspector.core.evaluation.config",
     "sized_params": "inspector.core.evaluation.config",
     "GoldQuestion": "inspector.core.evaluation.gold",
@@ -302,7 +304,13 @@ if TYPE_CHECKING:
         make_bill,
     )
     from inspector.core.evaluation.compare import aligned, compare_shared
-    from inspector.core.evaluation.config import DEFAULT_RETRIEVER, EvalConfig, sized_params
+    from inspector.core.evaluation.config import (
+        DEFAULT_EMBED_VIEW,
+        DEFAULT_RETRIEVER,
+        EMBED_VIEWS,
+        EvalConfig,
+        sized_params,
+    )
     from inspector.core.evaluation.coverage import Coverage, Section, coverage
     from inspector.core.evaluation.drafts import MEASUREMENT, Draft, draft_questions
     from inspector.core.evaluation.format import change_interval, num, pct, pts, spread
@@ -375,7 +383,8 @@ __all__ = [
     "HashEmbedder", "MINILM_ID", "MiniLMEmbedder", "configure_default_embedder", "default_embedder",
     "device_info", "DEVICE_CHOICES", "DeviceError", "parse_device", "default_cache", "measured_rate",
     # evaluation
-    "DEFAULT_RETRIEVER", "EvalConfig", "sized_params", "GoldQuestion", "add_questions", "answer_spans",
+    "DEFAULT_RETRIEVER", "DEFAULT_EMBED_VIEW", "EMBED_VIEWS",
+    "EvalConfig", "sized_params", "GoldQuestion", "add_questions", "answer_spans",
     "load_gold", "normalize", "question_line", "remove_question", "union_ranges", "aligned", "compare_shared",
     "paired_deltas", "grid", "rank_key", "FORMATS", "INTERVAL_SEED", "RENDERERS", "report_csv", "report_json",
     "report_markdown", "report_text", "sweep_text", "settle_text", "Bill", "Rates", "bill_for", "bill_parts",

@@ -1,7 +1,7 @@
 """Render the README screenshots offscreen: `python -m inspector.qt.screenshots docs`.
 
 window.png          the sample handbook, `markdown` strategy, a chunk selected, the hit-rate trace
-                    under the size slider (BM25, the default retriever; the bundled model loads)
+                    under the size slider (the default retriever; the bundled model loads)
 window-overlap.png  the same document with `fixed_chars` 500/50, showing overlap regions
 ask.png             a question with its top-5 chunks outlined and the Reader (real model, exact)
 gold.png            the gold set panel, `markdown` pinned as baseline, `fixed_chars` 500/0 against it

@@ -232,7 +232,7 @@ def test_json_reports_name_device_and_dtype(capsys, command):
             "compare": ["compare", str(HANDBOOK), "--gold", str(GOLD), "--against", "fixed_chars:500:0"],
             "sweep": ["sweep", str(HANDBOOK), "--gold", str(GOLD), "--strategies", "paragraph"],
             "ask": ["ask", str(HANDBOOK), "-q", "parental leave"]}[command]
-    argv = [*argv, "--retriever", "dense"]  # BM25, the default, runs no model
+    argv = [*argv, "--retriever", "dense"]  # named: BM25 runs no model
     assert main([*argv, "--embedder", "hash", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert (data["device"], data["dtype"], data["backend"]) == ("cpu", "float32", "numpy")

@@ -78,10 +78,18 @@ def _no_dangling_threads(monkeypatch, qtbot):
 
 @pytest.fixture
 def settings_store(tmp_path):
-    """A QSettings on a temporary INI file: tests never read or write the user's settings."""
-    from inspector.qt.settings import ini_store
+    """A QSettings on a temporary INI file: tests never read or write the user's settings.
 
-    return ini_store(str(tmp_path / "settings.ini"))
+    It remembers BM25 as the retriever chosen last, so a test window answers without the model,
+    as the suite was written for; the app's first-run default is dense since issue 29
+    (`DEFAULT_RETRIEVER`), which `test_a_first_window_starts_on_the_default_retriever` checks on
+    a store without it, and `dense_settings` opens on dense."""
+    from inspector.qt.controllers.retrieval import ASK_RETRIEVER
+    from inspector.qt.settings import Settings, ini_store
+
+    store = ini_store(str(tmp_path / "settings.ini"))
+    Settings(store).set(ASK_RETRIEVER, "bm25")
+    return store
 
 
 @pytest.fixture
@@ -158,7 +166,7 @@ def hash_window(make_window, tmp_path):
 @pytest.fixture
 def dense_settings(settings_store):
     """The private settings remember "dense" as the retriever chosen last, so a window opens on the
-    dense path. BM25 is the default (benchmarks/defaults.py); tests of what only dense and hybrid
+    dense path. Test windows otherwise open on BM25 (`settings_store`); tests of what only dense and hybrid
     do (pooled previews, embedding progress, exact vectors, BM25 standing in while the model
     loads) ask for dense as a user would have."""
     from inspector.qt.controllers.retrieval import ASK_RETRIEVER

@@ -198,6 +198,7 @@ def test_under_bm25_compute_vectors_maps_the_chunks(qtbot, hash_window, open_doc
     which embeds the chunks off the GUI thread and maps them; the retriever stays BM25, and the
     next question on the same chunks is mapped without asking again."""
     w = hash_window(start=False)  # the model is not loaded: the button loads it first
+    w.retrieval.set_retriever("bm25")  # the user's choice (dense is the default since issue 29)
     assert w.retrieval.retriever == "bm25"
     open_doc(w)
     m = _shown_map(qtbot, w)

@@ -84,12 +84,13 @@ def test_parent_child_returns_parents(qtbot, dense_window, open_doc, wait_result
     assert w.reader.texts() == [h.chunk.embedded_text(doc, with_prefix=w.state.with_prefix) for h in r.hits]
 
 
-def test_a_first_window_starts_on_the_default_retriever(hash_window):
+def test_a_first_window_starts_on_the_default_retriever(hash_window, tmp_path):
     from inspector.core.evaluation.config import DEFAULT_RETRIEVER
     from inspector.qt.controllers.retrieval import ASK_RETRIEVER
+    from inspector.qt.settings import ini_store
 
-    w = hash_window(start=False)
-    assert ASK_RETRIEVER.default == DEFAULT_RETRIEVER
+    w = hash_window(start=False, store=ini_store(str(tmp_path / "first-run.ini")))  # nothing remembered
+    assert ASK_RETRIEVER.default == DEFAULT_RETRIEVER == "dense"  # issue 29 (benchmarks/README)
     assert w.retrieval.retriever == DEFAULT_RETRIEVER == w.question_bar.retriever.currentData()
 
 

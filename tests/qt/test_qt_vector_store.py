@@ -107,10 +107,11 @@ def test_unplaced_records_are_counted_with_their_reasons(qtbot, hash_window, han
                    np.vstack([recs.vectors, emb.encode(extra)]).astype(np.float32))
     spec = WRITERS["qdrant"](tmp_path / "qdrant", recs)
     w = hash_window()
+    w.retrieval.set_retriever("bm25")  # chosen by the user (dense is the default since issue 29)
     open_doc(w, handbook)
     source = _open(qtbot, w, spec, registered)
     assert source.placement.counts() == {"text not found": 1, "source not opened": 1}
-    assert w.retrieval.retriever == "dense"  # BM25 (the default) would never read the store's vectors
+    assert w.retrieval.retriever == "dense"  # BM25 would never read the store's vectors
     assert "dense retrieval on its own vectors" in w.messages.text
     assert w.messages.kind == "warning"
     assert "not placed: " in w.messages.text and "1 text not found" in w.messages.text \

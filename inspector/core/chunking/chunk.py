@@ -70,7 +70,14 @@ class Chunk:
         return doc.text[self.start:self.end]
 
     def embedded_text(self, doc: Document, *, with_prefix: bool = True) -> str:
-        """Exactly what is embedded: prefix, a blank line, then the span text."""
+        """Exactly what is embedded: prefix, a blank line, then the span text, or its embedding
+        view when the chunk carries one (`inspector.core.chunking.embed_view`)."""
+        view = self.meta.get("embed_view") if self.meta else None
+        if view:
+            from inspector.core.chunking.embed_view import view_text
+
+            return embedded(*view_text(doc.text, self.start, self.end, self.prefix if with_prefix else "",
+                                       view, self.meta.get("table_header", "")))
         return embedded(self.prefix if with_prefix else "", doc.text[self.start:self.end])
 
     def with_flags(self, *add: str) -> Chunk:

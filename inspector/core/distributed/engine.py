@@ -162,15 +162,16 @@ class RayEngine:
 
         ns = cache_namespace(emb) if emb is not None else None
 
-        # Chunkings the run needs (strategy, params, describe), and which embedded texts.
+        # Chunkings the run needs (strategy, params, describe, embed view), and which embedded texts.
         split_index: dict[tuple, int] = {}
         splits: list[EvalConfig] = []
         for g in groups:
-            key = (g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe)
+            key = (g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe, g[0].embed_view)
             if key not in split_index:
                 split_index[key] = len(splits)
                 splits.append(g[0])
-        group_split = [split_index[(g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe)]
+        group_split = [split_index[(g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe,
+                                    g[0].embed_view)]
                        for g in groups]
         wants = sorted({(group_split[i], bool(g[0].with_prefix)) for i, g in enumerate(groups)
                         if g[0].retriever != "bm25"})

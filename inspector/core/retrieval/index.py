@@ -62,13 +62,24 @@ def bm25_model(texts: Iterable[str]) -> Any:
     return model
 
 
-def bm25_model_of_spans(doc_texts: Mapping[str, str], spans: Sequence[tuple[str, int, int, str]]) -> Any:
-    """`bm25_model` over the embedded texts of `spans` (doc id, start, end, prefix), made one at a
+def bm25_model_of_spans(doc_texts: Mapping[str, str], spans: Sequence[tuple]) -> Any:
+    """`bm25_model` over the embedded texts of `spans` (doc id, start, end, prefix, embedding view,
+    table header: `Chunk.embedded_text`'s parts), made one at a
     time from the documents' texts: what the helper process is sent instead of the texts, which
     with a large overlap add up to many times the documents."""
     if any(t is None for t in doc_texts.values()):  # a shipped text the caller gave up on
         raise Cancelled()
-    return bm25_model(embedded(prefix, doc_texts[doc_id][start:end]) for doc_id, start, end, prefix in spans)
+    return bm25_model(_span_text(doc_texts, span) for span in spans)
+
+
+def _span_text(doc_texts: Mapping[str, str], span: tuple) -> str:
+    """The embedded text of one span (doc id, start, end, prefix[, view, table header])."""
+    doc_id, start, end, prefix = span[:4]
+    if len(span) > 4 and span[4]:
+        from inspector.core.chunking.embed_view import view_text
+
+        return embedded(*view_text(doc_texts[doc_id], start, end, prefix, span[4], span[5]))
+    return embedded(prefix, doc_texts[doc_id][start:end])
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +250,9 @@ class Index:
                     # In the helper process: tokenizing every chunk here would starve the GUI
                     # thread of the GIL (the soak's longest pauses, 0.7-0.9 s).
                     prefix = self.with_prefix
-                    spans = [(c.doc_id, c.start, c.end, c.prefix if prefix else "") for c in self.entries]
+                    spans = [(c.doc_id, c.start, c.end, c.prefix if prefix else "",
+                              c.meta.get("embed_view", "") if c.meta else "",
+                              c.meta.get("table_header", "") if c.meta else "") for c in self.entries]
                     used = {c.doc_id for c in self.entries}
                     with contextlib.ExitStack() as stack:  # long texts through files (offload.ship)
                         texts = {d: stack.enter_context(offload.ship(doc.text))

@@ -150,14 +150,21 @@ class ChunkStore:
     def chunks_for(self, config: EvalConfig, docs: Sequence[Document] | None = None, *,
                    lenient: bool = False) -> dict[str, tuple[Chunk, ...]]:
         """The corpus chunked as `config` says, with contextual descriptions in the prefixes when
-        `config.describe` (spans unchanged: only what is embedded changes)."""
+        `config.describe`, marked with the embedding view when `config.embed_view` is not "raw"
+        (spans unchanged: only what is embedded changes)."""
         chunks = self.chunk_corpus(config.strategy, config.params, docs, lenient=lenient)
-        if not config.describe:
+        if not config.describe and config.embed_view == "raw":
             return chunks
-        from inspector.core.chunking.descriptions import with_descriptions
-
         by_id = {d.doc_id: d for d in (self.documents() if docs is None else docs)}
-        return {doc_id: with_descriptions(by_id[doc_id], cs) for doc_id, cs in chunks.items()}
+        if config.describe:
+            from inspector.core.chunking.descriptions import with_descriptions
+
+            chunks = {doc_id: with_descriptions(by_id[doc_id], cs) for doc_id, cs in chunks.items()}
+        if config.embed_view != "raw":
+            from inspector.core.chunking.embed_view import with_view
+
+            chunks = {doc_id: with_view(by_id[doc_id], cs, config.embed_view) for doc_id, cs in chunks.items()}
+        return chunks
 
     # -- the window's staged chunking ---------------------------------------------------------------
     def stages(self, doc: Document, strategy: str, params: Mapping[str, Any], *, with_prefix: bool,

@@ -1,0 +1,170 @@
+"""The embedding view (issue 29): what the model and BM25 read of a chunk can be its text without
+the Markdown link targets, reference definitions and table padding, with a lost table header row
+repeated; the spans on the document never change, and every reader of `Chunk.embedded_text` (the
+index, BM25 in or out of the helper process, `ask`'s JSON, the Reader) sees exactly what was sent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector.core.chunking.embed_view import clean_text, view_text, with_view
+from inspector.core.documents.document import from_text
+from inspector.core.errors import InputError
+from inspector.core.evaluation.config import EvalConfig
+from inspector.core.retrieval.index import _span_text, bm25_model_of_spans, build_index
+from inspector.core.workbench import Workbench
+
+WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+LINK_TEXT = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
+URL = st.builds(lambda host, path: f"https://{host}.example.org/{path}_(v2)?q=1",
+                st.text(alphabet="qxzj", min_size=3, max_size=8), st.text(alphabet="qxzj0123", min_size=1, max_size=8))
+
+
+@st.composite
+def markdown_with_links(draw):
+    parts, links = [], []
+    for _ in range(draw(st.integers(1, 5))):
+        parts.append(draw(LINK_TEXT))
+        text, url = draw(LINK_TEXT), draw(URL)
+        kind = draw(st.sampled_from(["inline", "image", "titled", "reference"]))
+        if kind == "inline":
+            parts.append(f"[{text}]({url})")
+        elif kind == "image":
+            parts.append(f"![{text}]({url})")
+        elif kind == "titled":
+            parts.append(f'[{text}]({url} "a title")')
+        else:
+            label = draw(WORDS)
+            parts.append(f"[{text}][{label}]")
+            parts.append(f"\n\n[{label}]: {url}\n")
+        links.append((text, url))
+    return " ".join(parts), links
+
+
+@given(markdown_with_links())
+def test_clean_keeps_link_text_drops_every_target_and_is_deterministic(case):
+    text, links = case
+    out = clean_text(text)
+    assert out == clean_text(text)
+    for link_text, url in links:
+        assert link_text in out
+        assert url not in out
+        assert "](" not in out
+
+
+@given(st.text(max_size=300))
+def test_clean_never_adds_text_and_is_idempotent_on_plain_prose(text):
+    out = clean_text(text)
+    assert out == clean_text(text)
+    assert len(out) <= len(text)
+    if not any(ch in text for ch in "[]|<"):
+        assert out == text
+
+
+def test_tables_lose_padding_and_delimiter_rows_reference_definitions_go():
+    text = ("|**Day**   |**Hours** |\n| -------- | ---------|\n| Monday   | 10       |\n\n"
+            "See [the page][p].\n\n[p]: https://example.org/page\n")
+    assert clean_text(text) == "|**Day** |**Hours** |\n| Monday | 10 |\n\nSee the page.\n\n"
+
+
+def test_html_anchor_keeps_its_text():
+    assert clean_text('use this <a href="https://x.org/s">leave chart</a>.') == "use this leave chart."
+
+
+DOC = ("# Handbook\n\n## Leave\n\nRead the [leave policy](https://example.org/policy/leave) and the "
+       "[FAQ][faq] before asking.\n\n[faq]: https://example.org/faq\n\n## Hours\n\n"
+       "| Day | Hours |\n| --- | --- |\n" + "".join(f"| Day{i:02d}      | {i} hours       |\n" for i in range(60)))
+
+
+def test_spans_are_unchanged_and_split_table_chunks_get_their_header_back():
+    doc = from_text(DOC, "hb.md")
+    wb = Workbench(embedder=None, lazy_model=False)
+    wb.set_documents([doc])
+    raw = EvalConfig("fixed_tokens", {"size": 64, "overlap": 0}, 5, "bm25")
+    clean = EvalConfig("fixed_tokens", {"size": 64, "overlap": 0}, 5, "bm25", embed_view="clean")
+    a, b = wb.chunks_for(raw)["hb.md"], wb.chunks_for(clean)["hb.md"]
+    assert [(c.start, c.end, c.prefix) for c in a] == [(c.start, c.end, c.prefix) for c in b]
+    texts = [c.embedded_text(doc, with_prefix=False) for c in b]
+    assert all("https://" not in t for t in texts)
+    assert any("leave policy" in t for t in texts)
+    later = [c for c in b if c.start > DOC.index("| Day05")]
+    assert later and all(t.startswith("| Day | Hours |") for t in (c.embedded_text(doc, with_prefix=False)
+                                                                   for c in later))
+    assert all("  " not in t.split("\n", 1)[1] for t in (c.embedded_text(doc, with_prefix=False) for c in later))
+    # The raw view is what it always was: the span text.
+    assert [c.embedded_text(doc, with_prefix=False) for c in a] == [c.text(doc) for c in a]
+
+
+def test_a_header_already_in_the_prefix_is_not_repeated():
+    prefix, body = view_text("| 3 | 4 |", 0, 9, "Doc > Hours\n| Day | Hours |", "clean", "| Day   | Hours |")
+    assert body == "| 3 | 4 |"
+    prefix, body = view_text("| 3 | 4 |", 0, 9, "Doc > Hours", "clean", "| Day   | Hours |")
+    assert body == "| Day | Hours |\n| 3 | 4 |"
+
+
+def test_bm25_indexes_the_text_the_model_reads_in_and_out_of_the_helper():
+    doc = from_text(DOC, "hb.md")
+    wb = Workbench(embedder=None, lazy_model=False)
+    wb.set_documents([doc])
+    chunks = wb.chunks_for(EvalConfig("markdown", {"size": 64}, 5, "bm25", embed_view="clean"))
+    index = build_index([doc], chunks, None, with_prefix=True)
+    assert index.texts == [c.embedded_text(doc, with_prefix=True) for c in index.entries]
+    spans = [(c.doc_id, c.start, c.end, c.prefix, c.meta.get("embed_view", ""), c.meta.get("table_header", ""))
+             for c in index.entries]
+    assert [_span_text({"hb.md": doc.text}, s) for s in spans] == index.texts
+    assert bm25_model_of_spans({"hb.md": doc.text}, spans) is not None
+    # A word found only in link targets matches under the raw view and no longer under the clean one.
+    raw = build_index([doc], wb.chunks_for(EvalConfig("markdown", {"size": 64}, 5, "bm25")), None)
+    assert raw.search("example", k=3, retriever="bm25")
+    assert index.search("example", k=3, retriever="bm25") == []
+
+
+def test_config_declares_the_view_validates_it_and_keys_chunks_by_it():
+    raw, clean = EvalConfig(), EvalConfig(embed_view="clean")
+    assert raw.chunking_key != clean.chunking_key and hash(raw) != hash(clean)
+    assert "view=clean" in clean.label() or "view=raw" in raw.label()
+    assert EvalConfig.from_dict(clean.to_dict()) == clean
+    with pytest.raises(ValueError):
+        EvalConfig(embed_view="tidy")
+    with pytest.raises(InputError) as err:
+        EvalConfig.from_dict({"embed_view": "tidy"}, path="c.json")
+    assert "embed_view" in str(err.value)
+    with pytest.raises(ValueError):
+        with_view(from_text("x", "x.md"), (), "tidy")
+
+
+def test_cli_ask_json_text_is_the_clean_view(capsys, tmp_path):
+    from inspector.cli import main
+
+    (tmp_path / "hb.md").write_text(DOC, encoding="utf-8")
+    code = main(["ask", str(tmp_path / "hb.md"), "-q", "leave policy FAQ", "--retriever", "bm25",
+                 "--embed-view", "clean", "--format", "json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    data = json.loads(out.out)
+    assert data["config"]["embed_view"] == "clean"
+    assert data["hits"] and any("leave policy" in h["text"] for h in data["hits"])
+    assert all("https://" not in h["text"] for h in data["hits"])
+    assert all(DOC[h["start"]:h["end"]] for h in data["hits"])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(markdown_with_links(), min_size=1, max_size=4), st.sampled_from(["markdown", "fixed_tokens"]))
+def test_spans_never_change_and_no_inline_url_reaches_the_model(sections, strategy):
+    text = "# Doc\n\n" + "".join(f"## Part {i}\n\n{body}\n\n| a | b |\n| --- | --- |\n| 1   | 2   |\n\n"
+                               for i, (body, _links) in enumerate(sections))
+    doc = from_text(text, "d.md")
+    wb = Workbench(embedder=None, lazy_model=False)
+    wb.set_documents([doc])
+    params = {"size": 32} if strategy == "markdown" else {"size": 32, "overlap": 0}
+    raw = wb.chunks_for(EvalConfig(strategy, params, 5, "bm25"))["d.md"]
+    clean = wb.chunks_for(EvalConfig(strategy, params, 5, "bm25", embed_view="clean"))["d.md"]
+    assert [(c.start, c.end, c.prefix, c.flags) for c in raw] == [(c.start, c.end, c.prefix, c.flags) for c in clean]
+    sent = "\n".join(c.embedded_text(doc, with_prefix=True) for c in clean)
+    for _body, links in sections:
+        for _link_text, url in links:
+            assert url not in sent
