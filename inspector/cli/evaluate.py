@@ -15,9 +15,10 @@ import functools
 import json
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from inspector.cli.common import (
     RETRIEVER_CHOICES,

@@ -67,7 +67,7 @@ def test_long_lines_are_cut_short_lines_are_not():
 def test_long_word():
     assert has_long_word("a " + "x" * 10_000 + " b") and not has_long_word("a " + "x" * 9_999 + " b")
     assert has_long_word("x" * 10_000) and has_long_word(" " * 4_999 + "é" * 10_000)
-    assert not has_long_word(("word\u3000" * 5_000))  # an ideographic space is whitespace
+    assert not has_long_word("word\u3000" * 5_000)  # an ideographic space is whitespace
     assert make_display_text("y" * 30_000).long_word and not make_display_text("a b " * 10_000).long_word
 
 

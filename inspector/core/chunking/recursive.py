@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -87,13 +87,12 @@ def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int]
         total = 0
         for sp in splits:
             ln = sp[2]
-            if total + ln > chunk_size:
-                if cur:
-                    a, b = trim(text, cur[0][0], cur[-1][1])
-                    if a < b:
-                        out.append((a, b))
-                    while total > chunk_overlap or (total + ln > chunk_size and total > 0):
-                        total -= cur.popleft()[2]
+            if total + ln > chunk_size and cur:
+                a, b = trim(text, cur[0][0], cur[-1][1])
+                if a < b:
+                    out.append((a, b))
+                while total > chunk_overlap or (total + ln > chunk_size and total > 0):
+                    total -= cur.popleft()[2]
             cur.append(sp)
             total += ln
         if cur:

@@ -26,9 +26,11 @@ same model code, or the cache), the same scoring code.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -420,10 +422,8 @@ class RayEngine:
                     self._report(stage, len(refs) - len(pending), len(refs))
         finally:
             for r in pending:
-                try:
+                with contextlib.suppress(Exception):  # finished meanwhile, or already gone
                     ray.cancel(r, force=True)
-                except Exception:  # noqa: BLE001  (finished meanwhile, or already gone)
-                    pass
             self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - t0
             self.counts[stage] = self.counts.get(stage, 0) + len(refs)
         return results

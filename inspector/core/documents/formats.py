@@ -15,9 +15,10 @@ from __future__ import annotations
 import io
 import logging
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from html.parser import HTMLParser
-from typing import Callable, Iterator, cast
+from typing import cast
 
 from inspector.core.errors import InputError
 

@@ -45,9 +45,10 @@ import io
 import json
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from inspector.core.documents.document import Document
 from inspector.core.errors import InputError

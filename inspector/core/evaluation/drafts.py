@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Collection, Iterator
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.gold import GoldQuestion, normalize, normalized_text

@@ -12,8 +12,9 @@ reorder what the retriever found, so hit@k after reranking never exceeds hit@dep
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.evaluation.compare import Comparison, compare_reports

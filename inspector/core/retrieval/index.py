@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

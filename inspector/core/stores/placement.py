@@ -21,8 +21,9 @@ Nothing is dropped silently: every record not placed is in `Placement.unplaced` 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.external import SquashedText, squash_whitespace

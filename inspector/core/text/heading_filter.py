@@ -21,7 +21,7 @@ the typed path match, so the filter handed to retrieval is always anchored at th
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 _SPACE = re.compile(r"\s+")
 SEPARATOR = " > "
@@ -42,10 +42,7 @@ def segment_matches(title: str, typed: str) -> bool:
     t, q = _norm(title), _norm(typed)
     if not q or t.startswith(q):
         return True
-    for m in re.finditer(r"(?<=[\s\-/(&,:])\w", t):
-        if t.startswith(q, m.start()):
-            return True
-    return False
+    return any(t.startswith(q, m.start()) for m in re.finditer(r"(?<=[\s\-/(&,:])\w", t))
 
 
 def heading_matches(path: Sequence[str], prefix: Sequence[str]) -> bool:

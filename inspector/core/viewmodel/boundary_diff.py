@@ -16,9 +16,10 @@ bisection: O(n log n), about 25 ms for 20,000 chunks, fast enough for every slid
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import Iterable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 

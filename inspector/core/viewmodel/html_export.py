@@ -12,9 +12,10 @@ pseudo-elements from data attributes, so copying the text out of the page gives 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
@@ -215,7 +216,7 @@ def corpus_note(name: str, corpus_size: int) -> str:
 
 
 def _figures(report: Report, answered_by: str, corpus_size: int = 1) -> list[str]:
-    rows = [("Hit rate@%d" % report.k, f"{pct(report.hit_rate)}  ({report.hits}/{len(report.questions)})"),
+    rows = [(f"Hit rate@{report.k}", f"{pct(report.hit_rate)}  ({report.hits}/{len(report.questions)})"),
             ("MRR", num(report.mrr))]
     if report.recall is not None:
         rows += [(f"Recall@{report.k}", num(report.recall)), (f"Precision@{report.k}", num(report.precision)),

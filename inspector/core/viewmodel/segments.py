@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 
 class Segment(NamedTuple):

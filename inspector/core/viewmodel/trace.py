@@ -22,8 +22,9 @@ Computing a score is `Workbench.evaluate` on a worker; nothing here runs a model
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Mapping, Sequence
+from typing import Any
 
 from inspector.core.chunking.params import Strategy
 from inspector.core.documents.document import Document

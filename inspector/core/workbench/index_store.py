@@ -7,7 +7,8 @@ whether exact vectors are at hand or how long they would take (the window's stag
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, Progress

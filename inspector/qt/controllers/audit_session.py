@@ -14,8 +14,9 @@ hold are then kept in memory and the window says why.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 

@@ -12,7 +12,8 @@ is set), where Qt's QSortFilterProxyModel would call a Python `filterAcceptsRow`
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import (

@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import traceback
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -299,7 +300,7 @@ class CorpusPanel(QWidget):
         """Called with a document id when the user selects a row whose document holds hits of the
         question: shows that document at its best hit (returns False to switch plainly)."""
         self._hits: dict[str, tuple[int, int]] | None = None
-        self._counts: "OrderedDict[tuple, tuple[int | None, tuple[str, ...]]]" = OrderedDict()
+        self._counts: OrderedDict[tuple, tuple[int | None, tuple[str, ...]]] = OrderedDict()
         self._pending: dict[int, tuple] = {}  # row -> count key of the running job
         self.runner = JobRunner(self, synchronous=synchronous, name="corpus counts")
         self.runner.stageReady.connect(self._on_count)
