@@ -93,7 +93,7 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
         print(json.dumps([chunk_record(doc, c) for doc, c in rows], ensure_ascii=False, indent=2))
     else:
         print(f"{'id':>5} {'start':>8} {'end':>8} {'tokens':>6} {'WP':>5}  {'flags':<28} heading path")
-        for doc, c in rows:
+        for _doc, c in rows:
             flags = ",".join(sorted(c.flags)) or "-"
             print(f"{c.key if len(loaded.documents) > 1 else c.id:>5} {c.start:>8} {c.end:>8} "
                   f"{c.token_count:>6} {c.embed_tokens:>5}  {flags:<28} {' > '.join(c.heading_path)}")

@@ -207,7 +207,7 @@ def _against(spec: str, like, forced_prefix: bool | None = None):
     if len(parts) > 3 or not parts[0]:
         raise CliError(f"--against expects STRATEGY[:SIZE[:OVERLAP]], got {spec!r}")
     nums: list[int | None] = []
-    for name, raw in zip(("SIZE", "OVERLAP"), parts[1:]):
+    for name, raw in zip(("SIZE", "OVERLAP"), parts[1:], strict=False):  # SIZE alone is fine
         if raw == "":
             nums.append(None)
             continue

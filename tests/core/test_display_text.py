@@ -6,6 +6,7 @@ character-level merge by prefix sums equal to LangChain's one-split-at-a-time me
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 
 import numpy as np
@@ -28,7 +29,7 @@ texts = st.text(st.sampled_from("ab \n🚀é中.") | chars, max_size=300)
 def test_breaks_round_trip_and_show_the_same_characters(text, data):
     breaks = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=6)))) if len(text) > 1 \
         else []
-    shown = "\n".join(text[a:b] for a, b in zip([0, *breaks], [*breaks, len(text)])) if breaks else text
+    shown = "\n".join(text[a:b] for a, b in zip([0, *breaks], [*breaks, len(text)], strict=True)) if breaks else text
     u = Utf16Map(text, breaks)
     units = shown.encode("utf-16-le")
     assert u.length16 * 2 == len(units)
@@ -37,7 +38,7 @@ def test_breaks_round_trip_and_show_the_same_characters(text, data):
         assert u.to_codepoint(u16) == cp
         if cp < len(text):  # the same character sits there in what Qt is given
             assert units[2 * u16:2 * u16 + len(text[cp].encode("utf-16-le"))].decode("utf-16-le") == text[cp]
-    for k, b in enumerate(breaks):  # the unit inserted before a break maps to the break
+    for _k, b in enumerate(breaks):  # the unit inserted before a break maps to the break
         inserted = u.to_utf16(b) - 1
         assert units[2 * inserted:2 * inserted + 2] == b"\n\x00" and u.to_codepoint(inserted) == b
     cps = list(range(len(text) + 1))
@@ -56,7 +57,7 @@ def test_long_lines_are_cut_short_lines_are_not():
     pos = 0
     for src in text.split("\n"):
         cuts = [pos, *[b for b in breaks if pos < b < pos + len(src)], pos + len(src)]
-        assert all(b - a <= 10_000 for a, b in zip(cuts, cuts[1:]))
+        assert all(b - a <= 10_000 for a, b in itertools.pairwise(cuts))
         pos += len(src) + 1
     assert all(text[b - 1] == " " for b in breaks if b < start + len(line))
     d = make_display_text(text)

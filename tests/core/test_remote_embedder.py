@@ -166,7 +166,7 @@ def test_5xx_backs_off_exponentially_with_jitter_then_gives_up(server, minilm):
         remote.encode(["y"])
     waits = remote._endpoint._sleep.seconds
     assert len(waits) == 2 + 3
-    for attempt, w in zip([0, 1, 0, 1, 2], waits):
+    for attempt, w in zip([0, 1, 0, 1, 2], waits, strict=True):
         assert 0.5 * 0.5 * 2 ** attempt <= w <= 0.5 * 2 ** attempt  # half to all of 0.5 s * 2^try
 
 

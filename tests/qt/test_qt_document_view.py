@@ -251,7 +251,7 @@ def test_y_spans_from_the_line_table_are_the_layouts(qtbot, make_window, open_do
         lo, hi = vis.text_range()
         h = float(vis.height)
 
-        def clamp(span):  # off-screen values only have to stay off screen
+        def clamp(span, h=h):  # off-screen values only have to stay off screen
             return tuple(min(max(y, -2.0), h + 2.0) for y in span)
 
         step = max(1, (hi - lo) // 150)

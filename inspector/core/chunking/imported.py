@@ -197,7 +197,7 @@ def align_records(doc: Document, records: list[ChunkRecord], path: str = "") -> 
     if result.spans:
         made = SpanContext(doc).make(result.spans)
         out = []
-        for c, i in zip(made, result.indices):
+        for c, i in zip(made, result.indices, strict=True):
             rec = recs[i]
             extra: dict[str, Any] = {"import_line": rec.line}
             if rec.ident is not None:

@@ -137,7 +137,7 @@ class RayEngine:
             if picks:
                 exact = self._phase([[replace(rows[i].config, embedding="exact")] for i in picks],
                                     budget=budget, sweep=False)
-                for i, rep in zip(picks, exact):
+                for i, rep in zip(picks, exact, strict=True):
                     if rep is None:
                         cancelled = True
                     else:
@@ -206,7 +206,7 @@ class RayEngine:
 
         def plan(texts: Sequence[str], keys: Sequence[bytes]) -> None:
             unique: dict[bytes, str] = {}
-            for t, k in zip(texts, keys):
+            for t, k in zip(texts, keys, strict=True):
                 unique.setdefault(k, t)
             lookup(list(unique))
             missing = [k for k in unique if k not in vectors and k not in planned]
@@ -327,7 +327,7 @@ class RayEngine:
                 if keys and self.device is None:
                     self.device = {"device": str(out["device"][0]), "dtype": spec.dtype,
                                    "backend": str(out["backend"][0])}
-                vectors.update(zip(keys, vecs))
+                vectors.update(zip(keys, vecs, strict=True))
                 if cache is not None:
                     cache.put_many(ns, keys, vecs)
                     if cache.pending_count() >= FLUSH_EVERY:
@@ -366,7 +366,7 @@ class RayEngine:
         cache_dir = default_cache_dir()  # where pooled_for keeps them for the local engine
         out: dict[str, tuple[Any, dict]] = {}
         rows = []
-        for d, info in zip(docs, infos):
+        for d, info in zip(docs, infos, strict=True):
             prefixes = sorted({p for split, wp in wanted if wp for p in info[(split, wp)][2]})
             table = cached_piece_table(d, encoder, cache_dir)
             out[d.doc_id] = (table, {})

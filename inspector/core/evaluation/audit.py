@@ -797,7 +797,7 @@ def load_audits(docs: Sequence[Document]) -> AuditFiles:
                 other_runs.append(r)
                 continue
             runs[(r.question, r.config)] = replace(r, ranking=tuple(
-                (at or d, a0, b0) for at, (d, a0, b0) in zip(placed, r.ranking)))
+                (at or d, a0, b0) for at, (d, a0, b0) in zip(placed, r.ranking, strict=True)))
         if other_marks or other_runs:
             kept[p] = (tuple(other_marks), tuple(other_runs))
         held[p] = frozenset(m.key for m in a.marks)

@@ -479,7 +479,7 @@ class _Loader:
                 continue
             if len(row) != len(names):
                 raise self.error(f"expected {len(names)} columns, got {len(row)}", line)
-            rec = dict(zip(names, row))
+            rec = dict(zip(names, row, strict=True))
             question = self.question_text(rec["question"], line)
             answers = self.answers(rec["answer"], line, required=True)
             doc = self.source_doc(rec.get("source") or None, line)

@@ -265,7 +265,7 @@ class IndexSearch:
         from inspector.core.embedding.embedder import embed_texts, query_side
 
         vecs = embed_texts(query_side(self.index.embedder), todo, getattr(self.index, "cache", None), flush=False)
-        self._vectors.update(zip(todo, vecs))
+        self._vectors.update(zip(todo, vecs, strict=True))
 
     def __call__(self, q: GoldQuestion, k: int) -> list[Any]:
         kwargs: dict[str, Any] = {}
@@ -430,7 +430,7 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
 
     partial: list[tuple[GoldQuestion, tuple[Chunk, ...], int | None, Callable[[Chunk], bool],
                         dict[str, list[tuple[int, int]]], SpanScores | None]] = []
-    for q, hits in zip(questions, found):
+    for q, hits in zip(questions, found, strict=True):
         top = tuple(h.chunk for h in hits[:k])
         matches, spans = _matcher(q, corpus)
         rank = next((i for i, c in enumerate(top, 1) if matches(c)), None)
@@ -450,7 +450,7 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
     deep_ids = [i for i, hs in holders.items() if hs and deep_k > k]
     deep_found: dict[int, list[Any]] = {}
     if deep_ids:
-        deep_found = dict(zip(deep_ids, _search_all(search, [questions[i] for i in deep_ids], deep_k)))
+        deep_found = dict(zip(deep_ids, _search_all(search, [questions[i] for i in deep_ids], deep_k), strict=True))
 
     cut_at = document_cut(corpus.docs) if budget is not None else None
     out: list[QuestionResult] = []

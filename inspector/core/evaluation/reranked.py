@@ -65,7 +65,8 @@ class RerankFigures:
     def moves(self) -> tuple[tuple[GoldQuestion, int | None, int | None], ...]:
         """(question, rank of its first answer-holding chunk in the retriever's top `depth`, rank
         after reranking within k) for every question: "7 -> 1" is a ranking miss repaired."""
-        return tuple((a.question, d.rank, a.rank) for d, a in zip(self.within_depth.questions, self.after.questions))
+        return tuple((a.question, d.rank, a.rank)
+                     for d, a in zip(self.within_depth.questions, self.after.questions, strict=True))
 
 
 class _Served:
@@ -124,7 +125,7 @@ def rerank_figures(index: Any, gold: GoldSet | Sequence[GoldQuestion], reranker:
     reranked: list[list[Any]] = []
     pairs = computed = 0
     seconds = 0.0
-    for i, (q, hits) in enumerate(zip(questions, found)):
+    for i, (q, hits) in enumerate(zip(questions, found, strict=True)):
         check_cancelled()
         res = rerank_hits(hits, q.question, reranker, depth, depth, docs=index.docs,
                           with_prefix=index.with_prefix, cache=cache)
@@ -135,8 +136,8 @@ def rerank_figures(index: Any, gold: GoldSet | Sequence[GoldQuestion], reranker:
         if progress is not None:
             progress(i + 1, len(questions))
 
-    by_q = {id(q): hits for q, hits in zip(questions, found)}
-    after_by_q = {id(q): hits for q, hits in zip(questions, reranked)}
+    by_q = {id(q): hits for q, hits in zip(questions, found, strict=True)}
+    after_by_q = {id(q): hits for q, hits in zip(questions, reranked, strict=True)}
     before = evaluate(questions, index.docs, chunks, _Served(by_q, depth, search), k, results=found)
     # Misses after reranking are diagnosed within the reranked list (a rank there, or "not in top
     # depth"): the reranker never sees deeper hits, so a deeper search would describe another pipeline.

@@ -634,7 +634,8 @@ def encode_prefix_pieces(encoder: PieceEncoder, prefixes: Sequence[str]
     if not todo:
         return {}
     m, c, s = encoder.encode_pieces(todo)
-    return {p: (vec.astype(np.float64), int(cnt), sp.astype(np.float64)) for p, vec, cnt, sp in zip(todo, m, c, s)}
+    return {p: (vec.astype(np.float64), int(cnt), sp.astype(np.float64))
+            for p, vec, cnt, sp in zip(todo, m, c, s, strict=True)}
 
 
 def _hat(x: np.ndarray, knots: np.ndarray, i: int) -> np.ndarray:

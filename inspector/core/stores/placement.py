@@ -211,7 +211,7 @@ def place_records(collection: StoreCollection, docs: Sequence[Document], *,
         unplaced.append(UnplacedRecord(row, collection.ids[row], reason, detail, source,
                                        collection.texts[row][:PREVIEW_CHARS]))
 
-    for row, (text, meta) in enumerate(zip(collection.texts, collection.metadatas)):
+    for row, (text, meta) in enumerate(zip(collection.texts, collection.metadatas, strict=True)):
         source = record_source(meta, key)
         if not text.strip():
             skip(row, NO_TEXT, "the record holds no text", source)

@@ -50,7 +50,8 @@ def heading_matches(path: Sequence[str], prefix: Sequence[str]) -> bool:
     rule). An empty prefix matches every path."""
     if len(prefix) > len(path):
         return False
-    return all(segment_matches(title, typed) for title, typed in zip(path, prefix))
+    # The prefix may be shorter than the path: only its segments are compared.
+    return all(segment_matches(title, typed) for title, typed in zip(path, prefix, strict=False))
 
 
 def sole_title(paths: Iterable[Sequence[str]]) -> str | None:

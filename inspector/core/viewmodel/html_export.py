@@ -12,6 +12,7 @@ pseudo-elements from data attributes, so copying the text out of the page gives 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -153,7 +154,7 @@ def _text_runs(doc: Document, painted: Sequence[Chunk], hits: Sequence[Any], ans
         badge_at.setdefault(a, []).append(h)
     anchored: set[int] = set()
     out: list[str] = []
-    for p, q in zip(points, points[1:]):
+    for p, q in itertools.pairwise(points):
         if p >= q:
             continue
         for cid in starts_at.get(p, ()):

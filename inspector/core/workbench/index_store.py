@@ -187,7 +187,7 @@ class IndexStore:
             texts = [c.embedded_text(d, with_prefix=with_prefix) for d, c in matchable]
             keys = [text_key(t) for t in texts]
             found = self.cache.get_many(cache_namespace(emb), keys, int(emb.dim))
-            lengths = [len(t) for t, k in zip(texts, keys) if k not in found]
+            lengths = [len(t) for t, k in zip(texts, keys, strict=True) if k not in found]
         else:  # lengths from the spans: no text is built
             lengths = [c.end - c.start + (len(c.prefix) + 2 if with_prefix and c.prefix else 0)
                        for _d, c in matchable]
