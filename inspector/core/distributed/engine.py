@@ -163,20 +163,7 @@ class RayEngine:
 
         ns = cache_namespace(emb) if emb is not None else None
 
-        # Chunkings the run needs (strategy, params, describe), and which embedded texts.
-        split_index: dict[tuple, int] = {}
-        splits: list[EvalConfig] = []
-        for g in groups:
-            key = (g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe)
-            if key not in split_index:
-                split_index[key] = len(splits)
-                splits.append(g[0])
-        group_split = [split_index[(g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe)]
-                       for g in groups]
-        wants = sorted({(group_split[i], bool(g[0].with_prefix)) for i, g in enumerate(groups)
-                        if g[0].retriever != "bm25"})
-        shipped = [s for s in {get_strategy(c.strategy).name: get_strategy(c.strategy) for c in splits}.values()
-                   if s not in BUILTINS]
+        splits, group_split, wants, shipped = _plan_splits(groups)
 
         # 1. documents -> chunks, one task per document.
         doc_refs = [ray.put(d) for d in docs]
@@ -446,3 +433,24 @@ class RayEngine:
 
 
 __all__ = ["RayEngine", "StageProgress", "UNITS"]
+
+
+def _plan_splits(groups: list[list[EvalConfig]]) -> tuple[list[EvalConfig], list[int], list[tuple[int, bool]],
+                                                          list[Any]]:
+    """The chunkings a run needs (strategy, params, describe: one config each), the chunking of
+    each group, which (chunking, with prefix) texts are embedded, and the strategies that are not
+    built in (shipped to the workers)."""
+    split_index: dict[tuple, int] = {}
+    splits: list[EvalConfig] = []
+    for g in groups:
+        key = (g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe)
+        if key not in split_index:
+            split_index[key] = len(splits)
+            splits.append(g[0])
+    group_split = [split_index[(g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe)]
+                   for g in groups]
+    wants = sorted({(group_split[i], bool(g[0].with_prefix)) for i, g in enumerate(groups)
+                    if g[0].retriever != "bm25"})
+    shipped = [s for s in {get_strategy(c.strategy).name: get_strategy(c.strategy) for c in splits}.values()
+               if s not in BUILTINS]
+    return splits, group_split, wants, shipped

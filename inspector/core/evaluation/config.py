@@ -140,24 +140,17 @@ class EvalConfig:
                 raise InputError(f"must be a whole number of at least 1, got {data['k']!r}",
                                  path=path, field="k")
             kwargs["k"] = data["k"]
-        if "retriever" in data:
-            if data["retriever"] not in RETRIEVERS:
-                raise InputError(f"must be one of {', '.join(RETRIEVERS)}, got {data['retriever']!r}",
-                                 path=path, field="retriever")
-            kwargs["retriever"] = data["retriever"]
-        if "embedding" in data:
-            if data["embedding"] not in EMBEDDINGS:
-                raise InputError(f"must be one of {', '.join(EMBEDDINGS)}, got {data['embedding']!r}",
-                                 path=path, field="embedding")
-            kwargs["embedding"] = data["embedding"]
-        if "with_prefix" in data:
-            if not isinstance(data["with_prefix"], bool):
-                raise InputError("must be true or false", path=path, field="with_prefix")
-            kwargs["with_prefix"] = data["with_prefix"]
-        if "describe" in data:
-            if not isinstance(data["describe"], bool):
-                raise InputError("must be true or false", path=path, field="describe")
-            kwargs["describe"] = data["describe"]
+        for name, choices in (("retriever", RETRIEVERS), ("embedding", EMBEDDINGS)):
+            if name in data:
+                if data[name] not in choices:
+                    raise InputError(f"must be one of {', '.join(choices)}, got {data[name]!r}",
+                                     path=path, field=name)
+                kwargs[name] = data[name]
+        for name in ("with_prefix", "describe"):
+            if name in data:
+                if not isinstance(data[name], bool):
+                    raise InputError("must be true or false", path=path, field=name)
+                kwargs[name] = data[name]
         if data.get("embedder") is not None:
             try:
                 kwargs["embedder"] = EmbedderSpec.from_dict(data["embedder"])

@@ -120,18 +120,10 @@ def _chunk_line(c: Chunk) -> str:
     return " · ".join(parts)
 
 
-def _text_runs(doc: Document, painted: Sequence[Chunk], hits: Sequence[Any], answers: Sequence[tuple[int, int]],
-               gold: Sequence[tuple[int, int, int]], marks: Sequence[TextMark]) -> str:
-    """The document as runs: one `<span>` per stretch covered by the same chunks, hits, answers
-    and marks; a zero-width marker before each chunk's first run."""
-    text = doc.text
-    n = len(text)
-    by_id = {c.id: c for c in painted}
-    index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
-    rank_of = {cid: k for k, cid in enumerate(index.ids)}
-    hit_spans = [(max(0, h.chunk.start), min(n, h.chunk.end), h) for h in hits]
-    mark_index = SpanIndex([(m.start, m.end) for m in marks])
-    gold_index = SpanIndex([(a, b) for a, b, _q in gold])
+def _cut_points(n: int, painted: Sequence[Chunk], hit_spans: Sequence[tuple[int, int, Any]],
+                answers: Sequence[tuple[int, int]], gold: Sequence[tuple[int, int, int]],
+                marks: Sequence[TextMark]) -> list[int]:
+    """Where a run may change: every edge of a chunk, hit, answer, gold answer or mark, in order."""
     cuts = {0, n}
     for c in painted:
         cuts.update((c.start, c.end))
@@ -145,7 +137,22 @@ def _text_runs(doc: Document, painted: Sequence[Chunk], hits: Sequence[Any], ans
         cuts.update((a, b))
     for m in marks:
         cuts.update((m.start, m.end))
-    points = sorted(p for p in cuts if 0 <= p <= n)
+    return sorted(p for p in cuts if 0 <= p <= n)
+
+
+def _text_runs(doc: Document, painted: Sequence[Chunk], hits: Sequence[Any], answers: Sequence[tuple[int, int]],
+               gold: Sequence[tuple[int, int, int]], marks: Sequence[TextMark]) -> str:
+    """The document as runs: one `<span>` per stretch covered by the same chunks, hits, answers
+    and marks; a zero-width marker before each chunk's first run."""
+    text = doc.text
+    n = len(text)
+    by_id = {c.id: c for c in painted}
+    index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
+    rank_of = {cid: k for k, cid in enumerate(index.ids)}
+    hit_spans = [(max(0, h.chunk.start), min(n, h.chunk.end), h) for h in hits]
+    mark_index = SpanIndex([(m.start, m.end) for m in marks])
+    gold_index = SpanIndex([(a, b) for a, b, _q in gold])
+    points = _cut_points(n, painted, hit_spans, answers, gold, marks)
     starts_at: dict[int, list[int]] = {}
     for c in sorted(painted, key=lambda c: (c.start, c.id)):
         starts_at.setdefault(c.start, []).append(c.id)

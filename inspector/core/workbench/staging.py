@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
@@ -26,6 +26,9 @@ from inspector.core.evaluation.uncertainty import report_intervals
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore, corpus_fingerprint
 from inspector.core.workbench.index_store import IndexStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: What a retrieval stage's figures are: the model's own vectors (or BM25 chosen by the user),
 #: the live preview from piece vectors, or BM25 standing in for dense/hybrid until vectors exist.
@@ -153,13 +156,40 @@ class Staging:
             return ""
         return f"exact while dragging (predicted {max(1, round(secs * 1000))} ms)"
 
+    def _cached_exact(self, exact_key: tuple, docs: Sequence[Document], chunks_by_doc: ChunksByDoc, emb: Any,
+                      with_prefix: bool) -> Any:
+        """The exact index when it is stored, or can be made at once (every embedding cached); else None."""
+        store = self.index_store
+        index = store.lookup(exact_key)
+        if index is None and store.exact_cached(docs, chunks_by_doc, with_prefix):
+            from inspector.core.retrieval import index as retrieval
+
+            index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=with_prefix, cache=store.cache)
+            store.put(exact_key, index)
+        return index
+
+    def _pooled_preview_vectors(self, req: RetrievalRequest, others: Sequence[Document],
+                                chunks_by_doc: Mapping[str, Sequence[Chunk]],
+                                cancelled: Callable[[], bool]) -> np.ndarray | None:
+        """Chunk vectors averaged from piece vectors for a preview, when the shown document's piece
+        vectors are built (the other documents' are built now, if need be); None otherwise."""
+        store = self.index_store
+        pooled_doc = store.pooled_vectors(req.document) if req.preview else None
+        if pooled_doc is None:
+            return None
+        from inspector.core.retrieval.pooled import index_vectors
+
+        pvs = {req.document.doc_id: pooled_doc}
+        for d in others:
+            pvs[d.doc_id] = store.pooled_vectors(d) or store.build_pooled(d, cancel=cancelled)
+        return index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix, cache=store.cache)
+
     def stages(self, req: RetrievalRequest, cancelled: Callable[[], bool],
                progress: Callable[[int, int, str], None]) -> Iterator[RetrievalResult]:
         """Hits and report for the window, in stages: the best index that can be made at once (exact
         if its embeddings are cached, else pooled piece vectors, else BM25 while the model loads),
         then, when `req.exact`, the exact one with embedding progress."""
         t0 = time.perf_counter()
-        doc = req.document
         store = self.index_store
         emb = store.embedder  # one embedder for the whole request, whatever happens meanwhile
         docs, chunks_by_doc = self.request_chunks(req)
@@ -225,24 +255,15 @@ class Staging:
             yield finish(index, EXACT, req.retriever, more=False, due=False, note=source.note or "", key=store_key)
             return
         exact_key = ("exact", fp, req.with_prefix, cache_namespace(emb))  # precision, not device
-        index = store.lookup(exact_key)
-        if index is None and store.exact_cached(docs, chunks_by_doc, req.with_prefix):
-            index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix, cache=store.cache)
-            store.put(exact_key, index)
+        index = self._cached_exact(exact_key, docs, chunks_by_doc, emb, req.with_prefix)
         if index is not None:
             yield finish(index, EXACT, req.retriever, more=False, due=False, note=req.exact_note,
                          key=exact_key)
             return
         # A preview now (unless the preview of these chunks is on screen already): pooled piece
         # vectors when the shown document's are built, else BM25.
-        pooled_doc = store.pooled_vectors(doc) if req.preview else None
-        if pooled_doc is not None:
-            from inspector.core.retrieval.pooled import index_vectors
-
-            pvs = {doc.doc_id: pooled_doc}
-            for d in others:
-                pvs[d.doc_id] = store.pooled_vectors(d) or store.build_pooled(d, cancel=cancelled)
-            vecs = index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix, cache=store.cache)
+        vecs = self._pooled_preview_vectors(req, others, chunks_by_doc, cancelled)
+        if vecs is not None:
             if cancelled():
                 return
             preview = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix,
@@ -311,3 +332,4 @@ class Staging:
 
 __all__ = ["Staging", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED", "FALLBACK", "FAST_EXACT_S",
            "config_for"]
+
