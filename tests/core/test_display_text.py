@@ -74,7 +74,7 @@ def test_long_word():
 
 @given(text=st.text(chars, max_size=50))
 def test_slices_equal_the_whole_text_versions(text):
-    import inspector.core.runtime.slices as slices
+    from inspector.core.runtime import slices
 
     old = slices.STEP
     slices.STEP = 7  # many slices, cut everywhere
@@ -95,7 +95,7 @@ def test_slices_equal_the_whole_text_versions(text):
 @given(text=st.text(chars, max_size=40), damage=st.lists(st.tuples(st.integers(0, 200), st.sampled_from(
     [0xFF, 0xFE, 0xC3, 0x80, 0xE9, 0xF0])), max_size=2))
 def test_sliced_utf8_decoding_equals_decoding_at_once(text, damage):
-    import inspector.core.runtime.slices as slices
+    from inspector.core.runtime import slices
 
     data = bytearray(text.encode("utf-8", "surrogatepass"))
     for at, byte in damage:

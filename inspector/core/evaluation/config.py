@@ -94,7 +94,7 @@ class EvalConfig:
         strat = get_strategy(self.strategy)
         quiet = {p.name for p in strat.params
                  if (p.kind == "bool" or (not p.role and not p.less_than and not p.at_least
-                                          and not any(q.less_than == p.name or q.at_least == p.name
+                                          and not any(p.name in (q.less_than, q.at_least)
                                                       for q in strat.params)))
                  and p.name in self.params and self.params[p.name] == p.default}
         params = " ".join(f"{k}={v}" for k, v in self.params.items() if k not in quiet)
