@@ -110,7 +110,7 @@ def add_commands(subparsers: Any) -> None:
     add_reranker_args(p)
     add_store_args(p)
     p.set_defaults(func=_cmd_eval)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)
 
     p = subparsers.add_parser("compare", help="compare a configuration against another on a gold set")
     _common(p)
@@ -120,7 +120,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--against", required=True, metavar="STRATEGY[:SIZE[:OVERLAP]]",
                    help="the baseline, e.g. fixed_chars:500:0")
     p.set_defaults(func=_cmd_compare)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)
 
     p = subparsers.add_parser("sweep", help="score a grid of strategy x size x overlap x k")
     _common(p)
@@ -138,7 +138,7 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--folds", type=int, default=5,
                    help="cross-validation folds over questions for the recommendation (default 5)")
     p.set_defaults(func=_cmd_sweep)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)
 
 
 COMMANDS = ("eval", "compare", "sweep")
@@ -285,13 +285,14 @@ def _stage_printer() -> Callable[[str, int, int], None]:
     most one a second in between."""
     from inspector.core.api import STAGE_UNITS
 
-    last = {"stage": "", "at": 0.0}
+    last_stage, last_at = "", 0.0
 
     def show(stage: str, done: int, total: int) -> None:
+        nonlocal last_stage, last_at
         now = time.monotonic()
-        if stage == last["stage"] and 0 < done < total and now - last["at"] < 1.0:
+        if stage == last_stage and 0 < done < total and now - last_at < 1.0:
             return
-        last.update(stage=stage, at=now)
+        last_stage, last_at = stage, now
         print(f"ray: {stage} {done:,}/{total:,} {STAGE_UNITS.get(stage, '')}".rstrip(), file=sys.stderr, flush=True)
 
     return show
