@@ -14,8 +14,7 @@ from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import Document
 from inspector.core.embedding.spec import EmbedderSpec
 from inspector.core.errors import InputError
-
-RETRIEVERS = ("dense", "bm25", "hybrid")
+from inspector.core.retrieval.kinds import RETRIEVERS, Retriever
 
 #: The retriever a configuration, the command line and a first-run window start with. Chosen by a
 #: rule fixed before measuring (benchmarks/defaults.py; benchmarks/README.md, "Defaults from
@@ -23,7 +22,7 @@ RETRIEVERS = ("dense", "bm25", "hybrid")
 #: tune split, beat dense by 3.0 points [+1.4, +4.7] with no set worse (the gain is Chroma's; the
 #: handbook and the real documents were within noise), and held on the public test split
 #: (+4.3 points, within noise). It also answers before the embedding model has loaded.
-DEFAULT_RETRIEVER = "bm25"
+DEFAULT_RETRIEVER: Retriever = "bm25"
 
 
 EMBEDDINGS = ("exact", "pooled")
@@ -48,7 +47,7 @@ class EvalConfig:
     params: Mapping[str, Any] = field(default_factory=dict)
     """Strategy parameters, validated (defaults filled in)."""
     k: int = 5
-    retriever: str = DEFAULT_RETRIEVER
+    retriever: Retriever = DEFAULT_RETRIEVER
     """"dense", "bm25" or "hybrid" (`DEFAULT_RETRIEVER` unless given)."""
     with_prefix: bool | None = None
     """Embed the heading-path prefix beside each chunk's text; None takes the strategy's default

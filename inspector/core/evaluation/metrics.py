@@ -41,6 +41,7 @@ from inspector.core.evaluation.gold import (
     normalize,
     normalized_text,
 )
+from inspector.core.retrieval.kinds import Retriever
 
 #: How deep a miss is searched again to tell a ranking miss from "not in top N".
 DEEP_K = 50
@@ -241,7 +242,7 @@ class IndexSearch:
     (one model call instead of one per question), then searches with the vectors; a later, deeper
     search of the same question reuses its vector."""
 
-    def __init__(self, index: Any, *, retriever: str = "dense", multi_doc: bool = True,
+    def __init__(self, index: Any, *, retriever: Retriever = "dense", multi_doc: bool = True,
                  heading_prefix: Sequence[str] | None = None) -> None:
         self.index = index
         self.retriever = retriever

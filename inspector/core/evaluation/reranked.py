@@ -21,6 +21,7 @@ from inspector.core.evaluation.compare import Comparison, compare_reports
 from inspector.core.evaluation.gold import GoldQuestion, GoldSet
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.uncertainty import PairedDelta, paired_deltas
+from inspector.core.retrieval.kinds import Retriever
 from inspector.core.retrieval.rerank import RERANK_DEPTH, Reranker, ScoreCache, rerank_hits
 from inspector.core.runtime.cancel import check_cancelled
 
@@ -97,7 +98,7 @@ def _chunks_by_doc(index: Any) -> dict[str, tuple[Chunk, ...]]:
 
 
 def rerank_figures(index: Any, gold: GoldSet | Sequence[GoldQuestion], reranker: Reranker, k: int,
-                   depth: int = RERANK_DEPTH, *, retriever: str = "dense", multi_doc: bool | None = None,
+                   depth: int = RERANK_DEPTH, *, retriever: Retriever = "dense", multi_doc: bool | None = None,
                    chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None, cache: ScoreCache | None = None,
                    progress: Callable[[int, int], None] | None = None) -> RerankFigures:
     """Score `gold` on `index` (an `Index`) with `retriever`'s top k, and with its top `depth`

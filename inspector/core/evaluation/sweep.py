@@ -10,6 +10,7 @@ from inspector.core.evaluation.config import EvalConfig, sized_params
 from inspector.core.evaluation.metrics import (
     Report,
 )
+from inspector.core.retrieval.kinds import Retriever
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,7 @@ def rank_key(row: SweepRow) -> tuple:
 
 def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
          overlaps: Sequence[int | None] = (None,), ks: Sequence[int] = (5,), *,
-         retriever: str = "dense", with_prefix: bool | None = None, embedding: str = "exact",
+         retriever: Retriever = "dense", with_prefix: bool | None = None, embedding: str = "exact",
          describe: bool = False) -> tuple[list[EvalConfig], list[tuple[str, str]]]:
     """The distinct configurations of strategy × size × overlap × k, and the skipped points.
     Sizes and overlaps go to each strategy's "size"/"overlap" roles (`sized_params`); a strategy

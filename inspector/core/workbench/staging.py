@@ -23,6 +23,7 @@ from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.report import INTERVAL_SEED
 from inspector.core.evaluation.uncertainty import report_intervals
+from inspector.core.retrieval.kinds import Retriever
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore, corpus_fingerprint
 from inspector.core.workbench.index_store import IndexStore
@@ -55,7 +56,7 @@ class RetrievalRequest:
     question: str
     """"" when no question is asked (the gold set alone)."""
     k: int
-    retriever: str
+    retriever: Retriever
     """The user's choice: "dense", "bm25" or "hybrid"."""
     gold: tuple[GoldQuestion, ...] = ()
     """Questions of the loaded gold set about the open documents (empty: none loaded)."""
@@ -95,7 +96,7 @@ class RetrievalResult:
     request: RetrievalRequest
     mode: str
     """EXACT, POOLED or FALLBACK."""
-    retriever: str
+    retriever: Retriever
     """The retriever that actually answered."""
     hits: tuple[Any, ...]
     """`retrieval.Hit`s of the question, best first (empty without a question)."""
@@ -122,7 +123,7 @@ class RetrievalResult:
         return self.request.document
 
 
-def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: str, with_prefix: bool,
+def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: Retriever, with_prefix: bool,
                mode: str) -> EvalConfig | None:
     """The EvalConfig a stage stands for (None for strategies EvalConfig cannot validate)."""
     try:
@@ -197,7 +198,7 @@ class Staging:
         fp = corpus_fingerprint(docs, chunks_by_doc)
         gold = req.gold if not others else tuple(q for q in req.gold if q.source in (None, *chunks_by_doc))
 
-        def finish(index: Any, mode: str, retriever: str, *, more: bool, due: bool, note: str = "",
+        def finish(index: Any, mode: str, retriever: Retriever, *, more: bool, due: bool, note: str = "",
                    key: tuple | None = None) -> RetrievalResult:
             hits: tuple = ()
             if req.question.strip():
@@ -207,7 +208,7 @@ class Staging:
             intervals = None
             alternatives: dict[str, Report] | None = None
 
-            def scored(by: str) -> Report:
+            def scored(by: Retriever) -> Report:
                 # A stored index scored on the same questions before (only the question changed):
                 # the report is the same, so it is not computed again.
                 rkey = (key, by, req.k, req.budget, gold) if key is not None else None
@@ -223,7 +224,8 @@ class Staging:
                 report = scored(retriever)
                 intervals = report_intervals(report, seed=INTERVAL_SEED)
                 if req.alternatives and mode == EXACT and not cancelled():
-                    usable = ("bm25", "dense", "hybrid") if getattr(index, "vectors", None) is not None else ("bm25",)
+                    has_vectors = getattr(index, "vectors", None) is not None
+                    usable: tuple[Retriever, ...] = ("bm25", "dense", "hybrid") if has_vectors else ("bm25",)
                     alternatives = {r: (report if r == retriever else scored(r)) for r in usable}
             config = config_for(req.strategy, req.params, req.k, retriever, req.with_prefix, mode)
             return RetrievalResult(req, mode, retriever, hits, report, config, index, more_coming=more,
