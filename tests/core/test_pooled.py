@@ -115,7 +115,7 @@ def _reference(table, a, b, mode):
 def test_sparse_sums_match_a_loop_over_pieces(bounds, gaps, seed, span, mode):
     rng = np.random.default_rng(seed)
     spans, pos = [], 0
-    for length, gap in zip(bounds, gaps, strict=True):
+    for length, gap in zip(bounds, gaps, strict=False):  # eight gaps, one per piece at most
         pos += gap
         spans.append((pos, pos + length))
         pos += length
