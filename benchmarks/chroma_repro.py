@@ -88,7 +88,7 @@ def chunk_corpora(docs, kind: str, size: int, overlap: int, strategy_params: dic
 
 def score(index, qvecs, questions) -> tuple[float, float, float]:
     rec, prec, iou = [], [], []
-    for qv, (_q, corpus, refs) in zip(qvecs, questions):
+    for qv, (_q, corpus, refs) in zip(qvecs, questions, strict=True):
         hits = index.search_vector(qv, k=K)
         got = [(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in hits]
         s = span_scores(got, refs, corpus)

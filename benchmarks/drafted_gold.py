@@ -119,7 +119,7 @@ def drafted_set(docs, per_corpus: int, context_words: int = CONTEXT_WORDS,
 def score(hits_per_q: list[list], qs: list[Q]) -> np.ndarray:
     """questions x (recall, iou, hit) for the top-k chunks of each question."""
     rows = np.zeros((len(qs), 3))
-    for i, (hits, q) in enumerate(zip(hits_per_q, qs)):
+    for i, (hits, q) in enumerate(zip(hits_per_q, qs, strict=True)):
         got = [(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in hits]
         s = span_scores(got, q.references, q.corpus)
         if q.answer_span is not None:

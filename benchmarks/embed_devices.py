@@ -215,7 +215,7 @@ def speed(device: str, batches: list[int], repeats: int, with_onnx: bool) -> Non
             times.append(time.perf_counter() - t)
         print(f"  {name:<12} one question: p50 {statistics.median(times) * 1000:.1f} ms "
               f"(of {len(times)})")
-    for name, emb in runtimes:
+    for _name, emb in runtimes:
         if hasattr(emb, "close"):
             emb.close()
 

@@ -138,7 +138,7 @@ class GcTimes:
 
     def line(self) -> str:
         return ", ".join(f"gen{g}: {n} (longest {ms:.0f} ms)" for g, (n, ms) in
-                         enumerate(zip(self.counts, self.worst)))
+                         enumerate(zip(self.counts, self.worst, strict=True)))
 
 
 def main() -> int:

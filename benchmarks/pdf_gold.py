@@ -89,7 +89,7 @@ def ranks(backend: str, strategy: str, questions: list[dict], dense: bool) -> tu
     for q in questions:
         res, _scores = model.retrieve([bm25_tokens(q["question"])], k=depth, show_progress=False)
         rows.append([int(i) for i in res[0]])
-    out["bm25"] = [_first(order, bodies, q["answer"]) for order, q in zip(rows, questions)]
+    out["bm25"] = [_first(order, bodies, q["answer"]) for order, q in zip(rows, questions, strict=True)]
     if dense:
         from inspector.core.embedding.embedder import default_embedder, embed_query, embed_texts
 
@@ -149,8 +149,8 @@ def main() -> None:
             for k in ks:
                 a = [0 < r <= k for r in results[base][ret]]
                 b = [0 < r <= k for r in results[name][ret]]
-                only_a = sum(x and not y for x, y in zip(a, b))
-                only_b = sum(y and not x for x, y in zip(a, b))
+                only_a = sum(x and not y for x, y in zip(a, b, strict=True))
+                only_b = sum(y and not x for x, y in zip(a, b, strict=True))
                 print(f"{ret} hit@{k}: {base} alone finds {only_a}, {name} alone finds {only_b} "
                       f"(sign test p = {sign_test(only_a, only_b):.2f})")
 

@@ -77,7 +77,7 @@ def speed(emb, cache) -> None:
             vecs = index_vectors(chunks, {doc.doc_id: pv}, with_prefix=cfg.with_prefix)
             index = build_index([doc], chunks, emb, with_prefix=cfg.with_prefix, vectors=vecs, cache=cache)
             search = IndexSearch(index)
-            for q, v in zip(questions, qv):
+            for q, v in zip(questions, qv, strict=True):
                 index._queries[q.question] = v  # question vectors are cached by the window
             report = evaluate(questions, [doc], chunks, search, 5)
             times.append((time.perf_counter() - t) * 1000)

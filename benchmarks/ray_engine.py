@@ -190,7 +190,7 @@ def main() -> None:
     names = ["local", "ray x1", "ray x2"]
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 shared cores)")
     starts = ["-"] + [f"{r['start_s']:.1f}" for r in runs[1:]]
-    print(f"\ncluster start (s): {' | '.join(f'{n} {s}' for n, s in zip(names, starts))}\n")
+    print(f"\ncluster start (s): {' | '.join(f'{n} {s}' for n, s in zip(names, starts, strict=True))}\n")
     print("| workload | " + " | ".join(f"{n} wall s | {n} chunks/s" for n in names) + " | same results |")
     print("|---|" + "---|---|" * len(names) + "---|")
     for key in KEYS:
@@ -200,17 +200,18 @@ def main() -> None:
         same = len({r[key]["fingerprint"] for r in runs}) == 1
         print(f"| {key} ({runs[0][key]['chunks']:,} chunks) | {cells} | {'yes' if same else 'NO'} |")
     print("\nRay stage seconds (chunking / pieces / embedding / evaluating):")
-    for n, r in zip(names[1:], runs[1:]):
+    for n, r in zip(names[1:], runs[1:], strict=True):
         for key in KEYS:
             if key in r:
                 st = r[key]["stages"]
                 print(f"  {n} {key}: " + " / ".join(f"{st.get(s, 0.0):.1f}" for s in
                                                    ("chunking", "pieces", "embedding", "evaluating")))
     if "handbook_dense" in runs[0]:
-        print("\nmodel backend: " + ", ".join(f"{n} {r['handbook_dense']['backend']}" for n, r in zip(names, runs)))
+        print("\nmodel backend: " + ", ".join(f"{n} {r['handbook_dense']['backend']}"
+                                               for n, r in zip(names, runs, strict=True)))
         print("embedding stage, seconds to the first batch (actors started, model loaded): " + ", ".join(
             f"{n} {key} {r[key]['stages'].get('embedding_first', 0.0):.1f}"
-            for n, r in zip(names[1:], runs[1:]) for key in ("handbook_dense", "chroma_dense")))
+            for n, r in zip(names[1:], runs[1:], strict=True) for key in ("handbook_dense", "chroma_dense")))
     one = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, __file__, "--gemm"], capture_output=True, text=True, cwd=ROOT, env=one)
     if proc.returncode == 0:

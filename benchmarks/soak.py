@@ -30,6 +30,7 @@ their budget from leaks and from memory the C library kept after it was freed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import sys
@@ -73,7 +74,7 @@ def probe(w, label: str) -> None:
                f"{m.pending} pending, {m.disk_keys} on disk (index {m.index_bytes / 1e6:.1f} MB)") if m else "unused"
     hist = w.history.history
     traced = f", Python heap {tracemalloc.get_traced_memory()[0] / 1e6:.0f} MB" if tracemalloc.is_tracing() else ""
-    full = sorted((f"{len(o)}/{o.max_items}" for o in lrus if len(o) >= o.max_items or o.total_size() >= o.max_size))
+    full = sorted(f"{len(o)}/{o.max_items}" for o in lrus if len(o) >= o.max_items or o.total_size() >= o.max_size)
     print(f"  [probe {label}] RSS {vm_rss_mb():.0f} MB{traced}; caches: {len(lrus)} in use, "
           f"{sum(len(o) for o in lrus)} entries, {len(full)} at their budget; embedding cache {vectors}; "
           f"undo {len(hist.undo_steps)}+{len(hist.redo_steps)} steps; {docs} Documents alive; "
@@ -238,10 +239,8 @@ class Session:
         start = self.rng.uniform(lo, hi)
         for step in range(self.rng.randint(4, 12)):  # a drag: values every ~30 ms
             v = max(lo, min(hi, start + step * (hi - lo) / 40.0))
-            try:
+            with contextlib.suppress(ValueError, TypeError):
                 self.w.strategy_panel.set_value(name, int(v))
-            except (ValueError, TypeError):
-                pass
             self.pump(0.03)
         self.counts[f"drag {name}"] += 1
 

@@ -127,5 +127,5 @@ def add_commands(subparsers: Any) -> None:
     add_encoding_arg(p)
     add_device_args(p)
     p.set_defaults(func=_cmd_ask)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)
 

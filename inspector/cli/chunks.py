@@ -34,7 +34,7 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
     from inspector.core.api import strategies
 
     load_user_strategies(args)
-    out = []
+    out: list[dict[str, Any]] = []  # the JSON printed
     for s in strategies().values():
         out.append({"name": s.name, "description": s.description,
                     "params": [{"name": p.name, "unit": p.unit, "default": p.default,
@@ -44,9 +44,9 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(out, indent=2))
         return 0
-    for s in out:
-        print(f"{s['name']}: {s['description']}")
-        for p in s["params"]:
+    for row in out:
+        print(f"{row['name']}: {row['description']}")
+        for p in row["params"]:
             print(f"    {p['name']:<14} {p['unit']:<11} default {p['default']:<6} "
                   f"range {p['min']}..{p['max']}  {p['help']}")
     return 0
@@ -93,7 +93,7 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
         print(json.dumps([chunk_record(doc, c) for doc, c in rows], ensure_ascii=False, indent=2))
     else:
         print(f"{'id':>5} {'start':>8} {'end':>8} {'tokens':>6} {'WP':>5}  {'flags':<28} heading path")
-        for doc, c in rows:
+        for _doc, c in rows:
             flags = ",".join(sorted(c.flags)) or "-"
             print(f"{c.key if len(loaded.documents) > 1 else c.id:>5} {c.start:>8} {c.end:>8} "
                   f"{c.token_count:>6} {c.embed_tokens:>5}  {flags:<28} {' > '.join(c.heading_path)}")
@@ -115,7 +115,7 @@ def add_commands(sub: Any) -> None:
     add_device_args(p)
     add_embedder_args(p)
     p.set_defaults(func=_cmd_chunks)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)
     p = sub.add_parser("strategies", help="list strategies and their parameters")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--strategy-file", action="append", default=[], metavar="FILE",

@@ -38,4 +38,4 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--target", choices=TARGETS, default="langchain",
                    help="langchain (default), llamaindex, chonkie, or inspector (this project's API)")
     p.set_defaults(func=_cmd_code)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, NoReturn
 
 #: The retrievers a command may be asked for (`--retriever`).
 RETRIEVER_CHOICES = ("dense", "bm25", "hybrid")

@@ -18,9 +18,10 @@ import functools
 import json
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from inspector.cli.common import (
     RETRIEVER_CHOICES,
@@ -121,7 +122,7 @@ def add_commands(subparsers: Any) -> None:
     add_reranker_args(p)
     add_store_args(p)
     p.set_defaults(func=_cmd_eval)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)
 
     p = subparsers.add_parser("compare", help="compare a configuration against another on a gold set")
     _common(p)
@@ -135,7 +136,7 @@ def add_commands(subparsers: Any) -> None:
                         "(minilm, st:NAME_OR_PATH, openai:MODEL, hash), its figures beside --embedder's "
                         "with the paired interval and verdict")
     p.set_defaults(func=_cmd_compare)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)
 
     p = subparsers.add_parser("sweep", help="score a grid of strategy x size x overlap x k")
     _common(p)
@@ -156,7 +157,7 @@ def add_commands(subparsers: Any) -> None:
                    help="run the grid once per model (instead of --embedder) and say per model which "
                         "setting is best, and whether the best setting changes with the model")
     p.set_defaults(func=_cmd_sweep)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)
 
 
 COMMANDS = ("eval", "compare", "sweep")
@@ -226,7 +227,7 @@ def _against(spec: str, like, forced_prefix: bool | None = None):
     if len(parts) > 3 or not parts[0]:
         raise CliError(f"--against expects STRATEGY[:SIZE[:OVERLAP]], got {spec!r}")
     nums: list[int | None] = []
-    for name, raw in zip(("SIZE", "OVERLAP"), parts[1:]):
+    for name, raw in zip(("SIZE", "OVERLAP"), parts[1:], strict=False):  # SIZE alone is fine
         if raw == "":
             nums.append(None)
             continue
@@ -305,13 +306,14 @@ def _stage_printer() -> Callable[[str, int, int], None]:
     most one a second in between."""
     from inspector.core.api import STAGE_UNITS
 
-    last = {"stage": "", "at": 0.0}
+    last_stage, last_at = "", 0.0
 
     def show(stage: str, done: int, total: int) -> None:
+        nonlocal last_stage, last_at
         now = time.monotonic()
-        if stage == last["stage"] and 0 < done < total and now - last["at"] < 1.0:
+        if stage == last_stage and 0 < done < total and now - last_at < 1.0:
             return
-        last.update(stage=stage, at=now)
+        last_stage, last_at = stage, now
         print(f"ray: {stage} {done:,}/{total:,} {STAGE_UNITS.get(stage, '')}".rstrip(), file=sys.stderr, flush=True)
 
     return show

@@ -79,4 +79,4 @@ def add_commands(subparsers: Any) -> None:
     add_embedder_args(p)
     add_encoding_arg(p)
     p.set_defaults(func=_cmd_html)
-    p.error = one_line_error(p)  # type: ignore[method-assign]
+    p.error = one_line_error(p)

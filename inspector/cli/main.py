@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from inspector.cli import ask, chunks, code, evaluate, html
 from inspector.cli.common import CliError, apply_pdf_backend
@@ -52,10 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # `chunk-inspector chunks big.md | head`: the reader left; that is not an error. (Before
         # OSError, which it is a subclass of.) Point stdout at devnull so the exit flush is quiet.
-        try:
+        with contextlib.suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
         return 0
     except (CliError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

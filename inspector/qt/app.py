@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 _T0 = time.perf_counter()
 

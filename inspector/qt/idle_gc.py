@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication

@@ -18,9 +18,10 @@ worker thread. The embedding model loads in the background once the window is up
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
@@ -594,10 +595,8 @@ class MainWindow(QMainWindow):
         self.view_actions.restore()
         self.state.restore_params(s.get(keys.PARAMS))
         strategy = s.get(keys.STRATEGY)
-        try:
+        with contextlib.suppress(ValueError):
             self.state.set_strategy(strategy)
-        except ValueError:
-            pass
         self.strategy_panel.rebuild()
         self.state.restore_prefix_choices(s.get(keys.WITH_PREFIX))
         self.table.set_only_flagged(s.get(keys.ONLY_FLAGGED))

@@ -15,7 +15,8 @@ from __future__ import annotations
 import logging
 import traceback
 import weakref
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
@@ -28,7 +29,7 @@ Progress = Callable[[int, int, str], None]
 Job = Callable[[Callable[[], bool], Progress], Iterator[Any]]
 
 #: Runners alive in this process (the test suite checks that none leaves a thread running).
-LIVE_RUNNERS: "weakref.WeakSet[JobRunner]" = weakref.WeakSet()
+LIVE_RUNNERS: weakref.WeakSet[JobRunner] = weakref.WeakSet()
 
 
 def describe_error(exc: BaseException) -> str:

@@ -69,7 +69,7 @@ CURRENT_CELL = "#e0572a"
 """The dashed outline of the heatmap cell with the window's current settings."""
 
 
-_THEMES: "SizedLRU[Theme]" = SizedLRU(32, 32)
+_THEMES: SizedLRU[Theme] = SizedLRU(32, 32)
 
 
 def is_dark(palette: QPalette) -> bool:

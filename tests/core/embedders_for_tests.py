@@ -4,7 +4,8 @@ it was asked to encode, and a runner for thread stress tests."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class Counting:

@@ -22,6 +22,6 @@ code = st.builds(lambda lines: "```\n" + "\n".join(lines) + "\n```", st.lists(se
 block = st.one_of(paragraph, heading, table, bullets, code, st.just("> quoted text here."),
                   st.just("---\ntitle: T\n---"), st.just("   "), st.just("<div>html</div>"))
 separator = st.sampled_from(["\n\n", "\n", "\n\n\n", " \n\n", "\n \n"])
-markdown_text = st.builds(lambda bs, seps: "".join(b + s for b, s in zip(bs, seps)),
+markdown_text = st.builds(lambda bs, seps: "".join(b + s for b, s in zip(bs, seps, strict=False)),
                           st.lists(block, min_size=0, max_size=14), st.lists(separator, min_size=14, max_size=14))
 any_text = markdown_text | st.text(max_size=400)

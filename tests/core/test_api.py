@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import inspector.core.api as api
+from inspector.core import api
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -187,10 +187,9 @@ def test_streamed_write_publishes_all_pieces_or_nothing(tmp_path):
             fh.write(bytes([i]) * 1000)
             assert target.read_bytes() == OLD  # nothing shows until the block ends
     assert target.read_bytes() == b"".join(bytes([i]) * 1000 for i in range(5))
-    with pytest.raises(RuntimeError):
-        with atomic_writer(target) as fh:
-            fh.write(b"half")
-            raise RuntimeError("the source went away")
+    with pytest.raises(RuntimeError), atomic_writer(target) as fh:
+        fh.write(b"half")
+        raise RuntimeError("the source went away")
     assert target.read_bytes() == b"".join(bytes([i]) * 1000 for i in range(5))
     assert list(tmp_path.iterdir()) == [target]  # the temporary file is gone
 

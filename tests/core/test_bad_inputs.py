@@ -267,7 +267,7 @@ def test_a_named_pipe_given_by_name_is_read_like_process_substitution(tmp_path, 
         with open(fifo, "wb") as fh:
             fh.write(payload)
 
-    t = threading.Thread(target=writer, args=("# Piped\n\nText through a pipe.\n".encode(),))
+    t = threading.Thread(target=writer, args=(b"# Piped\n\nText through a pipe.\n",))
     t.start()
     rc, out, err = run_cli(capsys, "chunks", fifo, "--format", "jsonl")
     t.join(10)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -103,7 +105,7 @@ def test_fixed_chars_windows_overlap_exactly(text, data):
     params = data.draw(STRATEGY_PARAMS["fixed_chars"])
     size, overlap = params["size"], params["overlap"]
     chunks = chunk_document(from_text(text), "fixed_chars", params)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in itertools.pairwise(chunks):
         if b.start - a.start == size - overlap:  # neighbours (no blank window skipped between)
             assert a.end - b.start == overlap
         assert (b.start - a.start) % (size - overlap) == 0
@@ -121,7 +123,7 @@ def test_fixed_tokens_neighbours_share_exactly_overlap_document_tokens(text, dat
     doc = from_text(text)
     ti = token_index(doc)
     chunks = chunk_document(doc, "fixed_tokens", params)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in itertools.pairwise(chunks):
         if b.start < a.end:
             shared = ti.token_at_or_after(a.end) - ti.token_at_or_after(b.start)
             assert shared <= params["overlap"]

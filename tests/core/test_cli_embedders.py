@@ -67,7 +67,7 @@ def test_sweep_per_model_says_which_setting_is_best_under_each(capsys, two_layer
     assert set(by_model[0]) == set(by_model[1]) and len(by_model[0]) == 2
     assert by_model[0] != by_model[1], "the second model scored every setting as MiniLM did"
     # Each model's best is the first row of its own table, and the verdict follows from them.
-    for entry, m in zip(data["best"], data["models"]):
+    for entry, m in zip(data["best"], data["models"], strict=True):
         assert entry["label"] == m["rows"][0]["label"]
         assert entry["embedder"] == m["embedder"]["spec"]
     bests = {b["label"] for b in data["best"]}

@@ -27,7 +27,7 @@ def test_command_modules_take_shared_helpers_from_common_only():
         if path.name in ("main.py", "__init__.py", "__main__.py"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("inspector.cli"):
-                if node.module != "inspector.cli.common":
-                    crossing.append(f"{path.name}:{node.lineno} {node.module}")
+            if (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("inspector.cli")
+                    and node.module != "inspector.cli.common"):
+                crossing.append(f"{path.name}:{node.lineno} {node.module}")
     assert crossing == []

@@ -73,7 +73,7 @@ def test_with_descriptions_changes_only_what_is_embedded():
                              flags=c.flags | {"truncated_by_embedder"}) for c in chunks)
     described = with_descriptions(doc, measured)
     assert len(described) == len(chunks)
-    for old, new in zip(chunks, described):
+    for old, new in zip(chunks, described, strict=True):
         assert (new.start, new.end, new.token_count, new.heading_path) == (
             old.start, old.end, old.token_count, old.heading_path)
         desc = new.meta["description"]
@@ -133,7 +133,8 @@ def test_describe_reaches_eval_and_changes_what_is_embedded(tmp_path, capsys):
     plain = wb.chunks_for(EvalConfig("markdown", retriever="bm25"))["h.md"]
     described = wb.chunks_for(EvalConfig("markdown", retriever="bm25", describe=True))["h.md"]
     assert [(c.start, c.end) for c in plain] == [(c.start, c.end) for c in described]
-    assert all(d.prefix.startswith(p.prefix) and len(d.prefix) > len(p.prefix) for p, d in zip(plain, described))
+    assert all(d.prefix.startswith(p.prefix) and len(d.prefix) > len(p.prefix)
+               for p, d in zip(plain, described, strict=True))
     assert main(["eval", str(doc), "--gold", str(gold), "--retriever", "bm25", "--describe", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["config"]["describe"] is True and out["hit_rate"] == 1.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_text_without_headings_is_cut_into_stretches():
     starts = {text.index(p) for p in paras}
     assert all(s.start in starts for s in secs)
     assert secs[0].start == 0 and secs[-1].end == len(text)
-    assert all(a.end == b.start for a, b in zip(secs, secs[1:]))
+    assert all(a.end == b.start for a, b in itertools.pairwise(secs))
     assert secs[0].title.startswith("Paragraph number 0")
     q = GoldQuestion("Topic 39?", answers=("topic 39",))
     cov = coverage(doc, [q])

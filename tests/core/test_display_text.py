@@ -6,6 +6,7 @@ character-level merge by prefix sums equal to LangChain's one-split-at-a-time me
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 
 import numpy as np
@@ -28,7 +29,7 @@ texts = st.text(st.sampled_from("ab \n🚀é中.") | chars, max_size=300)
 def test_breaks_round_trip_and_show_the_same_characters(text, data):
     breaks = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=6)))) if len(text) > 1 \
         else []
-    shown = "\n".join(text[a:b] for a, b in zip([0, *breaks], [*breaks, len(text)])) if breaks else text
+    shown = "\n".join(text[a:b] for a, b in zip([0, *breaks], [*breaks, len(text)], strict=True)) if breaks else text
     u = Utf16Map(text, breaks)
     units = shown.encode("utf-16-le")
     assert u.length16 * 2 == len(units)
@@ -37,7 +38,7 @@ def test_breaks_round_trip_and_show_the_same_characters(text, data):
         assert u.to_codepoint(u16) == cp
         if cp < len(text):  # the same character sits there in what Qt is given
             assert units[2 * u16:2 * u16 + len(text[cp].encode("utf-16-le"))].decode("utf-16-le") == text[cp]
-    for k, b in enumerate(breaks):  # the unit inserted before a break maps to the break
+    for _k, b in enumerate(breaks):  # the unit inserted before a break maps to the break
         inserted = u.to_utf16(b) - 1
         assert units[2 * inserted:2 * inserted + 2] == b"\n\x00" and u.to_codepoint(inserted) == b
     cps = list(range(len(text) + 1))
@@ -56,7 +57,7 @@ def test_long_lines_are_cut_short_lines_are_not():
     pos = 0
     for src in text.split("\n"):
         cuts = [pos, *[b for b in breaks if pos < b < pos + len(src)], pos + len(src)]
-        assert all(b - a <= 10_000 for a, b in zip(cuts, cuts[1:]))
+        assert all(b - a <= 10_000 for a, b in itertools.pairwise(cuts))
         pos += len(src) + 1
     assert all(text[b - 1] == " " for b in breaks if b < start + len(line))
     d = make_display_text(text)
@@ -67,13 +68,13 @@ def test_long_lines_are_cut_short_lines_are_not():
 def test_long_word():
     assert has_long_word("a " + "x" * 10_000 + " b") and not has_long_word("a " + "x" * 9_999 + " b")
     assert has_long_word("x" * 10_000) and has_long_word(" " * 4_999 + "é" * 10_000)
-    assert not has_long_word(("word\u3000" * 5_000))  # an ideographic space is whitespace
+    assert not has_long_word("word\u3000" * 5_000)  # an ideographic space is whitespace
     assert make_display_text("y" * 30_000).long_word and not make_display_text("a b " * 10_000).long_word
 
 
 @given(text=st.text(chars, max_size=50))
 def test_slices_equal_the_whole_text_versions(text):
-    import inspector.core.runtime.slices as slices
+    from inspector.core.runtime import slices
 
     old = slices.STEP
     slices.STEP = 7  # many slices, cut everywhere
@@ -94,7 +95,7 @@ def test_slices_equal_the_whole_text_versions(text):
 @given(text=st.text(chars, max_size=40), damage=st.lists(st.tuples(st.integers(0, 200), st.sampled_from(
     [0xFF, 0xFE, 0xC3, 0x80, 0xE9, 0xF0])), max_size=2))
 def test_sliced_utf8_decoding_equals_decoding_at_once(text, damage):
-    import inspector.core.runtime.slices as slices
+    from inspector.core.runtime import slices
 
     data = bytearray(text.encode("utf-8", "surrogatepass"))
     for at, byte in damage:

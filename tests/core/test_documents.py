@@ -11,8 +11,8 @@ from inspector.core.errors import InputError
 
 
 @pytest.mark.parametrize("data,expected", [
-    ("Grüße € 🚀\n".encode("utf-8"), "Grüße € 🚀\n"),
-    (codecs.BOM_UTF8 + "Grüße\n".encode("utf-8"), "Grüße\n"),
+    ("Grüße € 🚀\n".encode(), "Grüße € 🚀\n"),
+    (codecs.BOM_UTF8 + "Grüße\n".encode(), "Grüße\n"),
     ("Grüße\n".encode("utf-16"), "Grüße\n"),
     ("Grüße\n".encode("utf-16-le"), "Grüße\n"),
     ("Grüße\n".encode("utf-16-be"), "Grüße\n"),

@@ -123,7 +123,7 @@ def test_accepted_drafts_become_gold_questions_that_load_back(tmp_path, handbook
     gold = load_gold(path, [handbook])
     assert [q.question for q in gold.questions] == [d.question for d in picked]
     assert not gold.warnings
-    assert all(q.references == (d.reference,) for q, d in zip(gold.questions, picked))
+    assert all(q.references == (d.reference,) for q, d in zip(gold.questions, picked, strict=True))
     edited = picked[0].to_gold("  A better question?  ")
     assert edited.question == "A better question?" and edited.answers == (picked[0].answer,)
 

@@ -387,7 +387,7 @@ def test_reading_records_in_coalesced_pieces_returns_exactly_those_asked_for(row
     finally:
         cache_mod.READ_CHUNK, cache_mod._GAP_BYTES = saved
     assert got.tolist() == [r < cut // 52 for r in wanted.tolist()]
-    for r, rec, ok in zip(wanted.tolist(), recs, got):
+    for r, rec, ok in zip(wanted.tolist(), recs, got, strict=True):
         if ok:
             assert bytes(rec["key"]).ljust(32, b"\0") == keys[r]
             assert np.array_equal(rec["vec"], _vec(r, dim))

@@ -4,6 +4,7 @@ splitters, strategy files and entry points as strategies."""
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 import re
 import textwrap
 import time
@@ -49,7 +50,7 @@ def tiling(draw):
     """A text cut into consecutive pieces, each possibly stripped or whitespace-collapsed."""
     text = draw(TEXTS)
     cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=30))) | {0, len(text)})
-    spans = [trim(text, a, b) for a, b in zip(cuts, cuts[1:])]
+    spans = [trim(text, a, b) for a, b in itertools.pairwise(cuts)]
     spans = [s for s in spans if s[0] < s[1]]
     how = draw(st.sampled_from(["exact", "strip", "collapse"]))
     pieces = []

@@ -182,7 +182,7 @@ def test_a_pdf_s_text_has_no_form_feed_and_keeps_its_offsets(tmp_path):
     starts = doc.meta["page_starts"]
     assert len(starts) == 4
     # Where the pages started when the break was "\n\n\f\n\n": five characters between them.
-    bodies = [doc.text[a:b].strip() for a, b in zip(starts, starts[1:] + [len(doc.text)])]
+    bodies = [doc.text[a:b].strip() for a, b in zip(starts, starts[1:] + [len(doc.text)], strict=True)]
     old = [0]
     for body in bodies[:-1]:
         old.append(old[-1] + len(body) + len("\n\n\f\n\n"))

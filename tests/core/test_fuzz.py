@@ -40,10 +40,7 @@ ENCODINGS = ["utf-8", "utf-8-sig", "utf-16", "utf-16-be-bom", "utf-32"]
 
 @given(text=unicode_text, encoding=st.sampled_from(ENCODINGS))
 def test_bytes_decode_back_to_the_text_and_newlines_normalize(text, encoding):
-    if encoding == "utf-16-be-bom":
-        data = codecs.BOM_UTF16_BE + text.encode("utf-16-be")
-    else:
-        data = text.encode(encoding)
+    data = codecs.BOM_UTF16_BE + text.encode("utf-16-be") if encoding == "utf-16-be-bom" else text.encode(encoding)
     assume(not data.startswith(BINARY_STARTS))
     decoded, _enc = decode_bytes(data, "fuzz.md")
     # A BOM at the start is the encoding's mark, not text: only that one is dropped.

@@ -71,10 +71,9 @@ def test_nested_and_concurrent_sections_restore_the_collector_once() -> None:
         try:
             start.wait()
             for _ in range(200):
-                with paused_gc():
-                    with paused_gc():
-                        seen_enabled.append(gc.isenabled())
-                        _cycle()
+                with paused_gc(), paused_gc():
+                    seen_enabled.append(gc.isenabled())
+                    _cycle()
         except BaseException as exc:  # noqa: BLE001  (reported below)
             errors.append(exc)
 

@@ -88,7 +88,7 @@ def test_bm25_built_in_the_helper_ranks_as_built_here(helper, monkeypatch, with_
     here = scores(offload.Offload())
     there = scores(helper)
     assert helper.calls == calls + 1
-    for a, b in zip(here[0], there[0]):
+    for a, b in zip(here[0], there[0], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6)
     assert here[1] == there[1]
 

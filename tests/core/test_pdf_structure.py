@@ -4,6 +4,7 @@ property tests of the layout steps and of the whole extractor."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -169,7 +170,7 @@ def test_two_columns_are_read_column_by_column():
     right = ["Right column begins now and", "carries different words", "to the end.", "",
              "A second right paragraph", "ends the page."]
     items = [("text", 72, 40, 16, "B", "Two columns")]
-    for k, (a, b) in enumerate(zip(left, right)):
+    for k, (a, b) in enumerate(zip(left, right, strict=False)):
         if a:
             items.append(("text", 72, 80 + 13 * k, 10, "R", a))
         if b:
@@ -289,7 +290,7 @@ def test_the_page_map_covers_the_text_in_page_order(pages):
     text, _kind, meta = builtin_pdf(data, "p.pdf")
     starts = meta["page_starts"]
     assert len(starts) == len(pages) and starts[0] == 0
-    assert all(a < b for a, b in zip(starts, starts[1:]))
+    assert all(a < b for a, b in itertools.pairwise(starts))
     bounds = starts + [len(text)]
     for k, paras in enumerate(pages):
         span = text[bounds[k]:bounds[k + 1]]

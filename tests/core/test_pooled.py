@@ -3,6 +3,8 @@ reading, exact where the cache knows the chunk, cached on disk, exact for a sing
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -95,7 +97,7 @@ def _reference(table, a, b, mode):
     content = np.zeros(table.means.shape[1])
     sp = np.zeros_like(content)
     cnt = 0.0
-    for s, e, m, c, p in zip(table.starts, table.ends, table.means, table.counts, table.specials):
+    for s, e, m, c, p in zip(table.starts, table.ends, table.means, table.counts, table.specials, strict=True):
         share = max(0, min(e, b) - max(s, a)) / (e - s)
         content += share * c * m
         sp += share * (c if mode == "mean" else 1) * p
@@ -113,7 +115,7 @@ def _reference(table, a, b, mode):
 def test_sparse_sums_match_a_loop_over_pieces(bounds, gaps, seed, span, mode):
     rng = np.random.default_rng(seed)
     spans, pos = [], 0
-    for length, gap in zip(bounds, gaps):
+    for length, gap in zip(bounds, gaps, strict=False):  # eight gaps, one per piece at most
         pos += gap
         spans.append((pos, pos + length))
         pos += length
@@ -135,7 +137,7 @@ def test_prefix_is_one_more_weighted_piece():
     pm, pc, psp = enc.encode_pieces(["area"])
     # "each" mode makes the prefix exactly one more piece: content and its own pair.
     raw = []
-    for s, e, m, n, p in zip(table.starts, table.ends, table.means, table.counts, table.specials):
+    for s, e, m, n, p in zip(table.starts, table.ends, table.means, table.counts, table.specials, strict=True):
         share = max(0, min(e, 30) - max(s, 0)) / (e - s)
         raw.append(share * (n * m.astype(np.float64) + p))
     want = _unit(np.sum(raw, axis=0) + pc[0] * pm[0] + psp[0])
@@ -186,7 +188,7 @@ def test_pieces_cover_the_document_and_any_strategy_gets_vectors(pieces):
     enc = FakePieces()
     doc = from_text("# T\n\nSome words here. " + "word " * 500 + "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", "d.md")
     spans = piece_spans(doc, 25, pieces)
-    assert all(a < b for a, b in spans) and all(b0 <= a1 for (_, b0), (a1, _) in zip(spans, spans[1:]))
+    assert all(a < b for a, b in spans) and all(b0 <= a1 for (_, b0), (a1, _) in itertools.pairwise(spans))
     covered = set()
     for a, b in spans:
         covered.update(range(a, b))
@@ -346,7 +348,8 @@ def test_late_chunking_takes_every_token_once(minilm):
     enc = MiniLMPieceEncoder(minilm)
     table = build_piece_table(doc, enc, scheme=PieceScheme("grid", 12, 64, 24))
     assert int(table.counts.sum()) == count_text(doc.text) > 200  # several windows
-    assert all(int(c) == count_text(doc.text[a:b]) for a, b, c in zip(table.starts, table.ends, table.counts))
+    assert all(int(c) == count_text(doc.text[a:b])
+               for a, b, c in zip(table.starts, table.ends, table.counts, strict=True))
     assert np.isfinite(table.means).all() and np.isfinite(table.specials).all()
 
 

@@ -16,7 +16,7 @@ from tests.core.strategies_for_tests import paragraph
 
 splitters = pytest.importorskip("langchain_text_splitters")
 
-PLAIN = st.builds(lambda ps, seps: "".join(p + s for p, s in zip(ps, seps)),
+PLAIN = st.builds(lambda ps, seps: "".join(p + s for p, s in zip(ps, seps, strict=False)),
                   st.lists(paragraph, min_size=1, max_size=12),
                   st.lists(st.sampled_from(["\n\n", "\n", " ", "\n\n\n", ". "]), min_size=12, max_size=12))
 

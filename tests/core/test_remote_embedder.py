@@ -166,7 +166,7 @@ def test_5xx_backs_off_exponentially_with_jitter_then_gives_up(server, minilm):
         remote.encode(["y"])
     waits = remote._endpoint._sleep.seconds
     assert len(waits) == 2 + 3
-    for attempt, w in zip([0, 1, 0, 1, 2], waits):
+    for attempt, w in zip([0, 1, 0, 1, 2], waits, strict=True):
         assert 0.5 * 0.5 * 2 ** attempt <= w <= 0.5 * 2 ** attempt  # half to all of 0.5 s * 2^try
 
 
@@ -238,9 +238,9 @@ def test_no_key_on_this_machine_is_fine_and_a_wanted_key_says_which_variable(min
     with OpenAIServer(minilm) as server:
         assert client(server, minilm, key_env=KEY_ENV).encode(["x"]).shape == (1, 384)
         assert server.seen[-1].auth is None
-    with OpenAIServer(minilm, key="k") as server:
-        with pytest.raises(InputError, match=rf"wants a key \(401\): You didn't provide an API key.*set \${KEY_ENV}"):
-            client(server, minilm, key_env=KEY_ENV).load()
+    with (OpenAIServer(minilm, key="k") as server,
+          pytest.raises(InputError, match=rf"wants a key \(401\): You didn't provide an API key.*set \${KEY_ENV}")):
+        client(server, minilm, key_env=KEY_ENV).load()
 
 
 def test_a_proxy_in_the_environment_is_not_used_for_this_machine(server, minilm, monkeypatch):
@@ -320,9 +320,8 @@ def test_cancel_stops_between_requests(server, minilm):
     remote = client(server, minilm, batch_size=2, concurrency=1)
     remote.load()
     sent = len(server.posts())
-    with cancel_scope(lambda: len(server.posts()) - sent >= 2):
-        with pytest.raises(Cancelled):
-            remote.encode([f"text {i}" for i in range(10)])
+    with cancel_scope(lambda: len(server.posts()) - sent >= 2), pytest.raises(Cancelled):
+        remote.encode([f"text {i}" for i in range(10)])
     assert len(server.posts()) - sent == 2  # of five requests, none after the cancel
 
 

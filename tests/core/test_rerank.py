@@ -349,7 +349,8 @@ def test_figures_with_a_known_reranker(index, gold):
     direct = evaluate(questions, index.docs, {d: index.entries for d in index.docs},
                       lambda q, kk: index.search(q.question, kk, "bm25"), k)
     assert [r.rank for r in fig.before.questions] == [r.rank for r in direct.questions]
-    for q, b, a, w in zip(questions, fig.before.questions, fig.after.questions, fig.within_depth.questions):
+    for q, b, a, w in zip(questions, fig.before.questions, fig.after.questions, fig.within_depth.questions,
+                          strict=True):
         hits = index.search(q.question, depth, "bm25")
         reversed_keys = [h.chunk.key for h in reversed(hits)][:k]
         assert list(a.retrieved) == reversed_keys
@@ -383,7 +384,7 @@ def test_figures_with_the_cross_encoder_on_the_handbook(index, gold, reranker, p
     depth, k = 4, 3
     cache = ScoreCache()
     fig = rerank_figures(index, questions, reranker, k, depth, retriever="bm25", cache=cache)
-    for q, a in zip(questions, fig.after.questions):
+    for q, a in zip(questions, fig.after.questions, strict=True):
         hits = index.search(q.question, depth, "bm25")
         s = predictor.predict([(q.question, _text(index, h)) for h in hits])
         order = sorted(range(len(hits)), key=lambda i: (-s[i], i))[:k]

@@ -165,9 +165,8 @@ def test_unreachable_host():
 def test_cancel_stops_between_requests():
     with OpenAIServer(scorer=scorer, rerank_style="cohere") as server:
         rr = reranker(server, batch_size=2, concurrency=1, style="cohere")
-        with cancel_scope(lambda: len(server.posts()) >= 2):
-            with pytest.raises(Cancelled):
-                rr.score(QUERY, [f"t{i}" for i in range(10)])
+        with cancel_scope(lambda: len(server.posts()) >= 2), pytest.raises(Cancelled):
+            rr.score(QUERY, [f"t{i}" for i in range(10)])
         assert len(server.posts()) == 2
 
 

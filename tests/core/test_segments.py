@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,7 +55,7 @@ def test_runs_match_brute_force_coverage(spans):
     cover = _coverage(spans, n)
     # Runs are ordered, disjoint, non-empty and maximal; every covered position is in the run
     # labelled with exactly the spans covering it.
-    for s, t in zip(segs, segs[1:]):
+    for s, t in itertools.pairwise(segs):
         assert s.end <= t.start
         assert not (s.end == t.start and s.chunk_ids == t.chunk_ids)
     covered = set()

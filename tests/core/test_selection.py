@@ -113,7 +113,7 @@ def test_bad_input():
 def _report(hits: list[bool], recalls: list[float | None]) -> Report:
     qs = tuple(QuestionResult(question=GoldQuestion(f"q{i}", ("a",)), hit=h, rank=1 if h else None,
                               retrieved=(), recall=r)
-               for i, (h, r) in enumerate(zip(hits, recalls)))
+               for i, (h, r) in enumerate(zip(hits, recalls, strict=True)))
     return Report(5, 0.0, 0.0, None, None, None, qs, IndexCost(1, 1, 1))
 
 

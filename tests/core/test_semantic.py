@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -60,7 +62,7 @@ def test_spans_in_order_covering_exact_and_within_max(text, p):
     doc = from_text(text, "t.md")
     chunks = chunk_document(doc, "semantic", p)
     assert [c.id for c in chunks] == list(range(len(chunks)))
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in itertools.pairwise(chunks):
         assert a.end <= b.start
     assert _uncovered(doc.text, chunks) == []
     for c in chunks:
@@ -81,7 +83,7 @@ def test_breaks_where_the_topic_changes():
 
 
 def test_a_lower_threshold_never_makes_fewer_chunks():
-    text = " ".join(s for pair in zip(GARDEN, TAXES, GARDEN[::-1]) for s in pair)
+    text = " ".join(s for pair in zip(GARDEN, TAXES, GARDEN[::-1], strict=True) for s in pair)
     doc = from_text(text, "t.txt")
     counts = [len(chunk_document(doc, "semantic", {"threshold": t, "min_size": 0, "max_size": 2000}))
               for t in range(99, 0, -7)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -76,7 +78,7 @@ def test_fraction_of_is_monotonic_and_exact_on_notches(hi, data):
         assert sc.fraction_of(v) == pytest.approx(pos)
     xs = sorted(data.draw(st.lists(st.floats(0, 6000), min_size=2, max_size=20)))
     fr = [sc.fraction_of(x) for x in xs]
-    assert all(a <= b + 1e-12 for a, b in zip(fr, fr[1:]))
+    assert all(a <= b + 1e-12 for a, b in itertools.pairwise(fr))
 
 
 def test_token_sizes_get_round_notches_over_the_practical_range():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from pathlib import Path
 
@@ -71,10 +72,10 @@ def test_histogram_puts_each_value_in_one_round_bin(values):
     edges, counts = histogram(values)
     assert len(edges) == len(counts) + 1 and sum(counts) == len(values)
     width = edges[1] - edges[0]
-    assert all(b - a == width for a, b in zip(edges, edges[1:]))
+    assert all(b - a == width for a, b in itertools.pairwise(edges))
     assert str(width).rstrip("0") in ("1", "2", "5")
     assert edges[0] <= min(values) and max(values) < edges[-1]
-    for (a, b), c in zip(zip(edges, edges[1:]), counts):
+    for (a, b), c in zip(itertools.pairwise(edges), counts, strict=True):
         assert c == sum(a <= v < b for v in values)
     assert len(counts) <= 2 * 20 + 1
 

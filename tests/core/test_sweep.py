@@ -162,7 +162,7 @@ def test_compare_runs_both_configurations(docs, gold):
     assert cmp.before.cost.chunks != cmp.after.cost.chunks
     fixed = {c.question.question for c in cmp.fixed}
     broke = {c.question.question for c in cmp.broke}
-    for x, y in zip(cmp.before.questions, cmp.after.questions):
+    for x, y in zip(cmp.before.questions, cmp.after.questions, strict=True):
         assert (x.question.question in fixed) == (not x.hit and y.hit)
         assert (x.question.question in broke) == (x.hit and not y.hit)
 

@@ -37,7 +37,7 @@ def report(hits: list[bool], ranks: list[int | None] | None = None,
     recalls = recalls if recalls is not None else [None] * len(hits)
     qs = tuple(QuestionResult(question=GoldQuestion(f"q{i}", ("a",)), hit=h, rank=r, retrieved=(),
                               recall=rc, precision=rc, iou=rc)
-               for i, (h, r, rc) in enumerate(zip(hits, ranks, recalls)))
+               for i, (h, r, rc) in enumerate(zip(hits, ranks, recalls, strict=True)))
     n = len(qs)
     with_refs = [x for x in recalls if x is not None]
     mean = sum(with_refs) / len(with_refs) if with_refs else None
@@ -226,7 +226,7 @@ def test_questions_needed_gives_about_the_promised_power():
     outcomes = rng.choice(3, size=(1000, n), p=[0.15, 0.05, 0.80])
     fixed = (outcomes == 0).sum(axis=1)
     broke = (outcomes == 1).sum(axis=1)
-    power = np.mean([mcnemar_exact(int(b), int(c)) < 0.05 for b, c in zip(fixed, broke)])
+    power = np.mean([mcnemar_exact(int(b), int(c)) < 0.05 for b, c in zip(fixed, broke, strict=True)])
     assert 0.72 <= power <= 0.86  # the exact test is a little conservative against the 0.8 asked
 
 

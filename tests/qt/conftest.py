@@ -7,6 +7,7 @@ ends, or the test fails (after stopping them, so one leak does not cascade).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import traceback
@@ -34,7 +35,7 @@ def _no_dangling_threads(monkeypatch, qtbot):
 
     from inspector.qt import runner as runner_module
 
-    started: "weakref.WeakKeyDictionary[QThread, str]" = weakref.WeakKeyDictionary()
+    started: weakref.WeakKeyDictionary[QThread, str] = weakref.WeakKeyDictionary()
     base_start = QThread.start
 
     def tracking_start(self, *args):
@@ -113,10 +114,8 @@ def make_window(qtbot, settings_store):
 
     yield make
     for w in made:
-        try:
+        with contextlib.suppress(RuntimeError):
             w.close()
-        except RuntimeError:
-            pass
 
 
 def _wait_complete(qtbot, window, timeout: int = 20_000):
@@ -196,9 +195,7 @@ def wait_retrieval(qtbot, window, *, mode: str | None = "exact", question: str |
             return False
         if question is not None and r.request.question != question:
             return False
-        if gold is not None and (r.report is not None) != gold:
-            return False
-        return True
+        return not (gold is not None and (r.report is not None) != gold)
     qtbot.waitUntil(done, timeout=timeout)
     return window.retrieval.result
 

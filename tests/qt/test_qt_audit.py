@@ -97,7 +97,8 @@ def test_keyboard_judging_in_audit_mode(qtbot, window, wait_result, copies):
     # One mark per judged span in the file, none for the unjudged ones.
     audit = load_audit(copies[0].with_name("handbook.audit.jsonl"))
     got = {(m.start, m.end): m.judgement for m in audit.marks}
-    assert got == {(h.chunk.start, h.chunk.end): j for h, j in zip(r.hits, (RELEVANT, PARTLY, None, NOT, None)) if j}
+    judged = (RELEVANT, PARTLY, None, NOT, None)
+    assert got == {(h.chunk.start, h.chunk.end): j for h, j in zip(r.hits, judged, strict=True) if j}
     run = audit.run_for(GERMANY, config_label(r))
     assert run is not None and run.ranking == tuple(hit_span(h) for h in r.hits)
 
@@ -187,7 +188,7 @@ def test_saving_twice_writes_one_line_and_keeps_the_baseline(qtbot, window, wait
 def test_replay_after_a_rechunk(qtbot, window, wait_result, copies):
     w = window()
     r = _ask(w, wait_result, GERMANY)
-    for rank, j in zip(range(1, 6), (RELEVANT, NOT, PARTLY, NOT, NOT)):
+    for rank, j in zip(range(1, 6), (RELEVANT, NOT, PARTLY, NOT, NOT), strict=True):
         w.reader.judge(rank, j)
     marks = w.reader.session.audit.marks
     w.strategy_panel.set_strategy("fixed_chars")
@@ -200,7 +201,7 @@ def test_replay_after_a_rechunk(qtbot, window, wait_result, copies):
     # New chunks: none is judged on its own span; what they inherit follows the rule.
     assert all(v.how != "judged" for v in verdicts)
     old = {hit_span(h) for h in r.hits}
-    for h, v in zip(r2.hits, verdicts):
+    for h, v in zip(r2.hits, verdicts, strict=True):
         d, a, b = hit_span(h)
         if v.judgement == RELEVANT:
             assert any(m.judgement == RELEVANT and a <= m.start and m.end <= b for m in marks)

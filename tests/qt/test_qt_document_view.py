@@ -151,7 +151,7 @@ def test_truncated_tail_is_shaded(qtbot, make_window, open_doc):
     # Compare the right margin of a full line before the cut with one after it (no glyphs there).
     h = w.view.viewport().height()
     before = [rr for rr in kept if rr.top() >= 0 and rr.right() >= w.view.viewport().width() - 1][-1]
-    after = next(rr for rr in lost[1:] if 0 <= rr.top() and rr.bottom() < h)
+    after = next(rr for rr in lost[1:] if rr.top() >= 0 and rr.bottom() < h)
     x = int(before.right()) - 3
     kept_px = img.pixelColor(x, int(before.center().y())).rgb()
     lost_px = img.pixelColor(x, int(after.center().y())).rgb()
@@ -251,7 +251,7 @@ def test_y_spans_from_the_line_table_are_the_layouts(qtbot, make_window, open_do
         lo, hi = vis.text_range()
         h = float(vis.height)
 
-        def clamp(span):  # off-screen values only have to stay off screen
+        def clamp(span, h=h):  # off-screen values only have to stay off screen
             return tuple(min(max(y, -2.0), h + 2.0) for y in span)
 
         step = max(1, (hi - lo) // 150)

@@ -37,7 +37,7 @@ def test_chunks_jsonl_is_the_clis_format(qtbot, hash_window, open_doc, wait_resu
     assert text == chunks_jsonl(doc, w.state.result.chunks)
     records = [json.loads(line) for line in text.splitlines()]
     assert len(records) == len(w.state.result.chunks)
-    for rec, c in zip(records, w.state.result.chunks):
+    for rec, c in zip(records, w.state.result.chunks, strict=True):
         assert rec["page_content"] == doc.text[c.start:c.end]
         assert (rec["metadata"]["start_index"], rec["metadata"]["end_index"]) == (c.start, c.end)
     assert "Exported the chunks" in w.message.text()
@@ -97,7 +97,7 @@ def test_report_markdown_and_csv(qtbot, hash_window, open_doc, wait_result, tmp_
     assert w.exports.export_report_csv(out)
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
     assert len(rows) == len(report.questions)
-    for row, q in zip(rows, report.questions):
+    for row, q in zip(rows, report.questions, strict=True):
         assert row["question"] == q.question.question
         assert row["hit"] == ("true" if q.hit else "false")
         assert row["rank"] == (str(q.rank) if q.rank else "")

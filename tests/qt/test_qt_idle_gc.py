@@ -46,7 +46,7 @@ def _nothing_left_deferred():
     """A failing test must not leave the rest of the session without full collections."""
     before = gcpause._DEFERRED
     yield
-    while gcpause._DEFERRED > before:
+    while before < gcpause._DEFERRED:
         gcpause.resume_full_collections()
 
 

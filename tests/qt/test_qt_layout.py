@@ -263,7 +263,7 @@ def test_laptop_and_small_screenshots_render(qapp, tmp_path):
 
     paths = render_sizes(tmp_path, model=False)
     assert [p.name for p in paths] == ["laptop.png", "small.png"]
-    for p, size in zip(paths, (LAPTOP_SIZE, SMALL_SIZE)):
+    for p, size in zip(paths, (LAPTOP_SIZE, SMALL_SIZE), strict=True):
         img = QImage(str(p))
         assert (img.width(), img.height()) == size
 

@@ -54,7 +54,7 @@ def test_latest_request_wins_and_stale_results_are_dropped(qtbot, doc):
     gate = _Gate()
 
     def job(rid, request, cancelled):
-        for item in gate.job(rid, request, cancelled):
+        for _item in gate.job(rid, request, cancelled):
             yield _result_stub(rid)
 
     runner = ChunkRunner(job=job)

@@ -41,9 +41,10 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Sequence
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np

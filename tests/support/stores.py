@@ -75,7 +75,7 @@ def write_lancedb(folder: Path, recs: Records, name: str = "vectorstore") -> str
 
     db = lancedb.connect(str(folder))
     rows = [{"vector": [float(x) for x in v], "id": i, "text": t, "metadata": m}
-            for i, t, m, v in zip(recs.ids, recs.texts, recs.metadatas, recs.vectors)]
+            for i, t, m, v in zip(recs.ids, recs.texts, recs.metadatas, recs.vectors, strict=True)]
     db.create_table(name, data=rows)
     return f"lancedb:{folder}:{name}"
 

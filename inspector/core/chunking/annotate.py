@@ -14,8 +14,8 @@ tokenized afresh (tests compare against tokenizing the text itself).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Iterable, Sequence
 
 import numpy as np
 

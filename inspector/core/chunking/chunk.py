@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from inspector.core.documents.document import Document
 
@@ -101,6 +102,6 @@ def new_chunk(id: int, start: int, end: int, token_count: int, heading_path: tup
     chunks on every slider move. This fills the slots directly (a test checks equality)."""
     c = _new(Chunk)
     for setter, value in zip(_CHUNK_SETTERS, (id, start, end, token_count, heading_path, prefix,
-                                              parent_id, flags, role, doc_id, None, 0, None, meta)):
+                                              parent_id, flags, role, doc_id, None, 0, None, meta), strict=True):
         setter(c, value)
     return c

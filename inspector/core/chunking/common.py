@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from typing import Iterable
+from collections.abc import Iterable
 
 from inspector.core.chunking.chunk import PREFIX_SEPARATOR, STUB_TOKENS, Chunk, new_chunk
 from inspector.core.documents.document import Document

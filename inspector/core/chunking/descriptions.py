@@ -20,8 +20,8 @@ import bisect
 import math
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable
 
 from inspector.core.chunking.chunk import PREFIX_SEPARATOR, Chunk
 from inspector.core.documents.document import Document
@@ -169,10 +169,7 @@ def extractive_describer(chunk: Chunk, doc: Document) -> str:
     sent = idx.first_sentence(section.start, section.end)
     if sent is not None and not (chunk.start <= sent[0] and sent[1] <= chunk.end):
         lines.append("Section: " + _shorten(doc.text[sent[0]:sent[1]]))
-    if section.path:
-        kw = idx.keywords(section.start, section.end)
-    else:
-        kw = idx.keywords(chunk.start, chunk.end)
+    kw = idx.keywords(section.start, section.end) if section.path else idx.keywords(chunk.start, chunk.end)
     if kw:
         lines.append("Keywords: " + ", ".join(kw))
     return "\n".join(lines)
@@ -199,10 +196,7 @@ def with_descriptions(doc: Document, chunks: Iterable[Chunk], describer: Describ
             prefix = desc
         else:
             head, _, rest = desc.partition("\n")
-            if head.strip() == c.prefix.split("\n", 1)[0].strip():
-                desc_extra = rest.strip()
-            else:
-                desc_extra = desc
+            desc_extra = rest.strip() if head.strip() == c.prefix.split("\n", 1)[0].strip() else desc
             prefix = f"{c.prefix}\n{desc_extra}" if desc_extra else c.prefix
         out.append(replace(c, prefix=prefix, embed_tokens=None, embed_dropped=0, truncated_at=None,
                            flags=c.flags - {"truncated_by_embedder"}, meta={**c.meta, "description": desc}))

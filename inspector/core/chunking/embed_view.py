@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
-from typing import Iterable
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document

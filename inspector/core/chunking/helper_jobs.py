@@ -20,8 +20,9 @@ user registered exists only there.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from inspector.core.chunking.packed import PackedChunks, pack
 from inspector.core.chunking.stats import ChunkStats

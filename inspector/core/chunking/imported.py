@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.external import (
@@ -162,9 +163,9 @@ def _checked_span(doc: Document, nt: SquashedText, rec: ChunkRecord) -> tuple[in
     p = squash_whitespace(rec.text)
     if not p or rec.start >= len(text):
         return None
-    if rec.end is not None:
-        if not rec.start < rec.end <= len(text) or squash_whitespace(text[rec.start:rec.end]) != p:
-            return None
+    if rec.end is not None and (not rec.start < rec.end <= len(text)
+                                or squash_whitespace(text[rec.start:rec.end]) != p):
+        return None
     ns = nt.to_norm(rec.start)
     if not nt.norm.startswith(p, ns):
         return None
@@ -196,7 +197,7 @@ def align_records(doc: Document, records: list[ChunkRecord], path: str = "") -> 
     if result.spans:
         made = SpanContext(doc).make(result.spans)
         out = []
-        for c, i in zip(made, result.indices):
+        for c, i in zip(made, result.indices, strict=True):
             rec = recs[i]
             extra: dict[str, Any] = {"import_line": rec.line}
             if rec.ident is not None:

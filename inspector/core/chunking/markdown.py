@@ -278,7 +278,7 @@ def _fit(ctx: SpanContext, budget: EmbedBudget, cap: int, spans: list[tuple[int,
     (trimmed plans) are taken as they are."""
     out_spans, out_flags, out_extras = [], [], []
     count = ctx.count
-    for (a, b), f, extra, ok in zip(spans, flags, extras, checked):
+    for (a, b), f, extra, ok in zip(spans, flags, extras, checked, strict=True):
         if ok or budget.fits(a, b, extra):
             out_spans.append((a, b))
             out_flags.append(f)
@@ -318,7 +318,7 @@ def markdown(doc: Document, params: dict) -> tuple[Chunk, ...]:
         # every block (link definitions, stray lines) is never dropped.
         spans, flags, extras, checked = [], [], [], []
         prev_end = 0
-        for k, ((a, b, f, extra), was_measured) in enumerate(zip(plans, measured)):
+        for k, ((a, b, f, extra), was_measured) in enumerate(zip(plans, measured, strict=True)):
             end = len(text) if k == len(plans) - 1 else b
             ta, tb = trim(text, min(prev_end, a), end)
             prev_end = max(b, prev_end)

@@ -11,8 +11,9 @@ run between its steps.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Hashable, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import _CHUNK_SETTERS, Chunk
 

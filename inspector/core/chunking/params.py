@@ -20,8 +20,9 @@ parameters. `Strategy.check` stays as an escape hatch for rules a declaration ca
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document

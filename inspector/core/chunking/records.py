@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document

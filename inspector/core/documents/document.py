@@ -146,9 +146,9 @@ def find_documents(folder: str | os.PathLike[str]) -> list[Path]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fn in sorted(filenames):
             suffix = Path(fn).suffix.lower()
-            if suffix in SUPPORTED_SUFFIXES or suffix in formats.CONVERTED_SUFFIXES:
-                if not fn.endswith(".gold.jsonl"):
-                    found.append(Path(dirpath) / fn)
+            known = suffix in SUPPORTED_SUFFIXES or suffix in formats.CONVERTED_SUFFIXES
+            if known and not fn.endswith(".gold.jsonl"):
+                found.append(Path(dirpath) / fn)
     return found
 
 

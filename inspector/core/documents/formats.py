@@ -17,9 +17,10 @@ from __future__ import annotations
 import io
 import logging
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from html.parser import HTMLParser
-from typing import Callable, Iterator, cast
+from typing import cast
 
 from inspector.core.errors import InputError
 
@@ -244,32 +245,47 @@ class _HtmlToMarkdown(HTMLParser):
 
     # -- events ----------------------------------------------------------------------------
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._start_outside_body(tag):
+            return
+        if self.pre_depth:
+            self._start_in_pre(tag, attrs)
+        elif tag == "table" or self.table_depth:
+            self._start_in_table(tag, attrs)
+        else:
+            self._start_in_flow(tag, attrs)
+
+    def _start_outside_body(self, tag: str) -> bool:
+        """The <head>, <title> and skipped elements (script, style, svg...): whether `tag` was
+        taken here and is nothing more."""
         if self.in_title:
             self.in_title = False  # no tags inside <title>: it was left unclosed
         if self.skip == ["head"] and tag not in _HEAD_CONTENT:
             self.skip.clear()  # the body starts without <body> (or </head>), as browsers read it
         if tag == "head" and self.seen_body:
-            return  # a stray <head> inside the body is ignored, as browsers do
+            return True  # a stray <head> inside the body is ignored, as browsers do
         if tag not in _HEAD_CONTENT and tag != "html":
             self.seen_body = True
         if tag == "title" and self.skip in ([], ["head"]):
             self.in_title = True  # the page's <title> (not an SVG's), kept for meta["title"]
-            return
+            return True
         if self.skip:
             if tag in _SKIP:
                 self.skip.append(tag)
-            return
+            return True
         if tag in _SKIP:
             self.skip.append(tag)
-            return
-        if self.pre_depth:
-            if tag == "br":
-                self.pre_buf.append("\n")
-            elif tag == "pre":
-                self.pre_depth += 1
-            elif tag == "code" and not self.pre_lang:
-                self.pre_lang = _code_lang(attrs)
-            return
+            return True
+        return False
+
+    def _start_in_pre(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br":
+            self.pre_buf.append("\n")
+        elif tag == "pre":
+            self.pre_depth += 1
+        elif tag == "code" and not self.pre_lang:
+            self.pre_lang = _code_lang(attrs)
+
+    def _start_in_table(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "table":
             if self.table_depth == 0:
                 self._flush()
@@ -277,92 +293,94 @@ class _HtmlToMarkdown(HTMLParser):
                     self._flush_item()
                 self.rows, self.row, self.cell_open = [], None, False
             self.table_depth += 1
-            return
-        if self.table_depth:
-            if self.table_depth == 1 and tag == "tr":
-                self._close_row()
+        elif self.table_depth == 1 and tag == "tr":
+            self._close_row()
+            self.row = []
+        elif self.table_depth == 1 and tag in ("td", "th"):
+            self._close_cell()
+            if self.row is None:
                 self.row = []
-            elif self.table_depth == 1 and tag in ("td", "th"):
-                self._close_cell()
-                if self.row is None:
-                    self.row = []
-                self.cell_open = True
-            elif self.table_depth == 1 and tag == "caption":
-                self.in_caption = True
-            elif tag == "br" or tag in ("td", "th", "tr", "p", "div", "li"):
-                self.inline.append(" ")
-            elif tag == "code":
-                self.inline.append("`")
-            elif tag == "img":
-                self._img(attrs)
-            return
+            self.cell_open = True
+        elif self.table_depth == 1 and tag == "caption":
+            self.in_caption = True
+        elif tag == "br" or tag in ("td", "th", "tr", "p", "div", "li"):
+            self.inline.append(" ")
+        elif tag == "code":
+            self.inline.append("`")
+        elif tag == "img":
+            self._img(attrs)
+
+    def _start_in_flow(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """A start tag in running text: outside tables, <pre> and skipped elements."""
         if tag in _HEADINGS:
-            self._flush()
+            self._start_heading(tag)
+        elif tag in ("ul", "ol", "menu"):
+            self._start_list(tag, attrs)
+        elif tag == "li":
+            self._start_item()
+        elif tag == "pre":
+            self._start_pre(attrs)
+        elif tag == "blockquote":
             if not self._flat():
-                self.heading = _HEADINGS[tag]
-                self.has_h1 = self.has_h1 or self.heading == 1
-            return
-        if tag in ("ul", "ol", "menu"):
-            if self.lists:
-                self._flush_item()
-                parent = self.lists[-1]
-                indent = parent[2] + " " * (len(parent[3] or "-") + 1)
-            else:
                 self._flush()
-                indent = ""
-                self.list_lines = []
-            start = 1
-            for k, v in attrs:
-                if k == "start" and v and v.strip().lstrip("-").isdigit():
-                    start = int(v)
-            self.lists.append([tag, start, indent, None])
-            self.item_written = False
-            return
-        if tag == "li":
-            if self.lists:
-                self._flush_item()
-                top = self.lists[-1]
-                if top[0] == "ol":
-                    top[3] = f"{top[1]}."
-                    top[1] += 1
-                else:
-                    top[3] = "-"
-                self.item_written = False
-            else:
-                self._flush()
-            return
-        if tag == "pre":
-            if self._flat():
-                return
-            self._flush()
-            self.pre_depth = 1
-            self.pre_buf = []
-            self.pre_lang = _code_lang(attrs)
-            return
-        if tag == "blockquote":
-            if self._flat():
-                return
-            self._flush()
-            self.containers.append([])
-            return
-        if tag == "br":
+                self.containers.append([])
+        elif tag == "br":
             self.inline.append(_BR)
-            return
-        if tag == "hr":
+        elif tag == "hr":
             if not self._flat():
                 self._flush()
                 self._emit("---")
-            return
-        if tag == "code":
+        elif tag == "code":
             self.inline.append("`")
-            return
-        if tag == "img":
+        elif tag == "img":
             self._img(attrs)
-            return
-        if tag in _BLOCK:
+        elif tag in _BLOCK:
             if tag == "body":
                 self.skip.clear()
             self._flush()
+
+    def _start_heading(self, tag: str) -> None:
+        self._flush()
+        if not self._flat():
+            self.heading = _HEADINGS[tag]
+            self.has_h1 = self.has_h1 or self.heading == 1
+
+    def _start_list(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.lists:
+            self._flush_item()
+            parent = self.lists[-1]
+            indent = parent[2] + " " * (len(parent[3] or "-") + 1)
+        else:
+            self._flush()
+            indent = ""
+            self.list_lines = []
+        start = 1
+        for k, v in attrs:
+            if k == "start" and v and v.strip().lstrip("-").isdigit():
+                start = int(v)
+        self.lists.append([tag, start, indent, None])
+        self.item_written = False
+
+    def _start_item(self) -> None:
+        if not self.lists:
+            self._flush()
+            return
+        self._flush_item()
+        top = self.lists[-1]
+        if top[0] == "ol":
+            top[3] = f"{top[1]}."
+            top[1] += 1
+        else:
+            top[3] = "-"
+        self.item_written = False
+
+    def _start_pre(self, attrs: list[tuple[str, str | None]]) -> None:
+        if self._flat():
+            return
+        self._flush()
+        self.pre_depth = 1
+        self.pre_buf = []
+        self.pre_lang = _code_lang(attrs)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
@@ -372,89 +390,99 @@ class _HtmlToMarkdown(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "title" and self.in_title:
             self.in_title = False
-            return
-        if self.skip:
+        elif self.skip:
             if tag in self.skip:
                 while self.skip and self.skip.pop() != tag:
                     pass
-            return
-        if self.pre_depth:
+        elif self.pre_depth:
             if tag == "pre":
-                self.pre_depth -= 1
-                if self.pre_depth == 0:
-                    code = "".join(self.pre_buf)
-                    if code.startswith("\n"):
-                        code = code[1:]  # HTML ignores the newline right after <pre>
-                    code = code.rstrip()
-                    if code.strip():
-                        self._emit(code_fence(code, self.pre_lang))
+                self._end_pre()
+        elif tag == "table":
+            self._end_table()
+        elif self.table_depth:
+            self._end_in_table(tag)
+        else:
+            self._end_in_flow(tag)
+
+    def _end_pre(self) -> None:
+        self.pre_depth -= 1
+        if self.pre_depth == 0:
+            code = "".join(self.pre_buf)
+            if code.startswith("\n"):
+                code = code[1:]  # HTML ignores the newline right after <pre>
+            code = code.rstrip()
+            if code.strip():
+                self._emit(code_fence(code, self.pre_lang))
+
+    def _end_table(self) -> None:
+        if self.table_depth == 0:
             return
-        if tag == "table":
-            if self.table_depth == 0:
-                return
-            if self.table_depth == 1 and self.in_caption:  # a <caption> left open
-                self.in_caption = False
-                self.caption.append(self._cell_text())
-            self.table_depth -= 1
-            if self.table_depth == 0:
-                self._close_row()
-                block = gfm_table(self.rows)
-                caption = collapse(" ".join(self.caption))
-                self.caption = []
-                if self.lists:
-                    # A table inside a list item stays with the list as its text.
-                    if caption:
-                        self.inline.append(caption + " ")
-                    self.inline.append(" ".join(" ".join(r) for r in self.rows))
-                    self._flush_item()
-                else:
-                    if caption:
-                        self._emit(escape_line(caption))
-                    self._emit(block)
-                self.rows = []
-            return
-        if self.table_depth:
-            if self.table_depth == 1 and tag in ("td", "th"):
-                self._close_cell()
-            elif self.table_depth == 1 and tag == "tr":
-                self._close_row()
-            elif self.table_depth == 1 and tag == "caption":
-                self.in_caption = False
-                self.caption.append(self._cell_text())
-            elif tag == "code":
-                self.inline.append("`")
-            return
+        if self.table_depth == 1 and self.in_caption:  # a <caption> left open
+            self.in_caption = False
+            self.caption.append(self._cell_text())
+        self.table_depth -= 1
+        if self.table_depth == 0:
+            self._close_row()
+            block = gfm_table(self.rows)
+            caption = collapse(" ".join(self.caption))
+            self.caption = []
+            if self.lists:
+                # A table inside a list item stays with the list as its text.
+                if caption:
+                    self.inline.append(caption + " ")
+                self.inline.append(" ".join(" ".join(r) for r in self.rows))
+                self._flush_item()
+            else:
+                if caption:
+                    self._emit(escape_line(caption))
+                self._emit(block)
+            self.rows = []
+
+    def _end_in_table(self, tag: str) -> None:
+        if self.table_depth == 1 and tag in ("td", "th"):
+            self._close_cell()
+        elif self.table_depth == 1 and tag == "tr":
+            self._close_row()
+        elif self.table_depth == 1 and tag == "caption":
+            self.in_caption = False
+            self.caption.append(self._cell_text())
+        elif tag == "code":
+            self.inline.append("`")
+
+    def _end_in_flow(self, tag: str) -> None:
+        """An end tag in running text: outside tables, <pre> and skipped elements."""
         if tag in _HEADINGS:
             self._flush()
-            return
-        if tag in ("ul", "ol", "menu"):
-            if not self.lists:
-                return
-            self._flush_item()
-            self.lists.pop()
-            self.item_written = True  # text after a nested list continues the parent item
-            if not self.lists:
-                self._emit("\n".join(self.list_lines))
-                self.list_lines = []
-                self.item_written = False
-            return
-        if tag == "li":
+        elif tag in ("ul", "ol", "menu"):
+            self._end_list()
+        elif tag == "li":
             if self.lists:
                 self._flush_item()
-            return
-        if tag == "blockquote":
-            if self._flat() or len(self.containers) == 1:
-                return
-            self._flush()
-            inner = self.containers.pop()
-            body = "\n\n".join(inner)
-            self._emit("\n".join(f"> {ln}" if ln else ">" for ln in body.split("\n")))
-            return
-        if tag == "code":
+        elif tag == "blockquote":
+            self._end_blockquote()
+        elif tag == "code":
             self.inline.append("`")
-            return
-        if tag in _BLOCK:
+        elif tag in _BLOCK:
             self._flush()
+
+    def _end_list(self) -> None:
+        if not self.lists:
+            return
+        self._flush_item()
+        self.lists.pop()
+        self.item_written = True  # text after a nested list continues the parent item
+        if not self.lists:
+            self._emit("\n".join(self.list_lines))
+            self.list_lines = []
+            self.item_written = False
+
+    def _end_blockquote(self) -> None:
+        if self._flat() or len(self.containers) == 1:
+            return
+        self._flush()
+        inner = self.containers.pop()
+        body = "\n\n".join(inner)
+        self._emit("\n".join(f"> {ln}" if ln else ">" for ln in body.split("\n")))
 
     def handle_data(self, data: str) -> None:
         if self.in_title:

@@ -128,7 +128,7 @@ def builtin_pdf(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
         results = [ps.PageResult(number=n, failure="pages not readable for structure")
                    for n in range(1, len(pages) + 1)]
     empty: list[int] = []
-    for res, page in zip(results, pages):
+    for res, page in zip(results, pages, strict=True):
         if res.failure:
             plain = formats.plain_page_text(page)
             res.plain = formats.paragraph_markdown([ln.strip() for ln in (plain or "").split("\n")])

@@ -11,6 +11,7 @@ Coordinates are PDF points with y growing downwards (pdfplumber's `top`/`bottom`
 
 from __future__ import annotations
 
+import itertools
 import re
 import statistics
 from collections import Counter
@@ -351,7 +352,7 @@ def code_lines(block: Block) -> list[str]:
     for ln in block.lines:
         indent = int(round((ln.x0 - block.x0) / max(cw, 1.0)))
         parts = [ln.words[0].text]
-        for a, b in zip(ln.words, ln.words[1:]):
+        for a, b in itertools.pairwise(ln.words):
             spaces = max(1, int(round((b.x0 - a.x1) / max(cw, 1.0))))
             parts.append(" " * spaces + b.text)
         out.append(" " * max(indent, 0) + "".join(parts))

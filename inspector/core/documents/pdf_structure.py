@@ -18,8 +18,8 @@ from __future__ import annotations
 import io
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from inspector.core.documents.pdf_layout import (
     Block,

@@ -45,9 +45,10 @@ import threading
 import uuid
 import zlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Sequence
+from typing import BinaryIO
 
 import numpy as np
 

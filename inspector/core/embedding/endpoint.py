@@ -39,10 +39,11 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from inspector.core.errors import InputError
@@ -189,8 +190,8 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    now_dt = datetime.fromtimestamp(time.time() if now is None else now, tz=timezone.utc)
+        when = when.replace(tzinfo=UTC)
+    now_dt = datetime.fromtimestamp(time.time() if now is None else now, tz=UTC)
     return max(0.0, (when - now_dt).total_seconds())
 
 

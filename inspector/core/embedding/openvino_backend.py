@@ -35,8 +35,9 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -17,9 +17,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Iterable
+from collections.abc import Iterable
 
 CHARS_PER_PIECE = 4
 """Characters per word piece assumed when capping a text at what the model reads."""

@@ -45,9 +45,10 @@ import io
 import json
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from inspector.core.documents.document import Document
 from inspector.core.errors import InputError
@@ -796,7 +797,7 @@ def load_audits(docs: Sequence[Document]) -> AuditFiles:
                 other_runs.append(r)
                 continue
             runs[(r.question, r.config)] = replace(r, ranking=tuple(
-                (at or d, a0, b0) for at, (d, a0, b0) in zip(placed, r.ranking)))
+                (at or d, a0, b0) for at, (d, a0, b0) in zip(placed, r.ranking, strict=True)))
         if other_marks or other_runs:
             kept[p] = (tuple(other_marks), tuple(other_runs))
         held[p] = frozenset(m.key for m in a.marks)

@@ -91,7 +91,7 @@ def compare_reports(before: Report, after: Report, *, before_config: EvalConfig 
     mb, ma = _metrics(before), _metrics(after)
     deltas = tuple(MetricDelta(name, mb[name], ma[name]) for name in mb)
     fixed, broke = [], []
-    for b, a in zip(before.questions, after.questions):
+    for b, a in zip(before.questions, after.questions, strict=True):
         if not b.hit and a.hit:
             fixed.append(QuestionChange(a.question, b, a))
         elif b.hit and not a.hit:
@@ -123,9 +123,9 @@ def shared_reports(before: Report, after: Report) -> tuple[Report, Report]:
     """Both reports restricted to the questions they share (matched by `question_key`, in the
     second report's order), figures recomputed on those. Each report is returned as it is when
     nothing needs leaving out."""
-    pairs = [(b, a) for b, a in zip(aligned(before, after), after.questions) if b is not None]
+    pairs = [(b, a) for b, a in zip(aligned(before, after), after.questions, strict=True) if b is not None]
     if len(pairs) == len(before.questions) == len(after.questions) and all(
-            b is x for (b, _a), x in zip(pairs, before.questions)):
+            b is x for (b, _a), x in zip(pairs, before.questions, strict=True)):
         return before, after
     b_sub = aggregate([b for b, _a in pairs], before.k, before.cost, seconds=before.seconds, budget=before.budget)
     a_sub = aggregate([a for _b, a in pairs], after.k, after.cost, seconds=after.seconds, budget=after.budget)

@@ -4,8 +4,9 @@ strategy keeps its size and overlap."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.params import with_size_overlap
@@ -13,8 +14,7 @@ from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import Document
 from inspector.core.embedding.spec import EmbedderSpec
 from inspector.core.errors import InputError
-
-RETRIEVERS = ("dense", "bm25", "hybrid")
+from inspector.core.retrieval.kinds import RETRIEVERS, Retriever
 
 #: The retriever a configuration, the command line and a first-run window start with. Chosen by a
 #: rule fixed before measuring (benchmarks/defaults.py's step 2, re-run with paraphrased questions
@@ -24,7 +24,7 @@ RETRIEVERS = ("dense", "bm25", "hybrid")
 #: paraphrased questions (0.650 vs 0.933), hybrid +1.3 [-1.1, +3.5] within noise, so dense stays
 #: the default (issue 29; BM25 had been chosen on questions that reuse the page's words, issue 12).
 #: Held out: paraphrased test questions dense 0.828 vs BM25 0.500 hit@5.
-DEFAULT_RETRIEVER = "dense"
+DEFAULT_RETRIEVER: Retriever = "dense"
 
 
 EMBEDDINGS = ("exact", "pooled")
@@ -58,7 +58,7 @@ class EvalConfig:
     params: Mapping[str, Any] = field(default_factory=dict)
     """Strategy parameters, validated (defaults filled in)."""
     k: int = 5
-    retriever: str = DEFAULT_RETRIEVER
+    retriever: Retriever = DEFAULT_RETRIEVER
     """"dense", "bm25" or "hybrid" (`DEFAULT_RETRIEVER` unless given)."""
     with_prefix: bool | None = None
     """Embed the heading-path prefix beside each chunk's text; None takes the strategy's default
@@ -110,7 +110,7 @@ class EvalConfig:
         strat = get_strategy(self.strategy)
         quiet = {p.name for p in strat.params
                  if (p.kind == "bool" or (not p.role and not p.less_than and not p.at_least
-                                          and not any(q.less_than == p.name or q.at_least == p.name
+                                          and not any(p.name in (q.less_than, q.at_least)
                                                       for q in strat.params)))
                  and p.name in self.params and self.params[p.name] == p.default}
         params = " ".join(f"{k}={v}" for k, v in self.params.items() if k not in quiet)
@@ -161,29 +161,17 @@ class EvalConfig:
                 raise InputError(f"must be a whole number of at least 1, got {data['k']!r}",
                                  path=path, field="k")
             kwargs["k"] = data["k"]
-        if "retriever" in data:
-            if data["retriever"] not in RETRIEVERS:
-                raise InputError(f"must be one of {', '.join(RETRIEVERS)}, got {data['retriever']!r}",
-                                 path=path, field="retriever")
-            kwargs["retriever"] = data["retriever"]
-        if "embedding" in data:
-            if data["embedding"] not in EMBEDDINGS:
-                raise InputError(f"must be one of {', '.join(EMBEDDINGS)}, got {data['embedding']!r}",
-                                 path=path, field="embedding")
-            kwargs["embedding"] = data["embedding"]
-        if "with_prefix" in data:
-            if not isinstance(data["with_prefix"], bool):
-                raise InputError("must be true or false", path=path, field="with_prefix")
-            kwargs["with_prefix"] = data["with_prefix"]
-        if "describe" in data:
-            if not isinstance(data["describe"], bool):
-                raise InputError("must be true or false", path=path, field="describe")
-            kwargs["describe"] = data["describe"]
-        if "embed_view" in data:
-            if data["embed_view"] not in EMBED_VIEWS:
-                raise InputError(f"must be one of {', '.join(EMBED_VIEWS)}, got {data['embed_view']!r}",
-                                 path=path, field="embed_view")
-            kwargs["embed_view"] = data["embed_view"]
+        for name, choices in (("retriever", RETRIEVERS), ("embedding", EMBEDDINGS), ("embed_view", EMBED_VIEWS)):
+            if name in data:
+                if data[name] not in choices:
+                    raise InputError(f"must be one of {', '.join(choices)}, got {data[name]!r}",
+                                     path=path, field=name)
+                kwargs[name] = data[name]
+        for name in ("with_prefix", "describe"):
+            if name in data:
+                if not isinstance(data[name], bool):
+                    raise InputError("must be true or false", path=path, field=name)
+                kwargs[name] = data[name]
         if data.get("embedder") is not None:
             try:
                 kwargs["embedder"] = EmbedderSpec.from_dict(data["embedder"])

@@ -14,8 +14,8 @@ directly followed by a subheading has no text of its own and is never reported a
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.gold import GoldQuestion, normalize, normalized_text

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Collection, Iterator
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.gold import GoldQuestion, normalize, normalized_text
@@ -346,7 +346,7 @@ def _table_cells(text: str, a: int, b: int) -> list[tuple[int, int]]:
     bounds = [a] + [c + 1 for c in cuts]
     ends = cuts + [b]
     cells: list[tuple[int, int]] = []
-    for s, e in zip(bounds, ends):
+    for s, e in zip(bounds, ends, strict=True):
         while s < e and text[s].isspace():
             s += 1
         while e > s and text[e - 1].isspace():

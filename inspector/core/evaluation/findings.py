@@ -17,8 +17,9 @@ themselves and reported with the setting that removes it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.annotate import annotate
 from inspector.core.chunking.chunk import STUB_TOKENS, Chunk

@@ -23,9 +23,10 @@ import csv
 import io
 import json
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -418,10 +419,7 @@ class _Loader:
     def jsonl_record(self, obj: dict, line: int) -> GoldQuestion:
         question = self.question_text(obj.get("question"), line)
         raw_refs = obj.get("references")
-        if "answers" in obj and "answer" not in obj:
-            answer_value = obj.get("answers")
-        else:
-            answer_value = obj.get("answer")
+        answer_value = obj.get("answers") if "answers" in obj and "answer" not in obj else obj.get("answer")
         answers = self.answers(answer_value, line, required=not raw_refs)
         doc = self.source_doc(obj.get("source"), line)
         refs: list[tuple[int, int]] = []
@@ -481,7 +479,7 @@ class _Loader:
                 continue
             if len(row) != len(names):
                 raise self.error(f"expected {len(names)} columns, got {len(row)}", line)
-            rec = dict(zip(names, row))
+            rec = dict(zip(names, row, strict=True))
             question = self.question_text(rec["question"], line)
             answers = self.answers(rec["answer"], line, required=True)
             doc = self.source_doc(rec.get("source") or None, line)

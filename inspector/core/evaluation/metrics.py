@@ -26,8 +26,9 @@ a budget larger than the k chunks stays partly empty.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from inspector.core.evaluation.gold import (
     normalize,
     normalized_text,
 )
+from inspector.core.retrieval.kinds import Retriever
 
 #: How deep a miss is searched again to tell a ranking miss from "not in top N".
 DEEP_K = 50
@@ -240,7 +242,7 @@ class IndexSearch:
     (one model call instead of one per question), then searches with the vectors; a later, deeper
     search of the same question reuses its vector."""
 
-    def __init__(self, index: Any, *, retriever: str = "dense", multi_doc: bool = True,
+    def __init__(self, index: Any, *, retriever: Retriever = "dense", multi_doc: bool = True,
                  heading_prefix: Sequence[str] | None = None) -> None:
         self.index = index
         self.retriever = retriever
@@ -264,7 +266,7 @@ class IndexSearch:
         from inspector.core.embedding.embedder import embed_texts, query_side
 
         vecs = embed_texts(query_side(self.index.embedder), todo, getattr(self.index, "cache", None), flush=False)
-        self._vectors.update(zip(todo, vecs))
+        self._vectors.update(zip(todo, vecs, strict=True))
 
     def __call__(self, q: GoldQuestion, k: int) -> list[Any]:
         kwargs: dict[str, Any] = {}
@@ -429,7 +431,7 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
 
     partial: list[tuple[GoldQuestion, tuple[Chunk, ...], int | None, Callable[[Chunk], bool],
                         dict[str, list[tuple[int, int]]], SpanScores | None]] = []
-    for q, hits in zip(questions, found):
+    for q, hits in zip(questions, found, strict=True):
         top = tuple(h.chunk for h in hits[:k])
         matches, spans = _matcher(q, corpus)
         rank = next((i for i, c in enumerate(top, 1) if matches(c)), None)
@@ -449,7 +451,7 @@ def evaluate(gold: GoldSet | Sequence[GoldQuestion], docs: Sequence[Document] | 
     deep_ids = [i for i, hs in holders.items() if hs and deep_k > k]
     deep_found: dict[int, list[Any]] = {}
     if deep_ids:
-        deep_found = dict(zip(deep_ids, _search_all(search, [questions[i] for i in deep_ids], deep_k)))
+        deep_found = dict(zip(deep_ids, _search_all(search, [questions[i] for i in deep_ids], deep_k), strict=True))
 
     cut_at = document_cut(corpus.docs) if budget is not None else None
     out: list[QuestionResult] = []

@@ -14,8 +14,9 @@ rates), never by two unpaired means.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.embedding.spec import embedder_info
@@ -25,6 +26,7 @@ from inspector.core.evaluation.gold import GoldQuestion, GoldSet
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.reranked import _chunks_by_doc
 from inspector.core.evaluation.uncertainty import PairedDelta, paired_deltas
+from inspector.core.retrieval.kinds import Retriever
 
 #: The figures two models are judged on.
 MODEL_METRICS = ("hit_rate", "mrr")
@@ -43,7 +45,7 @@ class ModelFigures:
     paired: Mapping[str, PairedDelta]
     """hit_rate and mrr of the second model against the first, paired over the questions."""
     k: int
-    retriever: str
+    retriever: Retriever
     """"dense" or "hybrid" (BM25 reads no vectors: both models would score the same)."""
     first_model: Mapping[str, Any]
     """`embedder_info` of the first model (spec, model_id, dims, max_tokens, tokenizer, backend)."""
@@ -55,7 +57,7 @@ class ModelFigures:
 
 
 def model_figures(index: Any, gold: GoldSet | Sequence[GoldQuestion], embedder: Any, k: int, *,
-                  retriever: str = "dense", multi_doc: bool | None = None,
+                  retriever: Retriever = "dense", multi_doc: bool | None = None,
                   chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None, cache: Any = None,
                   progress: Callable[[int, int], None] | None = None) -> ModelFigures:
     """Score `gold` on `index` (an `Index` with vectors) and on the same chunks embedded by

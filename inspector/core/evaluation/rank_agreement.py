@@ -7,7 +7,8 @@ cannot, whatever its own figures look like. numpy only (no scipy in the core's d
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from inspector.core.evaluation.bill import Rates, bill_dict, bill_for, bill_line
 from inspector.core.evaluation.compare import Comparison, QuestionChange

@@ -12,14 +12,16 @@ reorder what the retriever found, so hit@k after reranking never exceeds hit@dep
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.evaluation.compare import Comparison, compare_reports
 from inspector.core.evaluation.gold import GoldQuestion, GoldSet
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.uncertainty import PairedDelta, paired_deltas
+from inspector.core.retrieval.kinds import Retriever
 from inspector.core.retrieval.rerank import RERANK_DEPTH, Reranker, ScoreCache, rerank_hits
 from inspector.core.runtime.cancel import check_cancelled
 
@@ -64,7 +66,8 @@ class RerankFigures:
     def moves(self) -> tuple[tuple[GoldQuestion, int | None, int | None], ...]:
         """(question, rank of its first answer-holding chunk in the retriever's top `depth`, rank
         after reranking within k) for every question: "7 -> 1" is a ranking miss repaired."""
-        return tuple((a.question, d.rank, a.rank) for d, a in zip(self.within_depth.questions, self.after.questions))
+        return tuple((a.question, d.rank, a.rank)
+                     for d, a in zip(self.within_depth.questions, self.after.questions, strict=True))
 
 
 class _Served:
@@ -95,7 +98,7 @@ def _chunks_by_doc(index: Any) -> dict[str, tuple[Chunk, ...]]:
 
 
 def rerank_figures(index: Any, gold: GoldSet | Sequence[GoldQuestion], reranker: Reranker, k: int,
-                   depth: int = RERANK_DEPTH, *, retriever: str = "dense", multi_doc: bool | None = None,
+                   depth: int = RERANK_DEPTH, *, retriever: Retriever = "dense", multi_doc: bool | None = None,
                    chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None, cache: ScoreCache | None = None,
                    progress: Callable[[int, int], None] | None = None) -> RerankFigures:
     """Score `gold` on `index` (an `Index`) with `retriever`'s top k, and with its top `depth`
@@ -123,7 +126,7 @@ def rerank_figures(index: Any, gold: GoldSet | Sequence[GoldQuestion], reranker:
     reranked: list[list[Any]] = []
     pairs = computed = 0
     seconds = 0.0
-    for i, (q, hits) in enumerate(zip(questions, found)):
+    for i, (q, hits) in enumerate(zip(questions, found, strict=True)):
         check_cancelled()
         res = rerank_hits(hits, q.question, reranker, depth, depth, docs=index.docs,
                           with_prefix=index.with_prefix, cache=cache)
@@ -134,8 +137,8 @@ def rerank_figures(index: Any, gold: GoldSet | Sequence[GoldQuestion], reranker:
         if progress is not None:
             progress(i + 1, len(questions))
 
-    by_q = {id(q): hits for q, hits in zip(questions, found)}
-    after_by_q = {id(q): hits for q, hits in zip(questions, reranked)}
+    by_q = {id(q): hits for q, hits in zip(questions, found, strict=True)}
+    after_by_q = {id(q): hits for q, hits in zip(questions, reranked, strict=True)}
     before = evaluate(questions, index.docs, chunks, _Served(by_q, depth, search), k, results=found)
     # Misses after reranking are diagnosed within the reranked list (a rank there, or "not in top
     # depth"): the reranker never sees deeper hits, so a deeper search would describe another pipeline.

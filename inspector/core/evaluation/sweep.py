@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.evaluation.config import EvalConfig, sized_params
@@ -11,6 +11,7 @@ from inspector.core.evaluation.findings import Finding
 from inspector.core.evaluation.metrics import (
     Report,
 )
+from inspector.core.retrieval.kinds import Retriever
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +114,7 @@ def rank_key(row: SweepRow) -> tuple:
 
 def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
          overlaps: Sequence[int | None] = (None,), ks: Sequence[int] = (5,), *,
-         retriever: str = "dense", with_prefix: bool | None = None, embedding: str = "exact",
+         retriever: Retriever = "dense", with_prefix: bool | None = None, embedding: str = "exact",
          describe: bool = False) -> tuple[list[EvalConfig], list[tuple[str, str]]]:
     """The distinct configurations of strategy × size × overlap × k, and the skipped points.
     Sizes and overlaps go to each strategy's "size"/"overlap" roles (`sized_params`); a strategy

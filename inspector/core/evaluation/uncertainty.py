@@ -104,7 +104,7 @@ def paired_values(before: Report, after: Report, metric: str) -> tuple[np.ndarra
     get = _extractor(metric)
     a: list[float] = []
     b: list[float] = []
-    for x, y in zip(before.questions, after.questions):
+    for x, y in zip(before.questions, after.questions, strict=True):
         vx, vy = get(x), get(y)
         if vx is not None and vy is not None:
             a.append(vx)
@@ -115,7 +115,7 @@ def paired_values(before: Report, after: Report, metric: str) -> tuple[np.ndarra
 def _check_same_gold(before: Report, after: Report) -> None:
     if len(before.questions) != len(after.questions) or any(
             x.question.question != y.question.question
-            for x, y in zip(before.questions, after.questions)):
+            for x, y in zip(before.questions, after.questions, strict=True)):
         raise ValueError("the two reports are on different gold sets")
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,12 +21,12 @@ from inspector.core.chunking.chunk import Chunk, embedded
 from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import EmbeddingCache
 from inspector.core.embedding.embedder import Embedder, embed_query, embed_texts
+from inspector.core.retrieval.kinds import RETRIEVERS, Retriever
 from inspector.core.runtime import offload
 from inspector.core.runtime.cancel import Cancelled, check_cancelled
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.heading_filter import heading_matches
 
-RETRIEVERS = ("dense", "bm25", "hybrid")
 RRF_K = 60
 """The constant of reciprocal rank fusion: score = sum over rankings of 1 / (RRF_K + rank)."""
 
@@ -263,7 +264,7 @@ class Index:
             return self._bm25
 
     # -- search ---------------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, retriever: str = "dense",
+    def search(self, query: str, k: int = 5, retriever: Retriever = "dense",
                docs: Collection[str] | None = None, heading_prefix: Sequence[str] | None = None,
                *, query_vector: np.ndarray | None = None) -> list[Hit]:
         """The k best distinct returned chunks for `query`.
@@ -327,7 +328,7 @@ class Index:
         return self.embed_query(query)
 
     def _collect(self, ranked: Callable[[int], np.ndarray], pos: np.ndarray, scores: np.ndarray,
-                 k: int, retriever: str) -> list[Hit]:
+                 k: int, retriever: Retriever) -> list[Hit]:
         """Hits from a ranking over candidate positions; asks for a longer ranking when children
         of the same parent use up the first places."""
         need = k

@@ -28,12 +28,14 @@ The context prefix is one more piece, embedded once per distinct prefix.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 import zipfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -69,10 +71,9 @@ class PieceScheme:
             raise ValueError(f"pieces must be 'grid' or 'sentences', got {self.pieces!r}")
         if self.piece_tokens < 1:
             raise ValueError(f"piece_tokens must be at least 1, got {self.piece_tokens}")
-        if self.window:
-            if self.window < 3 or not 1 <= self.stride <= self.window - 2:
-                raise ValueError(f"a window of {self.window} word pieces needs 1 <= stride <= "
-                                 f"{self.window - 2}, got {self.stride}")
+        if self.window and (self.window < 3 or not 1 <= self.stride <= self.window - 2):
+            raise ValueError(f"a window of {self.window} word pieces needs 1 <= stride <= "
+                             f"{self.window - 2}, got {self.stride}")
 
     @property
     def key(self) -> str:
@@ -421,10 +422,8 @@ def store_piece_table(table: PieceTable, doc: Document, cache_dir: str | Path) -
     buf = io.BytesIO()
     np.savez(buf, starts=table.starts, ends=table.ends, means=table.means, counts=table.counts,
              specials=specials, special_of=special_of, meta=np.asarray(_meta(table.model_id, doc, table.scheme)))
-    try:
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time next run
         atomic_write_bytes(path, buf.getvalue())
-    except OSError:
-        pass  # a cache that cannot be written only costs time next run
 
 
 class _Level:
@@ -635,7 +634,8 @@ def encode_prefix_pieces(encoder: PieceEncoder, prefixes: Sequence[str]
     if not todo:
         return {}
     m, c, s = encoder.encode_pieces(todo)
-    return {p: (vec.astype(np.float64), int(cnt), sp.astype(np.float64)) for p, vec, cnt, sp in zip(todo, m, c, s)}
+    return {p: (vec.astype(np.float64), int(cnt), sp.astype(np.float64))
+            for p, vec, cnt, sp in zip(todo, m, c, s, strict=True)}
 
 
 def _hat(x: np.ndarray, knots: np.ndarray, i: int) -> np.ndarray:

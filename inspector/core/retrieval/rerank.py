@@ -33,9 +33,10 @@ import os
 import re
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -87,13 +88,13 @@ class ScoreCache:
         known = self._lru.lookup(key) or {}
         keys = [text_key(t) for t in texts]
         todo: dict[bytes, str] = {}
-        for k, t in zip(keys, texts):
+        for k, t in zip(keys, texts, strict=True):
             if k not in known and k not in todo:
                 todo[k] = t
         if todo:
             fresh = _checked(reranker, reranker.score(query, list(todo.values())), len(todo))
             table = dict(known)
-            table.update(zip(todo, fresh.tolist()))
+            table.update(zip(todo, fresh.tolist(), strict=True))
             self._lru.put(key, table, len(table))
             known = table
         return np.fromiter((known[k] for k in keys), dtype=np.float64, count=len(keys)), len(todo)

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -117,7 +118,7 @@ class HttpReranker:
             return lambda: self._request(self.style or "cohere", query, texts[a:b], cancel)
 
         parts = run_bounded([job(a, b) for a, b in ranges], self.concurrency, cancel=cancel)
-        for (a, b), scores in zip(ranges, parts):
+        for (a, b), scores in zip(ranges, parts, strict=True):
             out[a:b] = scores
         return out
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 _CANCEL: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
     "inspector_cancel", default=None)

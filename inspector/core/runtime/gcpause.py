@@ -44,7 +44,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 #: Net new tracked objects (gc.get_count()[0]) above which the last section out promotes them
 #: all: walking 50,000 young objects takes a few milliseconds, hundreds of thousands do not.

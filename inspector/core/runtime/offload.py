@@ -50,9 +50,10 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from inspector.core.runtime.cancel import Cancelled, cancel_scope, current
 
@@ -114,10 +115,8 @@ def _init(flags: Any) -> None:
     heap.configure()
     threading.Thread(target=_trimmer, name="helper-trim", daemon=True).start()
     threading.Thread(target=_outlive_no_parent, name="helper-parent", daemon=True).start()
-    try:
+    with contextlib.suppress(OSError, AttributeError):  # not permitted, or not a POSIX system
         os.nice(NICENESS)
-    except (OSError, AttributeError):  # not permitted, or not a POSIX system
-        pass
 
 
 def _outlive_no_parent() -> None:

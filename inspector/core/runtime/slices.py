@@ -9,7 +9,7 @@ point on its own, so slices cut anywhere between code points concatenate to the 
 from __future__ import annotations
 
 import hashlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -21,8 +21,9 @@ Nothing is dropped silently: every record not placed is in `Placement.unplaced` 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.external import SquashedText, squash_whitespace
@@ -210,7 +211,7 @@ def place_records(collection: StoreCollection, docs: Sequence[Document], *,
         unplaced.append(UnplacedRecord(row, collection.ids[row], reason, detail, source,
                                        collection.texts[row][:PREVIEW_CHARS]))
 
-    for row, (text, meta) in enumerate(zip(collection.texts, collection.metadatas)):
+    for row, (text, meta) in enumerate(zip(collection.texts, collection.metadatas, strict=True)):
         source = record_source(meta, key)
         if not text.strip():
             skip(row, NO_TEXT, "the record holds no text", source)

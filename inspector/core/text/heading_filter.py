@@ -21,7 +21,7 @@ the typed path match, so the filter handed to retrieval is always anchored at th
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 _SPACE = re.compile(r"\s+")
 SEPARATOR = " > "
@@ -42,10 +42,7 @@ def segment_matches(title: str, typed: str) -> bool:
     t, q = _norm(title), _norm(typed)
     if not q or t.startswith(q):
         return True
-    for m in re.finditer(r"(?<=[\s\-/(&,:])\w", t):
-        if t.startswith(q, m.start()):
-            return True
-    return False
+    return any(t.startswith(q, m.start()) for m in re.finditer(r"(?<=[\s\-/(&,:])\w", t))
 
 
 def heading_matches(path: Sequence[str], prefix: Sequence[str]) -> bool:
@@ -53,7 +50,8 @@ def heading_matches(path: Sequence[str], prefix: Sequence[str]) -> bool:
     rule). An empty prefix matches every path."""
     if len(prefix) > len(path):
         return False
-    return all(segment_matches(title, typed) for title, typed in zip(path, prefix))
+    # The prefix may be shorter than the path: only its segments are compared.
+    return all(segment_matches(title, typed) for title, typed in zip(path, prefix, strict=False))
 
 
 def sole_title(paths: Iterable[Sequence[str]]) -> str | None:

@@ -22,9 +22,9 @@ by searching. A paragraph whose pieces do not line up is split by our splitter i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterable
 
 import regex
 

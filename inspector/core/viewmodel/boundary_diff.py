@@ -16,9 +16,10 @@ bisection: O(n log n), about 25 ms for 20,000 chunks, fast enough for every slid
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import Iterable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -102,7 +103,7 @@ def boundary_diff(before: Sequence[tuple[int, int]], after: Sequence[tuple[int, 
     of_after = _nearest(b, a)  # nearest baseline boundary of each current boundary
     partner = a[of_before]
     mutual = (b[of_after[of_before]] == b) & (partner != b)
-    moved = tuple(_move(Move, xy) for xy in zip(b[mutual].tolist(), partner[mutual].tolist()))
+    moved = tuple(_move(Move, xy) for xy in zip(b[mutual].tolist(), partner[mutual].tolist(), strict=True))
     paired_after = np.zeros(len(a), dtype=bool)
     paired_after[of_before[mutual]] = True
     in_kept_a = np.isin(a, kept, assume_unique=True)

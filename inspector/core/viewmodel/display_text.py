@@ -72,7 +72,8 @@ def display_breaks(text: str, *, long_line: int = LONG_LINE, piece: int = PIECE,
     starts = np.concatenate(([0], newlines + 1))
     ends = np.concatenate((newlines, [len(text)]))
     out: list[int] = []
-    for a, b in zip(starts[(ends - starts) > long_line].tolist(), ends[(ends - starts) > long_line].tolist()):
+    is_long = (ends - starts) > long_line
+    for a, b in zip(starts[is_long].tolist(), ends[is_long].tolist(), strict=True):
         p = a
         while b - p > piece:
             limit = p + piece

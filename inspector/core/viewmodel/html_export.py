@@ -12,9 +12,11 @@ pseudo-elements from data attributes, so copying the text out of the page gives 
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
@@ -118,18 +120,10 @@ def _chunk_line(c: Chunk) -> str:
     return " · ".join(parts)
 
 
-def _text_runs(doc: Document, painted: Sequence[Chunk], hits: Sequence[Any], answers: Sequence[tuple[int, int]],
-               gold: Sequence[tuple[int, int, int]], marks: Sequence[TextMark]) -> str:
-    """The document as runs: one `<span>` per stretch covered by the same chunks, hits, answers
-    and marks; a zero-width marker before each chunk's first run."""
-    text = doc.text
-    n = len(text)
-    by_id = {c.id: c for c in painted}
-    index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
-    rank_of = {cid: k for k, cid in enumerate(index.ids)}
-    hit_spans = [(max(0, h.chunk.start), min(n, h.chunk.end), h) for h in hits]
-    mark_index = SpanIndex([(m.start, m.end) for m in marks])
-    gold_index = SpanIndex([(a, b) for a, b, _q in gold])
+def _cut_points(n: int, painted: Sequence[Chunk], hit_spans: Sequence[tuple[int, int, Any]],
+                answers: Sequence[tuple[int, int]], gold: Sequence[tuple[int, int, int]],
+                marks: Sequence[TextMark]) -> list[int]:
+    """Where a run may change: every edge of a chunk, hit, answer, gold answer or mark, in order."""
     cuts = {0, n}
     for c in painted:
         cuts.update((c.start, c.end))
@@ -143,7 +137,22 @@ def _text_runs(doc: Document, painted: Sequence[Chunk], hits: Sequence[Any], ans
         cuts.update((a, b))
     for m in marks:
         cuts.update((m.start, m.end))
-    points = sorted(p for p in cuts if 0 <= p <= n)
+    return sorted(p for p in cuts if 0 <= p <= n)
+
+
+def _text_runs(doc: Document, painted: Sequence[Chunk], hits: Sequence[Any], answers: Sequence[tuple[int, int]],
+               gold: Sequence[tuple[int, int, int]], marks: Sequence[TextMark]) -> str:
+    """The document as runs: one `<span>` per stretch covered by the same chunks, hits, answers
+    and marks; a zero-width marker before each chunk's first run."""
+    text = doc.text
+    n = len(text)
+    by_id = {c.id: c for c in painted}
+    index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
+    rank_of = {cid: k for k, cid in enumerate(index.ids)}
+    hit_spans = [(max(0, h.chunk.start), min(n, h.chunk.end), h) for h in hits]
+    mark_index = SpanIndex([(m.start, m.end) for m in marks])
+    gold_index = SpanIndex([(a, b) for a, b, _q in gold])
+    points = _cut_points(n, painted, hit_spans, answers, gold, marks)
     starts_at: dict[int, list[int]] = {}
     for c in sorted(painted, key=lambda c: (c.start, c.id)):
         starts_at.setdefault(c.start, []).append(c.id)
@@ -152,7 +161,7 @@ def _text_runs(doc: Document, painted: Sequence[Chunk], hits: Sequence[Any], ans
         badge_at.setdefault(a, []).append(h)
     anchored: set[int] = set()
     out: list[str] = []
-    for p, q in zip(points, points[1:]):
+    for p, q in itertools.pairwise(points):
         if p >= q:
             continue
         for cid in starts_at.get(p, ()):
@@ -215,7 +224,7 @@ def corpus_note(name: str, corpus_size: int) -> str:
 
 
 def _figures(report: Report, answered_by: str, corpus_size: int = 1) -> list[str]:
-    rows = [("Hit rate@%d" % report.k, f"{pct(report.hit_rate)}  ({report.hits}/{len(report.questions)})"),
+    rows = [(f"Hit rate@{report.k}", f"{pct(report.hit_rate)}  ({report.hits}/{len(report.questions)})"),
             ("MRR", num(report.mrr))]
     if report.recall is not None:
         rows += [(f"Recall@{report.k}", num(report.recall)), (f"Precision@{report.k}", num(report.precision)),

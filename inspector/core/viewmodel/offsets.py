@@ -11,7 +11,7 @@ common case) costs nothing, and each conversion is one bisection.
 from __future__ import annotations
 
 import bisect
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -72,10 +72,7 @@ class Utf16Map:
 
     def to_utf16(self, cp: int) -> int:
         """UTF-16 offset of code-point offset `cp` (0 <= cp <= len(text))."""
-        if not self._astral:
-            u = cp
-        else:
-            u = cp + bisect.bisect_left(self._astral, cp)
+        u = cp if not self._astral else cp + bisect.bisect_left(self._astral, cp)
         if self._breaks:
             u += bisect.bisect_right(self._breaks, cp)
         return u

@@ -82,10 +82,7 @@ class SliderScale:
             return float(self.last)
         i = bisect_right(vs, value) - 1
         a, b = vs[i], vs[i + 1]
-        if self.kind != "linear" and a > 0:
-            t = math.log(value / a) / math.log(b / a)
-        else:
-            t = (value - a) / (b - a)
+        t = math.log(value / a) / math.log(b / a) if self.kind != "linear" and a > 0 else (value - a) / (b - a)
         return i + t
 
     def step(self, value: float, notches: int) -> int:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 
 class Segment(NamedTuple):
@@ -51,10 +52,10 @@ def segments(spans: Sequence[tuple[int, int]], ids: Sequence[int] | None = None)
         if a < b:
             prev_end = b
     if ordered:
-        return tuple(_seg(Segment, (a, b, (k,))) for (a, b), k in zip(spans, labels) if a < b)
+        return tuple(_seg(Segment, (a, b, (k,))) for (a, b), k in zip(spans, labels, strict=True) if a < b)
     # Sweep: at equal positions ends come before starts, so touching spans do not overlap.
     events: list[tuple[int, int, int]] = []
-    for (a, b), k in zip(spans, labels):
+    for (a, b), k in zip(spans, labels, strict=True):
         if a < b:
             events.append((a, 1, k))
             events.append((b, 0, k))
@@ -154,7 +155,7 @@ class SpanIndex:
         self.sorted_ends: list[int] = sorted(b for a, b in spans if a < b)
         """Ends of the non-empty spans, ascending (where a run left of a range ends)."""
         self._pos = {cid: k for k, cid in enumerate(self.ids)}
-        self.lanes: dict[int, int] = dict(zip(labels, lanes(spans)))
+        self.lanes: dict[int, int] = dict(zip(labels, lanes(spans), strict=True))
         """Lane of each chunk id: overlapping chunks get different lanes (gutter bars)."""
         self.lane_count: int = max(self.lanes.values(), default=-1) + 1
         """Lanes in use (0 for no spans): the gutter asks at every paint, so it is counted here once."""
@@ -162,7 +163,7 @@ class SpanIndex:
     @property
     def segments(self) -> tuple[Segment, ...]:
         """Every run of the document (made on each call: for tests and whole-document exports)."""
-        return segments(list(zip(self.starts, self.ends)), self.ids)
+        return segments(list(zip(self.starts, self.ends, strict=True)), self.ids)
 
     def __len__(self) -> int:
         return len(self.ids)

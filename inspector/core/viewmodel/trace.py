@@ -22,12 +22,14 @@ Computing a score is `Workbench.evaluate` on a worker; nothing here runs a model
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Mapping, Sequence
+from typing import Any
 
 from inspector.core.chunking.params import Strategy
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import EvalConfig
+from inspector.core.retrieval.kinds import Retriever
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.viewmodel.scale import SliderScale
 
@@ -85,7 +87,7 @@ class TracePlan:
 
 
 def plan_trace(strategy: Strategy, params: Mapping[str, Any], scale: SliderScale, *, k: int,
-               retriever: str, with_prefix: bool, radius: int = RADIUS) -> TracePlan | None:
+               retriever: Retriever, with_prefix: bool, radius: int = RADIUS) -> TracePlan | None:
     """The plan for the size slider of `strategy` at `params` (None when the strategy has no size
     parameter, `params` are invalid, or its configurations cannot be scored)."""
     p = strategy.param_for_role("size")

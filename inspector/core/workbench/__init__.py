@@ -19,7 +19,8 @@ keeps a consistent view.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document, LoadResult

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.registry import get_strategy

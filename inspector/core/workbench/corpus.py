@@ -5,7 +5,7 @@ consistent view while the window opens other files."""
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 from inspector.core.documents.document import Document, LoadResult, load_paths
 from inspector.core.evaluation.gold import GoldQuestion, GoldSet, load_gold

@@ -5,8 +5,9 @@ it, and so does each evaluation task of the Ray engine (`inspector.core.distribu
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.compare import Comparison, compare_reports

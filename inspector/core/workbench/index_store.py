@@ -7,7 +7,8 @@ whether exact vectors are at hand or how long they would take (the window's stag
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, Progress
@@ -186,7 +187,7 @@ class IndexStore:
             texts = [c.embedded_text(d, with_prefix=with_prefix) for d, c in matchable]
             keys = [text_key(t) for t in texts]
             found = self.cache.get_many(cache_namespace(emb), keys, int(emb.dim))
-            lengths = [len(t) for t, k in zip(texts, keys) if k not in found]
+            lengths = [len(t) for t, k in zip(texts, keys, strict=True) if k not in found]
         else:  # lengths from the spans: no text is built
             lengths = [c.end - c.start + (len(c.prefix) + 2 if with_prefix and c.prefix else 0)
                        for _d, c in matchable]

@@ -12,8 +12,9 @@ on the controller's worker threads.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
@@ -22,9 +23,13 @@ from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.report import INTERVAL_SEED
 from inspector.core.evaluation.uncertainty import report_intervals
+from inspector.core.retrieval.kinds import Retriever
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore, corpus_fingerprint
 from inspector.core.workbench.index_store import IndexStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: What a retrieval stage's figures are: the model's own vectors (or BM25 chosen by the user),
 #: the live preview from piece vectors, or BM25 standing in for dense/hybrid until vectors exist.
@@ -51,7 +56,7 @@ class RetrievalRequest:
     question: str
     """"" when no question is asked (the gold set alone)."""
     k: int
-    retriever: str
+    retriever: Retriever
     """The user's choice: "dense", "bm25" or "hybrid"."""
     gold: tuple[GoldQuestion, ...] = ()
     """Questions of the loaded gold set about the open documents (empty: none loaded)."""
@@ -91,7 +96,7 @@ class RetrievalResult:
     request: RetrievalRequest
     mode: str
     """EXACT, POOLED or FALLBACK."""
-    retriever: str
+    retriever: Retriever
     """The retriever that actually answered."""
     hits: tuple[Any, ...]
     """`retrieval.Hit`s of the question, best first (empty without a question)."""
@@ -118,7 +123,7 @@ class RetrievalResult:
         return self.request.document
 
 
-def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: str, with_prefix: bool,
+def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: Retriever, with_prefix: bool,
                mode: str) -> EvalConfig | None:
     """The EvalConfig a stage stands for (None for strategies EvalConfig cannot validate)."""
     try:
@@ -152,13 +157,40 @@ class Staging:
             return ""
         return f"exact while dragging (predicted {max(1, round(secs * 1000))} ms)"
 
+    def _cached_exact(self, exact_key: tuple, docs: Sequence[Document], chunks_by_doc: ChunksByDoc, emb: Any,
+                      with_prefix: bool) -> Any:
+        """The exact index when it is stored, or can be made at once (every embedding cached); else None."""
+        store = self.index_store
+        index = store.lookup(exact_key)
+        if index is None and store.exact_cached(docs, chunks_by_doc, with_prefix):
+            from inspector.core.retrieval import index as retrieval
+
+            index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=with_prefix, cache=store.cache)
+            store.put(exact_key, index)
+        return index
+
+    def _pooled_preview_vectors(self, req: RetrievalRequest, others: Sequence[Document],
+                                chunks_by_doc: Mapping[str, Sequence[Chunk]],
+                                cancelled: Callable[[], bool]) -> np.ndarray | None:
+        """Chunk vectors averaged from piece vectors for a preview, when the shown document's piece
+        vectors are built (the other documents' are built now, if need be); None otherwise."""
+        store = self.index_store
+        pooled_doc = store.pooled_vectors(req.document) if req.preview else None
+        if pooled_doc is None:
+            return None
+        from inspector.core.retrieval.pooled import index_vectors
+
+        pvs = {req.document.doc_id: pooled_doc}
+        for d in others:
+            pvs[d.doc_id] = store.pooled_vectors(d) or store.build_pooled(d, cancel=cancelled)
+        return index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix, cache=store.cache)
+
     def stages(self, req: RetrievalRequest, cancelled: Callable[[], bool],
                progress: Callable[[int, int, str], None]) -> Iterator[RetrievalResult]:
         """Hits and report for the window, in stages: the best index that can be made at once (exact
         if its embeddings are cached, else pooled piece vectors, else BM25 while the model loads),
         then, when `req.exact`, the exact one with embedding progress."""
         t0 = time.perf_counter()
-        doc = req.document
         store = self.index_store
         emb = store.embedder  # one embedder for the whole request, whatever happens meanwhile
         docs, chunks_by_doc = self.request_chunks(req)
@@ -166,7 +198,7 @@ class Staging:
         fp = corpus_fingerprint(docs, chunks_by_doc)
         gold = req.gold if not others else tuple(q for q in req.gold if q.source in (None, *chunks_by_doc))
 
-        def finish(index: Any, mode: str, retriever: str, *, more: bool, due: bool, note: str = "",
+        def finish(index: Any, mode: str, retriever: Retriever, *, more: bool, due: bool, note: str = "",
                    key: tuple | None = None) -> RetrievalResult:
             hits: tuple = ()
             if req.question.strip():
@@ -176,7 +208,7 @@ class Staging:
             intervals = None
             alternatives: dict[str, Report] | None = None
 
-            def scored(by: str) -> Report:
+            def scored(by: Retriever) -> Report:
                 # A stored index scored on the same questions before (only the question changed):
                 # the report is the same, so it is not computed again.
                 rkey = (key, by, req.k, req.budget, gold) if key is not None else None
@@ -192,7 +224,8 @@ class Staging:
                 report = scored(retriever)
                 intervals = report_intervals(report, seed=INTERVAL_SEED)
                 if req.alternatives and mode == EXACT and not cancelled():
-                    usable = ("bm25", "dense", "hybrid") if getattr(index, "vectors", None) is not None else ("bm25",)
+                    has_vectors = getattr(index, "vectors", None) is not None
+                    usable: tuple[Retriever, ...] = ("bm25", "dense", "hybrid") if has_vectors else ("bm25",)
                     alternatives = {r: (report if r == retriever else scored(r)) for r in usable}
             config = config_for(req.strategy, req.params, req.k, retriever, req.with_prefix, mode)
             return RetrievalResult(req, mode, retriever, hits, report, config, index, more_coming=more,
@@ -224,24 +257,15 @@ class Staging:
             yield finish(index, EXACT, req.retriever, more=False, due=False, note=source.note or "", key=store_key)
             return
         exact_key = ("exact", fp, req.with_prefix, cache_namespace(emb))  # precision, not device
-        index = store.lookup(exact_key)
-        if index is None and store.exact_cached(docs, chunks_by_doc, req.with_prefix):
-            index = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix, cache=store.cache)
-            store.put(exact_key, index)
+        index = self._cached_exact(exact_key, docs, chunks_by_doc, emb, req.with_prefix)
         if index is not None:
             yield finish(index, EXACT, req.retriever, more=False, due=False, note=req.exact_note,
                          key=exact_key)
             return
         # A preview now (unless the preview of these chunks is on screen already): pooled piece
         # vectors when the shown document's are built, else BM25.
-        pooled_doc = store.pooled_vectors(doc) if req.preview else None
-        if pooled_doc is not None:
-            from inspector.core.retrieval.pooled import index_vectors
-
-            pvs = {doc.doc_id: pooled_doc}
-            for d in others:
-                pvs[d.doc_id] = store.pooled_vectors(d) or store.build_pooled(d, cancel=cancelled)
-            vecs = index_vectors(chunks_by_doc, pvs, with_prefix=req.with_prefix, cache=store.cache)
+        vecs = self._pooled_preview_vectors(req, others, chunks_by_doc, cancelled)
+        if vecs is not None:
             if cancelled():
                 return
             preview = retrieval.build_index(docs, chunks_by_doc, emb, with_prefix=req.with_prefix,
@@ -310,3 +334,4 @@ class Staging:
 
 __all__ = ["Staging", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED", "FALLBACK", "FAST_EXACT_S",
            "config_for"]
+

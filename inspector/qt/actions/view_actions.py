@@ -7,7 +7,7 @@ draw comes from the palette (`theme.Theme.for_palette`), so switching repaints t
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QActionGroup

@@ -14,8 +14,9 @@ hold are then kept in memory and the window says why.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -104,7 +105,7 @@ class AuditSession(QObject):
 
     def _on_document(self, doc: Document | None) -> None:
         docs = self._open_documents(doc)
-        if len(docs) == len(self._docs) and all(a is b for a, b in zip(docs, self._docs)):
+        if len(docs) == len(self._docs) and all(a is b for a, b in zip(docs, self._docs, strict=True)):
             return  # another document of the same corpus shown: the marks are the same
         self._docs = docs
         self.files = load_audits(docs)

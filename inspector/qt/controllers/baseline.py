@@ -79,8 +79,8 @@ class BaselineComparison(QObject):
     def covers(self, doc: Document | None, corpus: tuple[Document, ...]) -> bool:
         """The baseline was pinned over `corpus` (the one open now), which `doc` belongs to."""
         pinned = self.baseline.documents if self.baseline is not None else ()
-        return bool(pinned) and len(pinned) == len(corpus) and all(a is b for a, b in zip(pinned, corpus)) \
-            and any(d is doc for d in corpus)
+        return bool(pinned) and len(pinned) == len(corpus) \
+            and all(a is b for a, b in zip(pinned, corpus, strict=True)) and any(d is doc for d in corpus)
 
     def compare(self, result: RetrievalResult | None) -> None:
         """Compare the result's report with the baseline (on the questions both scored)."""

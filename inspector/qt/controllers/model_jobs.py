@@ -12,7 +12,8 @@ model beside the first (`api.model_figures`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from inspector.qt.runner import Job, Progress
 

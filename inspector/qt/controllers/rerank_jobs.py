@@ -13,8 +13,9 @@ reranking on the index the figures were computed on (`api.rerank_figures`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from inspector.core.api import RetrievalRequest, RetrievalResult, rerank_figures, rerank_hits
 from inspector.qt.runner import Job, Progress

@@ -6,7 +6,8 @@ first, exact last) and its stores and evaluator do.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from inspector.core.api import (  # noqa: F401  (re-exported for the window's modules)
     EXACT,

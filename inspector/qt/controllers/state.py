@@ -7,7 +7,8 @@ widgets showing the same value (table row and text selection, say) cannot ping-p
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 

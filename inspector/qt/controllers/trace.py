@@ -25,7 +25,8 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 

@@ -9,7 +9,8 @@ code, and Copy/Save are disabled.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (

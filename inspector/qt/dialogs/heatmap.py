@@ -9,8 +9,10 @@ noisy winner; the window's current configuration is dashed. Clicking a cell emit
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QLinearGradient, QPainter, QPen
@@ -25,7 +27,7 @@ RAMP = tuple((t, QColor(c)) for t, c in HEAT_RAMP)
 
 def ramp(t: float) -> QColor:
     t = min(1.0, max(0.0, t))
-    for (t0, c0), (t1, c1) in zip(RAMP, RAMP[1:]):
+    for (t0, c0), (t1, c1) in itertools.pairwise(RAMP):
         if t <= t1:
             f = (t - t0) / (t1 - t0) if t1 > t0 else 0.0
             return QColor.fromRgbF(c0.redF() + (c1.redF() - c0.redF()) * f,

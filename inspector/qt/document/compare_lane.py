@@ -242,8 +242,8 @@ class CompareLanes(QObject):
         if self._index_for is None or self._index_for[0] is not base:
             self._index_for = (base, SpanIndex([(c.start, c.end) for c in pinned], [c.id for c in pinned]))
         index = self._index_for[1]
-        current = list(zip(result.index.starts, result.index.ends))
-        diff = boundary_diff(list(zip(index.starts, index.ends)), current)
+        current = list(zip(result.index.starts, result.index.ends, strict=True))
+        diff = boundary_diff(list(zip(index.starts, index.ends, strict=True)), current)
         label = base.config.label() if base.config is not None else "baseline"
         self._key = key
         self._set(BaselineLane.build(label, index, diff))

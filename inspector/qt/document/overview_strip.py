@@ -10,8 +10,8 @@ on the left, the current ones on the right, each change in its colour (`compare_
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 from PySide6.QtCore import QRectF, QSize, Qt, Signal

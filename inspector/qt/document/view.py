@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import bisect
 import time
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (

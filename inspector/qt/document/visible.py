@@ -14,8 +14,8 @@ Positions come in two units: code points (Python's, the chunks' offsets) and UTF
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QTextLayout

@@ -43,7 +43,7 @@ def added_text(name: str, questions: Any, outcomes: Any, notes: Any = (), *, in_
     if notes:
         text += " · " + " · ".join(notes)
     words = {"added": "added", "updated": "updated", "unchanged": "already there"}
-    details = "\n".join(f"{words.get(o, o)}: {q.question}" for q, o in zip(questions, outcomes))
+    details = "\n".join(f"{words.get(o, o)}: {q.question}" for q, o in zip(questions, outcomes, strict=True))
     if notes:
         details += "\n\n" + "\n".join(notes)
     if in_audit:

@@ -326,7 +326,7 @@ class AuditPanel(QWidget):
         answers = gold.answers if gold is not None else ()
         annotated = self.state.result
         self._set_cards(len(result.hits))
-        for card, h in zip(self.cards, result.hits):
+        for card, h in zip(self.cards, result.hits, strict=True):
             c = h.chunk
             doc = next((d for d in (req.documents or (req.document,)) if d.doc_id == c.doc_id), req.document)
             prefix = c.prefix if req.with_prefix and c.prefix else ""

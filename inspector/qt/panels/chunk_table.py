@@ -12,7 +12,8 @@ is set), where Qt's QSortFilterProxyModel would call a Python `filterAcceptsRow`
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import (
@@ -138,22 +139,7 @@ class ChunkTableModel(TableModel):
         c = self.chunk_at(index.row())
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            if col == COL_ID:
-                return f"{c.id}" if c.role == "chunk" else f"{c.id} {c.role}"
-            if col == COL_SPAN:
-                return f"{c.start:,}–{c.end:,}"
-            if col == COL_TOKENS:
-                return c.token_count
-            if col == COL_PIECES:
-                return "" if c.embed_tokens is None else f"{c.embed_tokens}/{self._limit}"
-            if col == COL_CHARS:
-                return c.end - c.start
-            if col == COL_PATH:
-                return " › ".join(c.heading_path)
-            if col == COL_FLAGS:
-                return ", ".join(_flag_label(f) for f in FLAG_ORDER if f in c.flags)
-            if col == COL_PAGE:
-                return page_label(c)
+            return self._display(c, col)
         elif role == SORT_ROLE:
             return _sort_key(c, col)
         elif role == CHUNK_ID_ROLE:
@@ -172,6 +158,25 @@ class ChunkTableModel(TableModel):
                 return _plain_tip(c.prefix) if c.prefix else None
             if col == COL_PIECES and c.embed_dropped:
                 return f"{c.embed_dropped} word pieces beyond the embedder's {self._limit} are dropped"
+        return None
+
+    def _display(self, c: Chunk, col: int) -> str | int | None:
+        if col == COL_ID:
+            return f"{c.id}" if c.role == "chunk" else f"{c.id} {c.role}"
+        if col == COL_SPAN:
+            return f"{c.start:,}–{c.end:,}"
+        if col == COL_TOKENS:
+            return c.token_count
+        if col == COL_PIECES:
+            return "" if c.embed_tokens is None else f"{c.embed_tokens}/{self._limit}"
+        if col == COL_CHARS:
+            return c.end - c.start
+        if col == COL_PATH:
+            return " › ".join(c.heading_path)
+        if col == COL_FLAGS:
+            return ", ".join(_flag_label(f) for f in FLAG_ORDER if f in c.flags)
+        if col == COL_PAGE:
+            return page_label(c)
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import traceback
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -177,34 +178,11 @@ class CorpusModel(TableModel):
         row = self.rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            if col == COL_NAME:
-                return row.name
-            if row.document is None:
-                return "" if col != COL_PROBLEMS else _problem_text(row.problems)
-            if col == COL_SIZE:
-                return human_size(row.chars)
-            if col == COL_CHUNKS:
-                return "" if row.chunks is None else f"{row.chunks:,}"
-            if col == COL_HITS:
-                return hits_text(row.hits)
-            if col == COL_PROBLEMS:
-                return _problem_text(row.problems)
+            return _display_text(row, col)
         elif role == Qt.ItemDataRole.ToolTipRole:
-            lines = [row.document.path or row.name] if row.document is not None else [row.name]
-            lines += list(row.problems)
-            if col == COL_CHUNKS and row.document is not None and row.chunks is None:
-                lines.append(self.pending_note)
-            if col == COL_HITS and row.hits:
-                lines.append(f"{row.hits[0]} of the question's top-k chunks are in this document, the best at "
-                             f"rank {row.hits[1]}; select the row to show it")
-            return _plain("\n".join(lines))
+            return self._tooltip(row, col)
         elif role == Qt.ItemDataRole.ForegroundRole:
-            if row.document is None:
-                return QBrush(QColor(theme.BAD))
-            if col == COL_PROBLEMS and row.problems:
-                return QBrush(QColor(theme.WARNING))
-            if col == COL_HITS and row.hits and row.hits[1] == 1:
-                return QBrush(QColor(theme.BEST_HIT_DOCUMENT))  # the best hit of all is here
+            return _foreground(row, col)
         elif role == Qt.ItemDataRole.FontRole and col == COL_HITS and row.hits and row.hits[0]:
             return bold_font()
         elif role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIZE, COL_CHUNKS, COL_HITS):
@@ -212,6 +190,43 @@ class CorpusModel(TableModel):
         elif role == DOCUMENT_ROLE:
             return row.document
         return None
+
+
+    def _tooltip(self, row: CorpusRow, col: int) -> str:
+        lines = [row.document.path or row.name] if row.document is not None else [row.name]
+        lines += list(row.problems)
+        if col == COL_CHUNKS and row.document is not None and row.chunks is None:
+            lines.append(self.pending_note)
+        if col == COL_HITS and row.hits:
+            lines.append(f"{row.hits[0]} of the question's top-k chunks are in this document, the best at "
+                         f"rank {row.hits[1]}; select the row to show it")
+        return _plain("\n".join(lines))
+
+
+def _display_text(row: CorpusRow, col: int) -> str | None:
+    if col == COL_NAME:
+        return row.name
+    if row.document is None:
+        return "" if col != COL_PROBLEMS else _problem_text(row.problems)
+    if col == COL_SIZE:
+        return human_size(row.chars)
+    if col == COL_CHUNKS:
+        return "" if row.chunks is None else f"{row.chunks:,}"
+    if col == COL_HITS:
+        return hits_text(row.hits)
+    if col == COL_PROBLEMS:
+        return _problem_text(row.problems)
+    return None
+
+
+def _foreground(row: CorpusRow, col: int) -> QBrush | None:
+    if row.document is None:
+        return QBrush(QColor(theme.BAD))
+    if col == COL_PROBLEMS and row.problems:
+        return QBrush(QColor(theme.WARNING))
+    if col == COL_HITS and row.hits and row.hits[1] == 1:
+        return QBrush(QColor(theme.BEST_HIT_DOCUMENT))  # the best hit of all is here
+    return None
 
 
 def hits_text(hits: tuple[int, int] | None) -> str:
@@ -299,7 +314,7 @@ class CorpusPanel(QWidget):
         """Called with a document id when the user selects a row whose document holds hits of the
         question: shows that document at its best hit (returns False to switch plainly)."""
         self._hits: dict[str, tuple[int, int]] | None = None
-        self._counts: "OrderedDict[tuple, tuple[int | None, tuple[str, ...]]]" = OrderedDict()
+        self._counts: OrderedDict[tuple, tuple[int | None, tuple[str, ...]]] = OrderedDict()
         self._pending: dict[int, tuple] = {}  # row -> count key of the running job
         self.runner = JobRunner(self, synchronous=synchronous, name="corpus counts")
         self.runner.stageReady.connect(self._on_count)

@@ -81,7 +81,7 @@ class DetailPane(QWidget):
             facts.append(pieces)
         flags = [theme.flag_label(f) for f in FLAG_ORDER if f in c.flags]
         if flags:
-            facts.append("<span style='color:%s'>%s</span>" % (
+            facts.append("<span style='color:{}'>{}</span>".format(
                 theme.flag(next(f for f in FLAG_ORDER if f in c.flags)).name(), ", ".join(flags)))
         self.header.setText(" · ".join(facts))
 

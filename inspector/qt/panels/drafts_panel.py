@@ -13,8 +13,8 @@ reject, J/↓ next, K/↑ previous. The current draft's answer is marked in the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QKeySequence, QPalette, QShortcut

@@ -22,8 +22,9 @@ Hover shows a chunk (its heading path and the start of its text), a click select
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QPointF, Qt, Signal

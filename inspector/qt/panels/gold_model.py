@@ -7,7 +7,8 @@ when only the outcomes do, so the selection survives every re-chunk.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import (
     QModelIndex,

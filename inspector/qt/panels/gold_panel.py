@@ -728,7 +728,7 @@ class GoldPanel(QWidget):
         """What the figures' column needs for its widest texts (name, value, and the interval and
         the change against a baseline when shown)."""
         name = max(n.fontMetrics().horizontalAdvance(t) for (n, _v, _d), (_k, t) in
-                   zip(self.metric_labels.values(), METRICS))
+                   zip(self.metric_labels.values(), METRICS, strict=True))
         value_label = self.metric_labels["hit_rate"][1]
         value = value_label.fontMetrics().horizontalAdvance("100.0 %  (99/99)")
         delta = self.metric_labels["hit_rate"][2].fontMetrics().horizontalAdvance("+10.0 pts · noise") \

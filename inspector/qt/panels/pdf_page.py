@@ -138,7 +138,7 @@ class PdfPagePanel(QWidget):
         if not self.path or not self.isVisible():
             return  # rendered when shown (showEvent)
         wanted = (self.path, self.page, self._target_width())
-        if wanted == self.rendered or wanted == self._wanted:
+        if wanted in (self.rendered, self._wanted):
             return
         self._wanted = wanted
         path, page, width = wanted

@@ -6,6 +6,8 @@ only formats and paints them.
 
 from __future__ import annotations
 
+import itertools
+
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
@@ -53,7 +55,7 @@ class Histogram(QWidget):
         peak = max(self.counts)
         bar_color = theme.bar(0)
         over = theme.flag("over_budget")
-        for (a, b), c in zip(zip(self.edges, self.edges[1:]), self.counts):
+        for (a, b), c in zip(itertools.pairwise(self.edges), self.counts, strict=True):
             if not c:
                 continue
             x0 = plot.left() + (a - lo) / span * plot.width()

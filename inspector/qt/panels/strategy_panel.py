@@ -423,7 +423,7 @@ class StrategyPanel(QWidget):
         self._building = True
         try:
             # Greater parameters first so the lesser ones' limits are in place when they are set.
-            for name, ctl in self.controls.items():
+            for ctl in self.controls.values():
                 if isinstance(ctl, NumberControl):
                     ctl.set_maximum(ctl.param.maximum)
             for name, ctl in self.controls.items():
