@@ -492,8 +492,9 @@ class WordPieceIndex:
             # meanwhile (a 1 MB line without a break is one call of ~1 s, which `encode` spends
             # holding it: the window's GUI thread froze for that long), and encodes a batch's slices
             # on all cores (issue 31: one slice a call left the second core idle).
-            encs = tk.encode_batch([text[a:b] for a, b in zip(starts, ends, strict=True)], add_special_tokens=False)
-            for pos, enc in zip(starts, encs, strict=True):
+            # The last batch holds one start more than ends (the text's end): zip stops there.
+            encs = tk.encode_batch([text[a:b] for a, b in zip(starts, ends, strict=False)], add_special_tokens=False)
+            for pos, enc in zip(starts, encs, strict=False):
                 if enc.ids:
                     parts.append(_words_of(enc, pos))
 
