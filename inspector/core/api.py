@@ -35,7 +35,7 @@ _WHERE: dict[str, str] = {
     "DEFAULT_MAX_BYTES": "inspector.core.documents.document",
     "MARKDOWN_SUFFIXES": "inspector.core.documents.document",
     "TEXT_SUFFIXES": "inspector.core.documents.document",
-    "CONVERTED_SUFFIXES": "inspector.core.documents.formats",
+    "CONVERTED_SUFFIXES": "inspector.core.documents.converters",
     "canonical_codec": "inspector.core.documents.encoding",
     "PDF_BACKENDS": "inspector.core.documents.pdf_convert",
     "set_pdf_backend": "inspector.core.documents.pdf_convert",
@@ -246,6 +246,7 @@ if TYPE_CHECKING:
     from inspector.core.chunking.stats import ChunkStats
     from inspector.core.distributed import EngineError, RayEngine
     from inspector.core.distributed.engine import UNITS as STAGE_UNITS
+    from inspector.core.documents.converters import CONVERTED_SUFFIXES
     from inspector.core.documents.document import (
         DEFAULT_MAX_BYTES,
         MARKDOWN_SUFFIXES,
@@ -255,7 +256,6 @@ if TYPE_CHECKING:
         load_paths,
     )
     from inspector.core.documents.encoding import canonical_codec, may_need_guessing
-    from inspector.core.documents.formats import CONVERTED_SUFFIXES
     from inspector.core.documents.pdf_convert import PDF_BACKENDS, docling_available, pdf_backend, set_pdf_backend
     from inspector.core.documents.pdf_render import render_pdf_page
     from inspector.core.embedding.cache import default_cache

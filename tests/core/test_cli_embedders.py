@@ -87,7 +87,7 @@ def test_sweep_per_model_says_which_setting_is_best_under_each(capsys, two_layer
 @pytest.mark.parametrize("argv,needle", [
     (["compare", "--against-embedder", "bogus:x"], "bogus"),
     (["compare", "--against-embedder", "st:/no/such/model-folder"], "/no/such/model-folder"),
-    (["compare"], "--against-embedder"),
+    (["compare"], "give --against STRATEGY[:SIZE[:OVERLAP]] or --against-embedder SPEC"),
     (["compare", "--against", "fixed_chars:200:0", "--against-embedder", "hash"], "not both"),
     (["compare", "--against-embedder", "hash", "--retriever", "bm25"], "bm25"),
     (["sweep", "--embedders", "minilm,bogus:x"], "bogus"),

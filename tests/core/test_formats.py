@@ -10,14 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.core.chunking.registry import chunk_document
+from inspector.core.documents.converters import CONVERTED_SUFFIXES, convert
 from inspector.core.documents.document import find_documents, load_document, load_paths
-from inspector.core.documents.formats import (
-    CONVERTED_SUFFIXES,
-    PAGE_BREAK,
-    convert,
-    gfm_table,
-    html_to_markdown,
-)
+from inspector.core.documents.formats import PAGE_BREAK, gfm_table, html_to_markdown
 from inspector.core.errors import InputError
 from inspector.core.text.structure import structure_of
 

@@ -270,8 +270,11 @@ def test_join_lines_drops_only_joining_hyphens(texts):
     assert len(joined.replace(" ", "")) == len(kept) - n
 
 
-_para = st.lists(st.text(alphabet="abcdefgh ", min_size=3, max_size=40).map(str.strip).filter(bool),
-                 min_size=1, max_size=4)
+# Words one space apart: a run of spaces inside a line is a gap wider than a word space, which the
+# layout reads as a column gutter by design (test_two_columns_are_read_column_by_column), so such a
+# line has no single reading order to check.
+_para = st.lists(st.text(alphabet="abcdefgh ", min_size=3, max_size=40).map(lambda s: " ".join(s.split()))
+                 .filter(bool), min_size=1, max_size=4)
 
 
 @given(st.lists(st.lists(_para, min_size=0, max_size=3), min_size=1, max_size=3))

@@ -75,7 +75,7 @@ class Chunk:
         view when the chunk carries one (`inspector.core.chunking.embed_view`)."""
         view = self.meta.get("embed_view") if self.meta else None
         if view:
-            from inspector.core.chunking.embed_view import view_text
+            from inspector.core.text.embed_view import view_text
 
             return embedded(*view_text(doc.text, self.start, self.end, self.prefix if with_prefix else "",
                                        view, self.meta.get("table_header", "")))

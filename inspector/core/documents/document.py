@@ -122,10 +122,10 @@ def load_document(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_
             data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=shown) from None
-    from inspector.core.documents import formats
+    from inspector.core.documents import converters
 
-    if suffix in formats.CONVERTED_SUFFIXES:
-        text, kind, meta = formats.convert(data, suffix, shown)
+    if suffix in converters.CONVERTED_SUFFIXES:
+        text, kind, meta = converters.convert(data, suffix, shown)
         used = "converted"
     else:
         decoded = decode(data, shown, encoding=encoding)
@@ -138,7 +138,7 @@ def load_document(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_
 
 def find_documents(folder: str | os.PathLike[str]) -> list[Path]:
     """Supported files below a folder, sorted, hidden folders skipped."""
-    from inspector.core.documents import formats
+    from inspector.core.documents.converters import CONVERTED_SUFFIXES
 
     root = Path(folder)
     found: list[Path] = []
@@ -146,7 +146,7 @@ def find_documents(folder: str | os.PathLike[str]) -> list[Path]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fn in sorted(filenames):
             suffix = Path(fn).suffix.lower()
-            known = suffix in SUPPORTED_SUFFIXES or suffix in formats.CONVERTED_SUFFIXES
+            known = suffix in SUPPORTED_SUFFIXES or suffix in CONVERTED_SUFFIXES
             if known and not fn.endswith(".gold.jsonl"):
                 found.append(Path(dirpath) / fn)
     return found

@@ -1,4 +1,5 @@
-"""Conversion of HTML, PDF and DOCX files to text the rest of the core understands.
+"""Conversion of HTML, PDF and DOCX files to text the rest of the core understands (`converters`
+picks the function for a file's suffix).
 
 HTML and DOCX become Markdown (headings as `#` lines, lists as `-` items, tables as GFM pipe
 tables, code as fences), so `structure_of` finds the same blocks and heading paths as in a
@@ -17,15 +18,12 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from html.parser import HTMLParser
 from typing import cast
 
 from inspector.core.errors import InputError
-
-#: File suffixes `convert` turns into text (`load_document` and `find_documents` consult it).
-CONVERTED_SUFFIXES: frozenset[str] = frozenset({".html", ".htm", ".pdf", ".docx"})
 
 #: Between two PDF pages: four blank lines, a paragraph break for every splitter and a gap the eye
 #: reads as one. Pages are told apart by `meta["page_starts"]`, not by the text. It was a form feed
@@ -33,16 +31,6 @@ CONVERTED_SUFFIXES: frozenset[str] = frozenset({".html", ".htm", ".pdf", ".docx"
 #: a box by some viewers (issue 26); a newline in its place keeps the length, so every offset into
 #: a PDF's text (gold references, audit marks, page starts) is what it was.
 PAGE_BREAK = "\n\n\n\n\n"
-
-
-def convert(data: bytes, suffix: str, path: str) -> tuple[str, str, dict]:
-    """(text, kind, meta) for the bytes of a converted format; InputError names the file."""
-    converters: dict[str, Callable[[bytes, str], tuple[str, str, dict]]] = {
-        ".html": html_to_markdown, ".htm": html_to_markdown, ".pdf": pdf_to_markdown, ".docx": docx_to_markdown}
-    func = converters.get(suffix.lower())
-    if func is None:
-        raise InputError(f"unsupported file type {suffix}", path=path)
-    return func(data, path)
 
 
 # ----------------------------------------------------------------------------- shared Markdown helpers
@@ -560,14 +548,6 @@ def pdf_to_text(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
     with _captured_pypdf_warnings() as warnings:
         reader, pages = open_pdf(data, path)
         return _read_pdf(reader, pages, path, warnings)
-
-
-def pdf_to_markdown(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
-    """A PDF through the backend chosen for this process (`pdf_convert.set_pdf_backend`):
-    Markdown with headings and tables by default, plain page text with "plain"."""
-    from inspector.core.documents.pdf_convert import convert_pdf
-
-    return convert_pdf(data, path)
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 from inspector.core.errors import InputError
@@ -63,6 +64,15 @@ class EmbedderSpec:
         with the same options."""
         return f"{self.kind}:{self.name}" if self.name else self.kind
 
+    @property
+    def short_name(self) -> str:
+        """Short name for a status bar or a column head: "MiniLM", "two-layer-minilm" (an st:
+        folder's or hub name's last part), "openai:text-embedding-3-small"."""
+        if self.kind == "minilm":
+            return "MiniLM"
+        if self.kind == "st":
+            return PurePosixPath(self.name.rstrip("/\\").replace("\\", "/")).name or self.name
+        return self.text
 
     def options(self) -> dict[str, Any]:
         """The options set away from their defaults, by the names `parse_embedder_spec` takes."""

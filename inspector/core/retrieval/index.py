@@ -77,7 +77,7 @@ def _span_text(doc_texts: Mapping[str, str], span: tuple) -> str:
     """The embedded text of one span (doc id, start, end, prefix[, view, table header])."""
     doc_id, start, end, prefix = span[:4]
     if len(span) > 4 and span[4]:
-        from inspector.core.chunking.embed_view import view_text
+        from inspector.core.text.embed_view import view_text
 
         return embedded(*view_text(doc_texts[doc_id], start, end, prefix, span[4], span[5]))
     return embedded(prefix, doc_texts[doc_id][start:end])

@@ -17,7 +17,6 @@ the next start; the status bar's model button names it (`device_actions`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from inspector.core.viewmodel.settings_schema import MODEL_DEVICE, Setting
@@ -33,13 +32,8 @@ EMBEDDER = Setting("embedder/choice", dict, {"spec": "minilm"},
 
 
 def embedder_name(spec: Any) -> str:
-    """Short name for the status bar: "MiniLM", "two-layer-minilm" (st: folder or hub name's
-    last part), "openai:text-embedding-3-small"."""
-    if spec.kind == "minilm":
-        return "MiniLM"
-    if spec.kind == "st":
-        return Path(spec.name.rstrip("/\\").replace("\\", "/")).name or spec.name
-    return spec.text
+    """Short name for the status bar (`EmbedderSpec.short_name`)."""
+    return str(spec.short_name)
 
 
 class EmbedderActions:

@@ -35,12 +35,11 @@ TIP = ("Embed the same chunks with a second model and give hit@k and MRR of both
 def model_name(info: Any) -> str:
     """Short name of a model from its `embedder_info`: "MiniLM", "two-layer-minilm", "openai:M"."""
     from inspector.core.api import InputError, parse_embedder_spec
-    from inspector.qt.actions.embedder_actions import embedder_name
 
     spec = info.get("spec")
     if spec:
         try:
-            return embedder_name(parse_embedder_spec(str(spec)))
+            return parse_embedder_spec(str(spec)).short_name
         except InputError:
             pass
     return str(info.get("model_id") or "model")
