@@ -116,6 +116,21 @@ def test_sweep_same_rows_and_recommendation_as_local(ray_cluster, capsys, corpus
     assert "ray: pieces 2/2 documents" in err
 
 
+def test_sweep_over_two_models_same_as_local(ray_cluster, capsys, two_layer_model, corpus, gold):
+    """`sweep --embedders` on the Ray engine: each model's grid is embedded by that model on the
+    actors (a sentence-transformers folder travels as itself), so both tables, each model's best
+    and the verdict on whether the best changes are the local engine's."""
+    argv = ["sweep", str(corpus), "--gold", str(gold), "--strategies", "recursive,fixed_tokens",
+            "--sizes", "32,64", "--ks", "1,3", "--embedders", f"hash,st:{two_layer_model}", "--device", "cpu"]
+    local, ray_, err = both_engines(capsys, *argv)
+    assert [m["embedder"]["spec"] for m in local["models"]] == ["hash", f"st:{two_layer_model}"]
+    # The two models rank differently here, so a Ray run that embedded with one model twice
+    # could not give the local report.
+    assert local["models"][0]["rows"] != local["models"][1]["rows"]
+    assert ray_ == local
+    assert "ray: chunking" in err and "ray: evaluating" in err
+
+
 def test_compare_bm25_same_as_local(ray_cluster, capsys, corpus, gold):
     local, ray_, err = both_engines(capsys, "compare", str(corpus), "--gold", str(gold), "--strategy",
                                     "paragraph", "--against", "fixed_chars:120:0", "--retriever", "bm25")
