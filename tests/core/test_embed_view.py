@@ -168,3 +168,54 @@ def test_spans_never_change_and_no_inline_url_reaches_the_model(sections, strate
     for _body, links in sections:
         for _link_text, url in links:
             assert url not in sent
+
+
+def test_embedded_tokens_count_the_view_so_link_targets_do_not_flag_truncation():
+    """A chunk over the embedder's 256 word pieces only because of its link targets is flagged
+    (and its reading cut) under raw, and not under clean, whose embed_tokens are the pieces of
+    the text sent: `annotate` and the live preview's `read_ends` agree (issue 29)."""
+    from inspector.core.chunking.annotate import annotate, read_ends
+    from inspector.core.chunking.chunk import Chunk
+    from inspector.core.text.wordpieces import count_text, special_tokens
+
+    links = " ".join(f"[step {i}](https://docs.example.org/handbook/section-{i}/very-long-path-name-{i}.html)"
+                     for i in range(30))
+    doc = from_text(f"Follow these steps: {links}. Then stop.\n", "links.md")
+    chunk = Chunk(0, 0, len(doc.text), 0)
+    raw = annotate(doc, [chunk])[0]
+    assert "truncated_by_embedder" in raw.flags and raw.truncated_at is not None
+    clean = annotate(doc, with_view(doc, [chunk], "clean"))[0]
+    sent = clean.embedded_text(doc)
+    assert "https" not in sent
+    assert clean.embed_tokens == special_tokens() + count_text(sent) < raw.embed_tokens
+    assert "truncated_by_embedder" not in clean.flags and clean.truncated_at is None
+    assert list(read_ends(doc, with_view(doc, [chunk], "clean"))) == [chunk.end]
+    assert list(read_ends(doc, [chunk])) == [raw.truncated_at]
+    # A tighter limit cuts the clean view too: where reading stops is where its pieces run out.
+    short = annotate(doc, with_view(doc, [chunk], "clean"), limit=40)[0]
+    assert "truncated_by_embedder" in short.flags
+    cut = short.truncated_at
+    assert cut is not None and chunk.start < cut < chunk.end
+    head = with_view(doc, [Chunk(0, 0, cut, 0)], "clean")[0]
+    assert special_tokens() + count_text(head.embedded_text(doc)) <= 40
+    assert list(read_ends(doc, with_view(doc, [chunk], "clean"), limit=40)) == [cut]
+
+
+def test_findings_judge_truncation_on_the_text_the_view_sends():
+    """`findings` (the advice's first list) measures chunks marked with a view on their view:
+    measurements made on the span as written are reset by `with_view` (issue 29)."""
+    from inspector.core.chunking.annotate import annotate
+    from inspector.core.chunking.chunk import Chunk
+    from inspector.core.evaluation.findings import findings
+
+    links = " ".join(f"[step {i}](https://docs.example.org/handbook/section-{i}/very-long-path-name-{i}.html)"
+                     for i in range(30))
+    doc = from_text(f"Follow these steps: {links}. Then stop.\n", "links.md")
+    measured = annotate(doc, [Chunk(0, 0, len(doc.text), 0)])
+    assert "truncated_by_embedder" in measured[0].flags
+    viewed = with_view(doc, measured, "clean")
+    assert viewed[0].embed_tokens is None and "truncated_by_embedder" not in viewed[0].flags
+    kinds = {f.kind for f in findings([doc], {doc.doc_id: viewed}, EvalConfig(embed_view="clean"))}
+    assert "truncated_by_embedder" not in kinds
+    kinds_raw = {f.kind for f in findings([doc], {doc.doc_id: measured}, EvalConfig())}
+    assert "truncated_by_embedder" in kinds_raw

@@ -22,9 +22,11 @@ import numpy as np
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.runtime.cancel import check_cancelled
+from inspector.core.text.embed_view import VIEW_KEY
 from inspector.core.text.wordpieces import (
     PieceIndex,
     WordPieceIndex,
+    count_text,
     embedded_pieces,
     max_seq_length,
     prefix_pieces,
@@ -81,8 +83,19 @@ def read_ends(doc: Document, chunks: Sequence[Chunk], *, with_prefix: bool = Tru
     """Where the embedder stops reading each chunk's span: `truncated_at` as `annotate` sets it,
     else the chunk's end. Vectorized for the live preview: whole words inside a span are counted
     from the document's word index at once, the partial words at its ends are tokenized only
-    where they decide the answer, and a cut at a word's end is found by one search."""
+    where they decide the answer, and a cut at a word's end is found by one search. A chunk
+    embedded under a view is measured as `annotate` measures it (its view's pieces)."""
     limit = max_seq_length() if limit is None else limit
+    out = _read_ends_raw(doc, chunks, with_prefix, limit)
+    for k, c in enumerate(chunks):
+        if _viewed(c):
+            cut = _annotate_viewed(doc, c, with_prefix, limit).truncated_at
+            out[k] = c.end if cut is None else cut
+    return out
+
+
+def _read_ends_raw(doc: Document, chunks: Sequence[Chunk], with_prefix: bool, limit: int) -> np.ndarray:
+    """`read_ends` counting each span as written."""
     n = len(chunks)
     s = np.fromiter((c.start for c in chunks), dtype=np.int64, count=n)
     e = np.fromiter((c.end for c in chunks), dtype=np.int64, count=n)
@@ -149,7 +162,8 @@ def _read_ends_by_span(doc: Document, idx: PieceIndex, chunks: Sequence[Chunk], 
 def annotate(doc: Document, chunks: Iterable[Chunk], *, with_prefix: bool = True,
              limit: int | None = None) -> tuple[Chunk, ...]:
     """Chunks with `embed_tokens`, `embed_dropped`, `truncated_at` and the
-    `truncated_by_embedder` flag filled in for the embedded text (prefix + span)."""
+    `truncated_by_embedder` flag filled in for the embedded text (prefix + span, or prefix + the
+    span's embedding view when the chunk carries one: `Chunk.embedded_text`, what is sent)."""
     limit = max_seq_length() if limit is None else limit
     idx = wordpiece_index(doc)
     out = []
@@ -158,6 +172,9 @@ def annotate(doc: Document, chunks: Iterable[Chunk], *, with_prefix: bool = True
             # A background job (the hit-rate trace) that the user's work holds back stops here
             # within milliseconds; its Python would otherwise keep the GUI thread waiting.
             check_cancelled()
+        if _viewed(c):
+            out.append(_annotate_viewed(doc, c, with_prefix, limit))
+            continue
         total = embedded_pieces(idx, c.prefix if with_prefix else "", c.start, c.end)
         dropped = max(0, total - limit)
         if dropped:
@@ -169,3 +186,35 @@ def annotate(doc: Document, chunks: Iterable[Chunk], *, with_prefix: bool = True
             out.append(replace(c, embed_tokens=total, embed_dropped=0, truncated_at=None,
                                flags=c.flags - {"truncated_by_embedder"}))
     return tuple(out)
+
+
+def _viewed(c: Chunk) -> bool:
+    """Whether `c` is embedded under a view other than the span as written (`with_view`)."""
+    return bool(c.meta) and c.meta.get(VIEW_KEY, "raw") != "raw"
+
+
+def _annotate_viewed(doc: Document, c: Chunk, with_prefix: bool, limit: int) -> Chunk:
+    """`annotate` of one chunk embedded under a view (issue 29): its pieces are those of its
+    `embedded_text`, counted whole (a view drops link targets and padding, so the document's word
+    index does not count it). Where the embedder stops reading is the shortest span end whose view
+    holds the pieces the model reads: found by bisection, tokenizing the view of a prefix of the
+    span each step (only for the rare truncated chunk)."""
+    specials = special_tokens()
+    total = specials + count_text(c.embedded_text(doc, with_prefix=with_prefix))
+    dropped = max(0, total - limit)
+    if not dropped:
+        return replace(c, embed_tokens=total, embed_dropped=0, truncated_at=None,
+                       flags=c.flags - {"truncated_by_embedder"})
+
+    def pieces_to(end: int) -> int:
+        return specials + count_text(replace(c, end=end).embedded_text(doc, with_prefix=with_prefix))
+
+    lo, hi = c.start, c.end  # pieces_to(hi) > limit; find the largest end with pieces_to <= limit
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if pieces_to(mid) <= limit:
+            lo = mid
+        else:
+            hi = mid
+    return replace(c, embed_tokens=total, embed_dropped=dropped, truncated_at=lo,
+                   flags=c.flags | {"truncated_by_embedder"})

@@ -16,7 +16,8 @@ __all__ = ["HEADER_KEY", "VIEWS", "VIEW_KEY", "clean_span", "clean_text", "view_
 
 def with_view(doc: Document, chunks: Iterable[Chunk], view: str) -> tuple[Chunk, ...]:
     """`chunks` marked to be embedded under `view` (spans unchanged); a chunk inside a table whose
-    header row lies before it carries that row (`meta["table_header"]`)."""
+    header row lies before it carries that row (`meta["table_header"]`). Their word-piece counts
+    are reset (`annotate` measures the view's text again)."""
     if view not in VIEWS:
         raise ValueError(f"embed view must be one of {', '.join(VIEWS)}, got {view!r}")
     chunks = tuple(chunks)
@@ -37,5 +38,8 @@ def with_view(doc: Document, chunks: Iterable[Chunk], view: str) -> tuple[Chunk,
             if c.start >= after and c.start < end:
                 meta[HEADER_KEY] = header
                 break
-        out.append(replace(c, meta=meta))
+        # Word-piece measurements were of the span as written: reset, so that `annotate` (which
+        # counts the view, what is sent) measures them again, as `with_descriptions` does.
+        out.append(replace(c, meta=meta, embed_tokens=None, embed_dropped=0, truncated_at=None,
+                           flags=c.flags - {"truncated_by_embedder"}))
     return tuple(out)
