@@ -63,6 +63,7 @@ def start_helper(app) -> None:
     helper = offload.enable(warm_up=helper_warm_up)  # the helper imports what its jobs use first
     helper.warm_later()
     app.aboutToQuit.connect(helper.shutdown)
+    app.aboutToQuit.connect(offload.shutdown_corpus_pool)  # a folder's documents, chunked in processes
 
 
 def run_app(argv: Sequence[str]) -> int:

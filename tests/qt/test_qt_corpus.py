@@ -330,3 +330,48 @@ def test_a_fixed_question_shows_the_document_that_holds_its_answer(qtbot, hash_w
     # Opening other documents still drops the baseline.
     assert w.open_paths([str(folder / "a.md")])
     assert w.retrieval.baseline is None
+
+
+def test_a_folder_opened_with_the_helper_is_chunked_in_the_corpus_pool(qtbot, make_window, wait_complete,
+                                                                      tmp_path, monkeypatch):
+    """Issue 31: with the window's helper running, the other documents of a folder opened off the
+    GUI thread are chunked in the corpus pool's processes, counted as here, into the retrieval's
+    chunk store; a file that could not be opened is still listed with its name."""
+    from inspector.core.chunking import helper_jobs
+    from inspector.core.runtime import offload
+    from inspector.core.workbench import chunk_store
+    from inspector.qt.actions import file_actions
+
+    h = offload.Offload(enabled=True, warm_up=helper_jobs.warm_up)
+    monkeypatch.setattr(offload, "_DEFAULT", h)
+    monkeypatch.setattr(chunk_store, "PARALLEL_FROM_CHARS", 0)  # these small files are worth the pool
+    monkeypatch.setattr(file_actions, "BACKGROUND_LOAD_BYTES", 0)  # loaded on the loader's thread
+    monkeypatch.setattr(offload, "cores", lambda: 2)
+    folder = _corpus(tmp_path)
+    for n in range(3):
+        (folder / f"c{n}.md").write_text(f"# Part {n}\n\n" + "A sentence about leave and pay. " * (40 + n),
+                                         encoding="utf-8")
+    pool = offload.corpus_pool(helper_jobs.corpus_warm_up)
+    calls = pool.calls
+    w = make_window()
+    try:
+        request = w.files.open_user_paths([str(folder)])
+        assert isinstance(request, int) and not isinstance(request, bool)  # a background request
+        qtbot.waitUntil(lambda: len(w.state.documents) == 5, timeout=20_000)
+        wait_complete(w)
+        model = w.corpus_panel.model
+        qtbot.waitUntil(lambda: all(r.chunks is not None for r in model.rows if r.document is not None),
+                        timeout=60_000)
+        assert pool.calls == calls + 4  # every document but the one shown
+        store = w.retrieval.workbench.chunk_store
+        for r in model.rows:
+            if r.document is not None:
+                assert r.chunks == _count(r.document, w)
+                if r.document is not w.state.document:
+                    assert store.chunk(r.document, w.state.strategy, w.state.params) == \
+                        chunk_document(r.document, w.state.strategy, w.state.params)
+        [bad] = w.corpus_panel.problem_rows()
+        assert bad.name == "broken.md"
+    finally:
+        h.shutdown()
+        offload.shutdown_corpus_pool()

@@ -41,6 +41,15 @@ def warm_up() -> None:
     import inspector.core.chunking.registry  # noqa: F401
 
 
+def corpus_warm_up() -> None:
+    """The first job of each corpus pool process (`offload.corpus_pool`): the chunkers and the
+    token encoding's tables, nothing else (no BM25: its jobs go to the window's helper)."""
+    import inspector.core.chunking.registry  # noqa: F401
+    from inspector.core.text.tokens import encoding
+
+    encoding()
+
+
 #: Strategies that need more than the document and their parameters.
 NOT_HERE = frozenset({"semantic"})
 
@@ -171,3 +180,16 @@ def annotate_stage(key: DocKey, doc: Document | None, strategy: str, params: Map
             chunks = get_strategy(strategy)(d, params)
         done = annotate(d, chunks, with_prefix=with_prefix)  # checks for cancellation as it goes
         return Stage(pack(done), chunk_stats(d, done, document_tokens=document_tokens))
+
+
+def chunk_job(doc: Document, strategy: str, params: Mapping[str, Any],
+              pieces: tuple[str, str, int, int] | str | None) -> PackedChunks:
+    """One document of a corpus chunked in a pool process (`ChunkStore.chunk_each`): the
+    strategy's chunks, as columns. Nothing is kept but what the chunkers cache themselves."""
+    from inspector.core.chunking.registry import get_strategy
+
+    _use_model(pieces)
+    if doc is None:  # its text did not arrive (the caller gave up on it meanwhile)
+        raise NeedDocument("")
+    with paused_gc():
+        return pack(get_strategy(strategy)(doc, params))

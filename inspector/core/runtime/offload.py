@@ -50,12 +50,12 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from inspector.core.runtime.cancel import Cancelled, cancel_scope, current
+from inspector.core.runtime.cancel import Cancelled, cancel_scope, check_cancelled, current
 
 log = logging.getLogger(__name__)
 
@@ -280,8 +280,12 @@ class Offload:
     """One helper process for pure-Python work (see the module's docstring). Thread-safe."""
 
     def __init__(self, *, min_chars: int = MIN_CHARS, enabled: bool = False,
-                 warm_up: Callable[[], object] | None = None) -> None:
+                 warm_up: Callable[[], object] | None = None, workers: int = 1) -> None:
         self.min_chars = min_chars
+        self.workers = max(1, workers)
+        """Processes of the pool: 1 for the window's helper (its jobs keep documents between
+        calls, so they must meet the same process), more for a corpus's independent jobs
+        (`corpus_pool`, `call_each`)."""
         self.enabled = enabled
         self.warm_up = warm_up
         """A module-level function the helper runs first, importing what its jobs use (`_warm`);
@@ -322,11 +326,12 @@ class Offload:
         with self._lock:
             if self._pool is None:
                 self._flags = self._ctx.Array("b", SLOTS, lock=False)
-                pool = self._pool = ProcessPoolExecutor(1, mp_context=self._ctx, initializer=_init,
+                pool = self._pool = ProcessPoolExecutor(self.workers, mp_context=self._ctx, initializer=_init,
                                                         initargs=(self._flags,))
                 self.baseline = None
                 self._started = time.monotonic()
-                pool.submit(_warm, self.warm_up).add_done_callback(lambda fut: self._note_baseline(pool, fut))
+                for _ in range(self.workers):  # each process's first job, as they start
+                    pool.submit(_warm, self.warm_up).add_done_callback(lambda fut: self._note_baseline(pool, fut))
                 if self._keeper is None:
                     self._keeper = threading.Thread(target=self._keep, name="offload-keeper", daemon=True)
                     self._keeper.start()
@@ -433,6 +438,84 @@ class Offload:
         self.fallbacks += 1
         return fn(*args)
 
+    def call_each(self, fn: Callable[..., T], calls: Sequence[tuple[Any, ...]]
+                  ) -> Iterator[tuple[int, T | None, BaseException | None]]:
+        """`fn(*args)` for every `args` of `calls`, spread over the pool's processes; yields
+        (position in `calls`, result, None) or (position, None, the exception it raised) as each
+        ends, so one failing call does not stop the others. At most two calls per process are in
+        flight (each holds a cancel slot, and a shipped text a file). `Cancelled` as soon as the
+        calling scope is cancelled: the calls running are told to stop, the queued ones dropped.
+        If the pool dies, the calls left run in the calling thread."""
+        is_cancelled = current()
+        pool, flags = self._executor(calling=True)
+        running: dict[Future[T], tuple[int, int]] = {}
+        todo = collections.deque(enumerate(calls))
+        try:
+            while todo or running:
+                while todo and len(running) < 2 * self.workers:
+                    i, args = todo[0]
+                    slot = self._slot(flags)
+                    try:
+                        fut: Future[T] = pool.submit(_run, slot, fn, args)
+                    except (BrokenProcessPool, RuntimeError) as exc:  # died, or shut down meanwhile
+                        todo.extendleft(reversed([(j, calls[j]) for j, _s in running.values()]))
+                        running.clear()
+                        yield from self._each_here(pool, exc, fn, todo)
+                        return
+                    todo.popleft()
+                    running[fut] = (i, slot)
+                    self.calls += 1
+                    self.recent.append(getattr(fn, "__name__", repr(fn)))
+                done, _ = wait(running, timeout=POLL_S, return_when=FIRST_COMPLETED)
+                if not done and is_cancelled is not None and is_cancelled():
+                    for f, (_i, slot) in running.items():
+                        flags[slot] = 1
+                        f.cancel()
+                    raise Cancelled()
+                for f in done:
+                    i, _slot = running.pop(f)
+                    try:
+                        result = f.result()
+                    except BrokenProcessPool as exc:
+                        todo.appendleft((i, calls[i]))
+                        todo.extendleft(reversed([(j, calls[j]) for j, _s in running.values()]))
+                        running.clear()
+                        yield from self._each_here(pool, exc, fn, todo)
+                        return
+                    except Cancelled:
+                        raise
+                    except Exception as exc:  # noqa: BLE001  (the caller reports it with the call)
+                        yield i, None, exc
+                    else:
+                        yield i, result, None
+        finally:
+            for f, (_i, slot) in running.items():  # cancelled, or the caller stopped early
+                flags[slot] = 1
+                f.cancel()
+            self._ended()
+
+    def _each_here(self, pool: ProcessPoolExecutor, exc: BaseException, fn: Callable[..., T],
+                   todo: collections.deque[tuple[int, tuple[Any, ...]]]
+                   ) -> Iterator[tuple[int, T | None, BaseException | None]]:
+        """`call_each`'s calls left, in the calling thread (the pool died)."""
+        log.warning("helper processes unavailable (%s); running %d calls of %s in this process", exc,
+                    len(todo), getattr(fn, "__name__", fn))
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        while todo:
+            i, args = todo.popleft()
+            self.fallbacks += 1
+            check_cancelled()
+            try:
+                result = fn(*args)
+            except Cancelled:
+                raise
+            except Exception as e:  # noqa: BLE001  (as in the pool: the caller reports it)
+                yield i, None, e
+            else:
+                yield i, result, None
+
     def warm_later(self) -> None:
         """Start the helper and its imports on a daemon thread (the window calls it at launch)."""
         if self.enabled:
@@ -483,3 +566,35 @@ def enable(on: bool = True, *, min_chars: int | None = None,
     if warm_up is not None:
         _DEFAULT.warm_up = warm_up
     return _DEFAULT
+
+
+_CORPUS: list[Offload] = []
+_CORPUS_LOCK = threading.Lock()
+
+
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def corpus_pool(warm_up: Callable[[], object] | None = None) -> Offload:
+    """The process-wide pool for a corpus's independent jobs (`Offload.call_each`: every document
+    of a folder chunked at once), one process per core, started on first use; separate from the
+    window's helper, whose one process keeps the shown document between calls. Shut down with
+    `shutdown_corpus_pool` (the window does when it quits)."""
+    with _CORPUS_LOCK:
+        if not _CORPUS:
+            _CORPUS.append(Offload(enabled=True, warm_up=warm_up if warm_up is not None else _DEFAULT.warm_up,
+                                   workers=cores()))
+        return _CORPUS[0]
+
+
+def shutdown_corpus_pool() -> None:
+    """Stop `corpus_pool`'s processes, if they were started."""
+    with _CORPUS_LOCK:
+        pools = list(_CORPUS)
+    for pool in pools:
+        pool.shutdown()

@@ -15,6 +15,7 @@ Two clients, two ways of keeping:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.params import Strategy
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.chunking.stats import ChunkStats
 from inspector.core.documents.document import Document
@@ -49,6 +51,10 @@ ANNOTATE_BATCH = 100
 #: kept the GUI thread waiting for the GIL (the soak's watchdog found it there). A round trip
 #: costs a few milliseconds.
 HELPER_FROM_CHARS = 16_000
+#: `chunk_each` sends a corpus to the pool processes when the documents to chunk hold at least
+#: this many characters in all: below it, starting the pool and the round trips cost more than a
+#: second core saves.
+PARALLEL_FROM_CHARS = 1_000_000
 
 #: Fingerprints of the last chunk tuples asked about, by identity: (the tuple, its fingerprint).
 #: The window asks again for the same chunks at every question, preview and exact stage, and with
@@ -116,22 +122,85 @@ class ChunkStore:
         if strat.needs_embedder:
             return strat(doc, params)  # depends on the model it is handed: not remembered here
         valid = strat.validate(params)
-        from inspector.core.text.wordpieces import current_piece_spec
-
         # The embedder's tokenizer and limit are part of the key: `fit_embedder` budgets and the
         # truncation flags follow them, so another model's chunks are never served from here.
-        key = (doc.doc_id, doc.sha256, strat, tuple(sorted(valid.items(), key=lambda kv: kv[0])),
-               current_piece_spec())
+        key = self._key(doc, strat, valid)
         return self._cache.get_or_make(key, lambda: strat.func(doc, valid), len)  # sized in chunks
 
+    def _key(self, doc: Document, strat: Strategy, valid: Mapping[str, Any]) -> tuple[Any, ...]:
+        from inspector.core.text.wordpieces import current_piece_spec
+
+        return (doc.doc_id, doc.sha256, strat, tuple(sorted(valid.items(), key=lambda kv: kv[0])),
+                current_piece_spec())
+
+    def chunk_each(self, docs: Sequence[Document], strategy: str, params: Mapping[str, Any] | None = None,
+                   *, parallel: bool | None = None, pool: Any = None
+                   ) -> Iterator[tuple[int, tuple[Chunk, ...] | None, Exception | None]]:
+        """Every document's chunks, remembered as `chunk` remembers them, computed in processes
+        (`offload.corpus_pool`: one per core) when `parallel` (None: when there is more than one
+        core and more than one document to chunk, the strategy can run there and the documents
+        are worth the trip, `PARALLEL_FROM_CHARS`). Yields (position in `docs`, chunks, None), or
+        (position, None, the exception) for a document that could not be chunked, as each ends:
+        remembered ones first, then in the order the processes finish. The chunks are those `chunk`
+        makes, equal field by field (tests/core/test_parallel_corpus.py). Cancellation: the
+        caller's cancel scope, checked between documents and, in the pool, inside each. `pool`: an
+        `offload.Offload` to use instead of `corpus_pool` (a benchmark's one-process pool)."""
+        from inspector.core.chunking import helper_jobs
+        from inspector.core.runtime import offload
+        from inspector.core.text.wordpieces import piece_override
+
+        strat = get_strategy(strategy)
+        valid = strat.validate(params)
+        todo: list[int] = []
+        for i, doc in enumerate(docs):
+            held = None if strat.needs_embedder else self._cache.lookup(self._key(doc, strat, valid))
+            if held is not None:
+                yield i, held, None
+            else:
+                todo.append(i)
+        if parallel is None:
+            parallel = (len(todo) > 1 and offload.cores() > 1 and helper_jobs.can_run(strategy)
+                        and sum(len(docs[i].text) for i in todo) >= PARALLEL_FROM_CHARS)
+        if not parallel or not todo:
+            for i in todo:
+                check_cancelled()
+                try:
+                    yield i, self.chunk(docs[i], strategy, valid), None
+                except Cancelled:
+                    raise
+                except Exception as exc:  # noqa: BLE001  (reported with its document)
+                    yield i, None, exc
+            return
+        spec = piece_override()
+        model_arg = tuple(spec) if spec is not None else None
+        if pool is None:
+            pool = offload.corpus_pool(helper_jobs.corpus_warm_up)
+        with contextlib.ExitStack() as stack:  # long texts through files (offload.ship)
+            calls = [(stack.enter_context(helper_jobs.shipped(docs[i])), strategy, valid, model_arg) for i in todo]
+            for n, packed, failure in pool.call_each(helper_jobs.chunk_job, calls):
+                i = todo[n]
+                if failure is not None:
+                    yield i, None, failure if isinstance(failure, Exception) else RuntimeError(str(failure))
+                    continue
+                with paused_gc():
+                    chunks = packed.unpack()
+                self._cache.put(self._key(docs[i], strat, valid), chunks, len(chunks))
+                yield i, chunks, None
+
     def chunk_corpus(self, strategy: str, params: Mapping[str, Any] | None = None,
-                     docs: Sequence[Document] | None = None, *, lenient: bool = False
-                     ) -> dict[str, tuple[Chunk, ...]]:
+                     docs: Sequence[Document] | None = None, *, lenient: bool = False,
+                     parallel: bool | None = False) -> dict[str, tuple[Chunk, ...]]:
         """Every document's chunks by doc_id. `lenient`: a document that is blank or that the
         strategy cannot chunk is left out (logged) instead of raising — the window's corpus mode,
-        where one odd file must not take retrieval over the others down."""
+        where one odd file must not take retrieval over the others down. `parallel`: the
+        documents are first chunked in processes (`chunk_each`; None: when it pays), which fills
+        the store; what failed there is met again below, and raises or is left out there."""
+        todo = tuple(self.documents() if docs is None else docs)
+        if parallel is not False:
+            for _ in self.chunk_each(todo, strategy, params, parallel=parallel):
+                pass
         out: dict[str, tuple[Chunk, ...]] = {}
-        for d in self.documents() if docs is None else docs:
+        for d in todo:
             if not lenient:
                 out[d.doc_id] = self.chunk(d, strategy, params)
                 continue
@@ -257,5 +326,6 @@ class ChunkStore:
         yield complete
 
 
-__all__ = ["ChunkStore", "ChunkStage", "ChunksByDoc", "CHUNK_CACHE_CHUNKS", "HELPER_FROM_CHARS", "ANNOTATE_BATCH",
+__all__ = ["ChunkStore", "ChunkStage", "ChunksByDoc", "CHUNK_CACHE_CHUNKS", "HELPER_FROM_CHARS", "PARALLEL_FROM_CHARS",
+           "ANNOTATE_BATCH",
            "chunks_fingerprint", "corpus_fingerprint"]

@@ -253,21 +253,32 @@ def _plain(text: str) -> str:
 
 # -- background counts ------------------------------------------------------------------------------
 
-def count_job(docs: Sequence[tuple[int, Document]], strategy: str, params: dict):
-    """The background job: for each (row, document), (row, count, problems), one stage each, then
-    (-1, None, ()) once all are done."""
-    from inspector.core.api import Cancelled, check_cancelled, get_strategy, is_external, last_alignment_report
+def count_job(docs: Sequence[tuple[int, Document]], strategy: str, params: dict, store: Any = None):
+    """The background job: for each (row, document), (row, count, problems), one stage each, in the
+    order they are done, then (-1, None, ()) once all are. The documents are chunked through
+    `store` (a `ChunkStore`: the retrieval's, so a question over the corpus finds them chunked),
+    in the corpus pool's processes when the window runs a helper and the corpus is worth it
+    (`ChunkStore.chunk_each`, issue 31: 2 cores chunk a 20 MB folder about twice as fast)."""
+    from inspector.core.api import ChunkStore, is_external, last_alignment_report, offload
     from inspector.qt.runner import describe_error
 
+    chunk_store = store if store is not None else ChunkStore()
+
     def job(cancelled, _progress):
-        strat = get_strategy(strategy)
-        for row, doc in docs:
-            check_cancelled()
-            try:
-                chunks = strat(doc, params)
-            except Cancelled:
-                raise
-            except Exception as exc:  # noqa: BLE001  (one bad document is a problem of its row)
+        from inspector.core.api import get_strategy
+
+        try:
+            get_strategy(strategy).validate(params)
+        except ValueError as exc:  # no document can be chunked so: each row says why
+            for row, doc in docs:
+                yield row, None, (f"{doc.doc_id}: {describe_error(exc)}",)
+            yield -1, None, ()
+            return
+        rows = [row for row, _doc in docs]
+        parallel = None if offload.default().enabled else False
+        for n, chunks, exc in chunk_store.chunk_each([d for _r, d in docs], strategy, params, parallel=parallel):
+            row, doc = rows[n], docs[n][1]
+            if exc is not None:  # one bad document is a problem of its row
                 yield row, None, (f"{doc.doc_id}: {describe_error(exc)}",)
                 continue
             lines: tuple[str, ...] = ()
@@ -310,6 +321,9 @@ class CorpusPanel(QWidget):
         lay.addWidget(self.summary)
         lay.addWidget(self.view, 1)
 
+        self.chunk_store: Any = None
+        """The `ChunkStore` the background counts chunk through (the window sets the retrieval's,
+        so that the corpus's chunks are made once); None: a store of the job's own."""
         self.hit_jump = None
         """Called with a document id when the user selects a row whose document holds hits of the
         question: shows that document at its best hit (returns False to switch plainly)."""
@@ -477,7 +491,7 @@ class CorpusPanel(QWidget):
             self.countsDone.emit()
             return
         self._pending = {i: self._key(d) for i, d in todo}
-        self.runner.submit(count_job(todo, self.state.strategy, dict(self.state.params)))
+        self.runner.submit(count_job(todo, self.state.strategy, dict(self.state.params), self.chunk_store))
 
     def _on_count(self, _rid: int, stage) -> None:
         i, count, problems = stage
