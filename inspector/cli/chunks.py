@@ -65,7 +65,7 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
         configured_embedder(args)
     # Word pieces, truncation flags and fit_embedder budgets as the chosen model reads its input.
     spec = embedder_spec(args)
-    model = make_model(args, spec) if spec.kind in ("st", "openai") else None
+    model = make_model(args, spec) if spec.names_model else None
     use_model_pieces(model)
     loaded = load_paths(args.paths, encoding=encoding)
     for problem in loaded.problems:

@@ -230,7 +230,8 @@ def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
 #: Which --embed-* options each kind of embedder reads (as `parse_embedder_spec` checks them): when
 #: several models are named (compare --against-embedder, sweep --embedders), each takes the options
 #: its kind reads.
-_READS = {"st": ("max_tokens", "trust_remote_code"), "openai": ("url", "tokenizer", "max_tokens", "dimensions")}
+_READS = {"st": ("max_tokens", "trust_remote_code"), "openai": ("url", "tokenizer", "max_tokens", "dimensions"),
+          "static": ("max_tokens",)}
 
 
 def add_embedder_args(p: argparse.ArgumentParser) -> None:
@@ -240,7 +241,8 @@ def add_embedder_args(p: argparse.ArgumentParser) -> None:
                    help="minilm (the bundled all-MiniLM-L6-v2, default), st:NAME_OR_PATH (a "
                         "sentence-transformers model: a folder, or a hub name already downloaded), "
                         "openai:MODEL (an OpenAI-compatible /v1/embeddings endpoint: OpenAI, Azure, Ollama, "
-                        "vLLM, TEI, LM Studio), or hash (a fast model-free test embedder); its tokenizer "
+                        "vLLM, TEI, LM Studio), static:PATH (a static model folder: sentence-transformers "
+                        "StaticEmbedding or model2vec), or hash (a fast model-free test embedder); its tokenizer "
                         "and input limit count the word pieces and truncation flags")
     g.add_argument("--embed-url", metavar="URL", default=None,
                    help="openai: the endpoint's base URL (default https://api.openai.com/v1; "
@@ -448,7 +450,7 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
     wb = Workbench(embedder=emb, cache=_cache(spec))
     if emb is not None:
         wb.set_embedder(emb)
-    elif spec.kind in ("st", "openai"):
+    elif spec.names_model:
         use_model_pieces(make_model(args, spec))
     else:
         use_model_pieces(None)

@@ -55,3 +55,12 @@ def restore_pieces():
 
     yield
     wordpieces.use_piece_spec(None)
+
+
+@pytest.fixture(scope="session")
+def static_model(tmp_path_factory) -> Path:
+    """A real static model (StaticEmbedding over the bundled model's input embeddings), saved to a
+    folder once per session (tests/support/models.py)."""
+    from tests.support.models import static_minilm
+
+    return static_minilm(tmp_path_factory)

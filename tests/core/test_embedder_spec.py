@@ -49,14 +49,15 @@ def test_kind_is_case_and_space_insensitive_the_name_is_kept():
 
 
 @pytest.mark.parametrize("text, options, message", [
-    ("", {}, "the embedder spec is empty (use minilm, hash, st:NAME_OR_PATH or openai:MODEL)"),
-    ("bert", {}, "unknown embedder 'bert' (use minilm, hash, st:NAME_OR_PATH or openai:MODEL)"),
+    ("", {}, "the embedder spec is empty (use minilm, hash, st:NAME_OR_PATH, openai:MODEL or static:PATH)"),
+    ("bert", {}, "unknown embedder 'bert' (use minilm, hash, st:NAME_OR_PATH, openai:MODEL or static:PATH)"),
     ("sentence-transformers:x", {}, "unknown embedder"),
     ("st:", {}, "st: needs a model name (st:NAME_OR_PATH)"),
     ("openai: ", {}, "openai: needs a model name (openai:MODEL)"),
     ("minilm:all-MiniLM-L6-v2", {}, "minilm takes no model name"),
     ("st:x", {"url": "http://h/v1"}, "--embed-url applies to openai:MODEL embedders, not st"),
-    ("minilm", {"max_tokens": 512}, "--embed-max-tokens applies to st:NAME_OR_PATH and openai:MODEL embedders"),
+    ("minilm", {"max_tokens": 512},
+     "--embed-max-tokens applies to st:NAME_OR_PATH, openai:MODEL and static:PATH embedders"),
     ("openai:m", {"trust_remote_code": True}, "--trust-remote-code applies to st:NAME_OR_PATH embedders"),
     ("openai:m", {"max_tokens": 0}, "--embed-max-tokens must be a whole number of at least 1, got 0"),
     ("openai:m", {"dimensions": "many"}, "--embed-dimensions must be a whole number"),

@@ -98,3 +98,14 @@ def tiny_cross_encoder(tmp_path_factory) -> Path:
                              max_length=TINY_CE_MAX_LENGTH)
     model.save(str(folder))
     return folder
+
+
+def static_minilm(tmp_path_factory: Any) -> Path:
+    """A real static model (sentence-transformers StaticEmbedding) made from the bundled one's input
+    embedding matrix (`build_static_minilm(method="input")`), built once per test session."""
+    key = "static:" + str(tmp_path_factory.getbasetemp())
+    if key not in _BUILT:
+        from inspector.core.embedding.static_model import build_static_minilm
+
+        _BUILT[key] = build_static_minilm(tmp_path_factory.mktemp("static-minilm"), method="input")
+    return _BUILT[key]

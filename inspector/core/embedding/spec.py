@@ -4,6 +4,7 @@
     hash                the deterministic test embedder (no model)
     st:NAME_OR_PATH     any sentence-transformers model: a local folder or a hub name
     openai:MODEL        an OpenAI-compatible /v1/embeddings endpoint
+    static:PATH         a static model folder (sentence-transformers StaticEmbedding, model2vec)
 
 The options that go with a spec (the CLI's --embed-url, --embed-key-env, --embed-tokenizer,
 --embed-max-tokens, --embed-dimensions, --trust-remote-code) are fields beside it, not part of its
@@ -20,9 +21,9 @@ from typing import Any
 
 from inspector.core.errors import InputError
 
-KINDS = ("minilm", "hash", "st", "openai")
-_NAMED = {"st": "st:NAME_OR_PATH", "openai": "openai:MODEL"}
-_USE = "use minilm, hash, st:NAME_OR_PATH or openai:MODEL"
+KINDS = ("minilm", "hash", "st", "openai", "static")
+_NAMED = {"st": "st:NAME_OR_PATH", "openai": "openai:MODEL", "static": "static:PATH"}
+_USE = "use minilm, hash, st:NAME_OR_PATH, openai:MODEL or static:PATH"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -32,7 +33,10 @@ _OPTIONS = {
     "hash": frozenset(),
     "st": frozenset({"max_tokens", "trust_remote_code"}),
     "openai": frozenset({"url", "tokenizer", "max_tokens", "dimensions"}),
+    "static": frozenset({"max_tokens"}),
 }
+#: Kinds that name a model of their own (its tokenizer and limit count the word pieces).
+MODEL_KINDS = ("st", "openai", "static")
 _FLAGS = {"url": "--embed-url", "tokenizer": "--embed-tokenizer", "max_tokens": "--embed-max-tokens",
           "dimensions": "--embed-dimensions", "trust_remote_code": "--trust-remote-code"}
 
@@ -42,9 +46,10 @@ class EmbedderSpec:
     """An embedding model the user chose, before anything is loaded."""
 
     kind: str
-    """"minilm", "hash", "st" or "openai"."""
+    """"minilm", "hash", "st", "openai" or "static"."""
     name: str = ""
-    """The model: a folder or hub name ("st"), a model name ("openai"); "" for minilm and hash."""
+    """The model: a folder or hub name ("st"), a model name ("openai"), a folder ("static"); ""
+    for minilm and hash."""
     url: str | None = None
     """The endpoint's base URL ("openai"; None: OpenAI's own)."""
     key_env: str = DEFAULT_KEY_ENV
@@ -65,12 +70,18 @@ class EmbedderSpec:
         return f"{self.kind}:{self.name}" if self.name else self.kind
 
     @property
+    def names_model(self) -> bool:
+        """Whether it names a model of its own (st:, openai:, static:), whose tokenizer and limit
+        count the word pieces."""
+        return self.kind in MODEL_KINDS
+
+    @property
     def short_name(self) -> str:
         """Short name for a status bar or a column head: "MiniLM", "two-layer-minilm" (an st:
         folder's or hub name's last part), "openai:text-embedding-3-small"."""
         if self.kind == "minilm":
             return "MiniLM"
-        if self.kind == "st":
+        if self.kind in ("st", "static"):
             return PurePosixPath(self.name.rstrip("/\\").replace("\\", "/")).name or self.name
         return self.text
 
@@ -143,7 +154,8 @@ def parse_embedder_spec(text: str, *, url: str | None = None, key_env: str | Non
              "trust_remote_code": trust_remote_code or None}
     for option, value in given.items():
         if value is not None and option not in _OPTIONS[kind]:
-            readers = " and ".join(_NAMED.get(k, k) for k, opts in _OPTIONS.items() if option in opts)
+            names = [_NAMED.get(k, k) for k, opts in _OPTIONS.items() if option in opts]
+            readers = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
             raise InputError(f"{_FLAGS[option]} applies to {readers} embedders, not {kind}")
     if url is not None:
         url = url.strip()
@@ -186,6 +198,11 @@ def _make(spec: EmbedderSpec, *, device: str, dtype: str, batch_size: int | None
         return HashEmbedder()
     if spec.kind == "st":
         from inspector.core.embedding.st_embedder import SentenceTransformerEmbedder
+        from inspector.core.embedding.static_model import StaticEmbedder, static_module_folder
+
+        if static_module_folder(spec.name) is not None:  # a static folder named st: (the window's
+            return StaticEmbedder(spec.name, device=device, dtype=dtype,  # folder field) loads as one
+                                  batch_size=batch_size, max_seq_length=spec.max_tokens)
 
         return SentenceTransformerEmbedder(spec.name, device=device, dtype=dtype, batch_size=batch_size,
                                            trust_remote_code=spec.trust_remote_code,
@@ -199,6 +216,11 @@ def _make(spec: EmbedderSpec, *, device: str, dtype: str, batch_size: int | None
             raise InputError("openai: embedder not available in this build") from None
         return OpenAIEmbedder(model=spec.name, url=spec.url, key_env=spec.key_env, tokenizer=spec.tokenizer,
                               max_tokens=spec.max_tokens, dimensions=spec.dimensions)
+    if spec.kind == "static":
+        from inspector.core.embedding.static_model import StaticEmbedder
+
+        return StaticEmbedder(spec.name, device=device, dtype=dtype, batch_size=batch_size,
+                              max_seq_length=spec.max_tokens)
     raise InputError(f"unknown embedder {spec.kind!r} ({_USE})")  # a spec made by hand
 
 
@@ -228,4 +250,4 @@ def embedder_info(embedder: Any, spec_text: str | None = None) -> dict[str, Any]
     return out
 
 
-__all__ = ["EmbedderSpec", "KINDS", "embedder_info", "make_embedder", "parse_embedder_spec"]
+__all__ = ["EmbedderSpec", "KINDS", "MODEL_KINDS", "embedder_info", "make_embedder", "parse_embedder_spec"]
