@@ -48,10 +48,11 @@ FONTS = {"R": "Helvetica", "B": "Helvetica-Bold", "I": "Helvetica-Oblique", "M":
 
 def make_layout_pdf(pages: list[list[tuple]], outline: list[tuple[str, int]] | None = None) -> bytes:
     """A PDF with placed text and ruling lines, for layout tests. Each page is a list of
-    ("text", x, top, size, font, string) with font one of FONTS' keys and `top` measured from the
-    top of a 612 x 792 page, ("up", x, bottom, size, font, string) for text turned to read bottom to
-    top, or ("rule", x0, top0, x1, top1) for a stroked line. `outline`:
-    (title, page index) bookmarks."""
+    ("text", x, top, size, font, string[, gray]) with font one of FONTS' keys, `top` measured from
+    the top of a 612 x 792 page and gray its fill (0 black, 1 white; black when left out),
+    ("up", x, bottom, size, font, string) for text turned to read bottom to top,
+    ("rule", x0, top0, x1, top1) for a stroked line or ("fill", x0, top0, x1, top1, gray) for a
+    filled box. `outline`: (title, page index) bookmarks."""
     n = len(pages)
     font_ids = {k: 1 + i for i, k in enumerate(FONTS)}
     objs: list[bytes] = [b"<< /Type /Font /Subtype /Type1 /BaseFont /%s /Encoding /WinAnsiEncoding >>" % v.encode()
@@ -63,9 +64,13 @@ def make_layout_pdf(pages: list[list[tuple]], outline: list[tuple[str, int]] | N
         ops = []
         for it in items:
             if it[0] == "text":
-                _kind, x, top, size, font, s = it
+                _kind, x, top, size, font, s, *gray = it
                 esc = s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-                ops.append(f"BT /F{font} {size} Tf {x} {792 - top - size} Td ({esc}) Tj ET")
+                op = f"BT /F{font} {size} Tf {x} {792 - top - size} Td ({esc}) Tj ET"
+                ops.append(f"q {gray[0]} g {op} Q" if gray else op)
+            elif it[0] == "fill":  # a filled box in a shade of gray (0 black, 1 white)
+                _kind, x0, t0, x1, t1, gray = it
+                ops.append(f"q {gray} g {x0} {792 - t1} {x1 - x0} {t1 - t0} re f Q")
             elif it[0] == "up":  # text turned 90 degrees, reading bottom to top from (x, bottom)
                 _kind, x, bottom, size, font, s = it
                 esc = s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")

@@ -145,6 +145,51 @@ def test_boxes_that_are_a_drawing_stay_text_and_doubled_glyphs_are_read_once():
     assert "ENFORCED" in text and "EENN" not in text, text
 
 
+def _heads(text: str) -> list[str]:
+    return [h for _level, h in re.findall(r"^(#+) (.*)$", text, flags=re.M)]
+
+
+def test_white_text_on_bare_paper_is_never_a_heading_but_white_on_a_dark_box_is():
+    # A cover's hidden bookmark text ("Front cover" in white, large, on white paper), as in
+    # docling's Redbook sample, stays text; white type on a dark band is seen and can head.
+    page = ([("text", 72, 40, 24, "B", "Front cover", 1), ("fill", 60, 90, 560, 130, 0.2),
+             ("text", 72, 100, 18, "B", "Security fundamentals", 1)] + text_lines(72, 150, BODY))
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([page]), "hidden.pdf")
+    assert _heads(text) == ["Security fundamentals"], text
+    assert "Front cover" in text
+
+
+def test_captions_brands_author_lines_and_long_questions_are_not_headings():
+    page = ([("text", 72, 40, 16, "B", "Parental leave")] + text_lines(72, 70, BODY)
+            + [("text", 400, 120, 11, "B", "Kim Chang-ho*")]
+            + [("text", 72, 150, 11, "B", "[Table 1] Leave before and after the change")]
+            + [("text", 72, 180, 22, "B", "Redpaper™")]
+            + [("text", 72, 220, 10, "B", "23. If your company has a works council, how many days of leave may"),
+               ("text", 72, 232, 10, "B", "a parent take at most in the first year after the birth?")]
+            + text_lines(72, 260, BODY))
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([page]), "marks.pdf")
+    assert _heads(text) == ["Parental leave"], text
+    for line in ("Kim Chang-ho*", "[Table 1] Leave before", "Redpaper", "how many days of leave"):
+        assert line in text, (line, text)
+
+
+def test_column_heads_a_closing_brand_and_a_subtitle_are_not_headings():
+    # Two bold labels side by side over a table drawn without rules; a large word alone at the
+    # foot of the page; an italic line right under a title. The title itself stays a heading.
+    page = ([("text", 72, 40, 18, "B", "Centre of Excellence"),
+             ("text", 72, 64, 11, "I", "Expert help for your requirements")]
+            + text_lines(72, 90, BODY)
+            + [("text", 300, 150, 10, "B", "State funded"), ("text", 420, 150, 10, "B", "CSOs")]
+            + [("text", 72, 170, 10, "R", "Children"), ("text", 300, 170, 10, "R", "yes"),
+               ("text", 420, 170, 10, "R", "no")]
+            + text_lines(72, 200, BODY)
+            + [("text", 350, 700, 40, "B", "Redbooks"), ("text", 72, 720, 10, "R", "ibm.com/redbooks")])
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([page]), "placed.pdf")
+    assert _heads(text) == ["Centre of Excellence"], text
+    for line in ("Expert help for your requirements", "State funded", "CSOs", "Redbooks"):
+        assert line in text, (line, text)
+
+
 def test_a_header_turned_upright_in_a_table_reads_forwards():
     xs, tops = [72, 250, 300, 350, 400], [100, 160, 178, 196]
     items = [("text", 72, 60, 10, "R", "Who may run which command:")]

@@ -33,6 +33,9 @@ class Word:
     """Font size in points."""
     font: str = ""
     """Font name (subset prefix dropped): bold, italic and monospace are read from it."""
+    faint: bool = False
+    """Filled in (near) white with nothing dark behind it: text a reader never sees (a cover's
+    hidden bookmark text), kept as text but never a heading."""
 
     @property
     def bold(self) -> bool:
@@ -122,6 +125,11 @@ class Block:
     """Words hyphenated at a line end that `join_lines` joined."""
     in_drawing: bool = False
     """Text inside ruled boxes that are not a table (a syntax diagram): kept as text, never a heading."""
+
+    @property
+    def faint(self) -> bool:
+        """Every word unseen on the page (see `Word.faint`)."""
+        return bool(self.lines) and all(w.faint for ln in self.lines for w in ln.words)
 
     def grow(self) -> None:
         if self.lines:
@@ -362,7 +370,13 @@ def code_lines(block: Block) -> list[str]:
 # --------------------------------------------------------------------------------- headings
 
 _NUMBERED_RE = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
-_CAPTION_RE = re.compile(r"^(figure|fig\.|table|example|listing|chart|source|note)\s*[\dIVX]", re.IGNORECASE)
+# A caption names its figure or table: "Figure 3", "Table 2-1", "[Table 1]", and the words
+# Korean ("표", "그림"), Chinese ("表", "图") and Japanese ("図") captions use.
+_CAPTION_RE = re.compile(r"^[\[(（【]?\s*(figure|fig\.|table|tab\.|example|listing|chart|source|note|표|그림|"
+                         r"[表图図])\s*[\dIVX]", re.IGNORECASE)
+#: A brand set large (a logo in type, "Redpaper™") or a name with its footnote mark (an author
+#: line, "Kim Chang-ho*"): never a heading.
+_MARK_END_RE = re.compile(r"[™®*†‡§]$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,8 +424,10 @@ def heading_reason(block: Block, body: Body) -> str:
                 and len(text) <= 80 and not text.endswith((".", ":", ";", ","))):
             return "numbered"
         return ""
-    if text.endswith((",", ";", ":")) or text[:1].islower():
+    if text.endswith((",", ";", ":")) or text[:1].islower() or _MARK_END_RE.search(text):
         return ""
+    if text.endswith("?") and len(text) > 80:
+        return ""  # a question in a form or survey, however it is set; a heading asks briefly
     if text.endswith(".") and not re.search(r"\d\.$", text) and len(text) > 40:
         return ""
     if "(cid:" in text:

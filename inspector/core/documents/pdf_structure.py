@@ -15,7 +15,9 @@ document's warnings say which.
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -104,7 +106,7 @@ def page_blocks(page) -> PageResult:
         else:
             drawings.append(t.bbox)
     words: list[Word] = []
-    for w in chars_to_words(page.chars, res):
+    for w in _unfaint_on_backdrops(chars_to_words(page.chars, res), page):
         cx, cy = (w.x0 + w.x1) / 2, (w.top + w.bottom) / 2
         if any(x0 - 1 <= cx <= x1 + 1 and top - 1 <= cy <= bottom + 1 for (x0, top, x1, bottom), _ in tables):
             continue
@@ -128,6 +130,44 @@ def page_blocks(page) -> PageResult:
                 b.in_drawing = True
     res.blocks = reading_order(blocks)
     return res
+
+
+def is_white(color) -> bool:
+    """A fill colour as pdfplumber gives it (gray, RGB or CMYK components, or one number) that
+    is white or nearly so; a pattern or an unknown colour space is not."""
+    if isinstance(color, int | float):
+        color = (color,)
+    if not isinstance(color, tuple | list) or not color or not all(isinstance(c, int | float) for c in color):
+        return False
+    if len(color) == 4:  # CMYK: no ink
+        return all(c <= 0.05 for c in color)
+    return all(c >= 0.95 for c in color)
+
+
+def _backdrops(page) -> list[tuple[float, float, float, float]]:
+    """Boxes of what is painted under text: filled shapes that are not white, and images."""
+    out = []
+    for obj in itertools.chain(page.rects, page.curves):
+        if obj.get("fill") and not is_white(obj.get("non_stroking_color")):
+            out.append((obj["x0"], obj["top"], obj["x1"], obj["bottom"]))
+    out.extend((im["x0"], im["top"], im["x1"], im["bottom"]) for im in page.images)
+    return out
+
+
+def _unfaint_on_backdrops(words: list[Word], page) -> list[Word]:
+    """White words over a dark box or a picture are seen (a coloured sidebar's text): only
+    those on bare paper stay faint."""
+    if not any(w.faint for w in words):
+        return words
+    boxes = _backdrops(page)
+    out = []
+    for w in words:
+        if w.faint:
+            cx, cy = (w.x0 + w.x1) / 2, (w.top + w.bottom) / 2
+            if any(x0 <= cx <= x1 and top <= cy <= bottom for x0, top, x1, bottom in boxes):
+                w = dataclasses.replace(w, faint=False)
+        out.append(w)
+    return out
 
 
 def chars_to_words(chars: list[dict], res: PageResult) -> list[Word]:
@@ -157,7 +197,8 @@ def chars_to_words(chars: list[dict], res: PageResult) -> list[Word]:
             first = cur[0]
             words.append(Word(text.strip(), min(c["x0"] for c in cur), max(c["x1"] for c in cur),
                               min(c["top"] for c in cur), max(c["bottom"] for c in cur), float(first["size"]),
-                              str(first.get("fontname", "")).split("+")[-1]))
+                              str(first.get("fontname", "")).split("+")[-1],
+                              all(is_white(c.get("non_stroking_color")) for c in cur)))
         cur.clear()
 
     # Content-stream order is reading order within a line for nearly every PDF; a jump back or
@@ -252,11 +293,13 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
     _outline_headings(pages, outline, rec)
     for p in pages:
         for b in p.blocks:
-            if b.kind not in ("paragraph", "item") or b.in_drawing:
+            if b.kind not in ("paragraph", "item") or b.in_drawing or b.faint:
                 continue
             why = heading_reason(b, body)
             if why:
                 b.kind, b.sure = "heading", why
+    for p in pages:
+        _demote_misplaced(p)
     heads = [b for p in pages for b in p.blocks]
     heading_levels(heads)
     _demote_heading_runs(pages)
@@ -283,6 +326,36 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
             elif b.kind == "code":
                 rec.code += 1
     return rec
+
+
+def _demote_misplaced(page: PageResult) -> None:
+    """Lines set like headings but placed where no heading goes become text again (outline and
+    numbered headings excepted):
+
+    - side by side with another such line (their heights overlap): the column heads of a table
+      drawn without rules ("State funded legal aid" beside "CSOs");
+    - in the bottom fifth of the page with no text under it: typesetters keep a heading with
+      what follows, so this is a cover's brand or a closing line;
+    - italic right under a heading: its subtitle ("Expert help to achieve ...")."""
+    weak = ("size", "bold", "italic")
+    heads = [b for b in page.blocks if b.kind == "heading" and b.sure in weak]
+    drop: set[int] = set()
+    for a, b in itertools.combinations(heads, 2):
+        overlap = min(a.bottom, b.bottom) - max(a.top, b.top)
+        if overlap > 0.5 * min(a.bottom - a.top, b.bottom - b.top) and (a.x1 <= b.x0 or b.x1 <= a.x0):
+            drop.update((id(a), id(b)))
+    if page.height:
+        for h in heads:
+            if h.top >= 0.8 * page.height and not any(
+                    o is not h and o.kind != "heading" and o.top >= h.bottom - 1
+                    and min(o.x1, h.x1) - max(o.x0, h.x0) > 0 for o in page.blocks):
+                drop.add(id(h))
+    for prev, b in itertools.pairwise(page.blocks):
+        if b.kind == "heading" and b.sure == "italic" and prev.kind == "heading":
+            drop.add(id(b))
+    for b in page.blocks:
+        if id(b) in drop:
+            b.kind, b.sure, b.level = "paragraph", "", 0
 
 
 def _demote_heading_runs(pages: list[PageResult]) -> None:
