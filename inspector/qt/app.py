@@ -98,6 +98,10 @@ def _smoke(app, window) -> None:
 
     def shown() -> None:
         print(f"visible {time.perf_counter() - _T0:.3f}", flush=True)
+        listing = os.environ.get("CHUNK_INSPECTOR_MODULES")
+        if listing:  # what the first paint imported (benchmarks/startup.py, a launch test)
+            with open(listing, "w", encoding="utf-8") as f:
+                f.write("\n".join(sorted(sys.modules)))
 
     QTimer.singleShot(0, shown)
     done = {"chunks": False}

@@ -82,3 +82,31 @@ def test_screenshots_render(qapp, tmp_path):
     for p in paths:
         img = QImage(str(p))
         assert (img.width(), img.height()) == SIZE
+
+
+def test_the_first_paint_imports_no_heavy_package_and_no_command(tmp_path):
+    """Issue 31: by the time the window is visible its process has imported none of the packages
+    the first paint does not need (the map's pyqtgraph, the model's torch, the chunkers' parsers and
+    tokenizers, BM25) nor the command line's command modules."""
+    listing = tmp_path / "modules.txt"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CHUNK_INSPECTOR_SMOKE": "1",
+           "CHUNK_INSPECTOR_SETTINGS": str(tmp_path / "settings.ini"), "PYTHONPATH": str(ROOT),
+           "CHUNK_INSPECTOR_MODULES": str(listing)}
+    proc = subprocess.run([sys.executable, "-m", "inspector"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    modules = set(listing.read_text(encoding="utf-8").split("\n"))
+    assert "inspector.qt.main_window" in modules  # the listing is the window's
+    tops = {m.split(".")[0] for m in modules}
+    assert not tops & {"pyqtgraph", "torch", "sentence_transformers", "transformers", "scipy", "markdown_it",
+                       "tiktoken", "tokenizers", "bm25s"}
+    assert not {m for m in modules if m.startswith("inspector.cli.") and m != "inspector.cli.main"}
+
+
+def test_the_command_table_names_each_module_s_commands():
+    import importlib
+
+    from inspector.cli.main import COMMAND_MODULES
+
+    for name, commands in COMMAND_MODULES.items():
+        assert commands == importlib.import_module(f"inspector.cli.{name}").COMMANDS

@@ -103,8 +103,6 @@ class EmbeddingMap(QWidget):
     def __init__(self, state: InspectorState, retrieval: RetrievalController, parent: QWidget | None = None, *,
                  synchronous: bool = False) -> None:
         super().__init__(parent)
-        import pyqtgraph as pg
-
         self.state = state
         self.retrieval = retrieval
         self.runner = JobRunner(self, synchronous=synchronous, name="map")
@@ -151,20 +149,14 @@ class EmbeddingMap(QWidget):
             label.setFixedHeight(line * lines + 4)
             label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
 
-        pg.setConfigOptions(antialias=True)
-        self.plot = pg.PlotWidget()
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
-        self.plot.setAspectLocked(True)
-        self.plot.showGrid(x=False, y=False)
-        self.scatter = pg.ScatterPlotItem(size=7, pxMode=True, hoverable=True)
-        self.plot.addItem(self.scatter)
-        self.overlay = pg.ScatterPlotItem(pxMode=True)
-        """The question's star and the selected chunk's ring, on top of the points."""
-        self.plot.addItem(self.overlay)
+        # The plot (pyqtgraph: 0.25-0.55 s of imports) is made when the panel is first shown or
+        # asked for it (`plot`), not with the window: the map starts hidden (issue 31).
+        self._plot: Any = None
+        self._scatter: Any = None
+        self._overlay: Any = None
         self._labels: list[Any] = []
-        self.scatter.sigClicked.connect(self._on_clicked)
-        self.scatter.sigHovered.connect(self._on_hovered)
+        self._plot_slot = QVBoxLayout()
+        self._plot_slot.setContentsMargins(0, 0, 0, 0)
 
         top = QHBoxLayout()
         top.addWidget(QLabel("Layout"))
@@ -175,7 +167,7 @@ class EmbeddingMap(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
         lay.addWidget(self.status)
-        lay.addWidget(self.plot, 1)
+        lay.addLayout(self._plot_slot, 1)
         lay.addWidget(self.legend)
         lay.addWidget(self.hover)
 
@@ -188,6 +180,46 @@ class EmbeddingMap(QWidget):
         retrieval.cleared.connect(self.clear)
         state.selectionChanged.connect(lambda _id: self._draw_overlay())
         state.documentChanged.connect(lambda _doc: self._draw_overlay())
+
+    # -- the plot, made on first use -------------------------------------------------------------------
+    @property
+    def plot(self) -> Any:
+        """The pyqtgraph plot (made now if it was not yet)."""
+        if self._plot is None:
+            self._make_plot()
+        return self._plot
+
+    @property
+    def scatter(self) -> Any:
+        """The chunks' points."""
+        if self._plot is None:
+            self._make_plot()
+        return self._scatter
+
+    @property
+    def overlay(self) -> Any:
+        """The question's star and the selected chunk's ring, on top of the points."""
+        if self._plot is None:
+            self._make_plot()
+        return self._overlay
+
+    def _make_plot(self) -> None:
+        import pyqtgraph as pg
+
+        pg.setConfigOptions(antialias=True)
+        plot = pg.PlotWidget()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setAspectLocked(True)
+        plot.showGrid(x=False, y=False)
+        self._scatter = pg.ScatterPlotItem(size=7, pxMode=True, hoverable=True)
+        plot.addItem(self._scatter)
+        self._overlay = pg.ScatterPlotItem(pxMode=True)
+        plot.addItem(self._overlay)
+        self._scatter.sigClicked.connect(self._on_clicked)
+        self._scatter.sigHovered.connect(self._on_hovered)
+        self._plot = plot
+        self._plot_slot.addWidget(plot)
         self._apply_theme()
 
     # -- inputs --------------------------------------------------------------------------------------
@@ -202,6 +234,8 @@ class EmbeddingMap(QWidget):
 
     def showEvent(self, e) -> None:
         super().showEvent(e)
+        if self._plot is None:
+            self._make_plot()
         if self._pending is not None:
             self.refresh()
 
@@ -313,9 +347,10 @@ class EmbeddingMap(QWidget):
         self.answer_rows = []
         self.categories = np.zeros(0, dtype=np.int8)
         self.rows = {}
-        self.scatter.clear()
-        self.overlay.clear()
-        self._clear_labels()
+        if self._plot is not None:
+            self._scatter.clear()
+            self._overlay.clear()
+            self._clear_labels()
         self.hover.setText(" ")
         self.status.setText("Ask a question or load a gold set: the map shows the index's chunk vectors")
         self.legend.setText("")
@@ -323,6 +358,8 @@ class EmbeddingMap(QWidget):
 
     # -- drawing -------------------------------------------------------------------------------------
     def _on_data(self, _rid: int, data: MapData) -> None:
+        if self._plot is None:  # drawn before the panel was ever shown (a test, a screenshot)
+            self._make_plot()
         own = data.result.index
         if data.index is not own and getattr(own, "vectors", None) is None:
             self.computed = (own, data.index)  # Compute vectors' index: kept for the next questions
@@ -408,10 +445,10 @@ class EmbeddingMap(QWidget):
                 ANSWER: pg.mkBrush(answer_color(theme)), HIT: pg.mkBrush(hit_color(theme))}
 
     def _draw_points(self) -> None:
+        if self.data is None or self._plot is None:  # a plot made later draws what there is then
+            return
         import pyqtgraph as pg
 
-        if self.data is None:
-            return
         pts = self.data.projection.points
         brushes = self._brushes()
         sizes = np.where(self.categories >= MISSED, 11, 7)
@@ -433,6 +470,8 @@ class EmbeddingMap(QWidget):
 
     def _draw_overlay(self) -> None:
         """The question's star, the selected chunk's ring and the hits' rank labels."""
+        if self._plot is None:
+            return
         import pyqtgraph as pg
 
         self.overlay.clear()
@@ -505,7 +544,7 @@ class EmbeddingMap(QWidget):
 
     def changeEvent(self, e) -> None:
         super().changeEvent(e)
-        if e.type() == e.Type.PaletteChange:
+        if e.type() == e.Type.PaletteChange and self._plot is not None:
             self._apply_theme()
             self._draw_points()
             self._draw_overlay()
