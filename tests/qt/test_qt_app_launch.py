@@ -30,7 +30,9 @@ def test_launch_opens_the_given_file(tmp_path):
     lines = proc.stdout.split("\n")
     visible = next(line for line in lines if line.startswith("visible "))
     chunks = next(line for line in lines if line.startswith("chunks "))
-    assert float(visible.split()[1]) < 5  # generous here; the benchmark reports the real figure
+    # No wall-time bound here (shared machines; benchmarks/startup.py reports the figure): the
+    # window is reported visible, with a time, before its first chunks.
+    assert float(visible.split()[1]) > 0 and lines.index(visible) < lines.index(chunks)
     assert chunks.split()[3] == "markdown" and int(chunks.split()[2]) >= 1
     assert (tmp_path / "settings.ini").exists()  # its own settings file, not the user's
 
