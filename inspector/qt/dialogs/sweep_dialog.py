@@ -73,7 +73,7 @@ def suggest_grid(strategy: str, params: dict) -> tuple[list[int], list[int]]:
 
 
 def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps: Sequence[int | None], *, k: int,
-                retriever: str, embedding: str) -> tuple[dict, list, list]:
+                retriever: str, embedding: str, embed_view: str = "raw") -> tuple[dict, list, list]:
     """(cells by (strategy, size, overlap), distinct configs to run, skipped points)."""
     from inspector.core.api import EvalConfig, get_strategy, sized_params
 
@@ -91,7 +91,7 @@ def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps
             for overlap in overlaps or [None]:
                 try:
                     params = sized_params(strategy, size if sized else None, overlap)
-                    cfg = EvalConfig(strategy, params, k, retriever, None, embedding)
+                    cfg = EvalConfig(strategy, params, k, retriever, None, embedding, embed_view=embed_view)
                 except ValueError as exc:
                     point = f"{strategy} size={size} overlap={overlap}"
                     skipped.append((point, str(exc)))
@@ -310,7 +310,7 @@ class SweepDialog(QDialog):
 
         try:
             return EvalConfig(self.state.strategy, dict(self.state.params), self.controller.k,
-                              self.controller.retriever, self.state.with_prefix)
+                              self.controller.retriever, self.state.with_prefix, embed_view=self.state.embed_view)
         except ValueError:
             return None
 
@@ -321,7 +321,7 @@ class SweepDialog(QDialog):
 
         try:
             return EvalConfig(self.state.strategy, dict(self.state.params), self.k_spin.value(), retriever,
-                              self.state.with_prefix, embedding)
+                              self.state.with_prefix, embedding, embed_view=self.state.embed_view)
         except ValueError:
             return None
 
@@ -350,7 +350,8 @@ class SweepDialog(QDialog):
             return 0
         pooled = self.vectors.currentData() == POOLED_THEN_EXACT and retriever != "bm25"
         cells, configs, skipped = build_cells(strategies, sizes, overlaps, k=self.k_spin.value(),
-                                              retriever=retriever, embedding="pooled" if pooled else "exact")
+                                              retriever=retriever, embedding="pooled" if pooled else "exact",
+                                              embed_view=self.state.embed_view)
         if not configs:
             self._say("No valid configuration in this grid: " + "; ".join(r for _p, r in skipped[:2]), error=True)
             return 0
