@@ -57,11 +57,12 @@ def test_switching_the_view_changes_the_text_sent_and_recomputes_the_gold_figure
     expected = Workbench([doc], embedder=None).evaluate(config, questions=questions)
     assert clean.report.hit_rate == expected.hit_rate and clean.report.mrr == expected.mrr
     assert w.gold_panel.metric_text("mrr")[0] == f"{expected.mrr:.3f}"
+    assert "clean view" in w.gold_panel.mode.text()
 
     w.embed_view_actions.actions["raw"].trigger()
     wait_complete(w)
     back = wait_result(w, gold=True)
-    assert back.config.embed_view == "raw"
+    assert back.config.embed_view == "raw" and "view" not in w.gold_panel.mode.text()
     w.state.select(linked.id)
     assert URL in w.detail.shown_text()
 
@@ -70,3 +71,21 @@ def test_the_stored_view_is_applied_when_the_window_opens(qtbot, hash_window, se
     Settings(settings_store).set(EMBED_VIEW, "clean")
     w = hash_window(start=False)
     assert w.state.embed_view == "clean" and w.embed_view_actions.actions["clean"].isChecked()
+
+
+def test_a_sweep_scores_the_windows_view_and_says_so_when_the_view_changes(qtbot, hash_window, open_doc):
+    w = hash_window(start=False)
+    open_doc(w)
+    w.embed_view_actions.actions["clean"].trigger()
+    w.open_sweep()
+    d = w.sweep_dialog
+    d.runner.synchronous = False
+    d.retriever.setCurrentIndex(d.retriever.findData("bm25"))
+    d.sizes.setText("128")
+    d.overlaps.setText("")
+    with qtbot.waitSignal(d.finished_sweep, timeout=60_000) as blocker:
+        assert d.run()
+    assert {r.config.embed_view for r in blocker.args[0].rows} == {"clean"}
+    assert "view=clean" in d.status.text()
+    w.embed_view_actions.actions["raw"].trigger()
+    assert "scored with the clean embedding view" in d.status.text()

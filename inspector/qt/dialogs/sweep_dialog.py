@@ -280,6 +280,7 @@ class SweepDialog(QDialog):
         self.runner.errored.connect(self._on_error)
         self.runner.busyChanged.connect(self._on_busy)
         self.heatmap.cellClicked.connect(self._on_cell)
+        self.state.embedViewChanged.connect(self._on_view)
         bill = getattr(parent, "bill", None)
         if bill is not None:
             bill.changed.connect(self._show_layer)  # a price typed in the gold panel
@@ -455,6 +456,15 @@ class SweepDialog(QDialog):
         self.configChosen.emit(cfg)
         self.heatmap.set_current(cfg)
         self._say(f"Applied {cfg.label()}.")
+
+    def _on_view(self, view: str) -> None:
+        """Settings ▸ Embedding View changed: figures scored under the other view say so (issue 29)."""
+        rows = getattr(self.result, "rows", None)
+        if rows:
+            ran = rows[0].config.embed_view
+            if ran != view:
+                self._say(f"These figures were scored with the {ran} embedding view; the window now embeds "
+                          f"{view}: run the sweep again to score it.", error=True)
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
