@@ -89,3 +89,28 @@ def test_a_sweep_scores_the_windows_view_and_says_so_when_the_view_changes(qtbot
     assert "view=clean" in d.status.text()
     w.embed_view_actions.actions["raw"].trigger()
     assert "scored with the clean embedding view" in d.status.text()
+
+
+def test_the_reader_shows_the_view_sent_for_every_document_of_a_corpus(qtbot, hash_window, wait_complete,
+                                                                     wait_result, tmp_path):
+    """Under clean, the other documents of a corpus are embedded under the view too, and the Reader's
+    card for a hit in one of them shows its text without link targets (what was sent)."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Office\n\nThe office opens at nine.\n", encoding="utf-8")
+    (folder / "b.md").write_text("# Wildlife\n\nZebras migrate across the savanna every spring, see the "
+                                 f"[migration map]({URL}).\n", encoding="utf-8")
+    w = hash_window(start=False)
+    w.retrieval.set_retriever("bm25")
+    w.embed_view_actions.actions["clean"].trigger()
+    assert w.open_paths([str(folder)])
+    wait_complete(w)
+    assert w.state.document.doc_id == "a.md"
+    question = "When do zebras migrate across the savanna?"
+    w.question_bar.ask(question)
+    r = wait_result(w, question=question)
+    top = r.hits[0].chunk
+    assert top.doc_id == "b.md" and top.meta.get("embed_view") == "clean"
+    qtbot.waitUntil(lambda: bool(w.reader.cards), timeout=5000)
+    shown = w.reader.cards[0].shown_text()
+    assert "migration map" in shown and URL not in shown
