@@ -12,7 +12,8 @@ embedded text (prefix + view, the model's tokenizer, without [CLS]/[SEP]) raw vs
 saved, the same for chunks holding a table row, and chunks over the model's 256 pieces.
 
 Sets: the sample handbook (64 questions), Chroma's five corpora (472), the public set's original
-questions (190, both splits) and its paraphrased questions (118, both splits).
+questions (190, both splits) and its paraphrased questions (118, both splits); `chroma-each`: each
+of Chroma's corpora alone with its own questions (not in the default run).
 
     .venv/bin/python benchmarks/embed_view.py                  # all sets (~15 min cold, shared CPUs)
     .venv/bin/python benchmarks/embed_view.py --sets handbook,public
@@ -36,7 +37,18 @@ from inspector.core.workbench import Workbench
 RETRIEVERS = ("bm25", "dense", "hybrid")
 VIEWS = ("raw", "clean")
 K = 5
-SETS = ("handbook", "chroma", "public", "paraphrase")
+SETS = ("handbook", "chroma", "public", "paraphrase", "chroma-each")
+CHROMA_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
+
+
+def chroma_corpus(corpus: str, *, embedder: Any, cache: Any) -> Dataset:
+    """One of Chroma's five corpora alone, with its own questions (the pooled set mixes them)."""
+    ds = load("chroma", embedder=embedder, cache=cache)
+    keep = f"{corpus}.md"
+    ds.workbench.set_documents([d for d in ds.workbench.documents if d.doc_id == keep])
+    qs = tuple(q for q in ds.questions if q.source == keep)
+    ds.workbench.set_gold(qs)
+    return Dataset(f"chroma {corpus}", ds.workbench, qs, True)
 
 
 def config(retriever: str, view: str) -> EvalConfig:
@@ -112,7 +124,7 @@ def report(ds: Dataset) -> dict[str, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
+    ap.add_argument("--sets", default=",".join(SETS[:-1]), help=f"comma-separated, of {', '.join(SETS)}")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     from inspector.core.embedding.embedder import MiniLMEmbedder
@@ -122,6 +134,9 @@ def main() -> int:
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
         if name not in SETS:
             raise SystemExit(f"--sets: unknown set {name!r}; known: {', '.join(SETS)}")
+        if name == "chroma-each":
+            results.extend(report(chroma_corpus(c, embedder=embedder, cache=cache)) for c in CHROMA_CORPORA)
+            continue
         if name in ("handbook", "chroma"):
             ds = load(name, embedder=embedder, cache=cache)
         else:

@@ -67,6 +67,9 @@ _WHERE: dict[str, str] = {
     "get_strategy": "inspector.core.chunking.registry",
     "strategies": "inspector.core.chunking.registry",
     "annotate": "inspector.core.chunking.annotate",
+    "with_view": "inspector.core.chunking.embed_view",
+    "view_text": "inspector.core.chunking.embed_view",
+    "chunk_stats": "inspector.core.chunking.stats",
     "is_external": "inspector.core.chunking.external",
     "last_alignment_report": "inspector.core.chunking.external",
     "load_strategy_file": "inspector.core.chunking.external",
@@ -236,6 +239,7 @@ if TYPE_CHECKING:
     from inspector.core.chunking import external
     from inspector.core.chunking.annotate import annotate
     from inspector.core.chunking.chunk import FLAGS, Chunk
+    from inspector.core.chunking.embed_view import view_text, with_view
     from inspector.core.chunking.external import is_external, last_alignment_report, load_strategy_file
     from inspector.core.chunking.helper_jobs import warm_up as helper_warm_up
     from inspector.core.chunking.imported import imported_strategy
@@ -243,7 +247,7 @@ if TYPE_CHECKING:
     from inspector.core.chunking.records import chunk_record, chunks_jsonl, chunks_jsonl_lines
     from inspector.core.chunking.registry import chunk_document, get_strategy, strategies
     from inspector.core.chunking.snippets import TARGETS, NoEquivalent, settings_code
-    from inspector.core.chunking.stats import ChunkStats
+    from inspector.core.chunking.stats import ChunkStats, chunk_stats
     from inspector.core.distributed import EngineError, RayEngine
     from inspector.core.distributed.engine import UNITS as STAGE_UNITS
     from inspector.core.documents.converters import CONVERTED_SUFFIXES
@@ -376,7 +380,8 @@ __all__ = [
     "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",
     # chunking
     "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
-    "strategies", "annotate", "external", "is_external", "last_alignment_report", "load_strategy_file",
+    "strategies", "annotate", "with_view", "view_text", "chunk_stats",
+    "external", "is_external", "last_alignment_report", "load_strategy_file",
     "imported_strategy", "chunk_record", "chunks_jsonl", "chunks_jsonl_lines", "NoEquivalent", "TARGETS",
     "settings_code", "helper_warm_up",
     # embedding

@@ -287,6 +287,9 @@ class MainWindow(QMainWindow):
         from inspector.qt.panels.pdf_page import install_pdf_page
 
         self.pdf_backend_actions = install_pdf_backend(self)  # Settings ▸ PDF Backend
+        from inspector.qt.actions.embed_view_actions import install_embed_view
+
+        self.embed_view_actions = install_embed_view(self)  # Settings ▸ Embedding View
         self.pdf_page = install_pdf_page(self)  # View ▸ PDF Page: the page the current chunk came from
 
     # -- panels ----------------------------------------------------------------------------------

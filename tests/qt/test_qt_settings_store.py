@@ -14,7 +14,7 @@ def test_every_declared_setting_round_trips(tmp_path):
               keys.RECENT_FILES: ["/only/one.md"], keys.LAST_DIR: "/tmp", keys.STRATEGY: "sentences",
               keys.PARAMS: {"sentences": {"size": 128, "overlap": 2}}, keys.WITH_PREFIX: {"fixed_chars": True},
               keys.ONLY_FLAGGED: True, keys.MODEL_DEVICE: "cuda:1", keys.THEME: "dark",
-              keys.PDF_BACKEND: "plain"}
+              keys.PDF_BACKEND: "plain", keys.EMBED_VIEW: "clean"}
     assert set(values) == set(keys.ALL)
     for setting, value in values.items():
         s.set(setting, value)

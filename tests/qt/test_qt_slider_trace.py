@@ -251,7 +251,7 @@ def test_the_trace_job_waits_for_the_main_work_and_scores_an_interrupted_positio
         return v
 
     class Bench:
-        def chunk_corpus(self, strategy, params, docs, lenient=False):
+        def chunks_for(self, config, docs, lenient=False):  # the trace chunks as the config says (its view)
             return {doc.doc_id: ()}
 
         def evaluate(self, config, **_kw):

@@ -97,8 +97,13 @@ PDF_BACKEND = Setting("documents/pdf_backend", str, "builtin",
                       "and tables from the page layout, offline), plain (page text only) or docling (the "
                       "optional docling package).")
 
+EMBED_VIEW = Setting("chunking/embed_view", str, "raw",
+                     "What the embedder and BM25 read of each chunk (Settings ▸ Embedding View, issue 29): raw "
+                     "(the span as written) or clean (Markdown link targets, reference definitions and table "
+                     "padding dropped, a split table's header row repeated).")
+
 ALL: tuple[Setting, ...] = (GEOMETRY, WINDOW_STATE, RECENT_FILES, LAST_DIR, STRATEGY, PARAMS, WITH_PREFIX,
-                            ONLY_FLAGGED, MODEL_DEVICE, THEME, PDF_BACKEND)
+                            ONLY_FLAGGED, MODEL_DEVICE, THEME, PDF_BACKEND, EMBED_VIEW)
 
 
 def add_recent(recent: list[str], path: str, limit: int = MAX_RECENT) -> list[str]:

@@ -87,7 +87,8 @@ class TracePlan:
 
 
 def plan_trace(strategy: Strategy, params: Mapping[str, Any], scale: SliderScale, *, k: int,
-               retriever: Retriever, with_prefix: bool, radius: int = RADIUS) -> TracePlan | None:
+               retriever: Retriever, with_prefix: bool, radius: int = RADIUS,
+               embed_view: str = "raw") -> TracePlan | None:
     """The plan for the size slider of `strategy` at `params` (None when the strategy has no size
     parameter, `params` are invalid, or its configurations cannot be scored)."""
     p = strategy.param_for_role("size")
@@ -105,7 +106,7 @@ def plan_trace(strategy: Strategy, params: Mapping[str, Any], scale: SliderScale
             followed = follow(strategy, params, p.name, v)
             try:
                 configs[v] = None if followed is None else EvalConfig(
-                    strategy.name, followed, k, retriever, with_prefix, "exact")
+                    strategy.name, followed, k, retriever, with_prefix, "exact", embed_view=embed_view)
             except ValueError:
                 configs[v] = None
         return configs[v]

@@ -124,13 +124,18 @@ class RetrievalResult:
 
 
 def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: Retriever, with_prefix: bool,
-               mode: str) -> EvalConfig | None:
+               mode: str, embed_view: str = "raw") -> EvalConfig | None:
     """The EvalConfig a stage stands for (None for strategies EvalConfig cannot validate)."""
     try:
         return EvalConfig(strategy, dict(params), k, retriever, with_prefix,
-                          "pooled" if mode == POOLED else "exact")
+                          "pooled" if mode == POOLED else "exact", embed_view=embed_view)
     except ValueError:
         return None
+
+
+def view_of(chunks: Sequence[Chunk]) -> str:
+    """The embedding view `chunks` are marked with (`with_view`; "raw" when none)."""
+    return next((c.meta.get("embed_view", "raw") for c in chunks if c.meta), "raw")
 
 
 class Staging:
@@ -227,7 +232,7 @@ class Staging:
                     has_vectors = getattr(index, "vectors", None) is not None
                     usable: tuple[Retriever, ...] = ("bm25", "dense", "hybrid") if has_vectors else ("bm25",)
                     alternatives = {r: (report if r == retriever else scored(r)) for r in usable}
-            config = config_for(req.strategy, req.params, req.k, retriever, req.with_prefix, mode)
+            config = config_for(req.strategy, req.params, req.k, retriever, req.with_prefix, mode, view_of(req.chunks))
             return RetrievalResult(req, mode, retriever, hits, report, config, index, more_coming=more,
                                    exact_due=due, note=note, seconds=time.perf_counter() - t0,
                                    intervals=intervals, alternatives=alternatives)
@@ -304,7 +309,14 @@ class Staging:
         others: list[Document] = []
         if len(req.documents) > 1:  # a corpus: the others chunked the same way, in the same index
             others = [d for d in req.documents if d.doc_id != doc.doc_id]
-            chunks_by_doc.update(self.chunk_store.chunk_corpus(req.strategy, req.params, others, lenient=True))
+            more = self.chunk_store.chunk_corpus(req.strategy, req.params, others, lenient=True)
+            view = view_of(req.chunks)
+            if view != "raw":  # the shown chunks' embedding view (the window's choice), on every document
+                from inspector.core.chunking.embed_view import with_view
+
+                by_id = {d.doc_id: d for d in others}
+                more = {doc_id: with_view(by_id[doc_id], cs, view) for doc_id, cs in more.items()}
+            chunks_by_doc.update(more)
             others = [d for d in others if d.doc_id in chunks_by_doc]
         return [doc, *others], chunks_by_doc
 

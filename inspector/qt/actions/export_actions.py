@@ -107,7 +107,8 @@ class ExportActions:
 
         s = self.window.state
         c = self.window.retrieval
-        return EvalConfig(s.strategy, dict(s.params), c.k, c.retriever, s.with_prefix, "exact")
+        return EvalConfig(s.strategy, dict(s.params), c.k, c.retriever, s.with_prefix, "exact",
+                          embed_view=s.embed_view)
 
     def _stem(self) -> str:
         doc = self.window.state.document

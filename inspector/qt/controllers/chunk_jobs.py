@@ -19,7 +19,17 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from inspector.core.api import Chunk, ChunkStage, ChunkStats, ChunkStore, Document, SizedLRU
+from inspector.core.api import (
+    Chunk,
+    ChunkStage,
+    ChunkStats,
+    ChunkStore,
+    Document,
+    SizedLRU,
+    annotate,
+    chunk_stats,
+    with_view,
+)
 from inspector.core.viewmodel.offsets import LineIndex
 from inspector.core.viewmodel.segments import SpanIndex
 from inspector.qt.runner import JobRunner
@@ -44,6 +54,9 @@ class ChunkRequest:
     """Parameters as the user set them (validated by the strategy in the worker)."""
     with_prefix: bool = True
     """Measure word pieces of prefix + span (True) or of the span alone."""
+    embed_view: str = "raw"
+    """The embedding view the chunks are marked with (`with_view`): their `embedded_text`, word
+    pieces and truncation are those of what the model is sent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +112,8 @@ def compute_chunks(request_id: int, request: ChunkRequest,
     t0 = time.perf_counter()
 
     def shape(stage: ChunkStage, first: ChunkResult | None) -> ChunkResult:
+        if request.embed_view != "raw":
+            stage = _viewed(request, stage)
         if first is None:
             headings = tuple(HeadingMark(s, e, level) for s, e, level in stage.headings)
             return _first_stage(request_id, request, stage.chunks, stage.stats, headings, t0)
@@ -106,6 +121,18 @@ def compute_chunks(request_id: int, request: ChunkRequest,
 
     yield from _CHUNK_STORE.stages(request.document, request.strategy, request.params,
                                    with_prefix=request.with_prefix, cancelled=cancelled, shape=shape)
+
+
+def _viewed(request: ChunkRequest, stage: ChunkStage) -> ChunkStage:
+    """`stage` with its chunks marked with the request's embedding view; a complete stage's word
+    pieces (and their statistics) measured again on the view's text, what the model reads."""
+    doc = request.document
+    chunks = with_view(doc, stage.chunks, request.embed_view)
+    if not stage.complete:
+        return ChunkStage(chunks, stage.stats, stage.headings, complete=False)
+    chunks = annotate(doc, chunks, with_prefix=request.with_prefix)
+    stats = chunk_stats(doc, chunks, document_tokens=stage.stats.document_tokens)
+    return ChunkStage(chunks, stats, stage.headings, complete=True)
 
 
 def _first_stage(request_id: int, request: ChunkRequest, chunks: tuple[Chunk, ...], stats: ChunkStats,

@@ -46,6 +46,7 @@ class ChunkingController(QObject):
         state.strategyChanged.connect(lambda _name: self.submit_now())
         state.paramsChanged.connect(lambda _params: self.schedule())
         state.withPrefixChanged.connect(lambda _on: self.schedule())
+        state.embedViewChanged.connect(lambda _view: self.submit_now())
         state.draggingChanged.connect(self._on_dragging)
         runner.resultReady.connect(self._on_result)
         runner.errored.connect(self._on_error)
@@ -65,7 +66,7 @@ class ChunkingController(QObject):
 
     def _key(self) -> tuple:
         s = self.state
-        return (id(s.document), s.strategy, tuple(sorted(s.params.items())), s.with_prefix)
+        return (id(s.document), s.strategy, tuple(sorted(s.params.items())), s.with_prefix, s.embed_view)
 
     def schedule(self) -> None:
         """Re-chunk after the debounce interval (restarted by every call), or during a drag within
@@ -103,7 +104,8 @@ class ChunkingController(QObject):
             self.runner.cancel()
             self._update_busy()
             return 0
-        request = ChunkRequest(doc, self.state.strategy, self.state.params, self.state.with_prefix)
+        request = ChunkRequest(doc, self.state.strategy, self.state.params, self.state.with_prefix,
+                               self.state.embed_view)
         self._submitted = self._key()
         rid = self.runner.submit(request)
         self.requested.emit(rid)

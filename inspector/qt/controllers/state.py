@@ -30,6 +30,8 @@ class InspectorState(QObject):
     paramsChanged = Signal(object)
     """dict: parameters of the current strategy, as the controls hold them."""
     withPrefixChanged = Signal(bool)
+    embedViewChanged = Signal(str)
+    """The embedding view (raw or clean, issue 29): what the model reads of each chunk changes."""
     chunksChanged = Signal(object)
     """ChunkResult | None: chunks of the current document under the current strategy."""
     selectionChanged = Signal(int)
@@ -51,6 +53,8 @@ class InspectorState(QObject):
         self.strategy: str = "markdown"
         self._params: dict[str, dict[str, Any]] = {}
         self._prefix: dict[str, bool] = {}
+        self.embed_view: str = "raw"
+        """What is embedded of each chunk's span: "raw" or "clean" (`with_view`; Settings ▸ Embedding View)."""
         self.result: ChunkResult | None = None
         self.selection: int = -1
         self.busy: bool = False
@@ -172,6 +176,11 @@ class InspectorState(QObject):
         if on != self.with_prefix:
             self._prefix[self.strategy] = bool(on)
             self.withPrefixChanged.emit(bool(on))
+
+    def set_embed_view(self, view: str) -> None:
+        if view != self.embed_view:
+            self.embed_view = view
+            self.embedViewChanged.emit(view)
 
     # -- results ---------------------------------------------------------------------------
     def set_result(self, result: ChunkResult | None) -> None:

@@ -68,7 +68,7 @@ def score_config(workbench: Any, config: EvalConfig, docs: Sequence[Document],
     corpus, a document the strategy cannot chunk is left out and so are its questions."""
     docs = list(docs)
     multi = len(docs) > 1
-    chunks = workbench.chunk_corpus(config.strategy, config.params, docs, lenient=multi)
+    chunks = workbench.chunks_for(config, docs, lenient=multi)  # marked with its embedding view
     kept = [d for d in docs if d.doc_id in chunks]
     qs = tuple(q for q in questions if q.source in (None, *chunks)) if multi else tuple(questions)
     report = workbench.evaluate(config, chunks_by_doc=chunks, docs=kept, questions=qs)
@@ -163,6 +163,7 @@ class TraceController(QObject):
         self.runner.busyChanged.connect(self._on_busy)
         state.paramsChanged.connect(lambda _p: self._timer.start())
         for sig in (state.strategyChanged, state.documentChanged, state.documentsChanged, state.withPrefixChanged,
+                    state.embedViewChanged,
                     retrieval.goldChanged, retrieval.settingsChanged, retrieval.modelStateChanged):
             sig.connect(self.invalidate)
         retrieval.resultReady.connect(self._on_result)
@@ -227,7 +228,7 @@ class TraceController(QObject):
             self._stop(Trace(size.name, (), kind, r.k, status=BILLED_NOTE))
             return
         plan = plan_trace(strategy, self.state.params, slider_scale(size), k=r.k, retriever=r.retriever,
-                          with_prefix=self.state.with_prefix, radius=self.radius)
+                          with_prefix=self.state.with_prefix, radius=self.radius, embed_view=self.state.embed_view)
         if plan is None:
             self._stop(None)
             return

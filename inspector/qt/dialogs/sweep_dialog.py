@@ -73,7 +73,7 @@ def suggest_grid(strategy: str, params: dict) -> tuple[list[int], list[int]]:
 
 
 def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps: Sequence[int | None], *, k: int,
-                retriever: str, embedding: str) -> tuple[dict, list, list]:
+                retriever: str, embedding: str, embed_view: str = "raw") -> tuple[dict, list, list]:
     """(cells by (strategy, size, overlap), distinct configs to run, skipped points)."""
     from inspector.core.api import EvalConfig, get_strategy, sized_params
 
@@ -91,7 +91,7 @@ def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps
             for overlap in overlaps or [None]:
                 try:
                     params = sized_params(strategy, size if sized else None, overlap)
-                    cfg = EvalConfig(strategy, params, k, retriever, None, embedding)
+                    cfg = EvalConfig(strategy, params, k, retriever, None, embedding, embed_view=embed_view)
                 except ValueError as exc:
                     point = f"{strategy} size={size} overlap={overlap}"
                     skipped.append((point, str(exc)))
@@ -280,6 +280,7 @@ class SweepDialog(QDialog):
         self.runner.errored.connect(self._on_error)
         self.runner.busyChanged.connect(self._on_busy)
         self.heatmap.cellClicked.connect(self._on_cell)
+        self.state.embedViewChanged.connect(self._on_view)
         bill = getattr(parent, "bill", None)
         if bill is not None:
             bill.changed.connect(self._show_layer)  # a price typed in the gold panel
@@ -310,7 +311,7 @@ class SweepDialog(QDialog):
 
         try:
             return EvalConfig(self.state.strategy, dict(self.state.params), self.controller.k,
-                              self.controller.retriever, self.state.with_prefix)
+                              self.controller.retriever, self.state.with_prefix, embed_view=self.state.embed_view)
         except ValueError:
             return None
 
@@ -321,7 +322,7 @@ class SweepDialog(QDialog):
 
         try:
             return EvalConfig(self.state.strategy, dict(self.state.params), self.k_spin.value(), retriever,
-                              self.state.with_prefix, embedding)
+                              self.state.with_prefix, embedding, embed_view=self.state.embed_view)
         except ValueError:
             return None
 
@@ -350,7 +351,8 @@ class SweepDialog(QDialog):
             return 0
         pooled = self.vectors.currentData() == POOLED_THEN_EXACT and retriever != "bm25"
         cells, configs, skipped = build_cells(strategies, sizes, overlaps, k=self.k_spin.value(),
-                                              retriever=retriever, embedding="pooled" if pooled else "exact")
+                                              retriever=retriever, embedding="pooled" if pooled else "exact",
+                                              embed_view=self.state.embed_view)
         if not configs:
             self._say("No valid configuration in this grid: " + "; ".join(r for _p, r in skipped[:2]), error=True)
             return 0
@@ -454,6 +456,15 @@ class SweepDialog(QDialog):
         self.configChosen.emit(cfg)
         self.heatmap.set_current(cfg)
         self._say(f"Applied {cfg.label()}.")
+
+    def _on_view(self, view: str) -> None:
+        """Settings ▸ Embedding View changed: figures scored under the other view say so (issue 29)."""
+        rows = getattr(self.result, "rows", None)
+        if rows:
+            ran = rows[0].config.embed_view
+            if ran != view:
+                self._say(f"These figures were scored with the {ran} embedding view; the window now embeds "
+                          f"{view}: run the sweep again to score it.", error=True)
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)

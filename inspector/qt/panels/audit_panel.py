@@ -329,10 +329,7 @@ class AuditPanel(QWidget):
         for card, h in zip(self.cards, result.hits, strict=True):
             c = h.chunk
             doc = next((d for d in (req.documents or (req.document,)) if d.doc_id == c.doc_id), req.document)
-            prefix = c.prefix if req.with_prefix and c.prefix else ""
-            text = c.embedded_text(doc, with_prefix=req.with_prefix)
-            body_at = len(prefix) + 2 if prefix else 0
-            refs = gold.references if gold is not None and (gold.source in (None, c.doc_id)) else ()
+            text, body_at, refs = card_text(c, doc, req.with_prefix, gold)
             marks = highlights(text, q, answers, refs, span_start=c.start, body_at=body_at)
             full = annotated.chunk(c.id) if annotated is not None and annotated.document is doc \
                 and c.doc_id == doc.doc_id else None
@@ -350,7 +347,7 @@ class AuditPanel(QWidget):
                      + (" › ".join(c.heading_path) or "(no heading)"))
             facts = CardFacts(h.rank, format_score(h.score), place, size, " · ".join(extra),
                               getattr(h, "rank_before", None))
-            card.set_content(h, text, len(prefix), facts, theme, self.session.verdict(q, h), marks)
+            card.set_content(h, text, max(body_at - 2, 0), facts, theme, self.session.verdict(q, h), marks)
         again = next((i for i, h in enumerate(result.hits) if (h.chunk.doc_id, h.chunk.start, h.chunk.end) == kept[1]),
                      None) if same_question and kept is not None else None
         if again is not None:
@@ -589,3 +586,21 @@ class AuditPanel(QWidget):
 
 
 __all__ = ["AuditPanel", "CardList", "KEYS_HINT", "KEYS_TIP", "COMPACT_LINES", "ROOMY_LINES"]
+
+
+
+def card_text(c: Any, doc: Any, with_prefix: bool, gold: Any) -> tuple[str, int, tuple]:
+    """(text, where its body starts, reference spans to mark) of a card: `c.embedded_text`, what was
+    sent. Under an embedding view (issue 29) the text no longer lines up with the document's
+    offsets, so reference spans are not marked (answers still are, by their text)."""
+    text = c.embedded_text(doc, with_prefix=with_prefix)
+    refs = gold.references if gold is not None and (gold.source in (None, c.doc_id)) else ()
+    prefix = c.prefix if with_prefix and c.prefix else ""
+    if c.meta and c.meta.get("embed_view", "raw") != "raw":
+        from inspector.core.api import view_text
+
+        if prefix:
+            prefix = view_text(doc.text, c.start, c.end, prefix, c.meta["embed_view"],
+                               c.meta.get("table_header", ""))[0]
+        refs = ()
+    return text, len(prefix) + 2 if prefix else 0, refs

@@ -746,6 +746,9 @@ class GoldPanel(QWidget):
         label = mode_label(r, self.controller)
         if r is not None and r.report is not None:
             text = f"k = {r.request.k} · {r.retriever} · {label}"
+            view = r.config.embed_view if r.config is not None else "raw"
+            if view != "raw":  # the embedding view these figures were computed under (issue 29)
+                text += f" · {view} view"
         else:
             text = label or "waiting for chunks"
         warn = r is not None and r.mode == FALLBACK

@@ -1,0 +1,73 @@
+"""Settings ▸ Embedding View (issue 29): what the embedding model and BM25 read of each chunk.
+
+- Raw (the default): the span as written, Markdown link targets and table padding included;
+- Clean: link targets and reference definitions dropped (link text kept), table padding and
+  delimiter rows collapsed, a split table's header row repeated (`inspector.core.text.embed_view`).
+
+Spans never change. The choice is stored (`settings_schema.EMBED_VIEW`) and applied at start-up; a
+change re-chunks the shown document with the view (the detail pane then shows the text sent, its
+word pieces and truncation those of that text), and every figure that depended on the embedded text
+is computed again: retrieval and the gold panel, the hit-rate trace, a pinned baseline's comparison
+(whose configuration names its own view) and the sweep (run with the view chosen when it ran).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QMenu
+
+from inspector.core.api import EMBED_VIEWS
+from inspector.core.viewmodel.settings_schema import EMBED_VIEW
+
+LABELS = {"raw": "&Raw: the text as written", "clean": "&Clean: link text without targets, tables unpadded"}
+TIPS = {"raw": "The model and BM25 read each chunk's prefix and span exactly as written.",
+        "clean": "The model and BM25 read the span without Markdown link targets, reference definitions "
+                 "and table padding, with a split table's header row repeated; the spans do not change."}
+
+
+class EmbedViewActions:
+    """The embedding view menu of one window."""
+
+    def __init__(self, window: Any) -> None:
+        self.window = window
+        self.settings = window.settings
+        self.menu = QMenu("Embedding &View", window)
+        self.menu.setToolTipsVisible(True)
+        self.group = QActionGroup(window)
+        self.group.setExclusive(True)
+        self.actions: dict[str, QAction] = {}
+        for name in EMBED_VIEWS:
+            a = QAction(LABELS[name], window)
+            a.setCheckable(True)
+            a.setData(name)
+            a.setToolTip(TIPS[name])
+            a.triggered.connect(lambda _checked=False, n=name: self.set_view(n))
+            self.group.addAction(a)
+            self.menu.addAction(a)
+            self.actions[name] = a
+        settings_menu = getattr(getattr(window, "device_actions", None), "settings_menu", None)
+        if settings_menu is not None:
+            settings_menu.addMenu(self.menu)
+        else:
+            window.menuBar().addMenu(self.menu)
+        saved = str(self.settings.get(EMBED_VIEW) or "raw")
+        if saved not in EMBED_VIEWS:
+            saved = "raw"
+        self.actions[saved].setChecked(True)
+        window.state.set_embed_view(saved)
+
+    def set_view(self, name: str) -> None:
+        """Store the choice and re-chunk with it (every figure follows the new chunks)."""
+        if name not in EMBED_VIEWS:
+            return
+        self.settings.set(EMBED_VIEW, name)
+        self.actions[name].setChecked(True)
+        if name != self.window.state.embed_view:
+            self.window.state.set_embed_view(name)
+            self.window.messages.info(f"Embedding view: {name}; the figures are computed again for it")
+
+
+def install_embed_view(window: Any) -> EmbedViewActions:
+    return EmbedViewActions(window)
