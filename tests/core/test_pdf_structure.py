@@ -28,12 +28,16 @@ def _page_of(meta: dict, offset: int) -> int:
     return sum(1 for s in meta["page_starts"] if s <= offset)
 
 
+def _handbook_page() -> list[tuple]:
+    return ([("text", 72, 60, 18, "B", "Travel and leave handbook")] + text_lines(72, 100, BODY)
+            + [("text", 72, 150, 12, "B", "2.1 Refunds")] + text_lines(72, 175, BODY)
+            + grid(72, 240, [120, 200], [["Item", "Limit"], ["Hotel", "150 EUR per night"],
+                                         ["Meals", "40 EUR per day"]])
+            + [("text", 72, 30, 8, "R", "ACME staff handbook"), ("text", 300, 760, 9, "R", "1")])
+
+
 def _handbook() -> bytes:
-    page1 = ([("text", 72, 60, 18, "B", "Travel and leave handbook")] + text_lines(72, 100, BODY)
-             + [("text", 72, 150, 12, "B", "2.1 Refunds")] + text_lines(72, 175, BODY)
-             + grid(72, 240, [120, 200], [["Item", "Limit"], ["Hotel", "150 EUR per night"],
-                                          ["Meals", "40 EUR per day"]])
-             + [("text", 72, 30, 8, "R", "ACME staff handbook"), ("text", 300, 760, 9, "R", "1")])
+    page1 = _handbook_page()
     page2 = (text_lines(72, 60, ["Receipts are kept for ten years. The finance team checks every refund",
                                  "claim within a week and pays approved claims with the next salary."])
              + [("text", 72, 110, 10, "B", "Booking rules")]
@@ -188,6 +192,22 @@ def test_column_heads_a_closing_brand_and_a_subtitle_are_not_headings():
     assert _heads(text) == ["Centre of Excellence"], text
     for line in ("Expert help for your requirements", "State funded", "CSOs", "Redbooks"):
         assert line in text, (line, text)
+
+
+def test_the_fast_page_objects_are_pdfplumbers_own():
+    # parse_objects_fast builds pdfplumber's object dicts itself (the backend's speed-up): on a
+    # page with text in three fonts, white text, a filled box, ruling lines and a table, every
+    # object equals the one pdfplumber's own parse_objects gives.
+    page = (_handbook_page() + [("text", 72, 600, 12, "I", "Italic (and parentheses)", 1),
+                                ("fill", 60, 590, 300, 620, 0.3)])
+    data = make_layout_pdf([page])
+    mine, theirs = pdf_structure.open_plumber(data), pdf_structure.open_plumber(data)
+    with mine, theirs:
+        fast = pdf_structure.parse_objects_fast(mine.pages[0])
+        slow = theirs.pages[0].parse_objects()
+    assert sorted(fast) == sorted(slow) and {"char", "line", "rect"} <= set(fast)
+    for kind in slow:
+        assert fast[kind] == slow[kind], kind
 
 
 def test_a_header_turned_upright_in_a_table_reads_forwards():

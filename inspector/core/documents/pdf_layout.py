@@ -11,6 +11,7 @@ Coordinates are PDF points with y growing downwards (pdfplumber's `top`/`bottom`
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import statistics
@@ -55,14 +56,17 @@ _MONO_RE = re.compile(r"courier|mono|consol|menlo|inconsolata|sourcecode|lucidac
                       r"^(cm|sf|ec|tc|lm)(tt|itt|sltt)\d", re.IGNORECASE)
 
 
+@functools.cache
 def is_bold(font: str) -> bool:
     return bool(_BOLD_RE.search(font))
 
 
+@functools.cache
 def is_italic(font: str) -> bool:
     return bool(_ITALIC_RE.search(font))
 
 
+@functools.cache
 def is_mono(font: str) -> bool:
     return bool(_MONO_RE.search(font))
 
