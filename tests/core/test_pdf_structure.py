@@ -370,3 +370,30 @@ def test_the_page_map_covers_the_text_in_page_order(pages):
                     assert found >= 0, (word, span)
                     pos = found + len(word)
     assert builtin_pdf(data, "p.pdf")[0] == text
+
+
+def _glyphs(visual: str, x: float = 72, top: float = 100, size: float = 10) -> list[dict]:
+    """Characters as pdfplumber gives them, drawn left to right in `visual` order (a space a gap)."""
+    out = []
+    for ch in visual:
+        if ch != " ":
+            out.append({"text": ch, "x0": x, "x1": x + 5, "top": top, "bottom": top + size, "size": size,
+                        "fontname": "Arial", "upright": True, "non_stroking_color": (0,)})
+        x += 5 if ch != " " else 4
+    return out
+
+
+def test_a_right_to_left_line_reads_from_the_right():
+    # Hebrew as a PDF draws it: the line "שלום PDF עולם" placed from the left, so the leftmost
+    # glyph is the last letter of the last word; the Latin word keeps its own direction.
+    res = pdf_structure.PageResult(number=1)
+    words = pdf_structure.chars_to_words(_glyphs("םלוע PDF םולש"), res)
+    assert make_lines(words)[0].text == "שלום PDF עולם"
+    # "سلام" with its lam-alef drawn as one glyph whose text is the two letters in order: the
+    # glyphs are read from the right, each glyph's text kept whole (not "سالم").
+    glyphs = _glyphs("mxs")
+    for g, text in zip(glyphs, ("م", "لا", "س"), strict=True):
+        g["text"] = text
+    assert make_lines(pdf_structure.chars_to_words(glyphs, res))[0].text == "سلام"
+    # A left-to-right line is untouched.
+    assert make_lines(pdf_structure.chars_to_words(_glyphs("Leave policy"), res))[0].text == "Leave policy"

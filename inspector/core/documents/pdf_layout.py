@@ -20,6 +20,15 @@ from dataclasses import dataclass, field
 
 # --------------------------------------------------------------------------------- plain data
 
+#: Letters of the right-to-left scripts: Hebrew, Arabic (with Persian and Urdu), Syriac, Thaana,
+#: NKo, Samaritan, and the Hebrew and Arabic presentation forms.
+_RTL_RE = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefe]")
+
+
+def is_rtl(text: str) -> bool:
+    """Holds a letter of a right-to-left script."""
+    return bool(_RTL_RE.search(text))
+
 
 @dataclass(frozen=True, slots=True)
 class Word:
@@ -105,7 +114,14 @@ class Line:
 
     @property
     def text(self) -> str:
-        return " ".join(w.text for w in self.words)
+        """The words in reading order: left to right, or right to left on a line mostly in a
+        right-to-left script (Arabic, Hebrew, Persian; each such word was already read from its
+        right, see `pdf_structure.chars_to_words`)."""
+        texts = [w.text for w in self.words]
+        rtl = sum(1 for t in texts if is_rtl(t))
+        if rtl and 2 * rtl >= len(texts):
+            texts.reverse()
+        return " ".join(texts)
 
 
 @dataclass(slots=True)

@@ -34,6 +34,7 @@ from inspector.core.documents.pdf_layout import (
     heading_levels,
     heading_reason,
     is_page_number,
+    is_rtl,
     join_lines,
     make_blocks,
     make_lines,
@@ -194,6 +195,10 @@ def chars_to_words(chars: list[dict], res: PageResult) -> list[Word]:
         if not cur:
             return
         text, n = _clean("".join(c["text"] for c in cur))
+        if is_rtl(text):
+            # A right-to-left word's glyphs come from the left, as drawn: read them from the
+            # right, each glyph's text kept whole (a lam-alef ligature is two letters in order).
+            text, n = _clean("".join(c["text"] for c in reversed(cur)))
         res.unmapped += n
         if text.strip():
             first = cur[0]
