@@ -42,6 +42,7 @@ _WHERE: dict[str, str] = {
     "pdf_backend": "inspector.core.documents.pdf_convert",
     "docling_available": "inspector.core.documents.pdf_convert",
     "render_pdf_page": "inspector.core.documents.pdf_render",
+    "text_boxes": "inspector.core.documents.pdf_render",
     "may_need_guessing": "inspector.core.documents.encoding",
     "InputError": "inspector.core.errors",
     "write_failure": "inspector.core.errors",
@@ -261,7 +262,7 @@ if TYPE_CHECKING:
     )
     from inspector.core.documents.encoding import canonical_codec, may_need_guessing
     from inspector.core.documents.pdf_convert import PDF_BACKENDS, docling_available, pdf_backend, set_pdf_backend
-    from inspector.core.documents.pdf_render import render_pdf_page
+    from inspector.core.documents.pdf_render import render_pdf_page, text_boxes
     from inspector.core.embedding.cache import default_cache
     from inspector.core.embedding.device import DEVICE_CHOICES, DeviceError, parse_device
     from inspector.core.embedding.embedder import (
@@ -376,6 +377,7 @@ __all__ = [
     "Document", "LoadResult", "load_paths", "DEFAULT_MAX_BYTES", "MARKDOWN_SUFFIXES", "TEXT_SUFFIXES",
     "CONVERTED_SUFFIXES", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
     "PDF_BACKENDS", "set_pdf_backend", "pdf_backend", "docling_available", "render_pdf_page",
+    "text_boxes",
     "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "model_fit",
     "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",
     # chunking

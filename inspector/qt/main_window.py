@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -84,6 +84,15 @@ from inspector.qt.panels.strategy_panel import StrategyPanel, strategy_label
 from inspector.qt.settings import Settings
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+
+
+def readable_tabs(bar: QTabBar) -> None:
+    """A dock group's tabs show their whole titles ("Embedded text", "PDF Page"), with scroll
+    arrows when the column is too narrow for all of them, instead of Qt's default of cutting
+    every title down to a few letters ("Stra...", "Re...") in a small window (issue 30)."""
+    bar.setElideMode(Qt.TextElideMode.ElideNone)
+    bar.setUsesScrollButtons(True)
+    bar.setExpanding(False)
 
 
 class MainWindow(QMainWindow):
@@ -628,6 +637,11 @@ class MainWindow(QMainWindow):
         s.set(ASK_BUDGET, self.retrieval.budget or 0)
         s.set(ASK_RETRIEVER, self.retrieval.retriever)
         s.sync()
+
+    def childEvent(self, e) -> None:
+        super().childEvent(e)
+        if e.type() == QEvent.Type.ChildPolished and isinstance(e.child(), QTabBar):
+            readable_tabs(e.child())
 
     def showEvent(self, e) -> None:
         super().showEvent(e)

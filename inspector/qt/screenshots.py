@@ -15,6 +15,8 @@ laptop.png          the window at a laptop's 1280x800 as `make run` opens it (th
                     in front), a question asked
 small.png           the same at 1024x700: one column of tabs on the left, the bottom docks full width
 drafts.png          drafted questions under review, the gold coverage view, the quick question bar (BM25)
+pdf-page.png        docling's Redbook sample PDF, a chunk with a table selected, View ▸ PDF Page beside
+                    the text with the chunk's words marked on the page (pdf-page-1024.png at 1024x700)
 Pass --dark for dark-palette versions (window-dark.png, ...). Every shot but compare.png and
 drafts.png loads the bundled embedding model (the first run embeds the handbook: a minute or so on a laptop CPU);
 --no-model skips ask.png, gold.png and the audit shots, answers with BM25 in laptop.png and
@@ -440,6 +442,42 @@ def render_drafts(out_dir: Path, *, dark: bool = False) -> list[Path]:
 DRAFTS_COUNT = 40
 
 
+PDF_SIZES = ((1400, 900, "pdf-page"), (1024, 700, "pdf-page-1024"))
+
+
+def render_pdf(out_dir: Path, *, dark: bool = False) -> list[Path]:
+    """pdf-page.png and pdf-page-1024.png: docling's Redbook sample (benchmarks/data/pdf, MIT)
+    opened with the built-in PDF structure, the chunk holding its first table selected and View ▸
+    PDF Page shown, the chunk's words marked on the page (no model)."""
+    import time
+
+    app = _themed_app(dark)
+    pdf = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "pdf" / "redp5110_sampled.pdf"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = "-dark" if dark else ""
+    written: list[Path] = []
+    for width, height, name in PDF_SIZES:
+        with tempfile.TemporaryDirectory() as tmp:
+            window = _shot_window(app, Path(tmp), (width, height))
+            window.state.set_strategy("markdown")
+            window.open_paths([str(pdf)])
+            _settle(app)
+            text = window.state.document.text
+            window.pdf_page.reveal()
+            window.state.select(_chunk_at(window, text.index("| User action")))
+            window.view.scroll_to_offset(text.index("| User action"))
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not (window.pdf_page.rendered and window.pdf_page.marks):
+                _settle(app, 2)
+            _settle(app)
+            path = out_dir / f"{name}{suffix}.png"
+            window.grab().save(str(path))
+            written.append(path)
+            window.close()
+            _settle(app)
+    return written
+
+
 def _chunk_at(window, offset: int) -> int:
     ids = window.view.chunk_ids_at(offset)
     if ids:
@@ -458,7 +496,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--audit-bm25", action="store_true", help="render the audit shots with BM25 (no model)")
     parser.add_argument("--only-map", action="store_true", help="render map.png only (loads the model)")
     parser.add_argument("--only-drafts", action="store_true", help="render drafts.png only (BM25, no model)")
+    parser.add_argument("--only-pdf", action="store_true", help="render the PDF page shots only (no model)")
     args = parser.parse_args(argv)
+    if args.only_pdf:
+        for path in render_pdf(Path(args.out_dir), dark=args.dark):
+            print(path)
+        return 0
     if args.only_drafts:
         for path in render_drafts(Path(args.out_dir), dark=args.dark):
             print(path)
@@ -473,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in render_compare(Path(args.out_dir), dark=args.dark):
             print(path)
         for path in render_drafts(Path(args.out_dir), dark=args.dark):
+            print(path)
+        for path in render_pdf(Path(args.out_dir), dark=args.dark):
             print(path)
         for path in render_sizes(Path(args.out_dir), dark=args.dark, model=not args.no_model):
             print(path)

@@ -28,12 +28,16 @@ def _page_of(meta: dict, offset: int) -> int:
     return sum(1 for s in meta["page_starts"] if s <= offset)
 
 
+def _handbook_page() -> list[tuple]:
+    return ([("text", 72, 60, 18, "B", "Travel and leave handbook")] + text_lines(72, 100, BODY)
+            + [("text", 72, 150, 12, "B", "2.1 Refunds")] + text_lines(72, 175, BODY)
+            + grid(72, 240, [120, 200], [["Item", "Limit"], ["Hotel", "150 EUR per night"],
+                                         ["Meals", "40 EUR per day"]])
+            + [("text", 72, 30, 8, "R", "ACME staff handbook"), ("text", 300, 760, 9, "R", "1")])
+
+
 def _handbook() -> bytes:
-    page1 = ([("text", 72, 60, 18, "B", "Travel and leave handbook")] + text_lines(72, 100, BODY)
-             + [("text", 72, 150, 12, "B", "2.1 Refunds")] + text_lines(72, 175, BODY)
-             + grid(72, 240, [120, 200], [["Item", "Limit"], ["Hotel", "150 EUR per night"],
-                                          ["Meals", "40 EUR per day"]])
-             + [("text", 72, 30, 8, "R", "ACME staff handbook"), ("text", 300, 760, 9, "R", "1")])
+    page1 = _handbook_page()
     page2 = (text_lines(72, 60, ["Receipts are kept for ten years. The finance team checks every refund",
                                  "claim within a week and pays approved claims with the next salary."])
              + [("text", 72, 110, 10, "B", "Booking rules")]
@@ -188,6 +192,22 @@ def test_column_heads_a_closing_brand_and_a_subtitle_are_not_headings():
     assert _heads(text) == ["Centre of Excellence"], text
     for line in ("Expert help for your requirements", "State funded", "CSOs", "Redbooks"):
         assert line in text, (line, text)
+
+
+def test_the_fast_page_objects_are_pdfplumbers_own():
+    # parse_objects_fast builds pdfplumber's object dicts itself (the backend's speed-up): on a
+    # page with text in three fonts, white text, a filled box, ruling lines and a table, every
+    # object equals the one pdfplumber's own parse_objects gives.
+    page = (_handbook_page() + [("text", 72, 600, 12, "I", "Italic (and parentheses)", 1),
+                                ("fill", 60, 590, 300, 620, 0.3)])
+    data = make_layout_pdf([page])
+    mine, theirs = pdf_structure.open_plumber(data), pdf_structure.open_plumber(data)
+    with mine, theirs:
+        fast = pdf_structure.parse_objects_fast(mine.pages[0])
+        slow = theirs.pages[0].parse_objects()
+    assert sorted(fast) == sorted(slow) and {"char", "line", "rect"} <= set(fast)
+    for kind in slow:
+        assert fast[kind] == slow[kind], kind
 
 
 def test_a_header_turned_upright_in_a_table_reads_forwards():
@@ -350,3 +370,30 @@ def test_the_page_map_covers_the_text_in_page_order(pages):
                     assert found >= 0, (word, span)
                     pos = found + len(word)
     assert builtin_pdf(data, "p.pdf")[0] == text
+
+
+def _glyphs(visual: str, x: float = 72, top: float = 100, size: float = 10) -> list[dict]:
+    """Characters as pdfplumber gives them, drawn left to right in `visual` order (a space a gap)."""
+    out = []
+    for ch in visual:
+        if ch != " ":
+            out.append({"text": ch, "x0": x, "x1": x + 5, "top": top, "bottom": top + size, "size": size,
+                        "fontname": "Arial", "upright": True, "non_stroking_color": (0,)})
+        x += 5 if ch != " " else 4
+    return out
+
+
+def test_a_right_to_left_line_reads_from_the_right():
+    # Hebrew as a PDF draws it: the line "שלום PDF עולם" placed from the left, so the leftmost
+    # glyph is the last letter of the last word; the Latin word keeps its own direction.
+    res = pdf_structure.PageResult(number=1)
+    words = pdf_structure.chars_to_words(_glyphs("םלוע PDF םולש"), res)
+    assert make_lines(words)[0].text == "שלום PDF עולם"
+    # "سلام" with its lam-alef drawn as one glyph whose text is the two letters in order: the
+    # glyphs are read from the right, each glyph's text kept whole (not "سالم").
+    glyphs = _glyphs("mxs")
+    for g, text in zip(glyphs, ("م", "لا", "س"), strict=True):
+        g["text"] = text
+    assert make_lines(pdf_structure.chars_to_words(glyphs, res))[0].text == "سلام"
+    # A left-to-right line is untouched.
+    assert make_lines(pdf_structure.chars_to_words(_glyphs("Leave policy"), res))[0].text == "Leave policy"

@@ -91,3 +91,62 @@ def test_the_pdf_backend_setting_is_remembered_and_used(qtbot, make_window, open
             assert not docling.isEnabled() and "pip install" in docling.toolTip()
     finally:
         pdf_convert.set_pdf_backend("builtin")
+
+
+def _highlighted_rows(pixmap) -> set[int]:
+    """Rows (in hundredths of the height) where the highlight's orange-yellow tint shows."""
+    img = pixmap.toImage()
+    rows = set()
+    for y in range(0, img.height(), 2):
+        for x in range(0, img.width(), 4):
+            c = QColor(img.pixel(x, y))
+            if c.red() > 200 and c.green() > 150 and c.blue() < 200 and c.red() - c.blue() > 60:
+                rows.add(100 * y // img.height())
+                break
+    return rows
+
+
+def test_the_chunks_words_are_marked_on_the_page(qtbot, make_window, open_doc, tmp_path):
+    # The chunk holding the table is marked where the table is drawn (300-354 pt of 792: 38-45 %
+    # of the page's height), and nowhere near the page's heading; another chunk moves the marks.
+    w = make_window(size=(1400, 900))
+    path = _pdf(tmp_path)
+    result = open_doc(w, path)
+    panel = w.pdf_page
+    w.pdf_page_dock.show()
+    text = w.state.document.text
+    table = next(c for c in result.chunks if "Hotel" in text[c.start:c.end])
+    w.state.select(table.id)
+    qtbot.waitUntil(lambda: panel.rendered is not None and panel.rendered[1] == 2 and bool(panel.marks), timeout=10_000)
+    assert "Hotel" in panel.marked_text
+    tops = [round(m[1], 2) for m in panel.marks]
+    assert any(0.37 <= t <= 0.46 for t in tops), panel.marks
+    rows = _highlighted_rows(panel.image.pixmap())
+    assert rows & set(range(37, 46)), rows
+    # Unmarked before: the same page drawn for a chunk elsewhere has no highlight there.
+    first = next(c for c in result.chunks if "Leave handbook" in text[c.start:c.end])
+    w.state.select(first.id)
+    qtbot.waitUntil(lambda: panel.rendered is not None and panel.rendered[1] == 1 and bool(panel.marks), timeout=10_000)
+    assert all(m[1] < 0.2 for m in panel.marks), panel.marks
+    assert not _highlighted_rows(panel.image.pixmap()) & set(range(30, 60))
+
+
+def test_dock_tab_titles_read_whole_in_a_small_window(qtbot, make_window, open_doc, tmp_path):
+    # At 1024 x 700 the left column holds five tabs (Strategy ... PDF Page); Qt's default cut
+    # every title to a few letters. Each tab is now as wide as its title, with scroll arrows.
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QTabBar
+
+    w = make_window(size=(1024, 700))
+    open_doc(w, _pdf(tmp_path))
+    w.pdf_page.reveal()
+    qtbot.waitUntil(lambda: w.pdf_page_dock.isVisible(), timeout=5_000)
+    # The column as narrow as a user may drag it (or as the Redbook screenshot had it).
+    w.resizeDocks([w.pdf_page_dock], [280], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: w.pdf_page_dock.width() < 320, timeout=5_000)
+    bars = [b for b in w.findChildren(QTabBar) if b.isVisible() and b.count() > 4]
+    assert bars
+    for bar in bars:
+        for i in range(bar.count()):
+            need = bar.fontMetrics().horizontalAdvance(bar.tabText(i))
+            assert bar.tabRect(i).width() >= need, (bar.tabText(i), bar.tabRect(i).width(), need)

@@ -11,6 +11,7 @@ Coordinates are PDF points with y growing downwards (pdfplumber's `top`/`bottom`
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import statistics
@@ -18,6 +19,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 # --------------------------------------------------------------------------------- plain data
+
+#: Letters of the right-to-left scripts: Hebrew, Arabic (with Persian and Urdu), Syriac, Thaana,
+#: NKo, Samaritan, and the Hebrew and Arabic presentation forms.
+_RTL_RE = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefe]")
+
+
+def is_rtl(text: str) -> bool:
+    """Holds a letter of a right-to-left script."""
+    return bool(_RTL_RE.search(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +65,17 @@ _MONO_RE = re.compile(r"courier|mono|consol|menlo|inconsolata|sourcecode|lucidac
                       r"^(cm|sf|ec|tc|lm)(tt|itt|sltt)\d", re.IGNORECASE)
 
 
+@functools.cache
 def is_bold(font: str) -> bool:
     return bool(_BOLD_RE.search(font))
 
 
+@functools.cache
 def is_italic(font: str) -> bool:
     return bool(_ITALIC_RE.search(font))
 
 
+@functools.cache
 def is_mono(font: str) -> bool:
     return bool(_MONO_RE.search(font))
 
@@ -101,7 +114,14 @@ class Line:
 
     @property
     def text(self) -> str:
-        return " ".join(w.text for w in self.words)
+        """The words in reading order: left to right, or right to left on a line mostly in a
+        right-to-left script (Arabic, Hebrew, Persian; each such word was already read from its
+        right, see `pdf_structure.chars_to_words`)."""
+        texts = [w.text for w in self.words]
+        rtl = sum(1 for t in texts if is_rtl(t))
+        if rtl and 2 * rtl >= len(texts):
+            texts.reverse()
+        return " ".join(texts)
 
 
 @dataclass(slots=True)

@@ -1,5 +1,6 @@
 """View ▸ PDF Page (issue 30): the page of the PDF the current chunk came from, beside its text,
-so a user sees what the extraction did to a heading or a table.
+so a user sees what the extraction did to a heading or a table. The chunk's words on the page are
+highlighted (one box per line, found by lining up its words with the page's, `api.text_boxes`).
 
 The dock follows the selected chunk (its first page; ◀ ▶ walk the pages, the chunk's own pages
 named in the caption). Pages are rendered by pypdfium2 (`api.render_pdf_page`) on a background
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtCore import QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
 from inspector.qt.document.page_marks import page_of, page_starts
@@ -38,7 +39,13 @@ class PdfPagePanel(QWidget):
         self.chunk_pages: tuple[int, int] | None = None
         self.rendered: tuple[str, int, int] | None = None
         """(path, page, width in pixels) of the image shown."""
-        self._wanted: tuple[str, int, int] | None = None
+        self._wanted: tuple[str, int, int, str] | None = None
+        self.marks: list[tuple[float, float, float, float]] = []
+        """Where the current chunk's text lies on the shown page: one box per line, as fractions
+        of the page (x0, top, x1, bottom); drawn over the page."""
+        self.marked_text = ""
+        """The chunk's text on the shown page that `marks` locate."""
+        self._page_image: QImage | None = None
 
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
@@ -86,6 +93,7 @@ class PdfPagePanel(QWidget):
         self.chunk_pages = None
         self.page = 1 if self.path else 0
         self.rendered = None
+        self.marks, self.marked_text, self._page_image = [], "", None
         self.image.clear()
         self._update_caption()
         self._render()
@@ -96,6 +104,7 @@ class PdfPagePanel(QWidget):
         if chunk is None or not self.path:
             self.chunk_pages = None
             self._update_caption()
+            self._render()  # drops the marks
             return
         first = page_of(self.starts, chunk.start)
         last = page_of(self.starts, max(chunk.start, chunk.end - 1))
@@ -134,34 +143,73 @@ class PdfPagePanel(QWidget):
         room = self.scroll.width() - 2 * self.scroll.frameWidth() - self.scroll.verticalScrollBar().sizeHint().width()
         return max(int((room - 4) * ratio), 200)
 
+    def chunk_text_on_page(self) -> str:
+        """The selected chunk's text that lies on the shown page ('' when none does)."""
+        chunk = self.state.selected_chunk()
+        doc = self.state.document
+        if chunk is None or doc is None or not self.path or not self.starts or self.page < 1:
+            return ""
+        lo = self.starts[self.page - 1] if self.page - 1 < len(self.starts) else len(doc.text)
+        hi = self.starts[self.page] if self.page < len(self.starts) else len(doc.text)
+        return doc.text[max(chunk.start, lo):min(chunk.end, hi)]
+
     def _render(self) -> None:
         if not self.path or not self.isVisible():
             return  # rendered when shown (showEvent)
-        wanted = (self.path, self.page, self._target_width())
-        if wanted in (self.rendered, self._wanted):
+        wanted = (self.path, self.page, self._target_width(), self.chunk_text_on_page())
+        if wanted == self._wanted or (self.rendered == wanted[:3] and self.marked_text == wanted[3]):
             return
         self._wanted = wanted
-        path, page, width = wanted
+        path, page, width, text = wanted
+        need_image = self.rendered != wanted[:3] or self._page_image is None
 
         def job(cancelled, progress):
-            from inspector.core.api import render_pdf_page
+            from inspector.core.api import render_pdf_page, text_boxes
 
-            yield wanted, render_pdf_page(path, page, width)
+            im = render_pdf_page(path, page, width) if need_image else None
+            yield wanted, im, text_boxes(path, page, text) if text.strip() else []
 
         self.runner.submit(job)
 
     def _on_image(self, _rid: int, stage: object) -> None:
-        wanted, im = stage  # type: ignore[misc]
+        wanted, im, boxes = stage  # type: ignore[misc]
         self._wanted = None
         if wanted[0] != self.path:
             return
-        qimage = QImage(im.pixels, im.width, im.height, im.stride, QImage.Format.Format_RGB32).copy()
-        pixmap = QPixmap.fromImage(qimage)
+        if im is not None:
+            self._page_image = QImage(im.pixels, im.width, im.height, im.stride, QImage.Format.Format_RGB32).copy()
+        if self._page_image is None:
+            return
+        self.marks, self.marked_text = list(boxes), wanted[3]
+        pixmap = QPixmap.fromImage(self._marked(self._page_image, self.marks))
         pixmap.setDevicePixelRatio(self.devicePixelRatioF() or 1.0)
         self.image.setPixmap(pixmap)
-        self.rendered = wanted
-        if wanted[1] != self.page or abs(wanted[2] - self._target_width()) > 2:
+        self.rendered = wanted[:3]
+        if self.marks:
+            top = self.marks[0][1] * self._page_image.height() / (self.devicePixelRatioF() or 1.0)
+            bar = self.scroll.verticalScrollBar()
+            # The chunk's first line near the top, once the new image is laid out.
+            QTimer.singleShot(0, self, lambda: bar.setValue(max(int(top) - 24, 0)))
+        if wanted[1] != self.page or abs(wanted[2] - self._target_width()) > 2 \
+                or wanted[3] != self.chunk_text_on_page():
             self._render()  # the user moved on while it rendered
+
+    @staticmethod
+    def _marked(page: QImage, boxes: list[tuple[float, float, float, float]]) -> QImage:
+        """The page with a translucent highlight over each line of the chunk's words."""
+        if not boxes:
+            return page
+        out = page.copy()
+        w, h = out.width(), out.height()
+        pad = max(w / 300, 1.5)
+        painter = QPainter(out)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(QColor(230, 120, 0, 220), max(w / 500, 1.0)))
+        painter.setBrush(QColor(255, 200, 0, 70))
+        for x0, top, x1, bottom in boxes:
+            painter.drawRect(QRectF(x0 * w - pad, top * h - pad, (x1 - x0) * w + 2 * pad, (bottom - top) * h + 2 * pad))
+        painter.end()
+        return out
 
     def _on_error(self, _rid: int, message: str) -> None:
         self._wanted = None
