@@ -164,10 +164,13 @@ def main() -> int:
     configs, skipped = grid(args.strategies.split(","), sizes, [0], [5], retriever="dense")
     print(f"model_sizes: {len(configs)} settings ({args.strategies} x {args.sizes}, overlap 0, dense, k=5)"
           + (f", {len(skipped)} skipped" if skipped else ""))
-    if args.chroma == "small":
+    if args.quick:
+        print("QUICK (run_all's reduced mode): the public set, 2 settings, minilm beside static")
+    if args.chroma == "small" and "chroma" in args.datasets.split(","):
         print("chroma: SUBSAMPLED to the three small corpora (chatlogs, state_of_the_union, wikitexts) and "
               "their questions; --chroma full for all five")
-    print("public: the held-out `test` questions")
+    if "public" in args.datasets.split(","):
+        print("public: the held-out `test` questions")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="model-sizes-") as tmp:
         model_list = models(Path(tmp), args.models)
