@@ -9,6 +9,13 @@ the same chunks and questions under two real models:
   saved into a temp folder as tests/support/models.py does, and loaded as `st:FOLDER`, exactly as a
   user's sentence-transformers folder is.
 
+`--models` picks others (issue 28's fast static family): `static` is a static model made from the
+bundled one's input embedding rows, `static-distill` one distilled from it (model2vec's recipe,
+`inspector/core/embedding/static_model.py`; about 4 minutes to build on two cores), both loaded as
+`static:FOLDER`; `NAME=SPEC` adds any model (`mine=st:/models/bge-small`, `s=static:/tmp/potion`).
+Beside each model's figures: its embedding speed in texts/s on 256 chunks of the dataset
+(fixed_tokens 256), timed without the cache after one warm-up call.
+
 Datasets: Chroma's corpora (benchmarks/data/chroma; by default the three small corpora, chatlogs,
 state_of_the_union and wikitexts, with their questions: `--chroma full` takes all five, which is
 hours on two cores) and the public set (benchmarks/data/public, the held-out `test` questions).
@@ -19,6 +26,8 @@ interval and verdict, `uncertainty.paired_deltas`), and whether the best setting
 
     python benchmarks/model_sizes.py [--strategies fixed_tokens,recursive,markdown] [--sizes 128,256,512]
                                      [--datasets chroma,public] [--chroma small|full]
+                                     [--models minilm,minilm-2l,static,static-distill,NAME=SPEC]
+    python benchmarks/model_sizes.py --quick    # run_all's reduced mode: public set, 2 settings
 
 Vectors go to the benchmarks' cache (benchmarks/out/cache), kept per model identity: a second run
 embeds nothing new.
@@ -48,13 +57,46 @@ from tests.support.models import build_two_layer_minilm  # noqa: E402
 SEED = 0
 
 
-def models(folder: Path) -> list[tuple[str, object]]:
-    """(name, embedder) of the two models; the two-layer one built into `folder`."""
-    two = build_two_layer_minilm(folder / "minilm-2l")
+BUILT = ("minilm", "minilm-2l", "static", "static-distill")
+
+
+def models(folder: Path, names: str = "minilm,minilm-2l") -> list[tuple[str, object]]:
+    """(name, embedder) of the models named; those built from the bundled one go into `folder`."""
+    from inspector.core.embedding.static_model import build_static_minilm
+
     out = []
-    for name, text in (("minilm", "minilm"), ("minilm-2l", f"st:{two}")):
+    for item in names.split(","):
+        name, sep, text = item.strip().partition("=")
+        if not sep:
+            if name not in BUILT:
+                raise SystemExit(f"unknown model {name!r} (use {', '.join(BUILT)} or NAME=SPEC)")
+            t0 = time.perf_counter()
+            text = {"minilm": lambda: "minilm",
+                    "minilm-2l": lambda: f"st:{build_two_layer_minilm(folder / name)}",
+                    "static": lambda: f"static:{build_static_minilm(folder / name, method='input')}",
+                    "static-distill": lambda: f"static:{build_static_minilm(folder / name, method='distill')}",
+                    }[name]()
+            if name != "minilm":
+                print(f"  built {name} in {time.perf_counter() - t0:.0f} s", flush=True)
         out.append((name, make_embedder(parse_embedder_spec(text), device="cpu")))
     return out
+
+
+def texts_per_second(emb: object, ds: object, n: int = 256) -> float:
+    """Texts embedded per second on `n` chunks of the dataset (fixed_tokens 256), no cache."""
+    from inspector.core.api import chunk_document
+
+    texts: list[str] = []
+    for doc in ds.workbench.documents:  # type: ignore[attr-defined]
+        for c in chunk_document(doc, "fixed_tokens", {"size": 256, "overlap": 0}):
+            texts.append(c.embedded_text(doc))
+        if len(texts) >= n:
+            break
+    texts = texts[:n]
+    emb.encode(texts[:8])  # type: ignore[attr-defined]  # warm-up: loading and first-call costs
+    t0 = time.perf_counter()
+    emb.encode(texts)  # type: ignore[attr-defined]
+    return len(texts) / (time.perf_counter() - t0)
 
 
 def run_dataset(name: str, chroma: str, configs: list, model_list: list) -> None:
@@ -68,9 +110,10 @@ def run_dataset(name: str, chroma: str, configs: list, model_list: list) -> None
         results[mname] = {r.config.label(): r.report for r in res.rows}
         info = embedder_info(emb)
         spec = str(info["spec"]).replace(str(Path(tempfile.gettempdir())), "$TMP")
+        speed = texts_per_second(emb, ds)
         print(f"  {mname}: {spec} ({info['dims']} dims, reads {info['max_tokens']} tokens), "
               f"{len(ds.questions)} questions, {len(ds.workbench.documents)} documents, "
-              f"{time.perf_counter() - t0:.0f} s", flush=True)
+              f"{time.perf_counter() - t0:.0f} s; embeds {speed:,.0f} texts/s", flush=True)
     labels = [c.label() for c in configs]
     names = [m for m, _e in model_list]
     width = max(len(x) for x in labels)
@@ -97,7 +140,7 @@ def run_dataset(name: str, chroma: str, configs: list, model_list: list) -> None
             print(f"      {other}'s best ({best[other]}) under {n}: {results[n][best[other]].hit_rate:.3f}, "
                   f"{d.delta:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}], {d.verdict}")
     same = len(set(best.values())) == 1
-    print(f"  the best setting {'is the same for both models' if same else 'changes with the model'}")
+    print(f"  the best setting {'is the same for every model' if same else 'changes with the model'}")
     order = {n: sorted(labels, key=lambda lb, n=n: -results[n][lb].hit_rate) for n in names}
     print("  order by hit@5: " + "; ".join(f"{n}: " + " > ".join(order[n][:3]) + " ..." for n in names))
 
@@ -108,18 +151,29 @@ def main() -> int:
     ap.add_argument("--sizes", default="128,256,512")
     ap.add_argument("--datasets", default="chroma,public")
     ap.add_argument("--chroma", choices=("small", "full"), default="small")
+    ap.add_argument("--models", default="minilm,minilm-2l",
+                    help=f"comma-separated: {', '.join(BUILT)} (built from the bundled model), or NAME=SPEC")
+    ap.add_argument("--quick", action="store_true",
+                    help="reduced mode (run_all): the public set, fixed_tokens and recursive at 256, "
+                         "minilm and static")
     args = ap.parse_args()
+    if args.quick:
+        args.datasets, args.strategies, args.sizes, args.models = "public", "fixed_tokens,recursive", "256", \
+            "minilm,static"
     sizes = [int(s) for s in args.sizes.split(",")]
     configs, skipped = grid(args.strategies.split(","), sizes, [0], [5], retriever="dense")
     print(f"model_sizes: {len(configs)} settings ({args.strategies} x {args.sizes}, overlap 0, dense, k=5)"
           + (f", {len(skipped)} skipped" if skipped else ""))
-    if args.chroma == "small":
+    if args.quick:
+        print("QUICK (run_all's reduced mode): the public set, 2 settings, minilm beside static")
+    if args.chroma == "small" and "chroma" in args.datasets.split(","):
         print("chroma: SUBSAMPLED to the three small corpora (chatlogs, state_of_the_union, wikitexts) and "
               "their questions; --chroma full for all five")
-    print("public: the held-out `test` questions")
+    if "public" in args.datasets.split(","):
+        print("public: the held-out `test` questions")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="model-sizes-") as tmp:
-        model_list = models(Path(tmp))
+        model_list = models(Path(tmp), args.models)
         for name in args.datasets.split(","):
             print(f"\n== {name} ==", flush=True)
             run_dataset(name, args.chroma, configs, model_list)

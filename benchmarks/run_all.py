@@ -10,17 +10,18 @@ HERE = Path(__file__).resolve().parent
 SCRIPTS = ["chunking.py", "chunk_health.py", "peers.py", "embed_throughput.py", "query_latency.py",
            "pooled_quality.py", "gui_latency.py", "slider_drag.py", "gui_ask_latency.py", "memory.py",
            "embedding_cache.py", "gui_memory.py", "chroma_repro.py", "embed_devices.py", "generalization.py",
-           "defaults.py", "drafted_gold.py"]
+           "defaults.py", "drafted_gold.py", "model_sizes.py --quick"]
 
 
 def main() -> int:
     failed = []
-    for name in SCRIPTS:
+    for entry in SCRIPTS:
+        name, *args = entry.split()
         path = HERE / name
         if not path.exists():
             continue
-        print(f"\n===== {name}", flush=True)
-        if subprocess.call([sys.executable, str(path)], cwd=HERE) != 0:
+        print(f"\n===== {entry}", flush=True)
+        if subprocess.call([sys.executable, str(path), *args], cwd=HERE) != 0:
             failed.append(name)
     if failed:
         print(f"\nfailed: {', '.join(failed)}")

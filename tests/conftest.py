@@ -44,3 +44,13 @@ def keep_default_embedder():
     mod._DEFAULT = saved
     mod._DEFAULT_SETTINGS.clear()
     mod._DEFAULT_SETTINGS.update(settings)
+
+
+@pytest.fixture(autouse=True)
+def _semantic_model_reset():
+    """A test that chose an embedding model (Workbench.set_embedder, --embedder) also chose the
+    semantic strategy's: the tests after get the default back."""
+    yield
+    from inspector.core.chunking import semantic
+
+    semantic.set_semantic_embedder(None)

@@ -67,6 +67,10 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     spec = embedder_spec(args)
     model = make_model(args, spec) if spec.names_model else None
     use_model_pieces(model)
+    if get_strategy(name).needs_embedder:  # its sentence vectors come from the chosen model
+        from inspector.core.api import set_semantic_embedder
+
+        set_semantic_embedder(None if spec.kind == "minilm" else model or make_model(args, spec))
     loaded = load_paths(args.paths, encoding=encoding)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)

@@ -448,12 +448,17 @@ def open_workbench(args: argparse.Namespace, retrievers: Sequence[str], *, gold:
     spec = spec if spec is not None else embedder_spec(args)
     emb = _embedder(args, retrievers, spec)
     wb = Workbench(embedder=emb, cache=_cache(spec))
+    from inspector.core.api import set_semantic_embedder
+
     if emb is not None:
-        wb.set_embedder(emb)
-    elif spec.names_model:
-        use_model_pieces(make_model(args, spec))
+        wb.set_embedder(emb)  # its pieces and the semantic strategy's sentence vectors
+    elif spec.kind != "minilm":  # BM25 alone: the chunks are still the chosen model's
+        model = make_model(args, spec)
+        use_model_pieces(model if spec.names_model else None)
+        set_semantic_embedder(model)
     else:
         use_model_pieces(None)
+        set_semantic_embedder(None)
     loaded = wb.open(args.paths, encoding=encoding)
     for problem in loaded.problems:
         print(f"warning: {problem.one_line()}", file=sys.stderr)

@@ -18,6 +18,12 @@ A heading line always stays with the text after it: the gap after a heading is n
 Chunks are spans from the first sentence's start to the last one's end, so every non-whitespace
 character is in exactly one chunk, in order. Sentence vectors go through the embedding cache
 (memory first): moving a slider re-runs only the cheap packing.
+
+The sentence vectors come from the embedding model the user chose: `Workbench.set_embedder` hands
+it here (`set_semantic_embedder`), as it hands its tokenizer to the word-piece counts, so the
+strategy stays a pure function of (document, params) under the process's model. Without a choice
+it is the bundled MiniLM. Distances are remembered per model (its cache namespace and identity)
+and sentence vectors are cached per model, so another model's breaks are never served.
 """
 
 from __future__ import annotations
@@ -51,11 +57,10 @@ _DISTANCES: SizedLRU[np.ndarray] = SizedLRU(16, 16)
 
 
 def set_semantic_embedder(embedder: Embedder | None) -> None:
-    """The embedder the `semantic` strategy uses (None: the process-wide MiniLM)."""
+    """The embedder the `semantic` strategy uses from now on (None: the process-wide MiniLM)."""
     global _EMBEDDER
     with _LOCK:
         _EMBEDDER = embedder
-        _DISTANCES.clear()
 
 
 def set_semantic_cache(cache: EmbeddingCache | None) -> None:

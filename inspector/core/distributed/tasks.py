@@ -139,10 +139,16 @@ def chunk_document(doc: Document, splits: Sequence[EvalConfig], wants: Sequence[
     for each wanted (split, with_prefix), the embedded texts of the matchable chunks in index
     order, their cache keys and the distinct context prefixes."""
     register_strategies(strategies)
-    if spec is not None and spec.minilm and any(s.needs_embedder for s in strategies_of(splits)):
-        from inspector.core.embedding.embedder import configure_default_embedder
+    if spec is not None and any(s.needs_embedder for s in strategies_of(splits)):
+        from inspector.core.chunking.semantic import set_semantic_embedder
 
-        configure_default_embedder(device=spec.device, dtype=spec.dtype_spec, batch_size=spec.batch_size)
+        if spec.minilm:
+            from inspector.core.embedding.embedder import configure_default_embedder
+
+            set_semantic_embedder(configure_default_embedder(device=spec.device, dtype=spec.dtype_spec,
+                                                             batch_size=spec.batch_size))
+        else:  # the driver's model (st:, static:, openai:, hash): its sentence vectors, as in the driver
+            set_semantic_embedder(spec.make())
     wb = Workbench([doc], lazy_model=False)
     out = [wb.chunks_for(cfg, [doc]).get(doc.doc_id, ()) for cfg in splits]
     info: dict[tuple[int, bool], tuple[list[str], list[bytes], list[str]]] = {}

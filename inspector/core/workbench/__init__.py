@@ -196,12 +196,16 @@ class Workbench:
 
     def set_embedder(self, embedder: Any) -> None:
         """Embed with this model from now on: word pieces, truncation flags and `fit_embedder`
-        budgets follow its tokenizer and limit (`use_embedder_pieces`); indexes built with the
-        previous one are forgotten (chunks are kept per piece model by the chunk store)."""
+        budgets follow its tokenizer and limit (`use_embedder_pieces`), and the `semantic`
+        strategy's sentence vectors come from it (`set_semantic_embedder`); indexes built with the
+        previous one are forgotten (chunks are kept per piece model by the chunk store; semantic
+        chunks are not kept there, and its distances are kept per model)."""
+        from inspector.core.chunking.semantic import set_semantic_embedder
         from inspector.core.text.wordpieces import use_embedder_pieces
 
         if embedder is not None:
             use_embedder_pieces(embedder)
+            set_semantic_embedder(embedder)
         self.embedder = embedder
         self.forget_indexes()
 

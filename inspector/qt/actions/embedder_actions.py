@@ -107,7 +107,7 @@ class EmbedderActions:
         return self.runner.submit(check_model_job(spec, device or self.device()))
 
     def _on_ready(self, emb: Any) -> None:
-        from inspector.core.api import InputError, use_embedder_pieces
+        from inspector.core.api import InputError, set_semantic_embedder, use_embedder_pieces
 
         spec, self.pending = self.pending, None
         if spec is None:
@@ -117,6 +117,7 @@ class EmbedderActions:
         except InputError as exc:
             self._on_error(exc.one_line(), spec)
             return
+        set_semantic_embedder(emb)  # the semantic strategy's sentence vectors: this model's
         self.spec = spec
         self._startup = False
         if self._remember:
