@@ -67,6 +67,9 @@ INK_ON_BRIGHT, INK_ON_DEEP = "#111111", "#ffffff"
 """Text on a heatmap cell: dark on its bright end, white on its deep end."""
 CURRENT_CELL = "#e0572a"
 """The dashed outline of the heatmap cell with the window's current settings."""
+PDF_CHUNK_OUTLINE = QColor(230, 120, 0, 220)
+PDF_CHUNK_FILL = QColor(255, 200, 0, 70)
+"""The current chunk's words marked on a rendered PDF page (paper is light on either palette)."""
 
 
 _THEMES: SizedLRU[Theme] = SizedLRU(32, 32)

@@ -80,6 +80,9 @@ def test_a_key_pasted_as_the_variable_name_is_never_echoed():
 
 # -- making embedders ---------------------------------------------------------------------------
 def test_make_embedder_builds_each_local_kind(keep_default_embedder):
+    from inspector.core.embedding import embedder as mod
+
+    mod._DEFAULT = None  # as in a fresh process, whatever earlier tests loaded (restored after)
     assert isinstance(make_embedder("hash"), HashEmbedder)
     minilm = make_embedder(parse_embedder_spec("minilm"), device="cpu")
     assert isinstance(minilm, MiniLMEmbedder) and minilm.model_id == MINILM_ID and not minilm.loaded

@@ -14,11 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt, QTimer
-from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap
+from PySide6.QtGui import QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
 from inspector.qt.document.page_marks import page_of, page_starts
 from inspector.qt.runner import JobRunner
+from inspector.qt.theme import PDF_CHUNK_FILL, PDF_CHUNK_OUTLINE
 
 
 class PdfPagePanel(QWidget):
@@ -204,8 +205,8 @@ class PdfPagePanel(QWidget):
         pad = max(w / 300, 1.5)
         painter = QPainter(out)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(QColor(230, 120, 0, 220), max(w / 500, 1.0)))
-        painter.setBrush(QColor(255, 200, 0, 70))
+        painter.setPen(QPen(PDF_CHUNK_OUTLINE, max(w / 500, 1.0)))
+        painter.setBrush(PDF_CHUNK_FILL)
         for x0, top, x1, bottom in boxes:
             painter.drawRect(QRectF(x0 * w - pad, top * h - pad, (x1 - x0) * w + 2 * pad, (bottom - top) * h + 2 * pad))
         painter.end()
