@@ -179,7 +179,7 @@ def _raw_stacks(gui: int, skip: int) -> dict[int, list[tuple[str, int, str]]]:
         for ident, frame in frames.items():
             if ident == skip:
                 continue
-            stack = []
+            stack: list[tuple[str, int, str]] = []
             f = frame
             while f is not None and len(stack) < (8 if ident == gui else 4):
                 stack.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))

@@ -130,15 +130,15 @@ def test_a_reranker_that_cannot_be_used_is_one_line_and_the_previous_stays(qtbot
 def test_the_dialog_builds_the_spec_and_depth(qtbot, hash_window, tiny_ce):
     w = hash_window(start=False)
     dialog = w.rerank_actions.open_dialog()
-    assert dialog.none.isChecked() and dialog.depth.value() == 50 and not dialog.depth.isEnabled()
+    assert dialog.none.isChecked() and dialog.depth_box.value() == 50 and not dialog.depth_box.isEnabled()
     dialog.cross.setChecked(True)
     dialog.path.setText(str(tiny_ce))
-    dialog.depth.setValue(20)
+    dialog.depth_box.setValue(20)
     assert dialog.spec() == f"st-ce:{tiny_ce}"
     dialog.accept()
     assert w.retrieval.reranker is not None and w.retrieval.rerank_depth == 20
     dialog = w.rerank_actions.open_dialog()
-    assert dialog.cross.isChecked() and dialog.path.text() == str(tiny_ce) and dialog.depth.value() == 20
+    assert dialog.cross.isChecked() and dialog.path.text() == str(tiny_ce) and dialog.depth_box.value() == 20
     dialog.http.setChecked(True)
     dialog.url.setText("http://127.0.0.1:9/rerank")
     assert dialog.spec() == "http:http://127.0.0.1:9/rerank"

@@ -65,12 +65,12 @@ class RerankerDialog(QDialog):
         grid.setColumnStretch(1, 1)
         lay.addLayout(grid)
         form = QFormLayout()
-        self.depth = QSpinBox()
-        self.depth.setRange(1, MAX_DEPTH)
-        self.depth.setValue(depth)
-        self.depth.setSuffix(" hits")
-        self.depth.setToolTip("How many of the retriever's top hits the reranker reads before cutting to k")
-        form.addRow("Rerank the top", self.depth)
+        self.depth_box = QSpinBox()
+        self.depth_box.setRange(1, MAX_DEPTH)
+        self.depth_box.setValue(depth)
+        self.depth_box.setSuffix(" hits")
+        self.depth_box.setToolTip("How many of the retriever's top hits the reranker reads before cutting to k")
+        form.addRow("Rerank the top", self.depth_box)
         lay.addLayout(form)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
@@ -108,14 +108,14 @@ class RerankerDialog(QDialog):
         return ""
 
     def depth_value(self) -> int:
-        return int(self.depth.value())
+        return int(self.depth_box.value())
 
     def _update(self) -> None:
         kind = self.kind()
         self.path.setEnabled(kind == CROSS_ENCODER)
         self.browse.setEnabled(kind == CROSS_ENCODER)
         self.url.setEnabled(kind == HTTP)
-        self.depth.setEnabled(kind != NONE)
+        self.depth_box.setEnabled(kind != NONE)
         ok = kind == NONE or (kind == CROSS_ENCODER and bool(self.path.text().strip())) \
             or (kind == HTTP and bool(self.url.text().strip()))
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)

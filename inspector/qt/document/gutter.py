@@ -13,13 +13,14 @@ selection, hits and visible text, asked at each paint, so they never hold a stal
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, cast
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetrics,
+    QHelpEvent,
     QPainter,
     QPainterPath,
     QPaintEvent,
@@ -159,6 +160,8 @@ class Gutter(QWidget):
         parent_x = base_x - (self.lanes() - 1) * (self.BAR + self.GAP)
         for cid in r.parents.chunks_in(lo, hi):
             c = r.chunk(cid)
+            if c is None:
+                continue
             y0, y1 = vis.y_span(c.start, c.end)
             bar(theme.muted, QRectF(parent_x, y0 + 1, self.BAR, max(2.0, y1 - y0 - 2)))
         numbers: list[tuple[float, int]] = []
@@ -189,6 +192,8 @@ class Gutter(QWidget):
                 continue  # two starts on one line: the first number stands for both
             last_y = y0
             c = r.chunk(cid)
+            if c is None:
+                continue
             font = QFont(view.font())
             if cid == sel:
                 font.setBold(True)
@@ -214,6 +219,7 @@ class Gutter(QWidget):
 
     def event(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.ToolTip:
+            e = cast(QHelpEvent, e)  # Qt delivers ToolTip events as QHelpEvent
             if self.view.baseline_lane is not None:
                 geo = self._lane_geometry()
                 x = e.pos().x()

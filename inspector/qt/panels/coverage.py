@@ -16,6 +16,7 @@ the line above says how many were left out and the count covers all of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import cast
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
@@ -72,9 +73,9 @@ class CoveragePanel(QWidget):
         """Sections not listed in the tree (over MAX_ROWS)."""
         self.runner = JobRunner(self, synchronous=synchronous, name="coverage")
         self.runner.stageReady.connect(self._on_result)
-        self.runner.errored.connect(lambda _rid, msg: self.summary.setText(f"Coverage could not be counted: {msg}"))
         self.summary = QLabel()
         self.summary.setWordWrap(True)
+        self.runner.errored.connect(lambda _rid, msg: self.summary.setText(f"Coverage could not be counted: {msg}"))
         self.only_uncovered = QCheckBox("Only sections without a question")
         self.tree = QTreeWidget()
         self.tree.setColumnCount(3)
@@ -125,7 +126,7 @@ class CoveragePanel(QWidget):
         self.runner.submit(coverage_job(doc, qs))
 
     def _on_result(self, _rid: int, stage: object) -> None:
-        doc, result = stage  # type: ignore[misc]
+        doc, result = cast(tuple[Document, Coverage], stage)
         if doc is not self.state.document:
             return  # a newer document's count is on its way
         self.stale = False
@@ -197,7 +198,9 @@ class CoveragePanel(QWidget):
         """Every row, in text order (tests)."""
         out: list[QTreeWidgetItem] = []
 
-        def walk(item: QTreeWidgetItem) -> None:
+        def walk(item: QTreeWidgetItem | None) -> None:
+            if item is None:
+                return
             out.append(item)
             for i in range(item.childCount()):
                 walk(item.child(i))
