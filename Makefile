@@ -44,8 +44,13 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+# Two pytest-xdist workers, one per core (tests/conftest.py gives each worker's torch one thread);
+# loadgroup keeps the Ray module's tests, which share one local cluster, in one worker.
+# `make test TEST_WORKERS=0` runs in one process.
+TEST_WORKERS ?= 2
+
 test: lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 bench: $(STAMP)
 	$(BIN)/pip install -q -e '.[test,bench]'

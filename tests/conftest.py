@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# `make test` runs two pytest-xdist workers (one per core): each worker's torch, OpenMP and BLAS
+# get one thread, or the two workers' pools would fight over the two cores. Set before anything
+# imports torch; the subprocesses a test starts inherit it.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if XDIST_WORKER:
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
@@ -15,6 +23,19 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 settings.register_profile("ci", deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile("ci")
+
+
+def pytest_configure(config):
+    if XDIST_WORKER and "torch" in sys.modules:  # already imported (a plugin): set it directly
+        sys.modules["torch"].set_num_threads(1)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under `--dist loadgroup`, every test of a module that starts a Ray cluster runs in one
+    worker: its module-scoped cluster starts once, and never beside a second one."""
+    for item in items:
+        if "ray_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 @pytest.fixture(scope="session", autouse=True)
