@@ -100,8 +100,9 @@ def _smoke(app, window) -> None:
         print(f"visible {time.perf_counter() - _T0:.3f}", flush=True)
         listing = os.environ.get("CHUNK_INSPECTOR_MODULES")
         if listing:  # what the first paint imported (benchmarks/startup.py, a launch test)
-            with open(listing, "w", encoding="utf-8") as f:
-                f.write("\n".join(sorted(sys.modules)))
+            from inspector.core.api import atomic_write_text
+
+            atomic_write_text(listing, "\n".join(sorted(sys.modules)))
 
     QTimer.singleShot(0, shown)
     done = {"chunks": False}

@@ -406,6 +406,8 @@ DIRECT_WRITERS = {
     "inspector/qt/screenshots.py": "developer tool: README screenshots (QPixmap.save), not user data",
     "inspector/core/embedding/openvino_backend.py": "a converted model: OpenVINO writes it into a "
                                                     "temporary folder, published whole by one rename",
+    "inspector/core/embedding/static_model.py": "a built static model: saved into a temporary folder, "
+                                                "published whole by one rename",
     "inspector/core/runtime/offload.py": "a transient file handing a long text to the helper process, read once "
                                  "and removed when the call is over: not user data",
 }

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -225,8 +227,20 @@ def build_static_minilm(folder: str | os.PathLike[str], *, method: str = "input"
     tokenizer.no_padding()
     static = StaticEmbedding(tokenizer, embedding_weights=weights, base_model=f"all-MiniLM-L6-v2 ({method})")
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    SentenceTransformer(modules=[static, Normalize()], device="cpu").save(str(out))
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(f"{out}: give a new or empty folder for the static model")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Saved into a temporary folder beside the target, then published whole by one rename: an
+    # interrupted build leaves no half-written model that `static:FOLDER` would load.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        SentenceTransformer(modules=[static, Normalize()], device="cpu").save(str(tmp))
+        if out.exists():
+            out.rmdir()  # empty, checked above
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return out
 
 
