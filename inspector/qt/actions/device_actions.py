@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QMainWindow, QMenu, QToolButton
+from PySide6.QtWidgets import QMainWindow, QToolButton
 
 from inspector.core.api import DEVICE_CHOICES, DeviceError, parse_device
 from inspector.core.viewmodel.settings_schema import MODEL_DEVICE
+from inspector.qt.actions.make_action import choice_menu, settings_menu
 
 LABELS = {"auto": "&Automatic (CUDA, then MPS, then CPU)", "cpu": "&CPU", "cuda": "CU&DA (NVIDIA GPU)",
           "mps": "&MPS (Apple GPU)"}
@@ -34,18 +34,8 @@ class DeviceActions:
         self.window = window
         self.retrieval = window.retrieval
         self.settings = window.settings
-        self.menu = QMenu("Embedding &Device", window)
-        self.group = QActionGroup(window)
-        self.group.setExclusive(True)
-        self.actions: dict[str, QAction] = {}
-        for name in DEVICE_CHOICES:
-            a = QAction(LABELS[name], window)
-            a.setCheckable(True)
-            a.setData(name)
-            a.triggered.connect(lambda _checked=False, n=name: self.set_device(n))
-            self.group.addAction(a)
-            self.menu.addAction(a)
-            self.actions[name] = a
+        self.menu, self.group, self.actions = choice_menu(window, "Embedding &Device", DEVICE_CHOICES, LABELS,
+                                                          self.set_device)
         self.button = QToolButton()
         self.button.setAutoRaise(True)
         self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -117,16 +107,9 @@ class DeviceActions:
         self.button.setText(text)
 
     def _add_menu(self) -> None:
-        """A Settings menu before Help (or at the end when there is no Help menu)."""
-        mb = self.window.menuBar()
-        settings_menu = QMenu("&Settings", self.window)
-        settings_menu.addMenu(self.menu)
-        help_action = next((a for a in mb.actions() if a.text().replace("&", "") == "Help"), None)
-        if help_action is not None:
-            mb.insertMenu(help_action, settings_menu)
-        else:
-            mb.addMenu(settings_menu)
-        self.settings_menu = settings_menu
+        """The device menu goes first in the Settings menu (before Help)."""
+        self.settings_menu = settings_menu(self.window)
+        self.settings_menu.addMenu(self.menu)
 
 
 def _is_minilm(embedder: Any) -> bool:

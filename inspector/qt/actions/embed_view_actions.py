@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QMenu
-
 from inspector.core.api import EMBED_VIEWS
 from inspector.core.viewmodel.settings_schema import EMBED_VIEW
+from inspector.qt.actions.make_action import choice_menu, settings_menu
 
 LABELS = {"raw": "&Raw: the text as written", "clean": "&Clean: link text without targets, tables unpadded"}
 TIPS = {"raw": "The model and BM25 read each chunk's prefix and span exactly as written.",
@@ -33,25 +31,9 @@ class EmbedViewActions:
     def __init__(self, window: Any) -> None:
         self.window = window
         self.settings = window.settings
-        self.menu = QMenu("Embedding &View", window)
-        self.menu.setToolTipsVisible(True)
-        self.group = QActionGroup(window)
-        self.group.setExclusive(True)
-        self.actions: dict[str, QAction] = {}
-        for name in EMBED_VIEWS:
-            a = QAction(LABELS[name], window)
-            a.setCheckable(True)
-            a.setData(name)
-            a.setToolTip(TIPS[name])
-            a.triggered.connect(lambda _checked=False, n=name: self.set_view(n))
-            self.group.addAction(a)
-            self.menu.addAction(a)
-            self.actions[name] = a
-        settings_menu = getattr(getattr(window, "device_actions", None), "settings_menu", None)
-        if settings_menu is not None:
-            settings_menu.addMenu(self.menu)
-        else:
-            window.menuBar().addMenu(self.menu)
+        self.menu, self.group, self.actions = choice_menu(window, "Embedding &View", EMBED_VIEWS, LABELS,
+                                                          self.set_view, tips=TIPS)
+        settings_menu(window).addMenu(self.menu)
         saved = str(self.settings.get(EMBED_VIEW) or "raw")
         if saved not in EMBED_VIEWS:
             saved = "raw"

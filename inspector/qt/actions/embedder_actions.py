@@ -20,8 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.core.viewmodel.settings_schema import MODEL_DEVICE, Setting
-from inspector.qt.actions.make_action import make_action
-from inspector.qt.actions.rerank_actions import settings_menu
+from inspector.qt.actions.make_action import make_action, settings_menu
 from inspector.qt.controllers.model_jobs import close_http
 from inspector.qt.controllers.retrieval import MODEL_IDLE, MODEL_LOADING
 from inspector.qt.runner import JobRunner

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QMenu
-
 from inspector.core.api import PDF_BACKENDS, docling_available, set_pdf_backend
 from inspector.core.viewmodel.settings_schema import PDF_BACKEND
+from inspector.qt.actions.make_action import choice_menu, settings_menu
 
 LABELS = {"builtin": "&Built-in: headings, lists and tables (offline)", "plain": "&Plain text per page",
           "docling": "&Docling (optional package)"}
@@ -34,29 +32,14 @@ class PdfBackendActions:
     def __init__(self, window: Any) -> None:
         self.window = window
         self.settings = window.settings
-        self.menu = QMenu("&PDF Backend", window)
-        self.menu.setToolTipsVisible(True)
-        self.group = QActionGroup(window)
-        self.group.setExclusive(True)
-        self.actions: dict[str, QAction] = {}
+        self.menu, self.group, self.actions = choice_menu(window, "&PDF Backend", PDF_BACKENDS, LABELS,
+                                                          self.set_backend, tips={})
         has_docling = docling_available()
-        for name in PDF_BACKENDS:
-            a = QAction(LABELS[name], window)
-            a.setCheckable(True)
-            a.setData(name)
-            if name == "docling" and not has_docling:
-                a.setEnabled(False)
-                a.setText("&Docling (not installed)")
-                a.setToolTip(MISSING)
-            a.triggered.connect(lambda _checked=False, n=name: self.set_backend(n))
-            self.group.addAction(a)
-            self.menu.addAction(a)
-            self.actions[name] = a
-        settings_menu = getattr(getattr(window, "device_actions", None), "settings_menu", None)
-        if settings_menu is not None:
-            settings_menu.addMenu(self.menu)
-        else:
-            window.menuBar().addMenu(self.menu)
+        if not has_docling:
+            self.actions["docling"].setEnabled(False)
+            self.actions["docling"].setText("&Docling (not installed)")
+            self.actions["docling"].setToolTip(MISSING)
+        settings_menu(window).addMenu(self.menu)
         saved = str(self.settings.get(PDF_BACKEND) or "builtin")
         self.note = ""
         if saved not in PDF_BACKENDS:

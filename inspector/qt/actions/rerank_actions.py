@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QLabel, QMainWindow, QMenu
+from PySide6.QtWidgets import QLabel
 
 from inspector.core.viewmodel.settings_schema import Setting
-from inspector.qt.actions.make_action import make_action
+from inspector.qt.actions.make_action import make_action, settings_menu
 
 RERANKER = Setting("rerank/spec", str, "", "Settings ▸ Reranker: st-ce:PATH, http:URL, or '' for none.")
 RERANK_DEPTH = Setting("rerank/depth", int, 50, "Hits of the retriever the reranker reads (the top N).")
@@ -27,21 +27,6 @@ def reranker_name(spec: str) -> str:
     if kind == "st-ce":
         return rest.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] or rest
     return rest
-
-
-def settings_menu(window: QMainWindow) -> QMenu:
-    """The window's Settings menu (made by the device actions), else a new one before Help."""
-    found = getattr(getattr(window, "device_actions", None), "settings_menu", None)
-    if isinstance(found, QMenu):
-        return found
-    mb = window.menuBar()
-    menu = QMenu("&Settings", window)
-    help_action = next((a for a in mb.actions() if a.text().replace("&", "") == "Help"), None)
-    if help_action is not None:
-        mb.insertMenu(help_action, menu)
-    else:
-        mb.addMenu(menu)
-    return menu
 
 
 class RerankActions:
