@@ -30,7 +30,10 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -65,6 +68,33 @@ def _shot_window(app, folder: Path, size: tuple[int, int], *, synchronous_retrie
     return window
 
 
+@contextmanager
+def _shown(app, size: tuple[int, int], *, synchronous_retrieval: bool = True) -> Iterator[tuple[Any, Path]]:
+    """A shown window at `size` with its settings in a temporary folder (yielded beside it, for
+    copies of the handbook), closed and its events settled when the shot is done."""
+    with tempfile.TemporaryDirectory() as tmp:
+        window = _shot_window(app, Path(tmp), size, synchronous_retrieval=synchronous_retrieval)
+        try:
+            yield window, Path(tmp)
+        finally:
+            window.close()
+            _settle(app)
+
+
+def _start(out_dir: Path, dark: bool) -> tuple[Any, str]:
+    """The themed application and the file-name suffix of the palette; `out_dir` made."""
+    app = _themed_app(dark)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return app, "-dark" if dark else ""
+
+
+def _save(app, window, path: Path, rounds: int = 5) -> Path:
+    """Settle the window's events and save it to `path`."""
+    _settle(app, rounds)
+    window.grab().save(str(path))
+    return path
+
+
 def _settle(app, rounds: int = 5) -> None:
     import time
 
@@ -80,9 +110,7 @@ def _grab_at(app, window, heading: str, fallback: float, path: Path) -> Path:
     target = text.find(heading)
     window.state.select(_chunk_at(window, target if target >= 0 else int(len(text) * fallback)))
     window.view.scroll_to_offset(window.state.selected_chunk().start, context_lines=2)
-    _settle(app)
-    window.grab().save(str(path))
-    return path
+    return _save(app, window, path)
 
 
 def _wait_for_trace(app, window, timeout: float = 1800.0) -> None:
@@ -102,14 +130,11 @@ def _wait_for_trace(app, window, timeout: float = 1800.0) -> None:
 
 
 def render(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Path]:
-    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    suffix = "-dark" if dark else ""
+    app, suffix = _start(out_dir, dark)
     written: list[Path] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        window = _shot_window(app, Path(tmp), SIZE, synchronous_retrieval=False)
+    with _shown(app, SIZE, synchronous_retrieval=False) as (window, _tmp):
         window.default_layout()
         _settle(app)
         window.open_paths([str(sample_path())])
@@ -134,8 +159,6 @@ def render(out_dir: Path, *, dark: bool = False, model: bool = True) -> list[Pat
         _wait_for_trace(app, window)
         written.append(_grab_at(app, window, "#### Laptop replacement cycle", 1 / 2,
                                 out_dir / f"window-overlap{suffix}.png"))
-        window.close()
-        _settle(app)
     return written
 
 
@@ -146,14 +169,11 @@ def render_retrieval(out_dir: Path, *, dark: bool = False) -> list[Path]:
     """ask.png and gold.png, with the real model and exact embeddings (everything synchronous)."""
     from PySide6.QtCore import Qt
 
-    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    suffix = "-dark" if dark else ""
+    app, suffix = _start(out_dir, dark)
     written: list[Path] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        window = _shot_window(app, Path(tmp), RETRIEVAL_SIZE)
+    with _shown(app, RETRIEVAL_SIZE) as (window, _tmp):
         window.default_layout()
         window.resizeDocks([window.reader_dock], [470], Qt.Orientation.Horizontal)
         window.state.set_strategy("markdown")
@@ -167,10 +187,7 @@ def render_retrieval(out_dir: Path, *, dark: bool = False) -> list[Path]:
         _settle(app, 20)
         window.reader_dock.raise_()
         window.view.goto_hit(0)
-        _settle(app)
-        path = out_dir / f"ask{suffix}.png"
-        window.grab().save(str(path))
-        written.append(path)
+        written.append(_save(app, window, out_dir / f"ask{suffix}.png"))
 
         # gold.png: markdown pinned, fixed_chars 500/0 against it; the panel taller, a broken
         # question selected so its answer is marked in the text.
@@ -191,11 +208,7 @@ def render_retrieval(out_dir: Path, *, dark: bool = False) -> list[Path]:
             window.gold_panel.select_question(target)
             window.retrieval.refresh(exact=True)
             _settle(app, 20)
-        path = out_dir / f"gold{suffix}.png"
-        window.grab().save(str(path))
-        written.append(path)
-        window.close()
-        _settle(app)
+        written.append(_save(app, window, out_dir / f"gold{suffix}.png", rounds=0))
     return written
 
 
@@ -204,13 +217,10 @@ def render_compare(out_dir: Path, *, dark: bool = False) -> list[Path]:
     model; the lanes do not depend on the retriever)."""
     from PySide6.QtCore import Qt
 
-    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    suffix = "-dark" if dark else ""
-    with tempfile.TemporaryDirectory() as tmp:
-        window = _shot_window(app, Path(tmp), RETRIEVAL_SIZE)
+    app, suffix = _start(out_dir, dark)
+    with _shown(app, RETRIEVAL_SIZE) as (window, _tmp):
         window.default_layout()
         # The text gets the width the Reader and the detail pane would take: the lanes are the point.
         window.detail_dock.hide()
@@ -237,10 +247,7 @@ def render_compare(out_dir: Path, *, dark: bool = False) -> list[Path]:
             _settle(app, 10)
             window.reader_dock.hide()  # asking shows it; here the text needs the room
             _settle(app)
-        path = out_dir / f"compare{suffix}.png"
-        window.grab().save(str(path))
-        window.close()
-        _settle(app)
+        path = _save(app, window, out_dir / f"compare{suffix}.png", rounds=0)
     return [path]
 
 
@@ -255,15 +262,12 @@ def render_sizes(out_dir: Path, *, dark: bool = False, model: bool = True) -> li
     """laptop.png and small.png: the default layout for a laptop's screen and a small window, as
     `make run` opens the handbook (its gold set loads and comes to the front), a question asked.
     With `model` the bundled model answers (exact embeddings), else BM25."""
-    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    suffix = "-dark" if dark else ""
+    app, suffix = _start(out_dir, dark)
     written: list[Path] = []
     for name, size in (("laptop", LAPTOP_SIZE), ("small", SMALL_SIZE)):
-        with tempfile.TemporaryDirectory() as tmp:
-            window = _shot_window(app, Path(tmp), size)
+        with _shown(app, size) as (window, _tmp):
             window.state.set_strategy("markdown")
             window.open_paths([str(sample_path())])
             _settle(app)
@@ -276,12 +280,7 @@ def render_sizes(out_dir: Path, *, dark: bool = False, model: bool = True) -> li
             _settle(app, 20)
             window.gold_dock.raise_()  # asking showed the Reader; the gold set stays in front below
             window.view.goto_hit(0)
-            _settle(app)
-            path = out_dir / f"{name}{suffix}.png"
-            window.grab().save(str(path))
-            written.append(path)
-            window.close()
-            _settle(app)
+            written.append(_save(app, window, out_dir / f"{name}{suffix}.png"))
     return written
 
 
@@ -294,18 +293,15 @@ def render_audit(out_dir: Path, *, dark: bool = False, retriever: str = "dense")
     beside it), two gold questions judged, the third card of the first one current."""
     import shutil
 
-    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    suffix = "-dark" if dark else ""
+    app, suffix = _start(out_dir, dark)
     written: list[Path] = []
     for width, height, name in AUDIT_SIZES:
-        with tempfile.TemporaryDirectory() as tmp:
-            doc = Path(tmp) / "handbook.md"
+        with _shown(app, (width, height)) as (window, tmp):
+            doc = tmp / "handbook.md"
             shutil.copy(sample_path(), doc)
-            shutil.copy(Path(sample_path()).with_name("handbook.gold.jsonl"), Path(tmp) / "handbook.gold.jsonl")
-            window = _shot_window(app, Path(tmp), (width, height))
+            shutil.copy(Path(sample_path()).with_name("handbook.gold.jsonl"), tmp / "handbook.gold.jsonl")
             window.default_layout()
             window.state.set_strategy("markdown")
             window.open_paths([str(doc)])
@@ -326,12 +322,7 @@ def render_audit(out_dir: Path, *, dark: bool = False, retriever: str = "dense")
                 for m in marks:
                     reader.judge_current(m)
                     _settle(app)
-            _settle(app, 10)
-            path = out_dir / f"{name}{suffix}.png"
-            window.grab().save(str(path))
-            written.append(path)
-            window.close()
-            _settle(app)
+            written.append(_save(app, window, out_dir / f"{name}{suffix}.png", rounds=10))
     return written
 
 
@@ -339,13 +330,10 @@ def render_map(out_dir: Path, *, dark: bool = False) -> list[Path]:
     """map.png: View ▸ Embedding Map beside the text, a gold question asked (real model, exact)."""
     from PySide6.QtCore import Qt
 
-    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    suffix = "-dark" if dark else ""
-    with tempfile.TemporaryDirectory() as tmp:
-        window = _shot_window(app, Path(tmp), RETRIEVAL_SIZE)
+    app, suffix = _start(out_dir, dark)
+    with _shown(app, RETRIEVAL_SIZE) as (window, _tmp):
         window.default_layout()
         window.state.set_strategy("markdown")
         window.open_paths([str(sample_path())])
@@ -375,11 +363,7 @@ def render_map(out_dir: Path, *, dark: bool = False) -> list[Path]:
                               m.data.result.hits[0].matched.role))
             if top is not None:
                 m.hover.setText(m.hover_text(top))
-        _settle(app)
-        path = out_dir / f"map{suffix}.png"
-        window.grab().save(str(path))
-        window.close()
-        _settle(app)
+        path = _save(app, window, out_dir / f"map{suffix}.png")
     return [path]
 
 
@@ -391,16 +375,13 @@ def render_drafts(out_dir: Path, *, dark: bool = False) -> list[Path]:
 
     from PySide6.QtCore import Qt
 
-    app = _themed_app(dark)
     from inspector.qt.actions.file_actions import sample_path
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    suffix = "-dark" if dark else ""
-    with tempfile.TemporaryDirectory() as tmp:
-        doc = Path(tmp) / "handbook.md"
+    app, suffix = _start(out_dir, dark)
+    with _shown(app, RETRIEVAL_SIZE) as (window, tmp):
+        doc = tmp / "handbook.md"
         shutil.copy(sample_path(), doc)
-        shutil.copy(Path(sample_path()).with_name("handbook.gold.jsonl"), Path(tmp) / "handbook.gold.jsonl")
-        window = _shot_window(app, Path(tmp), RETRIEVAL_SIZE)
+        shutil.copy(Path(sample_path()).with_name("handbook.gold.jsonl"), tmp / "handbook.gold.jsonl")
         window.default_layout()
         window.detail_dock.hide()
         window.reader_dock.hide()
@@ -431,11 +412,7 @@ def render_drafts(out_dir: Path, *, dark: bool = False) -> list[Path]:
         _settle(app, 5)
         tools.drafts_dock.raise_()  # the gold set, loaded with the document, raises its own tab
         tools.coverage_dock.raise_()
-        _settle(app, 10)
-        path = out_dir / f"drafts{suffix}.png"
-        window.grab().save(str(path))
-        window.close()
-        _settle(app)
+        path = _save(app, window, out_dir / f"drafts{suffix}.png", rounds=10)
     return [path]
 
 
@@ -451,14 +428,11 @@ def render_pdf(out_dir: Path, *, dark: bool = False) -> list[Path]:
     PDF Page shown, the chunk's words marked on the page (no model)."""
     import time
 
-    app = _themed_app(dark)
     pdf = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "pdf" / "redp5110_sampled.pdf"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    suffix = "-dark" if dark else ""
+    app, suffix = _start(out_dir, dark)
     written: list[Path] = []
     for width, height, name in PDF_SIZES:
-        with tempfile.TemporaryDirectory() as tmp:
-            window = _shot_window(app, Path(tmp), (width, height))
+        with _shown(app, (width, height)) as (window, _tmp):
             window.state.set_strategy("markdown")
             window.open_paths([str(pdf)])
             _settle(app)
@@ -469,12 +443,7 @@ def render_pdf(out_dir: Path, *, dark: bool = False) -> list[Path]:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not (window.pdf_page.rendered and window.pdf_page.marks):
                 _settle(app, 2)
-            _settle(app)
-            path = out_dir / f"{name}{suffix}.png"
-            window.grab().save(str(path))
-            written.append(path)
-            window.close()
-            _settle(app)
+            written.append(_save(app, window, out_dir / f"{name}{suffix}.png"))
     return written
 
 
@@ -498,37 +467,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-drafts", action="store_true", help="render drafts.png only (BM25, no model)")
     parser.add_argument("--only-pdf", action="store_true", help="render the PDF page shots only (no model)")
     args = parser.parse_args(argv)
-    if args.only_pdf:
-        for path in render_pdf(Path(args.out_dir), dark=args.dark):
-            print(path)
-        return 0
-    if args.only_drafts:
-        for path in render_drafts(Path(args.out_dir), dark=args.dark):
-            print(path)
-        return 0
-    if args.only_map:
-        for path in render_map(Path(args.out_dir), dark=args.dark):
-            print(path)
-        return 0
-    if not args.only_audit:
-        for path in render(Path(args.out_dir), dark=args.dark, model=not args.no_model):
-            print(path)
-        for path in render_compare(Path(args.out_dir), dark=args.dark):
-            print(path)
-        for path in render_drafts(Path(args.out_dir), dark=args.dark):
-            print(path)
-        for path in render_pdf(Path(args.out_dir), dark=args.dark):
-            print(path)
-        for path in render_sizes(Path(args.out_dir), dark=args.dark, model=not args.no_model):
-            print(path)
-        if not args.no_model:
-            for path in render_retrieval(Path(args.out_dir), dark=args.dark):
-                print(path)
-            for path in render_map(Path(args.out_dir), dark=args.dark):
-                print(path)
-    if args.audit_bm25 or not args.no_model:
-        for path in render_audit(Path(args.out_dir), dark=args.dark,
-                                 retriever="bm25" if args.audit_bm25 else "dense"):
+    out, dark, model = Path(args.out_dir), args.dark, not args.no_model
+    only = {"pdf": args.only_pdf, "drafts": args.only_drafts, "map": args.only_map}
+    shots: list[Callable[[], list[Path]]]
+    if any(only.values()):
+        pick = next(name for name, chosen in only.items() if chosen)
+        shots = [{"pdf": lambda: render_pdf(out, dark=dark), "drafts": lambda: render_drafts(out, dark=dark),
+                  "map": lambda: render_map(out, dark=dark)}[pick]]
+    else:
+        shots = []
+        if not args.only_audit:
+            shots += [lambda: render(out, dark=dark, model=model), lambda: render_compare(out, dark=dark),
+                      lambda: render_drafts(out, dark=dark), lambda: render_pdf(out, dark=dark),
+                      lambda: render_sizes(out, dark=dark, model=model)]
+            if model:
+                shots += [lambda: render_retrieval(out, dark=dark), lambda: render_map(out, dark=dark)]
+        if args.audit_bm25 or model:
+            shots.append(lambda: render_audit(out, dark=dark, retriever="bm25" if args.audit_bm25 else "dense"))
+    for shot in shots:
+        for path in shot():
             print(path)
     return 0
 

@@ -10,6 +10,7 @@ import pytest
 
 import inspector.core.workbench as workbench_pkg
 from inspector.core.chunking.annotate import annotate
+from inspector.core.chunking.chunk import anchored
 from inspector.core.chunking.registry import chunk_document
 from inspector.core.documents.document import load_document
 from inspector.core.embedding.embedder import HashEmbedder
@@ -43,7 +44,7 @@ def test_the_staged_chunking_gives_the_core_chunks_then_their_word_pieces(doc):
     expected = chunk_document(doc, "fixed_chars", params)
     assert none is None and again == (first, None)  # `shape` is handed what it made of stage one
     assert not first.complete and complete.complete
-    assert first.chunks == expected
+    assert first.chunks == anchored(expected, True)  # the prefix is embedded: their section is named
     assert complete.chunks == annotate(doc, expected, with_prefix=True)
     assert complete.stats.document_tokens == first.stats.document_tokens
     assert first.headings and all(s < e for s, e, _level in first.headings)

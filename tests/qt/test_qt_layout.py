@@ -279,18 +279,21 @@ def test_the_slider_trace_gets_room_instead_of_squeezing_the_strategy_rows(qtbot
     wait_result(w, gold=True)
     qtbot.waitUntil(lambda: w.strategy_panel.trace_strip is not None and w.strategy_panel.trace_strip.isVisible()
                     and bool(w.trace.trace.scored), timeout=30_000)
-    qtbot.wait(100)
     panel = w.strategy_panel
     strip = panel.trace_strip
-    assert_unclipped(strip.plot, w, 100, strip.plot.minimumHeight())
-    assert_unclipped(strip.caption, w, 100, strip.caption.heightForWidth(strip.caption.width()))
-    rows = [panel.control(name) for name in panel.controls]
-    rects = [_rect_in(c, w) for c in rows] + [_rect_in(strip, w)]
-    for i, a in enumerate(rects):
-        for b in rects[i + 1:]:
-            assert not a.intersects(b), (a, b)
-    for ctl in rows:
-        assert_unclipped(ctl, w, 1, ctl.minimumSizeHint().height())
+
+    def laid_out() -> None:  # the dock grows for the strip on a later turn of the event loop
+        assert_unclipped(strip.plot, w, 100, strip.plot.minimumHeight())
+        assert_unclipped(strip.caption, w, 100, strip.caption.heightForWidth(strip.caption.width()))
+        rows = [panel.control(name) for name in panel.controls]
+        rects = [_rect_in(c, w) for c in rows] + [_rect_in(strip, w)]
+        for i, a in enumerate(rects):
+            for b in rects[i + 1:]:
+                assert not a.intersects(b), (a, b)
+        for ctl in rows:
+            assert_unclipped(ctl, w, 1, ctl.minimumSizeHint().height())
+
+    qtbot.waitUntil(laid_out, timeout=10_000)  # raises the last AssertionError if it never holds
 
 
 def _public_corpus(tmp_path):

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.chunk import Chunk, anchored
 from inspector.core.documents.document import Document
 from inspector.core.runtime.cancel import check_cancelled
 from inspector.core.text.embed_view import VIEW_KEY
@@ -163,11 +163,12 @@ def annotate(doc: Document, chunks: Iterable[Chunk], *, with_prefix: bool = True
              limit: int | None = None) -> tuple[Chunk, ...]:
     """Chunks with `embed_tokens`, `embed_dropped`, `truncated_at` and the
     `truncated_by_embedder` flag filled in for the embedded text (prefix + span, or prefix + the
-    span's embedding view when the chunk carries one: `Chunk.embedded_text`, what is sent)."""
+    span's embedding view when the chunk carries one: `Chunk.embedded_text`, what is sent), and
+    `no_heading` dropped where the embedded prefix names the chunk's section (`anchored`)."""
     limit = max_seq_length() if limit is None else limit
     idx = wordpiece_index(doc)
     out = []
-    for n, c in enumerate(chunks):
+    for n, c in enumerate(anchored(tuple(chunks), with_prefix)):
         if not n % 64:
             # A background job (the hit-rate trace) that the user's work holds back stops here
             # within milliseconds; its Python would otherwise keep the GUI thread waiting.

@@ -105,3 +105,16 @@ def new_chunk(id: int, start: int, end: int, token_count: int, heading_path: tup
                                               parent_id, flags, role, doc_id, None, 0, None, meta), strict=True):
         setter(c, value)
     return c
+
+
+def anchored(chunks: tuple[Chunk, ...], with_prefix: bool) -> tuple[Chunk, ...]:
+    """`chunks` as the embedder sees them: `no_heading` (the span holds no heading, so nothing in
+    it says which section it belongs to) is dropped from a chunk under a heading whose context
+    prefix (title > heading path) is embedded with it, since the model then reads its section.
+    Without the prefix, or before the first heading, the flag stays."""
+    if not with_prefix:
+        return chunks
+    if not any("no_heading" in c.flags and c.heading_path and c.prefix for c in chunks):
+        return chunks
+    return tuple(replace(c, flags=c.flags - {"no_heading"}) if "no_heading" in c.flags and c.heading_path and c.prefix
+                 else c for c in chunks)

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from inspector.core.chunking.chunk import anchored
 from inspector.core.chunking.packed import PackedChunks, pack
 from inspector.core.chunking.stats import ChunkStats
 from inspector.core.documents.document import Document
@@ -149,8 +150,9 @@ def _use_model(pieces: tuple[str, str, int, int] | str | None) -> None:
 
 
 def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mapping[str, Any],
-                pieces: tuple[str, str, int, int] | str | None) -> Stage:
-    """Stage one: the strategy's chunks of the document, their statistics and the headings."""
+                pieces: tuple[str, str, int, int] | str | None, with_prefix: bool = True) -> Stage:
+    """Stage one: the strategy's chunks of the document (`anchored` for `with_prefix`), their
+    statistics and the headings."""
     from inspector.core.chunking.registry import get_strategy
     from inspector.core.chunking.stats import chunk_stats
     from inspector.core.text.structure import structure_of
@@ -161,7 +163,8 @@ def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mappin
         chunks = get_strategy(strategy)(d, params)
         _LAST[:] = [_last_key(key, strategy, params), chunks]
         headings = tuple((h.start, h.end, h.level) for h in structure_of(d).headings)
-        return Stage(pack(chunks), chunk_stats(d, chunks), headings)
+        shown = anchored(chunks, with_prefix)
+        return Stage(pack(shown), chunk_stats(d, shown), headings)
 
 
 def annotate_stage(key: DocKey, doc: Document | None, strategy: str, params: Mapping[str, Any],

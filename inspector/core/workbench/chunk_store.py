@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.chunk import Chunk, anchored
 from inspector.core.chunking.params import Strategy
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.chunking.stats import ChunkStats
@@ -263,7 +263,7 @@ class ChunkStore:
         # Tens of thousands of chunks, segments and marks, all acyclic: no full garbage collection
         # (which holds the GIL for as long as it walks every object) while they are made.
         with paused_gc():
-            chunks = strat(doc, params)  # inside the caller's cancel_scope
+            chunks = anchored(strat(doc, params), with_prefix)  # inside the caller's cancel_scope
             if cancelled():
                 raise Cancelled
             headings = tuple((h.start, h.end, h.level) for h in structure_of(doc).headings)
@@ -310,7 +310,7 @@ class ChunkStore:
                     return helper.call(fn, key, sent, *args)
 
         params = dict(params)
-        stage = call(helper_jobs.chunk_stage, strategy, params, model_arg)
+        stage = call(helper_jobs.chunk_stage, strategy, params, model_arg, with_prefix)
         if cancelled():
             raise Cancelled
         with paused_gc():

@@ -206,7 +206,8 @@ FLAG_MEANING = {
     "cut_mid_sentence": "The chunk starts or ends inside a sentence.",
     "split_table": "A table is split between this chunk and the next.",
     "over_budget": "Longer than the strategy's size allows.",
-    "no_heading": "No heading above it: retrieval cannot tell which section it belongs to.",
+    "no_heading": "No heading in its text and no heading path embedded with it (the context prefix is off, "
+                  "or it lies before the first heading): retrieval cannot tell which section it belongs to.",
 }
 
 Entry = tuple[Painter, str, str]
