@@ -115,3 +115,27 @@ def test_the_staging_says_when_exact_figures_come_while_dragging(doc):
                            exact_note="exact while dragging (predicted 4 ms)")
     (res,) = staging.stages(req, lambda: False, lambda *_: None)
     assert res.mode == EXACT and res.note == "exact while dragging (predicted 4 ms)"
+
+
+def test_an_embedding_view_change_builds_the_index_of_the_new_texts():
+    """Settings ▸ Embedding View re-chunks with the view (same spans, same prefixes): the index, its
+    hits and its report must be those of the new texts, not the index remembered for the old ones."""
+    from dataclasses import replace
+
+    from inspector.core.chunking.embed_view import with_view
+    from inspector.core.documents.document import from_text
+
+    body = "\n\n".join(f"Section {i} explains the rules; see [the guide](https://zzyzx.example.org/p{i})."
+                       for i in range(6))
+    doc = from_text(f"# Links\n\n{body}\n", "links.md")
+    raw = chunk_document(doc, "markdown", {})
+    wb = Workbench([doc], (), embedder=HashEmbedder())
+    staging = Staging(wb.chunk_store, wb.index_store)
+    req = RetrievalRequest(doc, raw, 1, "markdown", {}, True, "zzyzx", 5, "bm25")
+    (as_written,) = staging.stages(req, lambda: False, lambda *_: None)
+    clean = with_view(doc, raw, "clean")
+    assert [(c.start, c.end, c.prefix) for c in clean] == [(c.start, c.end, c.prefix) for c in raw]
+    (viewed,) = staging.stages(replace(req, chunks=clean, chunk_request_id=2), lambda: False, lambda *_: None)
+    assert as_written.hits  # the link target's host is in the text as written...
+    assert viewed.index is not as_written.index
+    assert not viewed.hits  # ...and not in what the clean view sends

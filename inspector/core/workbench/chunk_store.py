@@ -31,6 +31,7 @@ from inspector.core.evaluation.config import EvalConfig
 from inspector.core.runtime.cancel import Cancelled, check_cancelled
 from inspector.core.runtime.gcpause import paused_gc
 from inspector.core.runtime.lru import SizedLRU
+from inspector.core.text.embed_view import HEADER_KEY, VIEW_KEY
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +78,16 @@ def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
 
 
 def _fingerprint(chunks: Sequence[Chunk]) -> str:
+    """What decides an index's texts: the spans, their prefixes, and the embedding view each is
+    sent under (with a split table's repeated header row), which `Chunk.embedded_text` reads from
+    `meta` (a view changes no span, so without it raw and clean chunks would share one index)."""
     h = hashlib.blake2b(digest_size=16)
     for n, c in enumerate(chunks):
         if not n % 512:
             check_cancelled()
-        h.update(f"{c.id}|{c.start}|{c.end}|{c.role}|{c.parent_id}|{c.prefix}\x00".encode("utf-8", "surrogatepass"))
+        view = f"|{c.meta.get(VIEW_KEY, '')}|{c.meta.get(HEADER_KEY, '')}" if c.meta else ""
+        h.update(f"{c.id}|{c.start}|{c.end}|{c.role}|{c.parent_id}|{c.prefix}{view}\x00"
+                 .encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
