@@ -305,3 +305,18 @@ def test_a_chunk_job_after_a_replacement_sends_the_document_again(quick_retire, 
         h.call(helper_jobs.chunk_stage, key, None, "markdown", {}, None)
     after = h.call(helper_jobs.chunk_stage, key, doc, "markdown", {}, None)  # ...until sent again
     assert after.chunks.unpack() == before.chunks.unpack()
+
+
+def test_a_shipped_document_is_read_here_when_the_pool_dies(monkeypatch):
+    """A dead pool's calls run in the calling process (`Offload._each_here`) with the arguments
+    made for the pool: a long document still in its parcel, not unpickled, is chunked all the same."""
+    from inspector.core.chunking.registry import chunk_document
+
+    monkeypatch.setattr(offload, "SHIP_MIN_CHARS", 1000)
+    doc = from_text("# Leave\n\n" + "Parental leave is paid for fourteen months in Germany. " * 100, "big.md")
+    with helper_jobs.shipped(doc) as sent:
+        assert sent is not doc  # the parcel the pool would have been sent
+        packed = helper_jobs.chunk_job(sent, "markdown", {}, None)
+        stage = helper_jobs.chunk_stage(helper_jobs.doc_key(doc), sent, "markdown", {}, None, False)
+    assert packed.unpack() == chunk_document(doc, "markdown", {})
+    assert stage.chunks.unpack() == packed.unpack()

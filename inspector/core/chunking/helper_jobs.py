@@ -99,7 +99,14 @@ def can_run(strategy: str) -> bool:
     return strategy not in NOT_HERE and builtin is not None and strategies().get(strategy) is builtin
 
 
+def _received(doc: Any) -> Document | None:
+    """The document a job was sent: a parcel unpickled in a process is the document already; one
+    still in this process (the pool died and `Offload` runs the calls left here) holds it."""
+    return doc.doc if isinstance(doc, _DocumentParcel) else doc
+
+
 def _document(key: DocKey, doc: Document | None) -> Document:
+    doc = _received(doc)
     if doc is not None:
         _DOCS.put(key, doc, len(doc.text))
         return doc
@@ -185,13 +192,14 @@ def annotate_stage(key: DocKey, doc: Document | None, strategy: str, params: Map
         return Stage(pack(done), chunk_stats(d, done, document_tokens=document_tokens))
 
 
-def chunk_job(doc: Document, strategy: str, params: Mapping[str, Any],
+def chunk_job(sent: Document | None, strategy: str, params: Mapping[str, Any],
               pieces: tuple[str, str, int, int] | str | None) -> PackedChunks:
     """One document of a corpus chunked in a pool process (`ChunkStore.chunk_each`): the
     strategy's chunks, as columns. Nothing is kept but what the chunkers cache themselves."""
     from inspector.core.chunking.registry import get_strategy
 
     _use_model(pieces)
+    doc = _received(sent)
     if doc is None:  # its text did not arrive (the caller gave up on it meanwhile)
         raise NeedDocument("")
     with paused_gc():

@@ -194,17 +194,13 @@ class ChunkStore:
                 yield i, chunks, None
 
     def chunk_corpus(self, strategy: str, params: Mapping[str, Any] | None = None,
-                     docs: Sequence[Document] | None = None, *, lenient: bool = False,
-                     parallel: bool | None = False) -> dict[str, tuple[Chunk, ...]]:
+                     docs: Sequence[Document] | None = None, *, lenient: bool = False
+                     ) -> dict[str, tuple[Chunk, ...]]:
         """Every document's chunks by doc_id. `lenient`: a document that is blank or that the
         strategy cannot chunk is left out (logged) instead of raising — the window's corpus mode,
-        where one odd file must not take retrieval over the others down. `parallel`: the
-        documents are first chunked in processes (`chunk_each`; None: when it pays), which fills
-        the store; what failed there is met again below, and raises or is left out there."""
+        where one odd file must not take retrieval over the others down. (A folder's documents
+        are chunked in processes by `chunk_each`, which fills this store first.)"""
         todo = tuple(self.documents() if docs is None else docs)
-        if parallel is not False:
-            for _ in self.chunk_each(todo, strategy, params, parallel=parallel):
-                pass
         out: dict[str, tuple[Chunk, ...]] = {}
         for d in todo:
             if not lenient:

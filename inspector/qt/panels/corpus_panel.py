@@ -258,7 +258,8 @@ def count_job(docs: Sequence[tuple[int, Document]], strategy: str, params: dict,
     order they are done, then (-1, None, ()) once all are. The documents are chunked through
     `store` (a `ChunkStore`: the retrieval's, so a question over the corpus finds them chunked),
     in the corpus pool's processes when the window runs a helper and the corpus is worth it
-    (`ChunkStore.chunk_each`, issue 31: 2 cores chunk a 20 MB folder about twice as fast)."""
+    (`ChunkStore.chunk_each`, issue 31: 0.6-2.0x the serial speed on 2 shared cores for a 20 MB
+    folder, benchmarks/parallel_corpus.py)."""
     from inspector.core.api import ChunkStore, is_external, last_alignment_report, offload
     from inspector.qt.runner import describe_error
 
