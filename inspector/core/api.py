@@ -177,6 +177,7 @@ _WHERE: dict[str, str] = {
     "EXACT": "inspector.core.workbench.staging",
     "POOLED": "inspector.core.workbench.staging",
     "FALLBACK": "inspector.core.workbench.staging",
+    "Mode": "inspector.core.workbench.staging",
     # the Ray engine (--engine ray)
     "EngineError": "inspector.core.distributed",
     "RayEngine": "inspector.core.distributed",
@@ -376,6 +377,7 @@ if TYPE_CHECKING:
         EXACT,
         FALLBACK,
         POOLED,
+        Mode,
         RetrievalRequest,
         RetrievalResult,
         Staging,
@@ -417,7 +419,7 @@ __all__ = [
     "change_interval", "num", "pct", "pts", "spread",
     # the workbench, the Ray engine, the HTML export
     "Workbench", "ChunkStage", "ChunkStore", "Staging", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED",
-    "FALLBACK", "EngineError", "RayEngine", "STAGE_UNITS", "view_html",
+    "FALLBACK", "Mode", "EngineError", "RayEngine", "STAGE_UNITS", "view_html",
     # the user's pipeline (issue 28)
     "EmbedderSpec", "EMBEDDER_KINDS", "parse_embedder_spec", "make_embedder", "embedder_info", "HttpStatusError",
     "RERANK_DEPTH", "Reranker", "RerankResult", "parse_reranker_spec", "rerank_hits", "RerankFigures",

@@ -187,7 +187,7 @@ class RayEngine:
         def lookup(keys: list[bytes]) -> None:
             nonlocal found_count
             need = [k for k in keys if k not in vectors]
-            if cache is not None and need:
+            if cache is not None and ns is not None and need:  # ns: there is a model
                 found = cache.get_many(ns, need, dim)
                 vectors.update(found)
                 found_count += len(found)

@@ -48,7 +48,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import numpy as np
 
@@ -324,6 +324,24 @@ class MemoryStats:
     """Memory the indexes of the segment files take."""
     segments: int
     """Segment files indexed."""
+
+
+class VectorCache(Protocol):
+    """What the embedding paths ask of a cache of vectors (`EmbeddingCache` is the app's): the
+    vectors found for a batch of text keys in a namespace (`cache_namespace`), new vectors put in
+    batches, and a flush once `pending_count` reaches FLUSH_EVERY or the batch ends."""
+
+    def get_many(self, model_id: str, keys: Sequence[bytes], dim: int) -> dict[bytes, np.ndarray]:
+        """The vectors of `keys` the cache holds (a missing key is absent from the dict)."""
+        ...
+
+    def put_many(self, model_id: str, keys: Sequence[bytes], vectors: np.ndarray) -> None: ...
+
+    def pending_count(self) -> int:
+        """Vectors put and not flushed yet."""
+        ...
+
+    def flush(self) -> None: ...
 
 
 class EmbeddingCache:

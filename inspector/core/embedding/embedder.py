@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from inspector.core.embedding.cache import FLUSH_EVERY, EmbeddingCache, text_key
+from inspector.core.embedding.cache import FLUSH_EVERY, VectorCache, text_key
 from inspector.core.embedding.rate import MIN_TEXTS, record
 from inspector.core.runtime.cancel import Cancelled, cancel_scope  # noqa: F401  (re-exported)
 from inspector.core.runtime.cancel import current as _current_cancel
@@ -522,7 +522,7 @@ class HashEmbedder:
 
 
 # -- cached embedding ------------------------------------------------------------------------
-def embed_texts(embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache | None = None,
+def embed_texts(embedder: Embedder, texts: Sequence[str], cache: VectorCache | None = None,
                 progress: Callable[[int, int], None] | None = None,
                 cancel: Callable[[], bool] | None = None, *,
                 batch_size: int | None = None, flush: bool = True) -> np.ndarray:
@@ -622,7 +622,7 @@ def query_side(embedder: Any) -> Any:
     return _Queries(embedder) if callable(getattr(embedder, "encode_queries", None)) else embedder
 
 
-def embed_query(embedder: Embedder, query: str, cache: EmbeddingCache | None = None) -> np.ndarray:
+def embed_query(embedder: Embedder, query: str, cache: VectorCache | None = None) -> np.ndarray:
     """One question's vector (dim,), through the cache's memory (written with the next flush); by
     the model's query side where it has one (`encode_queries`)."""
     return embed_texts(query_side(embedder), [query], cache, flush=False)[0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.params import with_size_overlap
@@ -15,6 +15,9 @@ from inspector.core.documents.document import Document
 from inspector.core.embedding.spec import EmbedderSpec
 from inspector.core.errors import InputError
 from inspector.core.retrieval.kinds import RETRIEVERS, Retriever
+
+if TYPE_CHECKING:
+    from inspector.core.retrieval.index import SearchIndex
 
 #: The retriever a configuration, the command line and a first-run window start with. Chosen by a
 #: rule fixed before measuring (benchmarks/defaults.py's step 2, re-run with paraphrased questions
@@ -41,7 +44,7 @@ DEFAULT_EMBED_VIEW = "raw"
 
 #: `index_factory(docs, chunks_by_doc, config) -> index` (anything with `search`); the default
 #: builds `inspector.core.retrieval.index.build_index`.
-IndexFactory = Callable[[Sequence[Document], Mapping[str, tuple[Chunk, ...]], "EvalConfig"], Any]
+IndexFactory = Callable[[Sequence[Document], Mapping[str, tuple[Chunk, ...]], "EvalConfig"], "SearchIndex"]
 
 
 Progress = Callable[[int, int, str], None]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -42,6 +42,10 @@ from inspector.core.evaluation.gold import (
     normalized_text,
 )
 from inspector.core.retrieval.kinds import Retriever
+
+if TYPE_CHECKING:
+    from inspector.core.embedding.embedder import Embedder
+    from inspector.core.retrieval.index import SearchIndex
 
 #: How deep a miss is searched again to tell a ranking miss from "not in top N".
 DEEP_K = 50
@@ -242,7 +246,7 @@ class IndexSearch:
     (one model call instead of one per question), then searches with the vectors; a later, deeper
     search of the same question reuses its vector."""
 
-    def __init__(self, index: Any, *, retriever: Retriever = "dense", multi_doc: bool = True,
+    def __init__(self, index: SearchIndex, *, retriever: Retriever = "dense", multi_doc: bool = True,
                  heading_prefix: Sequence[str] | None = None) -> None:
         self.index = index
         self.retriever = retriever
@@ -253,19 +257,21 @@ class IndexSearch:
     def _docs(self, q: GoldQuestion) -> list[str] | None:
         return [q.source] if self.multi_doc and q.source else None
 
-    def _dense(self) -> bool:
-        return self.retriever != "bm25" and getattr(self.index, "embedder", None) is not None
+    def _embedder(self) -> Embedder | None:
+        """The model that embeds the questions (None: BM25, or an index without vectors)."""
+        return getattr(self.index, "embedder", None) if self.retriever != "bm25" else None
 
     def embed(self, questions: Sequence[GoldQuestion]) -> None:
         """Embed the questions not embedded yet, as one batch."""
-        if not self._dense():
+        embedder = self._embedder()
+        if embedder is None:
             return
         todo = list(dict.fromkeys(q.question for q in questions if q.question not in self._vectors))
         if not todo:
             return
         from inspector.core.embedding.embedder import embed_texts, query_side
 
-        vecs = embed_texts(query_side(self.index.embedder), todo, getattr(self.index, "cache", None), flush=False)
+        vecs = embed_texts(query_side(embedder), todo, getattr(self.index, "cache", None), flush=False)
         self._vectors.update(zip(todo, vecs, strict=True))
 
     def __call__(self, q: GoldQuestion, k: int) -> list[Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.embedding.spec import embedder_info
@@ -27,6 +27,11 @@ from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.reranked import _chunks_by_doc
 from inspector.core.evaluation.uncertainty import PairedDelta, paired_deltas
 from inspector.core.retrieval.kinds import Retriever
+
+if TYPE_CHECKING:
+    from inspector.core.embedding.cache import VectorCache
+    from inspector.core.embedding.embedder import Embedder
+    from inspector.core.retrieval.index import Index
 
 #: The figures two models are judged on.
 MODEL_METRICS = ("hit_rate", "mrr")
@@ -56,9 +61,10 @@ class ModelFigures:
     """Time spent indexing with the second model and scoring both."""
 
 
-def model_figures(index: Any, gold: GoldSet | Sequence[GoldQuestion], embedder: Any, k: int, *,
+def model_figures(index: Index, gold: GoldSet | Sequence[GoldQuestion], embedder: Embedder, k: int, *,
                   retriever: Retriever = "dense", multi_doc: bool | None = None,
-                  chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None, cache: Any = None,
+                  chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None,
+                  cache: VectorCache | None = None,
                   progress: Callable[[int, int], None] | None = None) -> ModelFigures:
     """Score `gold` on `index` (an `Index` with vectors) and on the same chunks embedded by
     `embedder`, with `retriever`'s top k; both reports, the comparison and the paired deltas.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.evaluation.compare import Comparison, compare_reports
@@ -24,6 +24,9 @@ from inspector.core.evaluation.uncertainty import PairedDelta, paired_deltas
 from inspector.core.retrieval.kinds import Retriever
 from inspector.core.retrieval.rerank import RERANK_DEPTH, Reranker, ScoreCache, rerank_hits
 from inspector.core.runtime.cancel import check_cancelled
+
+if TYPE_CHECKING:
+    from inspector.core.retrieval.index import Index
 
 #: The figures a reranker is judged on.
 RERANK_METRICS = ("hit_rate", "mrr")
@@ -86,7 +89,7 @@ class _Served:
         return list(self.search(q, k))
 
 
-def _chunks_by_doc(index: Any) -> dict[str, tuple[Chunk, ...]]:
+def _chunks_by_doc(index: Index) -> dict[str, tuple[Chunk, ...]]:
     """The index's chunks by document (matchable entries and parent_child parents), as `evaluate`
     takes them."""
     out: dict[str, list[Chunk]] = {d: [] for d in index.docs}
@@ -97,7 +100,7 @@ def _chunks_by_doc(index: Any) -> dict[str, tuple[Chunk, ...]]:
     return {d: tuple(sorted(cs, key=lambda c: (c.start, c.end, c.id))) for d, cs in out.items()}
 
 
-def rerank_figures(index: Any, gold: GoldSet | Sequence[GoldQuestion], reranker: Reranker, k: int,
+def rerank_figures(index: Index, gold: GoldSet | Sequence[GoldQuestion], reranker: Reranker, k: int,
                    depth: int = RERANK_DEPTH, *, retriever: Retriever = "dense", multi_doc: bool | None = None,
                    chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None, cache: ScoreCache | None = None,
                    progress: Callable[[int, int], None] | None = None) -> RerankFigures:

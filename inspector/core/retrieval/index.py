@@ -13,13 +13,13 @@ import re
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from inspector.core.chunking.chunk import Chunk, embedded
 from inspector.core.documents.document import Document
-from inspector.core.embedding.cache import EmbeddingCache
+from inspector.core.embedding.cache import VectorCache
 from inspector.core.embedding.embedder import Embedder, embed_query, embed_texts
 from inspector.core.retrieval.kinds import RETRIEVERS, Retriever
 from inspector.core.runtime import offload
@@ -115,6 +115,16 @@ def _top(scores: np.ndarray, need: int) -> np.ndarray:
     return sel[np.lexsort((sel, -scores[sel]))][:need]
 
 
+class SearchIndex(Protocol):
+    """What scoring a gold set asks of an index: ranked hits for a query (`Index` is the app's; a
+    Workbench's `index_factory` may make any other). A dense one also has an `embedder`, looked up
+    with getattr."""
+
+    def search(self, query: str, k: int = 5, retriever: Retriever = "dense",
+               docs: Collection[str] | None = None, heading_prefix: Sequence[str] | None = None,
+               *, query_vector: np.ndarray | None = None) -> list[Hit]: ...
+
+
 class Index:
     """Chunks of one or more documents, searchable by dense, BM25 and hybrid retrieval.
 
@@ -127,7 +137,7 @@ class Index:
     def __init__(self, docs: Mapping[str, Document], entries: Sequence[Chunk],
                  parents: Mapping[tuple[str, int], Chunk],
                  vectors: np.ndarray | None, embedder: Embedder | None, *, with_prefix: bool = True,
-                 cache: EmbeddingCache | None = None) -> None:
+                 cache: VectorCache | None = None) -> None:
         self.docs: dict[str, Document] = dict(docs)
         """Documents by doc_id."""
         self.entries: tuple[Chunk, ...] = tuple(entries)
@@ -353,7 +363,7 @@ class Index:
 
 def build_index(docs: Sequence[Document], chunks: Mapping[str, Sequence[Chunk]],
                 embedder: Embedder | None, *, with_prefix: bool = True,
-                cache: EmbeddingCache | None = None,
+                cache: VectorCache | None = None,
                 progress: Callable[[int, int], None] | None = None,
                 cancel: Callable[[], bool] | None = None,
                 vectors: np.ndarray | None = None) -> Index:

@@ -35,7 +35,7 @@ import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -43,6 +43,10 @@ from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.tokens import token_index
+
+if TYPE_CHECKING:  # the model's modules load when a model is first used
+    from inspector.core.embedding.cache import VectorCache
+    from inspector.core.embedding.embedder import Embedder
 
 PIECE_TOKENS = 50
 """Default piece size in cl100k tokens: whole sentences packed up to 50 tokens (measured against
@@ -233,7 +237,7 @@ class VectorPieceEncoder:
     approximation, used where the model cannot do better. No truncation is mirrored: such
     embedders do not read the bundled model's word pieces."""
 
-    def __init__(self, embedder: Any) -> None:
+    def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self.model_id = f"{embedder.model_id}|sentence-vectors"
         self.dim = embedder.dim
@@ -245,7 +249,7 @@ class VectorPieceEncoder:
         return means, counts, np.zeros_like(means)
 
 
-def piece_encoder_for(embedder: Any = None) -> PieceEncoder:
+def piece_encoder_for(embedder: Embedder | None = None) -> PieceEncoder:
     """Token-level pooling for the bundled model, sentence vectors for anything else."""
     if embedder is None or hasattr(embedder, "encode_pooled"):
         return MiniLMPieceEncoder(embedder)
@@ -665,7 +669,7 @@ class ChunkVectors:
         return float(self.exact.mean()) if len(self.exact) else 0.0
 
 
-def _exact_lookup(pv: PooledVectors, chunks: Sequence[Chunk], cache: Any,
+def _exact_lookup(pv: PooledVectors, chunks: Sequence[Chunk], cache: VectorCache | None,
                   with_prefix: bool) -> dict[int, np.ndarray]:
     """Rows of `chunks` whose exact embedded text the cache holds a vector for."""
     embedder = getattr(pv.encoder, "embedder", None)
@@ -681,11 +685,11 @@ def _exact_lookup(pv: PooledVectors, chunks: Sequence[Chunk], cache: Any,
 
 
 def chunk_vectors(chunks_by_doc: Mapping[str, Sequence[Chunk]], pooled: Mapping[str, PooledVectors], *,
-                  with_prefix: bool = True, cache: Any = None) -> ChunkVectors:
+                  with_prefix: bool = True, cache: VectorCache | None = None) -> ChunkVectors:
     """Vectors in the row order `retrieval.build_index(..., vectors=...)` expects: chunks by
     document in the mapping's order, parents skipped (they are returned, never matched).
 
-    With `cache` (an `EmbeddingCache`), a chunk whose exact embedded text has a cached vector gets
+    With `cache` (a `VectorCache`), a chunk whose exact embedded text has a cached vector gets
     that vector; the others are pooled (needs `PooledVectors(..., doc=...)`)."""
     rows: list[np.ndarray] = []
     exact: list[np.ndarray] = []
@@ -714,7 +718,7 @@ def chunk_vectors(chunks_by_doc: Mapping[str, Sequence[Chunk]], pooled: Mapping[
 
 
 def index_vectors(chunks_by_doc: Mapping[str, Sequence[Chunk]], pooled: Mapping[str, PooledVectors], *,
-                  with_prefix: bool = True, cache: Any = None) -> np.ndarray:
+                  with_prefix: bool = True, cache: VectorCache | None = None) -> np.ndarray:
     """`chunk_vectors(...).vectors`: the rows `build_index(..., vectors=...)` takes."""
     return chunk_vectors(chunks_by_doc, pooled, with_prefix=with_prefix, cache=cache).vectors
 
@@ -724,7 +728,7 @@ def index_vectors(chunks_by_doc: Mapping[str, Sequence[Chunk]], pooled: Mapping[
 _POOLED: SizedLRU[PooledVectors] = SizedLRU(8, 8)
 
 
-def pooled_for(doc: Document, embedder: Any = None, *, piece_tokens: int | None = None,
+def pooled_for(doc: Document, embedder: Embedder | None = None, *, piece_tokens: int | None = None,
                scheme: PieceScheme | None = None, cache_dir: str | Path | None = "default",
                progress: Callable[[int, int], None] | None = None,
                cancel: Callable[[], bool] | None = None) -> PooledVectors:

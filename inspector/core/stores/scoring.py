@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from inspector.core.documents.document import Document
-from inspector.core.embedding.cache import EmbeddingCache
+from inspector.core.embedding.cache import VectorCache
 from inspector.core.embedding.embedder import Embedder
 from inspector.core.errors import InputError
 from inspector.core.retrieval.index import Index, build_index
@@ -47,7 +47,7 @@ def placed_vectors(placement: Placement, collection: StoreCollection) -> np.ndar
 
 
 def store_index(docs: Sequence[Document], placement: Placement, collection: StoreCollection,
-                embedder: Embedder, *, cache: EmbeddingCache | None = None) -> Index:
+                embedder: Embedder, *, cache: VectorCache | None = None) -> Index:
     """A dense (and BM25) Index over the placed chunks whose vectors are the store's rows.
 
     Queries are embedded by `embedder` (the model that filled the store: a different size is an

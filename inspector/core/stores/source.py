@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.external import register_external
@@ -25,6 +25,11 @@ from inspector.core.stores.collection import StoreCollection
 from inspector.core.stores.placement import Placement, place_records
 from inspector.core.stores.read import read_store
 from inspector.core.stores.scoring import ranking_note, store_index
+
+if TYPE_CHECKING:
+    from inspector.core.embedding.cache import VectorCache
+    from inspector.core.embedding.embedder import Embedder
+    from inspector.core.retrieval.index import Index
 
 #: Placed stores by the name of their strategy (the last one opened under a name wins).
 _SOURCES: dict[str, StoreSource] = {}
@@ -44,8 +49,8 @@ class StoreSource:
         """Why rankings here can differ from the store's own (its metric), else None."""
         return ranking_note(self.collection)
 
-    def index(self, docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]], embedder: Any,
-              cache: Any = None) -> Any:
+    def index(self, docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]],
+              embedder: Embedder, cache: VectorCache | None = None) -> Index:
         """The dense index of the placed chunks on their store vectors (questions embedded by
         `embedder`; a vector size unlike the store's is an InputError saying so). Only the chunks
         given are indexed, so a document filter still applies."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document, LoadResult
@@ -35,6 +35,10 @@ from inspector.core.workbench.evaluator import Evaluator
 from inspector.core.workbench.index_store import IndexStore
 from inspector.core.workbench.staging import RetrievalRequest, RetrievalResult, Staging
 
+if TYPE_CHECKING:  # the model's modules load when first used
+    from inspector.core.embedding.cache import VectorCache
+    from inspector.core.embedding.embedder import Embedder
+
 
 class Workbench:
     """A corpus, a gold set and everything computed from them.
@@ -45,9 +49,10 @@ class Workbench:
     are remembered; `index_store`: an index store made elsewhere, used instead of one made from
     those settings (the Ray tasks' own, whose pooled vectors come from shared piece tables)."""
 
-    def __init__(self, documents: Sequence[Document] = (), gold: Gold = None, *, embedder: Any = None,
-                 cache: Any = None, index_factory: IndexFactory | None = None,
-                 lazy_model: bool = True, indexes: int = 6, index_store: IndexStore | None = None) -> None:
+    def __init__(self, documents: Sequence[Document] = (), gold: Gold = None, *,
+                 embedder: Embedder | None = None, cache: VectorCache | None = None,
+                 index_factory: IndexFactory | None = None, lazy_model: bool = True, indexes: int = 6,
+                 index_store: IndexStore | None = None) -> None:
         self.corpus = Corpus(documents, gold)
         self.chunk_store = ChunkStore(lambda: self.corpus.documents)
         self.index_store = index_store if index_store is not None else IndexStore(
@@ -70,19 +75,19 @@ class Workbench:
         self.corpus.set_gold(gold)
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder | None:
         return self.index_store.embedder
 
     @embedder.setter
-    def embedder(self, embedder: Any) -> None:
+    def embedder(self, embedder: Embedder | None) -> None:
         self.index_store.embedder = embedder
 
     @property
-    def cache(self) -> Any:
+    def cache(self) -> VectorCache | None:
         return self.index_store.cache
 
     @cache.setter
-    def cache(self, cache: Any) -> None:
+    def cache(self, cache: VectorCache | None) -> None:
         self.index_store.cache = cache
 
     @property
@@ -194,7 +199,7 @@ class Workbench:
 
         return open_store(spec, self.documents, source_key=source_key, limit=limit)
 
-    def set_embedder(self, embedder: Any) -> None:
+    def set_embedder(self, embedder: Embedder | None) -> None:
         """Embed with this model from now on: word pieces, truncation flags and `fit_embedder`
         budgets follow its tokenizer and limit (`use_embedder_pieces`), and the `semantic`
         strategy's sentence vectors come from it (`set_semantic_embedder`); indexes built with the

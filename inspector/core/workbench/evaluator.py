@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.compare import Comparison, compare_reports
@@ -21,8 +21,11 @@ from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore
 from inspector.core.workbench.corpus import Corpus
 from inspector.core.workbench.index_store import IndexStore
 
+if TYPE_CHECKING:
+    from inspector.core.retrieval.index import Index, SearchIndex
 
-def score_group(members: Sequence[EvalConfig], index: Any, chunks: ChunksByDoc, docs: Sequence[Document],
+
+def score_group(members: Sequence[EvalConfig], index: SearchIndex, chunks: ChunksByDoc, docs: Sequence[Document],
                 questions: Sequence[GoldQuestion], *, budget: int | None = None,
                 against: EvalConfig | None = None) -> list[SweepRow]:
     """Sweep rows of configurations that share chunks and index (they differ in k only): one
@@ -158,7 +161,9 @@ class Evaluator:
 
         docs = list(self.corpus.documents if docs is None else docs)
         chunks = self.chunk_store.chunks_for(config, docs)
-        index = self.index_store.build_index(config, chunks, docs)
+        # The reranker reads the hits' texts from the index: the app's own Index (an index_factory
+        # of a test stands in for scoring only).
+        index = cast("Index", self.index_store.build_index(config, chunks, docs))
         return rerank_figures(index, self.corpus.questions(docs), reranker, config.k, depth,
                               retriever=config.retriever, multi_doc=len(docs) > 1, chunks_by_doc=chunks,
                               progress=progress)

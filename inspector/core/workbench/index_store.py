@@ -8,19 +8,27 @@ whether exact vectors are at hand or how long they would take (the window's stag
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, Progress
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.workbench.chunk_store import ChunksByDoc
 
+if TYPE_CHECKING:  # the embedding and retrieval modules load when first used, not with this one
+    from inspector.core.embedding.cache import VectorCache
+    from inspector.core.embedding.embedder import Embedder
+    from inspector.core.retrieval.index import Index, SearchIndex
+    from inspector.core.retrieval.pooled import PooledVectors
 
-def pooled_key(emb: Any) -> str:
+
+def pooled_key(emb: Embedder | None) -> str:
     """Which piece vectors an embedder can use: its model and precision (the cache namespace),
     never its device."""
     from inspector.core.embedding.embedder import cache_namespace
 
+    if emb is None:  # no model yet: what the fallback below made of None
+        return str(id(emb))
     try:
         return cache_namespace(emb)
     except AttributeError:
@@ -35,7 +43,8 @@ class IndexStore:
     `index_factory`: how indexes are built (tests hand in their own); `indexes`: how many indexes
     are remembered."""
 
-    def __init__(self, *, embedder: Any = None, cache: Any = None, index_factory: IndexFactory | None = None,
+    def __init__(self, *, embedder: Embedder | None = None, cache: VectorCache | None = None,
+                 index_factory: IndexFactory | None = None,
                  lazy_model: bool = True, indexes: int = 6) -> None:
         self.embedder = embedder
         self.cache = cache
@@ -43,13 +52,13 @@ class IndexStore:
         self.lazy_model = lazy_model
         """Whether a dense request without an embedder loads the bundled model (the CLI) or is
         answered by BM25 until `embedder` is set (the window, which loads it in the background)."""
-        self._indexes: SizedLRU[Any] = SizedLRU(indexes, indexes)
-        self._pooled: SizedLRU[Any] = SizedLRU(8, 8)
-        self._models: SizedLRU[Any] = SizedLRU(4, 4)
+        self._indexes: SizedLRU[Index] = SizedLRU(indexes, indexes)
+        self._pooled: SizedLRU[PooledVectors] = SizedLRU(8, 8)
+        self._models: SizedLRU[Embedder] = SizedLRU(4, 4)
         """Embedders configurations name beside the store's own (`model_for`)."""
 
     # -- the embedder and pooled vectors ----------------------------------------------------------
-    def embedder_for(self, retriever: str) -> Any:
+    def embedder_for(self, retriever: str) -> Embedder | None:
         """The embedder a retriever needs: none for BM25; the bundled model when none was given
         and the store may load it."""
         if retriever == "bm25":
@@ -60,7 +69,7 @@ class IndexStore:
             self.embedder = default_embedder()
         return self.embedder
 
-    def pooled_vectors(self, doc: Document) -> Any:
+    def pooled_vectors(self, doc: Document) -> PooledVectors | None:
         """The document's pooled piece vectors if built for the current embedder, else None."""
         emb = self.embedder
         if emb is None:
@@ -68,7 +77,7 @@ class IndexStore:
         return self._pooled.lookup((pooled_key(emb), doc.sha256))
 
     def build_pooled(self, doc: Document, *, progress: Callable[[int, int], None] | None = None,
-                     cancel: Cancel | None = None, embedder: Any = None) -> Any:
+                     cancel: Cancel | None = None, embedder: Embedder | None = None) -> PooledVectors:
         """The document's pooled piece vectors (embedded once per document, persisted), by
         `embedder` (default: the store's own)."""
         from inspector.core.retrieval.pooled import pooled_for
@@ -96,7 +105,7 @@ class IndexStore:
             return True
         return len(cache.get_many(cache_namespace(emb), keys, int(emb.dim))) == len(keys)
 
-    def model_for(self, config: EvalConfig) -> Any:
+    def model_for(self, config: EvalConfig) -> Embedder | None:
         """The embedder of a configuration's vectors: none for BM25; the model it names
         (`config.embedder`, made once and kept: a comparison of models on the same chunks), else
         the store's own."""
@@ -109,7 +118,7 @@ class IndexStore:
         if own is not None and getattr(own, "spec", None) == spec:
             return own
 
-        def make() -> Any:
+        def make() -> Embedder:
             from inspector.core.embedding.spec import make_embedder
 
             return make_embedder(spec, device=str(getattr(own, "device_spec", "auto")),
@@ -118,7 +127,7 @@ class IndexStore:
         return self._models.get_or_make(spec, make, 1)
 
     def build_index(self, config: EvalConfig, chunks_by_doc: ChunksByDoc, docs: Sequence[Document], *,
-                    progress: Progress | None = None, cancel: Cancel | None = None) -> Any:
+                    progress: Progress | None = None, cancel: Cancel | None = None) -> SearchIndex:
         """An index over these chunks of these documents as `config` asks (BM25, exact or pooled
         vectors, by the model it names: `model_for`); documents without chunks are left out."""
         docs = [d for d in docs if d.doc_id in chunks_by_doc]
@@ -149,14 +158,14 @@ class IndexStore:
                                      cache=self.cache, progress=embed_progress, cancel=cancel,
                                      vectors=vectors)
 
-    def lookup(self, key: Hashable) -> Any:
+    def lookup(self, key: Hashable) -> Index | None:
         """A remembered index (the staging's keys: kind, corpus fingerprint, prefix, namespace)."""
         return self._indexes.lookup(key)
 
-    def put(self, key: Hashable, index: Any) -> None:
+    def put(self, key: Hashable, index: Index) -> None:
         self._indexes.put(key, index)
 
-    def get_or_make(self, key: Hashable, make: Callable[[], Any]) -> Any:
+    def get_or_make(self, key: Hashable, make: Callable[[], Index]) -> Index:
         return self._indexes.get_or_make(key, make, 1)
 
     def forget(self) -> None:

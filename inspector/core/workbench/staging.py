@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
@@ -31,9 +31,15 @@ from inspector.core.workbench.index_store import IndexStore
 if TYPE_CHECKING:
     import numpy as np
 
+    from inspector.core.embedding.embedder import Embedder
+    from inspector.core.retrieval.index import Index
+
 #: What a retrieval stage's figures are: the model's own vectors (or BM25 chosen by the user),
 #: the live preview from piece vectors, or BM25 standing in for dense/hybrid until vectors exist.
-EXACT, POOLED, FALLBACK = "exact", "pooled", "fallback"
+Mode = Literal["exact", "pooled", "fallback"]
+EXACT: Mode = "exact"
+POOLED: Mode = "pooled"
+FALLBACK: Mode = "fallback"
 
 #: Exact figures predicted to take less than this are computed at once, even while dragging
 #: (`Staging.fast_exact_note`).
@@ -94,7 +100,7 @@ class RetrievalResult:
     """One stage of a retrieval request: the question's hits and the gold set's report."""
 
     request: RetrievalRequest
-    mode: str
+    mode: Mode
     """EXACT, POOLED or FALLBACK."""
     retriever: Retriever
     """The retriever that actually answered."""
@@ -104,7 +110,7 @@ class RetrievalResult:
     """The gold set's report, or None without one."""
     config: EvalConfig | None
     """The configuration these figures stand for (what the CLI would be given)."""
-    index: Any
+    index: Index
     more_coming: bool
     """True when this request will answer again (the exact stage follows)."""
     exact_due: bool
@@ -162,8 +168,8 @@ class Staging:
             return ""
         return f"exact while dragging (predicted {max(1, round(secs * 1000))} ms)"
 
-    def _cached_exact(self, exact_key: tuple, docs: Sequence[Document], chunks_by_doc: ChunksByDoc, emb: Any,
-                      with_prefix: bool) -> Any:
+    def _cached_exact(self, exact_key: tuple, docs: Sequence[Document], chunks_by_doc: ChunksByDoc,
+                      emb: Embedder | None, with_prefix: bool) -> Index | None:
         """The exact index when it is stored, or can be made at once (every embedding cached); else None."""
         store = self.index_store
         index = store.lookup(exact_key)
@@ -203,7 +209,7 @@ class Staging:
         fp = corpus_fingerprint(docs, chunks_by_doc)
         gold = req.gold if not others else tuple(q for q in req.gold if q.source in (None, *chunks_by_doc))
 
-        def finish(index: Any, mode: str, retriever: Retriever, *, more: bool, due: bool, note: str = "",
+        def finish(index: Index, mode: Mode, retriever: Retriever, *, more: bool, due: bool, note: str = "",
                    key: tuple | None = None) -> RetrievalResult:
             hits: tuple = ()
             if req.question.strip():
@@ -262,9 +268,9 @@ class Staging:
             yield finish(index, EXACT, req.retriever, more=False, due=False, note=source.note or "", key=store_key)
             return
         exact_key = ("exact", fp, req.with_prefix, cache_namespace(emb))  # precision, not device
-        index = self._cached_exact(exact_key, docs, chunks_by_doc, emb, req.with_prefix)
-        if index is not None:
-            yield finish(index, EXACT, req.retriever, more=False, due=False, note=req.exact_note,
+        cached = self._cached_exact(exact_key, docs, chunks_by_doc, emb, req.with_prefix)
+        if cached is not None:
+            yield finish(cached, EXACT, req.retriever, more=False, due=False, note=req.exact_note,
                          key=exact_key)
             return
         # A preview now (unless the preview of these chunks is on screen already): pooled piece

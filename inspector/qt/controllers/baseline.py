@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.api import Document
+from inspector.core.api import Document, EvalConfig, Mode
 from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 
 
@@ -23,11 +23,11 @@ from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 class Baseline:
     """A pinned report and the configuration it came from."""
 
-    config: Any
-    """EvalConfig."""
+    config: EvalConfig | None
+    """The configuration of the pinned figures."""
     report: Any
     """evaluate.Report."""
-    mode: str
+    mode: Mode
     """EXACT, POOLED or FALLBACK: what the pinned figures were."""
     chunks: tuple = ()
     """The shown document's chunks when pinned (spans: the baseline lane beside the text)."""
