@@ -103,6 +103,9 @@ _WHERE: dict[str, str] = {
     "measured_rate": "inspector.core.embedding.rate:last",
     # evaluation: configurations, gold sets, reports, comparisons, sweeps
     "DEFAULT_RETRIEVER": "inspector.core.evaluation.config",
+    "Embedding": "inspector.core.evaluation.config",
+    "EmbedView": "inspector.core.text.embed_view",
+    "is_embed_view": "inspector.core.text.embed_view",
     "DEFAULT_EMBED_VIEW": "inspector.core.evaluation.config",
     "EMBED_VIEWS": "inspector.core.evaluation.config",
     "EvalConfig": "inspector.core.evaluation.config",
@@ -322,6 +325,7 @@ if TYPE_CHECKING:
         DEFAULT_EMBED_VIEW,
         DEFAULT_RETRIEVER,
         EMBED_VIEWS,
+        Embedding,
         EvalConfig,
         sized_params,
     )
@@ -365,6 +369,7 @@ if TYPE_CHECKING:
     from inspector.core.stores.scoring import check_dimensions as check_store_dimensions
     from inspector.core.stores.source import StoreSource, store_source, store_strategy_name
     from inspector.core.stores.spec import STORE_KINDS, StoreSpec, parse_store_spec
+    from inspector.core.text.embed_view import EmbedView, is_embed_view
     from inspector.core.text.heading_filter import heading_completions, resolve_heading_filter
     from inspector.core.text.model_fit import MULTILINGUAL_MODEL, ModelFit, model_fit
     from inspector.core.text.structure import structure_of
@@ -405,7 +410,7 @@ __all__ = [
     "HashEmbedder", "MINILM_ID", "MiniLMEmbedder", "configure_default_embedder", "default_embedder",
     "device_info", "DEVICE_CHOICES", "DeviceError", "parse_device", "default_cache", "measured_rate",
     # evaluation
-    "DEFAULT_RETRIEVER", "DEFAULT_EMBED_VIEW", "EMBED_VIEWS",
+    "DEFAULT_RETRIEVER", "DEFAULT_EMBED_VIEW", "EMBED_VIEWS", "Embedding", "EmbedView", "is_embed_view",
     "EvalConfig", "sized_params", "GoldQuestion", "add_questions", "answer_spans",
     "load_gold", "normalize", "question_line", "remove_question", "union_ranges", "aligned", "compare_shared",
     "paired_deltas", "grid", "rank_key", "FORMATS", "INTERVAL_SEED", "RENDERERS", "report_csv", "report_json",

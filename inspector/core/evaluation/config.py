@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.params import with_size_overlap
@@ -15,6 +15,7 @@ from inspector.core.documents.document import Document
 from inspector.core.embedding.spec import EmbedderSpec
 from inspector.core.errors import InputError
 from inspector.core.retrieval.kinds import RETRIEVERS, Retriever
+from inspector.core.text.embed_view import VIEWS, EmbedView
 
 if TYPE_CHECKING:
     from inspector.core.retrieval.index import SearchIndex
@@ -30,16 +31,18 @@ if TYPE_CHECKING:
 DEFAULT_RETRIEVER: Retriever = "dense"
 
 
-EMBEDDINGS = ("exact", "pooled")
+#: Which vectors a configuration's index holds: "exact" or "pooled" (`EvalConfig.embedding`).
+Embedding = Literal["exact", "pooled"]
+EMBEDDINGS: tuple[Embedding, ...] = get_args(Embedding)
 
 #: What the model reads of each chunk's span: "raw" (the text as written) or "clean" (link targets,
 #: reference definitions and table padding dropped, a lost table header row repeated:
 #: `inspector.core.chunking.embed_view`). Spans never change, only the embedded text.
-EMBED_VIEWS = ("raw", "clean")
+EMBED_VIEWS: tuple[EmbedView, ...] = VIEWS
 
 #: The embedding view a configuration starts with (benchmarks/embed_view.py; benchmarks/README.md,
 #: "Embedding view").
-DEFAULT_EMBED_VIEW = "raw"
+DEFAULT_EMBED_VIEW: EmbedView = "raw"
 
 
 #: `index_factory(docs, chunks_by_doc, config) -> index` (anything with `search`); the default
@@ -66,7 +69,7 @@ class EvalConfig:
     with_prefix: bool | None = None
     """Embed the heading-path prefix beside each chunk's text; None takes the strategy's default
     (`Strategy.prefix_default`) and is resolved to a bool on construction."""
-    embedding: str = "exact"
+    embedding: Embedding = "exact"
     """"exact": each chunk's text through the model, as a production pipeline does (truncated at
     the model's limit); "pooled": the live preview from piece vectors (`inspector.core.retrieval.pooled`)."""
     describe: bool = False
@@ -77,7 +80,7 @@ class EvalConfig:
     """The embedding model of dense and hybrid retrieval; None: the one the run was given (the
     workbench's, `--embedder`). Set when models are compared on the same chunks (`compare
     --against-embedder`, `sweep --embedders`): chunks never depend on it, only vectors do."""
-    embed_view: str = DEFAULT_EMBED_VIEW
+    embed_view: EmbedView = DEFAULT_EMBED_VIEW
     """What the model (and BM25) reads of each span: "raw" or "clean" (`EMBED_VIEWS`); the
     spans, and so the hit test and the text handed to the LLM, are the same under both."""
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from inspector.core.chunking.registry import get_strategy
-from inspector.core.evaluation.config import EvalConfig, sized_params
+from inspector.core.evaluation.config import Embedding, EvalConfig, sized_params
 from inspector.core.evaluation.findings import Finding
 from inspector.core.evaluation.metrics import (
     Report,
@@ -114,7 +114,7 @@ def rank_key(row: SweepRow) -> tuple:
 
 def grid(strategies: Sequence[str], sizes: Sequence[int | None] = (None,),
          overlaps: Sequence[int | None] = (None,), ks: Sequence[int] = (5,), *,
-         retriever: Retriever = "dense", with_prefix: bool | None = None, embedding: str = "exact",
+         retriever: Retriever = "dense", with_prefix: bool | None = None, embedding: Embedding = "exact",
          describe: bool = False) -> tuple[list[EvalConfig], list[tuple[str, str]]]:
     """The distinct configurations of strategy × size × overlap × k, and the skipped points.
     Sizes and overlaps go to each strategy's "size"/"overlap" roles (`sized_params`); a strategy

@@ -25,8 +25,16 @@ from __future__ import annotations
 import bisect
 import re
 from functools import lru_cache
+from typing import Literal, TypeGuard, get_args
 
-VIEWS = ("raw", "clean")
+#: The views by name, for the seams that take one.
+EmbedView = Literal["raw", "clean"]
+VIEWS: tuple[EmbedView, ...] = get_args(EmbedView)
+
+
+def is_embed_view(name: object) -> TypeGuard[EmbedView]:
+    """`name` is one of `VIEWS` (a name read from settings, a menu or a command line)."""
+    return name in VIEWS
 
 #: Meta keys a chunk carries when its embedded text is a view of its span (`with_view`).
 VIEW_KEY = "embed_view"

@@ -28,7 +28,7 @@ from typing import Any
 
 from inspector.core.chunking.params import Strategy
 from inspector.core.documents.document import Document
-from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.config import EmbedView, EvalConfig
 from inspector.core.retrieval.kinds import Retriever
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.viewmodel.scale import SliderScale
@@ -88,7 +88,7 @@ class TracePlan:
 
 def plan_trace(strategy: Strategy, params: Mapping[str, Any], scale: SliderScale, *, k: int,
                retriever: Retriever, with_prefix: bool, radius: int = RADIUS,
-               embed_view: str = "raw") -> TracePlan | None:
+               embed_view: EmbedView = "raw") -> TracePlan | None:
     """The plan for the size slider of `strategy` at `params` (None when the strategy has no size
     parameter, `params` are invalid, or its configurations cannot be scored)."""
     p = strategy.param_for_role("size")

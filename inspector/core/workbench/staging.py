@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
-from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.config import EmbedView, EvalConfig
 from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.report import INTERVAL_SEED
@@ -130,7 +130,7 @@ class RetrievalResult:
 
 
 def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: Retriever, with_prefix: bool,
-               mode: str, embed_view: str = "raw") -> EvalConfig | None:
+               mode: Mode, embed_view: EmbedView = "raw") -> EvalConfig | None:
     """The EvalConfig a stage stands for (None for strategies EvalConfig cannot validate)."""
     try:
         return EvalConfig(strategy, dict(params), k, retriever, with_prefix,
@@ -139,7 +139,7 @@ def config_for(strategy: str, params: Mapping[str, Any], k: int, retriever: Retr
         return None
 
 
-def view_of(chunks: Sequence[Chunk]) -> str:
+def view_of(chunks: Sequence[Chunk]) -> EmbedView:
     """The embedding view `chunks` are marked with (`with_view`; "raw" when none)."""
     return next((c.meta.get("embed_view", "raw") for c in chunks if c.meta), "raw")
 

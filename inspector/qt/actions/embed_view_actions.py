@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.core.api import EMBED_VIEWS
+from inspector.core.api import EMBED_VIEWS, is_embed_view
 from inspector.core.viewmodel.settings_schema import EMBED_VIEW
 from inspector.qt.actions.make_action import choice_menu, settings_menu
 
@@ -35,14 +35,14 @@ class EmbedViewActions:
                                                           self.set_view, tips=TIPS)
         settings_menu(window).addMenu(self.menu)
         saved = str(self.settings.get(EMBED_VIEW) or "raw")
-        if saved not in EMBED_VIEWS:
+        if not is_embed_view(saved):
             saved = "raw"
         self.actions[saved].setChecked(True)
         window.state.set_embed_view(saved)
 
     def set_view(self, name: str) -> None:
         """Store the choice and re-chunk with it (every figure follows the new chunks)."""
-        if name not in EMBED_VIEWS:
+        if not is_embed_view(name):
             return
         self.settings.set(EMBED_VIEW, name)
         self.actions[name].setChecked(True)

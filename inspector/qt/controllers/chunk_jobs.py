@@ -25,6 +25,7 @@ from inspector.core.api import (
     ChunkStats,
     ChunkStore,
     Document,
+    EmbedView,
     SizedLRU,
     annotate,
     chunk_stats,
@@ -54,7 +55,7 @@ class ChunkRequest:
     """Parameters as the user set them (validated by the strategy in the worker)."""
     with_prefix: bool = True
     """Measure word pieces of prefix + span (True) or of the span alone."""
-    embed_view: str = "raw"
+    embed_view: EmbedView = "raw"
     """The embedding view the chunks are marked with (`with_view`): their `embedded_text`, word
     pieces and truncation are those of what the model is sent."""
 

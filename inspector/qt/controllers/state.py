@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.api import Document
+from inspector.core.api import Document, EmbedView
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 
 
@@ -53,7 +53,7 @@ class InspectorState(QObject):
         self.strategy: str = "markdown"
         self._params: dict[str, dict[str, Any]] = {}
         self._prefix: dict[str, bool] = {}
-        self.embed_view: str = "raw"
+        self.embed_view: EmbedView = "raw"
         """What is embedded of each chunk's span: "raw" or "clean" (`with_view`; Settings ▸ Embedding View)."""
         self.result: ChunkResult | None = None
         self.selection: int = -1
@@ -177,7 +177,7 @@ class InspectorState(QObject):
             self._prefix[self.strategy] = bool(on)
             self.withPrefixChanged.emit(bool(on))
 
-    def set_embed_view(self, view: str) -> None:
+    def set_embed_view(self, view: EmbedView) -> None:
         if view != self.embed_view:
             self.embed_view = view
             self.embedViewChanged.emit(view)

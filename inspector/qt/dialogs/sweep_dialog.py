@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import Retriever, change_interval, num, pct, pts, settle_text
+from inspector.core.api import Embedding, EmbedView, Retriever, change_interval, num, pct, pts, settle_text
 from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
 from inspector.qt.controllers.retrieval_jobs import sweep_job
 from inspector.qt.controllers.state import InspectorState
@@ -73,7 +73,8 @@ def suggest_grid(strategy: str, params: dict) -> tuple[list[int], list[int]]:
 
 
 def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps: Sequence[int | None], *, k: int,
-                retriever: Retriever, embedding: str, embed_view: str = "raw") -> tuple[dict, list, list]:
+                retriever: Retriever, embedding: Embedding, embed_view: EmbedView = "raw"
+                ) -> tuple[dict, list, list]:
     """(cells by (strategy, size, overlap), distinct configs to run, skipped points)."""
     from inspector.core.api import EvalConfig, get_strategy, sized_params
 
@@ -315,7 +316,7 @@ class SweepDialog(QDialog):
         except ValueError:
             return None
 
-    def _against(self, retriever: Retriever, embedding: str) -> Any:
+    def _against(self, retriever: Retriever, embedding: Embedding) -> Any:
         """The window's current settings with the grid's k, retriever and vectors: what the
         recommendation is measured against (scored too when the grid lacks it)."""
         from inspector.core.api import EvalConfig
