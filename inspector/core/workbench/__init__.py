@@ -29,6 +29,7 @@ from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, P
 from inspector.core.evaluation.gold import GoldQuestion, GoldSet
 from inspector.core.evaluation.metrics import Report
 from inspector.core.evaluation.sweep import SweepResult
+from inspector.core.retrieval.kinds import Retriever
 from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore
 from inspector.core.workbench.corpus import Corpus, Gold
 from inspector.core.workbench.evaluator import Evaluator
@@ -38,6 +39,11 @@ from inspector.core.workbench.staging import RetrievalRequest, RetrievalResult, 
 if TYPE_CHECKING:  # the model's modules load when first used
     from inspector.core.embedding.cache import VectorCache
     from inspector.core.embedding.embedder import Embedder
+    from inspector.core.evaluation.reranked import RerankFigures
+    from inspector.core.retrieval.index import Hit, Index
+    from inspector.core.retrieval.pooled import PooledVectors
+    from inspector.core.retrieval.rerank import Reranker
+    from inspector.core.stores.source import StoreSource
 
 
 class Workbench:
@@ -138,14 +144,14 @@ class Workbench:
         return self.chunk_store.chunks_for(config, docs, lenient=lenient)
 
     # -- embedder and indexes (`IndexStore`) ----------------------------------------------------------
-    def embedder_for(self, retriever: str) -> Any:
+    def embedder_for(self, retriever: Retriever) -> Embedder | None:
         return self.index_store.embedder_for(retriever)
 
-    def pooled_vectors(self, doc: Document) -> Any:
+    def pooled_vectors(self, doc: Document) -> PooledVectors | None:
         return self.index_store.pooled_vectors(doc)
 
     def build_pooled(self, doc: Document, *, progress: Callable[[int, int], None] | None = None,
-                     cancel: Cancel | None = None) -> Any:
+                     cancel: Cancel | None = None) -> PooledVectors:
         return self.index_store.build_pooled(doc, progress=progress, cancel=cancel)
 
     def exact_cached(self, docs: Sequence[Document], chunks_by_doc: ChunksByDoc, with_prefix: bool) -> bool:
@@ -170,8 +176,8 @@ class Workbench:
 
     # -- ask ----------------------------------------------------------------------------------------
     def ask(self, question: str, config: EvalConfig, *, docs: Sequence[str] | None = None,
-            heading_prefix: Sequence[str] | None = None, reranker: Any = None,
-            rerank_depth: int = 50) -> list[Any]:
+            heading_prefix: Sequence[str] | None = None, reranker: Reranker | None = None,
+            rerank_depth: int = 50) -> list[Hit]:
         """The top-k hits for one question over the corpus, with optional metadata filters. With a
         `reranker`, the retriever's top `rerank_depth` reordered by it and cut to k (each hit's
         `rank_before` the retriever's rank)."""
@@ -187,11 +193,11 @@ class Workbench:
         return list(rerank_hits(pool, question, reranker, config.k, rerank_depth, docs=index.docs,
                                 with_prefix=bool(config.with_prefix)).hits)
 
-    def rerank(self, config: EvalConfig, reranker: Any, depth: int = 50, *,
-               progress: Callable[[int, int], None] | None = None) -> Any:
+    def rerank(self, config: EvalConfig, reranker: Reranker, depth: int = 50, *,
+               progress: Callable[[int, int], None] | None = None) -> RerankFigures:
         return self.evaluator.rerank(config, reranker, depth, progress=progress)
 
-    def open_store(self, spec: str, *, source_key: str | None = None, limit: int | None = None) -> Any:
+    def open_store(self, spec: str, *, source_key: str | None = None, limit: int | None = None) -> StoreSource:
         """Read the user's vector store, place its records on the corpus and register them as the
         strategy `source.strategy` (`stores.source.StoreSource`): evaluate, compare and sweep then
         score its chunks on its own vectors."""
@@ -239,7 +245,7 @@ class Workbench:
         return self.staging.stages(req, cancelled, progress)
 
     def exact_index(self, req: RetrievalRequest, *, progress: Callable[[int, int], None] | None = None,
-                    cancel: Cancel | None = None) -> Any:
+                    cancel: Cancel | None = None) -> Index:
         return self.staging.exact_index(req, progress=progress, cancel=cancel)
 
 

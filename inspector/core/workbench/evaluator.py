@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.compare import Comparison, compare_reports
@@ -22,7 +22,9 @@ from inspector.core.workbench.corpus import Corpus
 from inspector.core.workbench.index_store import IndexStore
 
 if TYPE_CHECKING:
+    from inspector.core.evaluation.reranked import RerankFigures
     from inspector.core.retrieval.index import Index, SearchIndex
+    from inspector.core.retrieval.rerank import Reranker
 
 
 def score_group(members: Sequence[EvalConfig], index: SearchIndex, chunks: ChunksByDoc, docs: Sequence[Document],
@@ -151,9 +153,9 @@ class Evaluator:
         qs = self.corpus.questions(docs) if questions is None else tuple(questions)
         return evaluate(qs, docs, chunks, search, config.k, budget=budget)
 
-    def rerank(self, config: EvalConfig, reranker: Any, depth: int = 50, *,
+    def rerank(self, config: EvalConfig, reranker: Reranker, depth: int = 50, *,
                progress: Callable[[int, int], None] | None = None,
-               docs: Sequence[Document] | None = None) -> Any:
+               docs: Sequence[Document] | None = None) -> RerankFigures:
         """The gold set scored with `config`'s retriever top k, and with its top `depth` reranked
         to k by `reranker`: `evaluation.reranked.RerankFigures` (both reports, the ceiling at
         `depth`, the paired comparison)."""

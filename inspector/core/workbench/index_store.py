@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, Progress
+from inspector.core.retrieval.kinds import Retriever
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.workbench.chunk_store import ChunksByDoc
 
@@ -58,7 +59,7 @@ class IndexStore:
         """Embedders configurations name beside the store's own (`model_for`)."""
 
     # -- the embedder and pooled vectors ----------------------------------------------------------
-    def embedder_for(self, retriever: str) -> Embedder | None:
+    def embedder_for(self, retriever: Retriever) -> Embedder | None:
         """The embedder a retriever needs: none for BM25; the bundled model when none was given
         and the store may load it."""
         if retriever == "bm25":

@@ -327,7 +327,7 @@ class Staging:
         return [doc, *others], chunks_by_doc
 
     def exact_index(self, req: RetrievalRequest, *, progress: Callable[[int, int], None] | None = None,
-                    cancel: Callable[[], bool] | None = None) -> Any:
+                    cancel: Callable[[], bool] | None = None) -> Index:
         """The exact dense index of a request's chunks (every document it searches), whatever its
         retriever: each chunk embedded by the index store's embedder (the cache first). Kept under
         the key a dense request looks for, so choosing dense afterwards finds it built. The
