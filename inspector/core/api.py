@@ -60,6 +60,7 @@ _WHERE: dict[str, str] = {
     # chunking
     "Chunk": "inspector.core.chunking.chunk",
     "set_semantic_embedder": "inspector.core.chunking.semantic",
+    "chosen_semantic_embedder": "inspector.core.chunking.semantic",
     "FLAGS": "inspector.core.chunking.chunk",
     "ChunkStats": "inspector.core.chunking.stats",
     "Param": "inspector.core.chunking.params",
@@ -248,7 +249,7 @@ if TYPE_CHECKING:
     from inspector.core.chunking.params import Param, Strategy, with_size_overlap
     from inspector.core.chunking.records import chunk_record, chunks_jsonl, chunks_jsonl_lines
     from inspector.core.chunking.registry import chunk_document, get_strategy, strategies
-    from inspector.core.chunking.semantic import set_semantic_embedder
+    from inspector.core.chunking.semantic import chosen_semantic_embedder, set_semantic_embedder
     from inspector.core.chunking.snippets import TARGETS, NoEquivalent, settings_code
     from inspector.core.chunking.stats import ChunkStats, chunk_stats
     from inspector.core.distributed import EngineError, RayEngine
@@ -384,7 +385,7 @@ __all__ = [
     "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",
     # chunking
     "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
-    "set_semantic_embedder",
+    "set_semantic_embedder", "chosen_semantic_embedder",
     "strategies", "annotate", "with_view", "view_text", "chunk_stats",
     "external", "is_external", "last_alignment_report", "load_strategy_file",
     "imported_strategy", "chunk_record", "chunks_jsonl", "chunks_jsonl_lines", "NoEquivalent", "TARGETS",
