@@ -182,6 +182,7 @@ _WHERE: dict[str, str] = {
     "EmbedderSpec": "inspector.core.embedding.spec",
     "EMBEDDER_KINDS": "inspector.core.embedding.spec:KINDS",
     "parse_embedder_spec": "inspector.core.embedding.spec",
+    "options_read_by": "inspector.core.embedding.spec",
     "make_embedder": "inspector.core.embedding.spec",
     "embedder_info": "inspector.core.embedding.spec",
     "HttpStatusError": "inspector.core.embedding.endpoint",
@@ -279,7 +280,13 @@ if TYPE_CHECKING:
     from inspector.core.embedding.endpoint import HttpStatusError
     from inspector.core.embedding.rate import last as measured_rate
     from inspector.core.embedding.spec import KINDS as EMBEDDER_KINDS
-    from inspector.core.embedding.spec import EmbedderSpec, embedder_info, make_embedder, parse_embedder_spec
+    from inspector.core.embedding.spec import (
+        EmbedderSpec,
+        embedder_info,
+        make_embedder,
+        options_read_by,
+        parse_embedder_spec,
+    )
     from inspector.core.errors import InputError, write_failure
     from inspector.core.evaluation.audit import (
         NOT,
@@ -410,7 +417,8 @@ __all__ = [
     "Workbench", "ChunkStage", "ChunkStore", "Staging", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED",
     "FALLBACK", "EngineError", "RayEngine", "STAGE_UNITS", "view_html",
     # the user's pipeline (issue 28)
-    "EmbedderSpec", "EMBEDDER_KINDS", "parse_embedder_spec", "make_embedder", "embedder_info", "HttpStatusError",
+    "EmbedderSpec", "EMBEDDER_KINDS", "parse_embedder_spec", "options_read_by", "make_embedder", "embedder_info",
+    "HttpStatusError",
     "RERANK_DEPTH", "Reranker", "RerankResult", "parse_reranker_spec", "rerank_hits", "RerankFigures",
     "rerank_figures", "STORE_KINDS", "StoreSpec", "parse_store_spec", "read_store", "StoreSource", "store_source",
     "store_strategy_name",
