@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.core.chunking.embed_view import clean_text, view_text, with_view
+from inspector.core.chunking.embed_view import clean_span, clean_text, view_spans, view_text, with_view
 from inspector.core.documents.document import from_text
 from inspector.core.errors import InputError
 from inspector.core.evaluation.config import EvalConfig
@@ -219,3 +219,33 @@ def test_findings_judge_truncation_on_the_text_the_view_sends():
     assert "truncated_by_embedder" not in kinds
     kinds_raw = {f.kind for f in findings([doc], {doc.doc_id: measured}, EvalConfig())}
     assert "truncated_by_embedder" in kinds_raw
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(markdown_with_links(), st.data())
+def test_reference_spans_land_on_the_same_text_in_the_view(case, data):
+    """A reference span laid onto the clean body covers exactly the clean view of the span's part
+    inside the chunk, so the Reader can mark it (issue 29)."""
+    text, _links = case
+    n = len(text)
+    start = data.draw(st.integers(0, n - 1))
+    end = data.draw(st.integers(start + 1, n))
+    a = data.draw(st.integers(0, n - 1))
+    b = data.draw(st.integers(a + 1, n))
+    body = view_text(text, start, end, "", "clean")[1]
+    got = view_spans(text, start, end, [(a, b)], "", "clean")
+    inside = clean_span(text, max(a, start), min(b, end)) if a < end and b > start else ""
+    assert [body[s:e] for s, e in got] == ([inside] if inside else [])
+    raw = view_spans(text, start, end, [(a, b)], "", "raw")
+    assert [text[start + s:start + e] for s, e in raw] == ([text[max(a, start):min(b, end)]]
+                                                          if a < end and b > start else [])
+
+
+def test_reference_spans_move_past_the_header_row_put_in_front():
+    table = "| Day   | Hours |\n|---|---|\n| Mon   | 8     |\n| Tue   | 6     |\n"
+    start = table.index("| Tue")
+    prefix, body = view_text(table, start, len(table), "", "clean", "| Day   | Hours |")
+    assert body.startswith("| Day | Hours |\n")
+    ref = (table.index("6"), table.index("6") + 1)
+    (s, e), = view_spans(table, start, len(table), [ref], "", "clean", "| Day   | Hours |")
+    assert body[s:e] == "6"
