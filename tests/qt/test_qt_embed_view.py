@@ -43,8 +43,11 @@ def test_switching_the_view_changes_the_text_sent_and_recomputes_the_gold_figure
     result = wait_complete(w)
     clean = wait_result(w, gold=True)
     assert clean is not raw and clean.config.embed_view == "clean"
-    chunk = result.chunk(linked.id)
-    assert (chunk.start, chunk.end) == (linked.start, linked.end)  # spans never change
+    # Chunk ids may move: markdown's fit_embedder budget counts the view's text, so elsewhere a
+    # chunk whose link targets pushed it over the limit is no longer split. The links' own
+    # section fits either way: the same span.
+    chunk = next(c for c in result.chunks if c.start <= doc.text.index(URL) < c.end)
+    assert (chunk.start, chunk.end) == (linked.start, linked.end)
     w.state.select(chunk.id)
     shown = w.detail.shown_text()
     assert URL not in shown and "relocation allowance policy" in shown

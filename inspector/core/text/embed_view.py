@@ -161,3 +161,33 @@ def view_spans(doc_text: str, start: int, end: int, spans: Iterable[tuple[int, i
         if s < e and a < end and b > start:
             out.append((s, e))
     return tuple(out)
+
+
+class CleanMap:
+    """The clean view of a whole text and where each of its offsets lands there: the clean view of
+    text[start:end] is `clean[at(start):at(end)]` (the view only drops characters, judged on the
+    whole text), so one word-piece index of `clean` counts the view of every span (the chunkers'
+    `fit_embedder` budget under the clean view)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts, self.ends = _dropped(text)
+        before = [0]
+        for a, b in zip(self.starts, self.ends, strict=True):
+            before.append(before[-1] + b - a)
+        self._before = before
+        """_before[i]: characters dropped in the first i ranges."""
+        self.clean = clean_span(text, 0, len(text))
+
+    def at(self, x: int) -> int:
+        """Where offset x of the text lands in `clean` (a dropped character: where its range went)."""
+        i = bisect.bisect_right(self.starts, x) - 1
+        if i >= 0 and x < self.ends[i]:
+            return self.starts[i] - self._before[i]
+        return x - self._before[i + 1]
+
+
+@lru_cache(maxsize=8)
+def clean_map(text: str) -> CleanMap:
+    """`CleanMap` of `text`, made once per text (a document's)."""
+    return CleanMap(text)
