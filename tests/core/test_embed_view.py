@@ -311,3 +311,22 @@ def test_the_windows_stages_count_the_view_as_the_store_does():
     spans = [(c.start, c.end) for c in stages[0].chunks]
     assert spans == [(c.start, c.end) for c in store.chunk(doc, "markdown", params, view="clean")]
     assert spans != [(c.start, c.end) for c in store.chunk(doc, "markdown", params)]
+
+
+def test_a_table_piece_the_view_gives_its_header_back_is_no_split_table_finding():
+    """Under the clean view a table piece that lost its header row gets it back in front of its
+    rows (`with_view`), so the findings no longer count it as values without column names."""
+    from pathlib import Path
+
+    from inspector.core.documents.document import load_document
+    from inspector.core.evaluation.findings import findings
+
+    doc = load_document(Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md")
+    wb = Workbench(embedder=None, lazy_model=False)
+    wb.set_documents([doc])
+    found = {}
+    for view in ("raw", "clean"):
+        cfg = EvalConfig("fixed_tokens", {"size": 512, "overlap": 0}, 5, "bm25", embed_view=view)
+        found[view] = {f.kind: f for f in findings([doc], wb.chunks_for(cfg), cfg)}
+    assert "split_table_without_header" in found["raw"]
+    assert "split_table_without_header" not in found["clean"]

@@ -25,6 +25,7 @@ from inspector.core.chunking.annotate import annotate
 from inspector.core.chunking.chunk import STUB_TOKENS, Chunk
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import Document
+from inspector.core.text.embed_view import HEADER_KEY, VIEW_KEY
 from inspector.core.text.structure import structure_of
 
 if TYPE_CHECKING:
@@ -181,6 +182,9 @@ def _headerless(doc: Document, chunks: Sequence[Chunk], with_prefix: bool) -> in
     for c in chunks:
         if c.role == "parent" or "split_table" not in c.flags:
             continue
+        if c.meta and c.meta.get(HEADER_KEY) and c.meta.get(VIEW_KEY, "raw") != "raw":
+            continue  # the embedding view puts the lost header row back in front of the rows
+
         for start, end, header in tables:
             if start < c.end and end > c.start and start < c.start:
                 # The table starts before the chunk: its header row is not in the span.
