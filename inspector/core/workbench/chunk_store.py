@@ -276,7 +276,7 @@ class ChunkStore:
         from inspector.core.chunking.helper_jobs import can_run
         from inspector.core.runtime import offload
 
-        counted = _counted(get_strategy(strategy).validate(params), view)
+        counted = "raw" if view == "raw" else _counted(get_strategy(strategy).validate(params), view)
         if offload.default().wanted(len(doc.text), HELPER_FROM_CHARS) and can_run(strategy) and counted == "raw":
             yield from self._stages_in_helper(doc, strategy, params, with_prefix, cancelled, shape)
             return
