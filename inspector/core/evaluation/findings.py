@@ -10,8 +10,9 @@ row has no column names, a chunk without its heading path loses the topic, overl
 the same text, duplicated chunks crowd out others in the top k. Each is measured on the chunks
 themselves and reported with the setting that removes it.
 
-`findings(docs, chunks_by_doc, config)` -> tuple of `Finding`, the most harmful first;
-`fixed_by(current, candidate)` names the faults a candidate configuration removes.
+`findings(docs, chunks_by_doc, config)` -> tuple of `Finding`, the most harmful first, each saying
+how much it affects `config.retriever` (`affects`: the embedder's cut touches dense fully, hybrid
+partly, BM25 not at all); `fixed_by(current, candidate)` names the faults a candidate removes.
 """
 
 from __future__ import annotations
