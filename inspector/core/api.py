@@ -72,6 +72,7 @@ _WHERE: dict[str, str] = {
     "annotate": "inspector.core.chunking.annotate",
     "with_view": "inspector.core.chunking.embed_view",
     "view_text": "inspector.core.chunking.embed_view",
+    "view_spans": "inspector.core.chunking.embed_view",
     "chunk_stats": "inspector.core.chunking.stats",
     "is_external": "inspector.core.chunking.external",
     "last_alignment_report": "inspector.core.chunking.external",
@@ -243,7 +244,7 @@ if TYPE_CHECKING:
     from inspector.core.chunking import external
     from inspector.core.chunking.annotate import annotate
     from inspector.core.chunking.chunk import FLAGS, Chunk
-    from inspector.core.chunking.embed_view import view_text, with_view
+    from inspector.core.chunking.embed_view import view_spans, view_text, with_view
     from inspector.core.chunking.external import is_external, last_alignment_report, load_strategy_file
     from inspector.core.chunking.helper_jobs import warm_up as helper_warm_up
     from inspector.core.chunking.imported import imported_strategy
@@ -393,7 +394,7 @@ __all__ = [
     # chunking
     "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
     "set_semantic_embedder", "chosen_semantic_embedder",
-    "strategies", "annotate", "with_view", "view_text", "chunk_stats",
+    "strategies", "annotate", "with_view", "view_text", "view_spans", "chunk_stats",
     "external", "is_external", "last_alignment_report", "load_strategy_file",
     "imported_strategy", "chunk_record", "chunks_jsonl", "chunks_jsonl_lines", "NoEquivalent", "TARGETS",
     "settings_code", "helper_warm_up",

@@ -309,8 +309,8 @@ class Staging:
         others: list[Document] = []
         if len(req.documents) > 1:  # a corpus: the others chunked the same way, in the same index
             others = [d for d in req.documents if d.doc_id != doc.doc_id]
-            more = self.chunk_store.chunk_corpus(req.strategy, req.params, others, lenient=True)
             view = view_of(req.chunks)
+            more = self.chunk_store.chunk_corpus(req.strategy, req.params, others, lenient=True, view=view)
             if view != "raw":  # the shown chunks' embedding view (the window's choice), on every document
                 from inspector.core.chunking.embed_view import with_view
 

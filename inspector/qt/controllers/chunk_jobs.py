@@ -120,7 +120,8 @@ def compute_chunks(request_id: int, request: ChunkRequest,
         return _replace_complete(first, stage.chunks, stage.stats, time.perf_counter() - t0)
 
     yield from _CHUNK_STORE.stages(request.document, request.strategy, request.params,
-                                   with_prefix=request.with_prefix, cancelled=cancelled, shape=shape)
+                                   with_prefix=request.with_prefix, cancelled=cancelled, shape=shape,
+                                   view=request.embed_view)
 
 
 def _viewed(request: ChunkRequest, stage: ChunkStage) -> ChunkStage:
