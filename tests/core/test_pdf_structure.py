@@ -210,6 +210,19 @@ def test_the_fast_page_objects_are_pdfplumbers_own():
         assert fast[kind] == slow[kind], kind
 
 
+def test_table_cells_read_from_the_tables_own_characters_are_pdfplumbers():
+    # _extract_table hands pdfplumber only the characters inside the table (the speed-up): the
+    # cells equal pdfplumber's own extract over the whole page, text above and below included,
+    # with a character on the table's right and bottom edges and one just outside its left edge.
+    page = (_handbook_page() + text_lines(72, 330, BODY)
+            + [("text", 70, 260, 9, "R", "x"), ("text", 391, 250, 9, "R", "edge")])
+    with pdf_structure.open_plumber(make_layout_pdf([page])) as pdf:
+        found = pdf.pages[0].find_tables()
+        assert found
+        for t in found:
+            assert pdf_structure._extract_table(t) == t.extract(char_dir_rotated="btt")
+
+
 def test_a_header_turned_upright_in_a_table_reads_forwards():
     xs, tops = [72, 250, 300, 350, 400], [100, 160, 178, 196]
     items = [("text", 72, 60, 10, "R", "Who may run which command:")]

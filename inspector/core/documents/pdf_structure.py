@@ -103,7 +103,7 @@ def page_blocks(page) -> PageResult:
     for t in page.find_tables():
         # Rotated cell text (a narrow column's header set upright along the rule) reads bottom
         # to top, as Word and Excel set it; pdfplumber's default would spell it backwards.
-        rows = _table_rows(t.extract(char_dir_rotated="btt"))
+        rows = _table_rows(_extract_table(t))
         if rows:
             tables.append((t.bbox, rows))
         else:
@@ -133,6 +133,29 @@ def page_blocks(page) -> PageResult:
                 b.in_drawing = True
     res.blocks = reading_order(blocks)
     return res
+
+
+class _CharsOnly:
+    """The one thing pdfplumber's `Table.extract` reads from its page: the characters."""
+
+    __slots__ = ("chars",)
+
+    def __init__(self, chars: list[dict]) -> None:
+        self.chars = chars
+
+
+def _extract_table(table) -> list[list[str | None]]:
+    """pdfplumber's own cell texts of a found table, computed over the characters inside the
+    table only: `Table.extract` scans every character of the page once per row (a fifth of
+    the table time on a page of text with a small table). A character belongs to a row when its
+    midpoint lies in the row's box, and every row's box lies in the table's, so the result is
+    the same."""
+    from pdfplumber.table import Table
+
+    x0, top, x1, bottom = table.bbox
+    inside = [c for c in table.page.chars
+              if x0 <= (c["x0"] + c["x1"]) / 2 < x1 and top <= (c["top"] + c["bottom"]) / 2 < bottom]
+    return Table(_CharsOnly(inside), table.cells).extract(char_dir_rotated="btt")  # type: ignore[arg-type]
 
 
 def is_white(color) -> bool:
@@ -190,43 +213,61 @@ def chars_to_words(chars: list[dict], res: PageResult) -> list[Word]:
         upright.append(ch)
     words: list[Word] = []
     cur: list[dict] = []
+    white: dict = {}  # colour -> is_white, a page has few colours and many characters
+
+    def whiteness(color) -> bool:
+        try:
+            return white[color]
+        except KeyError:
+            found = white[color] = is_white(color)
+            return found
+        except TypeError:  # pragma: no cover - an unhashable colour (a list)
+            return is_white(color)
 
     def flush() -> None:
         if not cur:
             return
-        text, n = _clean("".join(c["text"] for c in cur))
+        text, n = _clean("".join([c["text"] for c in cur]))
         if is_rtl(text):
             # A right-to-left word's glyphs come from the left, as drawn: read them from the
             # right, each glyph's text kept whole (a lam-alef ligature is two letters in order).
-            text, n = _clean("".join(c["text"] for c in reversed(cur)))
+            text, n = _clean("".join([c["text"] for c in reversed(cur)]))
         res.unmapped += n
         if text.strip():
             first = cur[0]
-            words.append(Word(text.strip(), min(c["x0"] for c in cur), max(c["x1"] for c in cur),
-                              min(c["top"] for c in cur), max(c["bottom"] for c in cur), float(first["size"]),
+            if len(cur) == 1:
+                x0, x1, top, bottom = first["x0"], first["x1"], first["top"], first["bottom"]
+            else:
+                x0, x1 = min([c["x0"] for c in cur]), max([c["x1"] for c in cur])
+                top, bottom = min([c["top"] for c in cur]), max([c["bottom"] for c in cur])
+            words.append(Word(text.strip(), x0, x1, top, bottom, float(first["size"]),
                               str(first.get("fontname", "")).split("+")[-1],
-                              all(is_white(c.get("non_stroking_color")) for c in cur)))
+                              all(whiteness(c.get("non_stroking_color")) for c in cur)))
         cur.clear()
 
     # Content-stream order is reading order within a line for nearly every PDF; a jump back or
     # down ends the word, as does a space, a gap, or a change of font.
+    last: dict | None = None  # cur[-1] while cur is not empty
     for ch in upright:
-        if cur:
-            last = cur[-1]
-            if (ch["text"] == last["text"] and not ch["text"].isspace()
-                    and abs(ch["x0"] - last["x0"]) < 0.5 * max(last["x1"] - last["x0"], 0.5)
-                    and abs(ch["top"] - last["top"]) < 0.5 * max(float(last["size"]), 1.0)):
-                continue  # the same glyph drawn again a hair to the side: fake bold or a shadow
+        text = ch["text"]
+        if last is not None:
             size = max(float(last["size"]), 1.0)
-            same_line = abs((ch["top"] + ch["bottom"]) - (last["top"] + last["bottom"])) / 2 <= 0.3 * size
+            if (text == last["text"] and not text.isspace()
+                    and abs(ch["x0"] - last["x0"]) < 0.5 * max(last["x1"] - last["x0"], 0.5)
+                    and abs(ch["top"] - last["top"]) < 0.5 * size):
+                continue  # the same glyph drawn again a hair to the side: fake bold or a shadow
             gap = ch["x0"] - last["x1"]
-            if (not same_line or gap > 0.15 * size or gap < -0.5 * size
+            if (abs((ch["top"] + ch["bottom"]) - (last["top"] + last["bottom"])) / 2 > 0.3 * size
+                    or gap > 0.15 * size or gap < -0.5 * size
                     or ch.get("fontname") != last.get("fontname") or abs(ch["size"] - last["size"]) > 0.5):
                 flush()
-        if ch["text"].isspace():
+                last = None
+        if text.isspace():
             flush()
+            last = None
             continue
         cur.append(ch)
+        last = ch
     flush()
     return words
 
@@ -509,7 +550,7 @@ def note(rec: Recovered, pages: int) -> str:
     return "Built-in PDF structure: " + ", ".join(parts) + "."
 
 
-_PLAIN = (int, float, str, bool, type(None))
+_PLAIN_TYPES = frozenset((int, float, str, bool, type(None)))
 
 
 def parse_objects_fast(page) -> dict[str, list[dict]]:
@@ -530,9 +571,22 @@ def parse_objects_fast(page) -> dict[str, list[dict]]:
     mb_x0, mb_top = page.mediabox[:2]
     norm = page.pdf.unicode_norm
 
+    kept: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names -> those pdfplumber keeps
+
     def char(obj) -> dict:
-        attr = {k: v if isinstance(v, _PLAIN) or type(v) is tuple and all(isinstance(x, _PLAIN) for x in v)
-                else resolve_all(v) for k, v in obj.__dict__.items() if k in ALL_ATTRS}
+        d = obj.__dict__
+        names_in = tuple(d)
+        keys = kept.get(names_in)
+        if keys is None:
+            keys = kept[names_in] = [k for k in names_in if k in ALL_ATTRS]
+        attr = {}
+        for k in keys:
+            v = d[k]
+            # Exact types only on the fast path: anything else (a subclass, a reference) goes
+            # through pdfplumber's resolver, which gives a plain value back as it is.
+            t = type(v)
+            attr[k] = v if t in _PLAIN_TYPES or t is tuple and _PLAIN_TYPES.issuperset(map(type, v)) \
+                else resolve_all(v)
         attr["object_type"] = "char"
         attr["page_number"] = number
         for cs in ("ncs", "scs"):
