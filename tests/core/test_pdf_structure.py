@@ -410,3 +410,66 @@ def test_a_right_to_left_line_reads_from_the_right():
     assert make_lines(pdf_structure.chars_to_words(glyphs, res))[0].text == "سلام"
     # A left-to-right line is untouched.
     assert make_lines(pdf_structure.chars_to_words(_glyphs("Leave policy"), res))[0].text == "Leave policy"
+
+
+def _form_grid(top: float, rows: list[list[str]]) -> list[tuple]:
+    """A form's ruled table: labels in bold on the left, values in regular type, 12 pt."""
+    items = grid(72, top, [200, 250], rows, height=22, size=12)
+    return [("text", *it[1:4], "B", it[5]) if it[0] == "text" and it[1] < 272 else it for it in items]
+
+
+def test_a_forms_section_lines_between_its_tables_are_headings():
+    # A form (the Persian prospectus in benchmarks/data/pdf has this shape): nearly all its text
+    # in ruled tables whose labels are bold, and a few bold lines outside them that head the
+    # sections. Those lines were the only paragraphs, so they were their own yardstick and none
+    # stood out. A lead-in with a colon and a regular line at the cells' size stay text.
+    page = ([("text", 72, 40, 14, "B", "Admission prospectus for domestic goods"),
+             ("text", 300, 70, 11, "B", "Iran Mercantile Exchange"),
+             ("text", 72, 100, 15, "B", "2-5 Product standard")]
+            + _form_grid(125, [["Name of the standard", "Billets cast continuously"],
+                               ["National standard number", "20300"],
+                               ["Is the standard mandatory?", "No"],
+                               ["Issuing body", "National Standards Organization"]])
+            + [("text", 72, 240, 14, "B", "3 Admission to the exchange")]
+            + _form_grid(265, [["Date the papers were filed", "1403/09/19"], ["Date of admission", "1403/10/04"],
+                               ["Committee session number", "436"], ["Admission adviser", "Armoon brokerage"],
+                               ["Basis of the base price", "World prices"]])
+            + [("text", 72, 400, 12, "B", "Signature of the adviser:"),
+               ("text", 72, 420, 12, "R", "Filled in by the exchange"), ("text", 300, 780, 9, "R", "7")])
+    text, _kind, meta = builtin_pdf(make_layout_pdf([page]), "form.pdf")
+    assert _heads(text) == ["Admission prospectus for domestic goods", "Iran Mercantile Exchange",
+                            "2-5 Product standard", "3 Admission to the exchange"], text
+    assert "Signature of the adviser:" in text and "Filled in by the exchange" in text
+    assert meta["structure"]["tables"] == 2 and "between a form's tables" in meta["structure_note"]
+
+
+def test_a_bold_documents_short_bold_line_is_not_a_heading_beside_a_small_table():
+    # The form rule needs the tables to hold most of the page's text: in a document set in bold
+    # throughout, a short bold line near a small table is text, as it was.
+    page = (text_lines(72, 60, BODY, font="B") + [("text", 72, 110, 10, "B", "Hotel costs")]
+            + text_lines(72, 130, BODY, font="B") + grid(72, 200, [120, 200], [["Item", "Limit"], ["Hotel", "150"]])
+            + text_lines(72, 260, BODY, font="B"))
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([page]), "bold.pdf")
+    assert _heads(text) == [], text
+
+
+def test_a_right_to_left_tables_cells_and_columns_read_from_the_right():
+    # A cell's text drawn from the left, as pdfplumber gives it: "לא" (no) at the left, "כן"
+    # (yes) far to the right on the same row, a checkbox's width apart, and a second line below.
+    chars = _glyphs("אל" + " " * 12 + "ןכ") + _glyphs("הרעה", top=115)
+    assert pdf_structure._cell_text(chars, (60, 90, 200, 140)) == "כן\nלא\nהערה"
+    # Its columns: the first is the rightmost once most cells are right-to-left ...
+    assert pdf_structure._right_to_left([["תאריך", "1403/09/19"], ["שם", "פלדה"]])
+    # ... and not for a table of one Hebrew and one English column, nor for numbers only.
+    assert not pdf_structure._right_to_left([["תאריך", "Date"], ["שם", "Name"]])
+    assert not pdf_structure._right_to_left([["1", "2"], ["3", "4"]])
+
+
+def test_a_right_to_left_pages_columns_are_read_from_the_right():
+    def page(left: list[str], right: list[str]) -> list[str]:
+        words = [Word(t, x, x + 100, 100 + 14 * k, 110 + 14 * k, 10)
+                 for x, col in ((72, left), (300, right)) for k, t in enumerate(col)]
+        return [b.lines[0].text for b in reading_order(make_blocks(make_lines(words)))]
+
+    assert page(["שלישי", "רביעי"], ["ראשון", "שני"]) == ["ראשון", "שלישי"]
+    assert page(["first", "second"], ["third", "fourth"]) == ["first", "third"]

@@ -140,7 +140,7 @@ class Block:
     text: str = ""
     """The block's running text once `finish_text` joined its lines."""
     sure: str = ""
-    """Why it is a heading: "outline", "size", "numbered", "bold", "italic"."""
+    """Why it is a heading: "outline", "size", "numbered", "bold", "italic", "form"."""
     hyphens: int = 0
     """Words hyphenated at a line end that `join_lines` joined."""
     in_drawing: bool = False
@@ -341,8 +341,22 @@ def reading_order(blocks: list[Block]) -> list[Block]:
             return [b for band in merged for b in reading_order(band)]
     cols = _split(blocks, 0, 2.0)
     if len(cols) > 1:
+        if mostly_rtl([w for b in blocks for w in _words_of(b)]):
+            cols.reverse()  # a right-to-left page's columns are read from the right
         return [b for col in cols for b in reading_order(col)]
     return sorted(blocks, key=lambda b: (b.top, b.x0))
+
+
+def _words_of(b: Block) -> list[str]:
+    if b.rows:
+        return [w for r in b.rows for c in r for w in c.split()]
+    return [w.text for ln in b.lines for w in ln.words]
+
+
+def mostly_rtl(texts: list[str]) -> bool:
+    """Of the texts that hold letters, at least half hold right-to-left ones."""
+    worded = [t for t in texts if any(ch.isalpha() for ch in t)]
+    return bool(worded) and 2 * sum(1 for t in worded if is_rtl(t)) >= len(worded)
 
 
 # --------------------------------------------------------------------------------- text of a block
@@ -530,6 +544,16 @@ def heading_reason(block: Block, body: Body) -> str:
         if why is not None:
             return why
     return ""
+
+
+def form_heading(block: Block, cell_size: float) -> bool:
+    """A line outside a form's tables that heads a section: one line of at most 80 characters
+    with letters, no caption or list item, nothing `not_a_title` rules out, set bold or larger
+    than the cells' text (`cell_size`, their most common size)."""
+    text = block.text
+    return (block.kind == "paragraph" and len(block.lines) == 1 and 0 < len(text) <= 80
+            and any(ch.isalpha() for ch in text) and not _CAPTION_RE.match(text) and not starts_item(text)
+            and not not_a_title(text) and (block.style[0] or block.size >= 1.15 * cell_size))
 
 
 def heading_levels(blocks: list[Block]) -> None:

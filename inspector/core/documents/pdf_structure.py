@@ -20,6 +20,7 @@ import io
 import itertools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,6 +31,7 @@ from inspector.core.documents.pdf_layout import (
     Word,
     body_style,
     code_lines,
+    form_heading,
     furniture_key,
     heading_levels,
     heading_reason,
@@ -38,6 +40,7 @@ from inspector.core.documents.pdf_layout import (
     join_lines,
     make_blocks,
     make_lines,
+    mostly_rtl,
     reading_order,
 )
 
@@ -63,6 +66,10 @@ class PageResult:
     failure: str = ""
     dropped_rotated: int = 0
     unmapped: int = 0
+    cell_chars: int = 0
+    """Characters in the page's tables (a form's page holds most of its text there)."""
+    cell_size: float = 0.0
+    """The size most of those characters have."""
 
 
 @dataclass
@@ -104,16 +111,23 @@ def page_blocks(page) -> PageResult:
         # Rotated cell text (a narrow column's header set upright along the rule) reads bottom
         # to top, as Word and Excel set it; pdfplumber's default would spell it backwards.
         rows = _table_rows(_extract_table(t))
+        if rows and _right_to_left(rows):
+            rows = [r[::-1] for r in rows]  # its first column is the rightmost, as it is read
         if rows:
             tables.append((t.bbox, rows))
         else:
             drawings.append(t.bbox)
     words: list[Word] = []
+    cell_sizes: Counter[float] = Counter()
     for w in _unfaint_on_backdrops(chars_to_words(page.chars, res), page):
         cx, cy = (w.x0 + w.x1) / 2, (w.top + w.bottom) / 2
         if any(x0 - 1 <= cx <= x1 + 1 and top - 1 <= cy <= bottom + 1 for (x0, top, x1, bottom), _ in tables):
+            cell_sizes[round(w.size * 2) / 2] += len(w.text)
             continue
         words.append(w)
+    if cell_sizes:
+        res.cell_chars = sum(cell_sizes.values())
+        res.cell_size = cell_sizes.most_common(1)[0][0]
     lines = make_lines(words)
     lines, contents = _contents_table(lines)
     blocks = make_blocks(lines)
@@ -155,7 +169,37 @@ def _extract_table(table) -> list[list[str | None]]:
     x0, top, x1, bottom = table.bbox
     inside = [c for c in table.page.chars
               if x0 <= (c["x0"] + c["x1"]) / 2 < x1 and top <= (c["top"] + c["bottom"]) / 2 < bottom]
-    return Table(_CharsOnly(inside), table.cells).extract(char_dir_rotated="btt")  # type: ignore[arg-type]
+    rows = Table(_CharsOnly(inside), table.cells).extract(char_dir_rotated="btt")  # type: ignore[arg-type]
+    for row, cells in zip(table.rows, rows, strict=True):
+        for j, text in enumerate(cells):
+            box = row.cells[j]
+            if text and box is not None and is_rtl(text):
+                cells[j] = _cell_text(inside, box) or text
+    return rows
+
+
+def _cell_text(chars: list[dict], box: tuple[float, float, float, float]) -> str:
+    """A cell's lines read as the page's text is (`chars_to_words`, `make_lines`): pdfplumber
+    reads every line from the left, which spells right-to-left words backwards."""
+    x0, top, x1, bottom = box
+    mine = [c for c in chars if x0 <= (c["x0"] + c["x1"]) / 2 < x1 and top <= (c["top"] + c["bottom"]) / 2 < bottom]
+    rows: list[list[Line]] = []
+    for ln in make_lines(chars_to_words(mine, PageResult(number=0))):  # top to bottom, then left to right
+        if rows and ln.top < rows[-1][-1].bottom and (ln.top + ln.bottom) / 2 > rows[-1][-1].top:
+            rows[-1].append(ln)  # beside the last line (a gap cut them: "Yes [ ]  No [x]")
+        else:
+            rows.append([ln])
+    for row in rows:
+        if len(row) > 1 and mostly_rtl([ln.text for ln in row]):
+            row.reverse()  # pieces of a right-to-left line are read from the right
+    return "\n".join(ln.text for row in rows for ln in row)
+
+
+def _right_to_left(rows: list[list[str]]) -> bool:
+    """Most of a table's cells with letters are in a right-to-left script (half is not enough:
+    a table of two columns, one Arabic and one English, keeps its order)."""
+    worded = [c for r in rows for c in r if any(ch.isalpha() for ch in c)]
+    return 2 * sum(1 for c in worded if is_rtl(c)) > len(worded)
 
 
 def is_white(color) -> bool:
@@ -347,6 +391,8 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
             if why:
                 b.kind, b.sure = "heading", why
     for p in pages:
+        _form_headings(p)
+    for p in pages:
         _demote_misplaced(p)
     heads = [b for p in pages for b in p.blocks]
     heading_levels(heads)
@@ -376,6 +422,22 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
     return rec
 
 
+def _form_headings(page: PageResult) -> None:
+    """A form's section heads: on a page holding more text in its tables than outside them, the
+    body text is the cells' and the few lines outside are titles and labels, which the document's
+    yardstick cannot tell apart (the Persian form in benchmarks/data/pdf sets its section heads in
+    the cells' labels' bold 14 pt). A short bold or larger line outside the tables there is a
+    heading (`form_heading`)."""
+    if not page.cell_chars:
+        return
+    outside = sum(len(b.text) for b in page.blocks if b.kind != "table")
+    if page.cell_chars <= outside:
+        return
+    for b in page.blocks:
+        if b.kind == "paragraph" and not b.in_drawing and not b.faint and form_heading(b, page.cell_size):
+            b.kind, b.sure = "heading", "form"
+
+
 def _demote_misplaced(page: PageResult) -> None:
     """Lines set like headings but placed where no heading goes become text again (outline and
     numbered headings excepted):
@@ -385,7 +447,7 @@ def _demote_misplaced(page: PageResult) -> None:
     - in the bottom fifth of the page with no text under it: typesetters keep a heading with
       what follows, so this is a cover's brand or a closing line;
     - italic right under a heading: its subtitle ("Expert help to achieve ...")."""
-    weak = ("size", "bold", "italic")
+    weak = ("size", "bold", "italic", "form")
     heads = [b for b in page.blocks if b.kind == "heading" and b.sure in weak]
     drop: set[int] = set()
     for a, b in itertools.combinations(heads, 2):
@@ -406,6 +468,10 @@ def _demote_misplaced(page: PageResult) -> None:
             b.kind, b.sure, b.level = "paragraph", "", 0
 
 
+#: Headings found by their looks alone (not the outline, not a number).
+_WEAK = ("bold", "size", "italic", "form")
+
+
 def _demote_heading_runs(pages: list[PageResult]) -> None:
     """Three or more headings in a row on one page, at one level, with no text between them and
     not from the outline or numbered, are a list of bold or large lines (a cover's highlights, a
@@ -413,13 +479,13 @@ def _demote_heading_runs(pages: list[PageResult]) -> None:
     for p in pages:
         run: list[Block] = []
         for b in p.blocks + [Block(kind="end")]:
-            if b.kind == "heading" and b.sure in ("bold", "size", "italic") and (not run or b.level == run[0].level):
+            if b.kind == "heading" and b.sure in _WEAK and (not run or b.level == run[0].level):
                 run.append(b)
                 continue
             if len(run) >= 3:
                 for h in run:
                     h.kind, h.sure, h.level = "paragraph", "", 0
-            run = [b] if b.kind == "heading" and b.sure in ("bold", "size", "italic") else []
+            run = [b] if b.kind == "heading" and b.sure in _WEAK else []
 
 
 def _drop_running(pages: list[PageResult], rec: Recovered) -> None:
@@ -521,7 +587,8 @@ def note(rec: Recovered, pages: int) -> str:
         how = []
         for key, label in (("outline", "from the outline, sure"), ("size", "larger type, sure"),
                            ("numbered", "numbered and set apart, sure"), ("bold", "bold lines, likely"),
-                           ("italic", "italic one-line titles, a guess")):
+                           ("italic", "italic one-line titles, a guess"),
+                           ("form", "lines between a form's tables, likely")):
             if h.get(key):
                 how.append(f"{h[key]} {label}")
         parts.append(f"{total} headings ({'; '.join(how)})")
