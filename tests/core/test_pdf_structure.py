@@ -302,6 +302,42 @@ def test_docling_backend_still_gives_the_clear_errors():
         convert_pdf(b"plain words", "x.pdf", backend="docling")
 
 
+def _docling_without_models(root) -> None:
+    """A stand-in for the docling package on a machine that cannot reach the Hugging Face hub:
+    real docling cannot run here (its models are not on this machine), so this one fails the
+    way it does there, with huggingface_hub's many-line message for a model not in the cache."""
+    pkg = root / "docling"
+    (pkg / "datamodel").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "datamodel" / "__init__.py").write_text("")
+    (pkg / "datamodel" / "base_models.py").write_text(
+        "class DocumentStream:\n    def __init__(self, name, stream):\n        self.name, self.stream = name, stream\n")
+    hub = ("An error happened while trying to locate the files on the Hub and we cannot find the appropriate "
+           "snapshot folder for the specified revision on the local disk.\nPlease check your internet connection "
+           "and try again.")
+    (pkg / "document_converter.py").write_text(
+        "class LocalEntryNotFoundError(OSError):\n    pass\n\n"
+        "class DocumentConverter:\n    def convert(self, source):\n"
+        f"        raise LocalEntryNotFoundError({hub!r})\n")
+
+
+def test_docling_without_its_models_is_one_line_that_says_what_to_do(tmp_path, monkeypatch):
+    import sys
+
+    _docling_without_models(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert pdf_convert.docling_available()
+        with pytest.raises(InputError) as err:
+            convert_pdf(make_pdf(PDF_PAGES), "leave.pdf", backend="docling")
+    finally:
+        for name in [m for m in sys.modules if m == "docling" or m.startswith("docling.")]:
+            del sys.modules[name]
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith("leave.pdf: docling could not convert the PDF (LocalEntryNotFoundError")
+    assert "docling-tools models download" in msg and "DOCLING_ARTIFACTS_PATH" in msg and "built-in" in msg
+
+
 # ----------------------------------------------------------------------------- properties
 
 _word = st.text(alphabet="abcdefghij", min_size=1, max_size=8)
