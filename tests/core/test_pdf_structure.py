@@ -340,7 +340,9 @@ def test_docling_without_its_models_is_one_line_that_says_what_to_do(tmp_path, m
 
 # ----------------------------------------------------------------------------- properties
 
-_word = st.text(alphabet="abcdefghij", min_size=1, max_size=8)
+# Latin and Hebrew words: a page mostly right-to-left reads its columns from the right.
+_word = st.one_of(st.text(alphabet="abcdefghij", min_size=1, max_size=8),
+                  st.text(alphabet="אבגדהוזחטי", min_size=1, max_size=8))
 
 
 @st.composite
