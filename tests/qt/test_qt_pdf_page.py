@@ -4,6 +4,7 @@ changes what a PDF opened afterwards becomes."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtGui import QColor
 
 from inspector.core.documents import pdf_convert
@@ -150,3 +151,22 @@ def test_dock_tab_titles_read_whole_in_a_small_window(qtbot, make_window, open_d
         for i in range(bar.count()):
             need = bar.fontMetrics().horizontalAdvance(bar.tabText(i))
             assert bar.tabRect(i).width() >= need, (bar.tabText(i), bar.tabRect(i).width(), need)
+
+
+def test_docling_missing_is_one_line_in_the_window(qtbot, make_window, settings_store):
+    # A stored "docling" on a machine without the package: the window opens on the built-in
+    # backend and says why in one line; choosing docling anyway is a one-line error.
+    if pdf_convert.docling_available():
+        pytest.skip("docling is installed here: the missing-package message cannot show")
+    Settings(settings_store).set(PDF_BACKEND, "docling")
+    try:
+        w = make_window()
+        actions = w.pdf_backend_actions
+        assert actions.actions["builtin"].isChecked() and pdf_convert.pdf_backend() == "builtin"
+        assert actions.note == ("PDF backend: docling is not installed: pip install 'chunk-inspector[docling]'; "
+                                "PDFs open with the built-in backend")
+        actions.set_backend("docling")
+        assert w.messages.last_error == "PDF backend: docling is not installed: pip install 'chunk-inspector[docling]'"
+        assert actions.actions["builtin"].isChecked() and pdf_convert.pdf_backend() == "builtin"
+    finally:
+        pdf_convert.set_pdf_backend("builtin")
