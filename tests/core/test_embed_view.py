@@ -330,3 +330,34 @@ def test_a_table_piece_the_view_gives_its_header_back_is_no_split_table_finding(
         found[view] = {f.kind: f for f in findings([doc], wb.chunks_for(cfg), cfg)}
     assert "split_table_without_header" in found["raw"]
     assert "split_table_without_header" not in found["clean"]
+
+
+@pytest.mark.parametrize("strategy", ["fixed_tokens", "markdown"])
+def test_the_windows_stages_measure_the_views_text_once_here_and_in_the_helper(strategy):
+    """Under the clean view both stages of the window's chunking carry the view, and the word
+    pieces of stage two are those of the view's text, whether this process or the helper's job
+    measures them (the window no longer measures the raw text first and then the view again)."""
+    from inspector.core.chunking import helper_jobs
+    from inspector.core.chunking.annotate import annotate
+    from inspector.core.chunking.chunk import anchored
+    from inspector.core.chunking.registry import chunk_document
+    from inspector.core.workbench.chunk_store import ChunkStore
+
+    doc = from_text("# Links\n\n" + "\n\n".join(
+        f"Rule {i}: see [the guide](https://example.org/a/very/long/path/to/rule/{i}/index.html) and "
+        f"[the form](https://example.org/forms/{i})." for i in range(40)) + "\n", "links.md")
+    params = {"size": 64, "overlap": 0} if strategy == "fixed_tokens" else {"fit_embedder": False}
+    (first, _), (complete, _) = ChunkStore().stages(doc, strategy, params, with_prefix=True, cancelled=lambda: False,
+                                                    shape=lambda s, f: (s, f), view="clean")
+    expected = annotate(doc, with_view(doc, anchored(chunk_document(doc, strategy, params), True), "clean"))
+    assert all(c.meta.get("embed_view") == "clean" for c in first.chunks)
+    assert complete.chunks == expected
+    assert [c.embed_tokens for c in complete.chunks] == [c.embed_tokens for c in expected]
+    key = helper_jobs.doc_key(doc)
+    one = helper_jobs.chunk_stage(key, doc, strategy, params, None, True, "clean")
+    two = helper_jobs.annotate_stage(key, doc, strategy, params, None, True, one.stats.document_tokens, "clean")
+    assert one.chunks.unpack() == first.chunks
+    assert two.chunks.unpack() == expected
+    assert [c.embed_tokens for c in two.chunks.unpack()] == [c.embed_tokens for c in expected]
+    raw = annotate(doc, chunk_document(doc, strategy, params))
+    assert sum(c.embed_tokens or 0 for c in expected) < sum(c.embed_tokens or 0 for c in raw)

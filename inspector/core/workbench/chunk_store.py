@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from inspector.core.chunking.chunk import Chunk, anchored
+from inspector.core.chunking.embed_view import with_view
 from inspector.core.chunking.fit import counting_view
 from inspector.core.chunking.params import Strategy
 from inspector.core.chunking.registry import get_strategy
@@ -280,7 +281,7 @@ class ChunkStore:
 
         counted = "raw" if view == "raw" else _counted(get_strategy(strategy).validate(params), view)
         if offload.default().wanted(len(doc.text), HELPER_FROM_CHARS) and can_run(strategy) and counted == "raw":
-            yield from self._stages_in_helper(doc, strategy, params, with_prefix, cancelled, shape)
+            yield from self._stages_in_helper(doc, strategy, params, with_prefix, cancelled, shape, view)
             return
         from inspector.core.chunking.stats import chunk_stats
         from inspector.core.text.structure import structure_of
@@ -290,7 +291,8 @@ class ChunkStore:
         # (which holds the GIL for as long as it walks every object) while they are made.
         with paused_gc():
             with counting_view(counted):
-                chunks = anchored(strat(doc, params), with_prefix)  # inside the caller's cancel_scope
+                chunks = strat(doc, params)  # inside the caller's cancel_scope
+            chunks = with_view(doc, anchored(chunks, with_prefix), view)
             if cancelled():
                 raise Cancelled
             headings = tuple((h.start, h.end, h.level) for h in structure_of(doc).headings)
@@ -314,8 +316,8 @@ class ChunkStore:
         yield complete
 
     def _stages_in_helper(self, doc: Document, strategy: str, params: Mapping[str, Any], with_prefix: bool,
-                          cancelled: Callable[[], bool], shape: Callable[[ChunkStage, T | None], T]
-                          ) -> Iterator[T]:
+                          cancelled: Callable[[], bool], shape: Callable[[ChunkStage, T | None], T],
+                          view: str) -> Iterator[T]:
         """`stages` for a large document: both stages computed in the helper process, which
         answers chunks as columns; this thread only unpacks them (and `shape` indexes their spans:
         plain Python loops, which another thread can interrupt)."""
@@ -337,7 +339,7 @@ class ChunkStore:
                     return helper.call(fn, key, sent, *args)
 
         params = dict(params)
-        stage = call(helper_jobs.chunk_stage, strategy, params, model_arg, with_prefix)
+        stage = call(helper_jobs.chunk_stage, strategy, params, model_arg, with_prefix, view)
         if cancelled():
             raise Cancelled
         with paused_gc():
@@ -345,7 +347,7 @@ class ChunkStore:
             first = shape(ChunkStage(stage.chunks.unpack(), stage.stats, headings, complete=False), None)
         yield first
         stage = call(helper_jobs.annotate_stage, strategy, params, model_arg, with_prefix,
-                     stage.stats.document_tokens)
+                     stage.stats.document_tokens, view)
         if cancelled():
             raise Cancelled
         with paused_gc():
