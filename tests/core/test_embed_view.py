@@ -361,3 +361,30 @@ def test_the_windows_stages_measure_the_views_text_once_here_and_in_the_helper(s
     assert [c.embed_tokens for c in two.chunks.unpack()] == [c.embed_tokens for c in expected]
     raw = annotate(doc, chunk_document(doc, strategy, params))
     assert sum(c.embed_tokens or 0 for c in expected) < sum(c.embed_tokens or 0 for c in raw)
+
+
+def test_a_truncated_table_piece_under_the_clean_view_shows_where_the_embedder_stops():
+    """The detail pane and the Reader read `Chunk.embedded_parts`: under the clean view a table piece
+    whose prefix repeats the header row still gets its cut (it was lost when the part read was
+    viewed without the prefix, which put the header in front of it and not of the body)."""
+    from inspector.core.chunking.annotate import annotate
+    from inspector.core.chunking.registry import chunk_document
+
+    rows = "\n".join(f"| item {i} with [a link](https://example.org/x/{i}) | "
+                     + " ".join(f"word{j}" for j in range(40)) + f" | {i} |" for i in range(30))
+    doc = from_text("# Fees\n\n| Item | Description | Cost |\n|---|---|---|\n" + rows + "\n", "fees.md")
+    params = {"size": 2000, "hard_cap": 2000, "fit_embedder": False}
+    chunks = annotate(doc, with_view(doc, chunk_document(doc, "markdown", params), "clean"))
+    pieces = [c for c in chunks if c.meta.get("table_header") and c.truncated_at is not None]
+    assert pieces and all("| Item |" in c.prefix for c in pieces)
+    for c in pieces:
+        prefix, body, cut = c.embedded_parts(doc)
+        assert c.embedded_text(doc) == f"{prefix}\n\n{body}"
+        assert cut is not None and 0 < cut < len(body)
+        assert "https://" not in body  # the clean view's text, not the span's
+        read = view_text(doc.text, c.start, c.truncated_at, c.prefix, "clean", c.meta["table_header"])[1]
+        assert body[:cut] == read
+    raw = annotate(doc, chunk_document(doc, "markdown", params))
+    for c in (c for c in raw if c.truncated_at is not None):
+        prefix, body, cut = c.embedded_parts(doc)
+        assert body == doc.text[c.start:c.end] and cut == c.truncated_at - c.start
