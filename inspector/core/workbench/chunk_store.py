@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -127,6 +128,46 @@ class ChunkStore:
         self.documents: Callable[[], Sequence[Document]] = documents if documents is not None else tuple
         self._cache: SizedLRU[tuple[Chunk, ...]] = SizedLRU(
             64, CHUNK_CACHE_CHUNKS if capacity is None else capacity)
+        # Keys being chunked right now (by `chunk` on some thread, or in the corpus pool), each
+        # with the event set when that ends: a second caller waits for the first instead of
+        # chunking the same document at the same time (opening a folder: the count job's pool and
+        # the retrieval thread both want every document).
+        self._making: dict[Any, threading.Event] = {}
+        self._making_lock = threading.Lock()
+
+    def _claim(self, key: Any) -> threading.Event | None:
+        """Claim `key` for making (its event, to `_release`), or None when another caller is
+        making it."""
+        with self._making_lock:
+            if key in self._making:
+                return None
+            ev = self._making[key] = threading.Event()
+            return ev
+
+    def _release(self, key: Any) -> None:
+        with self._making_lock:
+            ev = self._making.pop(key, None)
+        if ev is not None:
+            ev.set()
+
+    def _remembered(self, key: Any, make: Callable[[], tuple[Chunk, ...]]) -> tuple[Chunk, ...]:
+        """The chunks remembered under `key`, else made here, or waited for while another caller
+        makes them (made here after all when that one failed or was cancelled)."""
+        while True:
+            held = self._cache.lookup(key)
+            if held is not None:
+                return held
+            if self._claim(key) is not None:
+                try:
+                    value = make()
+                    self._cache.put(key, value, len(value))  # sized in chunks
+                    return value
+                finally:
+                    self._release(key)
+            with self._making_lock:
+                ev = self._making.get(key)
+            while ev is not None and not ev.wait(0.05):
+                check_cancelled()
 
     def chunk(self, doc: Document, strategy: str, params: Mapping[str, Any] | None = None, *,
               view: str = "raw") -> tuple[Chunk, ...]:
@@ -146,7 +187,7 @@ class ChunkStore:
         def make() -> tuple[Chunk, ...]:
             with counting_view(counted):
                 return strat.func(doc, valid)
-        return self._cache.get_or_make(key, make, len)  # sized in chunks
+        return self._remembered(key, make)
 
     def _key(self, doc: Document, strat: Strategy, valid: Mapping[str, Any], view: str = "raw") -> tuple[Any, ...]:
         from inspector.core.text.wordpieces import current_piece_spec
@@ -202,17 +243,34 @@ class ChunkStore:
         model_arg = tuple(spec) if spec is not None else None
         if pool is None:
             pool = offload.corpus_pool(helper_jobs.corpus_warm_up)
-        with contextlib.ExitStack() as stack:  # long texts through files (offload.ship)
-            calls = [(stack.enter_context(helper_jobs.shipped(docs[i])), strategy, valid, model_arg) for i in todo]
-            for n, packed, failure in pool.call_each(helper_jobs.chunk_job, calls):
-                i = todo[n]
-                if failure is not None:
-                    yield i, None, failure if isinstance(failure, Exception) else RuntimeError(str(failure))
-                    continue
-                with paused_gc():
-                    chunks = packed.unpack()
-                self._cache.put(self._key(docs[i], strat, valid), chunks, len(chunks))
-                yield i, chunks, None
+        keys = {i: self._key(docs[i], strat, valid) for i in todo}
+        mine = [i for i in todo if self._claim(keys[i]) is not None]  # the others: being made elsewhere
+        try:
+            with contextlib.ExitStack() as stack:  # long texts through files (offload.ship)
+                calls = [(stack.enter_context(helper_jobs.shipped(docs[i])), strategy, valid, model_arg)
+                         for i in mine]
+                for n, packed, failure in pool.call_each(helper_jobs.chunk_job, calls):
+                    i = mine[n]
+                    if failure is not None:
+                        self._release(keys[i])
+                        yield i, None, failure if isinstance(failure, Exception) else RuntimeError(str(failure))
+                        continue
+                    with paused_gc():
+                        chunks = packed.unpack()
+                    self._cache.put(keys[i], chunks, len(chunks))
+                    self._release(keys[i])
+                    yield i, chunks, None
+        finally:
+            for i in mine:
+                self._release(keys[i])
+        claimed = set(mine)
+        for i in (i for i in todo if i not in claimed):
+            try:  # made by another caller meanwhile: waited for (or made here if that one failed)
+                yield i, self.chunk(docs[i], strategy, valid, view=view), None
+            except Cancelled:
+                raise
+            except Exception as exc:  # noqa: BLE001  (reported with its document)
+                yield i, None, exc
 
     def chunk_corpus(self, strategy: str, params: Mapping[str, Any] | None = None,
                      docs: Sequence[Document] | None = None, *, lenient: bool = False,
