@@ -41,6 +41,7 @@ _WHERE: dict[str, str] = {
     "set_pdf_backend": "inspector.core.documents.pdf_convert",
     "pdf_backend": "inspector.core.documents.pdf_convert",
     "docling_available": "inspector.core.documents.pdf_convert",
+    "PageImage": "inspector.core.documents.pdf_render",
     "render_pdf_page": "inspector.core.documents.pdf_render",
     "text_boxes": "inspector.core.documents.pdf_render",
     "may_need_guessing": "inspector.core.documents.encoding",
@@ -51,12 +52,17 @@ _WHERE: dict[str, str] = {
     "heading_completions": "inspector.core.text.heading_filter",
     "resolve_heading_filter": "inspector.core.text.heading_filter",
     "MULTILINGUAL_MODEL": "inspector.core.text.model_fit",
+    "ModelFit": "inspector.core.text.model_fit",
     "model_fit": "inspector.core.text.model_fit",
     "MAX_WORD_PIECES": "inspector.core.text.wordpieces",
     "piece_override": "inspector.core.text.wordpieces",
     "use_piece_spec": "inspector.core.text.wordpieces",
     "use_embedder_pieces": "inspector.core.text.wordpieces",
     "word_piece_limit": "inspector.core.text.wordpieces:max_seq_length",
+    # retrieval
+    "Retriever": "inspector.core.retrieval.kinds",
+    "RETRIEVERS": "inspector.core.retrieval.kinds",
+    "is_retriever": "inspector.core.retrieval.kinds",
     # chunking
     "Chunk": "inspector.core.chunking.chunk",
     "set_semantic_embedder": "inspector.core.chunking.semantic",
@@ -267,7 +273,7 @@ if TYPE_CHECKING:
     )
     from inspector.core.documents.encoding import canonical_codec, may_need_guessing
     from inspector.core.documents.pdf_convert import PDF_BACKENDS, docling_available, pdf_backend, set_pdf_backend
-    from inspector.core.documents.pdf_render import render_pdf_page, text_boxes
+    from inspector.core.documents.pdf_render import PageImage, render_pdf_page, text_boxes
     from inspector.core.embedding.cache import default_cache
     from inspector.core.embedding.device import DEVICE_CHOICES, DeviceError, parse_device
     from inspector.core.embedding.embedder import (
@@ -355,6 +361,7 @@ if TYPE_CHECKING:
     from inspector.core.evaluation.reranked import RerankFigures, rerank_figures
     from inspector.core.evaluation.sweep import grid, rank_key
     from inspector.core.evaluation.uncertainty import paired_deltas
+    from inspector.core.retrieval.kinds import RETRIEVERS, Retriever, is_retriever
     from inspector.core.retrieval.rerank import RERANK_DEPTH, Reranker, RerankResult, parse_reranker_spec, rerank_hits
     from inspector.core.runtime import gcpause, heap, offload
     from inspector.core.runtime.atomic import atomic_write_bytes, atomic_write_text, atomic_writer
@@ -367,7 +374,7 @@ if TYPE_CHECKING:
     from inspector.core.stores.source import StoreSource, store_source, store_strategy_name
     from inspector.core.stores.spec import STORE_KINDS, StoreSpec, parse_store_spec
     from inspector.core.text.heading_filter import heading_completions, resolve_heading_filter
-    from inspector.core.text.model_fit import MULTILINGUAL_MODEL, model_fit
+    from inspector.core.text.model_fit import MULTILINGUAL_MODEL, ModelFit, model_fit
     from inspector.core.text.structure import structure_of
     from inspector.core.text.wordpieces import MAX_WORD_PIECES, piece_override, use_embedder_pieces, use_piece_spec
     from inspector.core.text.wordpieces import max_seq_length as word_piece_limit
@@ -387,9 +394,10 @@ __all__ = [
     # documents and text
     "Document", "LoadResult", "load_paths", "DEFAULT_MAX_BYTES", "MARKDOWN_SUFFIXES", "TEXT_SUFFIXES",
     "CONVERTED_SUFFIXES", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
-    "PDF_BACKENDS", "set_pdf_backend", "pdf_backend", "docling_available", "render_pdf_page",
+    "PDF_BACKENDS", "set_pdf_backend", "pdf_backend", "docling_available", "PageImage", "render_pdf_page",
     "text_boxes",
-    "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "model_fit",
+    "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "ModelFit",
+    "model_fit",
     "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",
     # chunking
     "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
@@ -398,6 +406,8 @@ __all__ = [
     "external", "is_external", "last_alignment_report", "load_strategy_file",
     "imported_strategy", "chunk_record", "chunks_jsonl", "chunks_jsonl_lines", "NoEquivalent", "TARGETS",
     "settings_code", "helper_warm_up",
+    # retrieval
+    "Retriever", "RETRIEVERS", "is_retriever",
     # embedding
     "HashEmbedder", "MINILM_ID", "MiniLMEmbedder", "configure_default_embedder", "default_embedder",
     "device_info", "DEVICE_CHOICES", "DeviceError", "parse_device", "default_cache", "measured_rate",

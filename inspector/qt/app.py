@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import cast
 
 _T0 = time.perf_counter()
 
@@ -40,7 +41,8 @@ def create_app(argv0: str = "chunk-inspector"):
 
     heap.configure()  # large blocks mapped on their own, given back when freed (issue 17's soak)
 
-    app = QApplication.instance()
+    # The window's process makes only a QApplication (Qt's stubs say QCoreApplication).
+    app = cast("QApplication | None", QApplication.instance())
     if app is None:
         app = QApplication([argv0])
     app.setApplicationName("Chunk Inspector")

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
+
+if TYPE_CHECKING:
+    from inspector.qt.main_window import MainWindow
 
 #: Windows narrower than this get the compact arrangement.
 COMPACT_BELOW = 1200
@@ -62,9 +65,9 @@ def scrollable(widget: QWidget) -> QScrollArea:
 class DockLayout(QObject):
     """Places the window's docks for its size, and keeps doing so until the user takes over."""
 
-    def __init__(self, window: Any) -> None:
-        """`window`: the `MainWindow` (its docks, panels and retrieval state; not imported here,
-        which would make an import cycle)."""
+    def __init__(self, window: MainWindow) -> None:
+        """`window`: the `MainWindow` (its docks, panels and retrieval state; imported for mypy
+        only: at run time it would make an import cycle)."""
         super().__init__(window)
         self.window = window
         self.auto = True
@@ -76,7 +79,9 @@ class DockLayout(QObject):
         self._pending = False
         self._tabbed: list[tuple[QDockWidget, QDockWidget]] = []
         """Docks added later (`tab_with`), each tabbed with an anchor dock on every arrangement."""
-        window.centralWidget().setMinimumWidth(TEXT_MIN_WIDTH)
+        central = window.centralWidget()  # the document view, set before the docks
+        if central is not None:
+            central.setMinimumWidth(TEXT_MIN_WIDTH)
         for dock in self.side_docks():
             dock.dockLocationChanged.connect(self._user_arranged)
             dock.topLevelChanged.connect(self._user_arranged)

@@ -22,6 +22,7 @@ import contextlib
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
@@ -39,7 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import Document, answer_spans
+from inspector.core.api import DEFAULT_RETRIEVER, Document, answer_spans, is_retriever
 from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt import theme
 from inspector.qt.actions.export_actions import ExportActions
@@ -58,7 +59,6 @@ from inspector.qt.controllers.retrieval import (
     MODEL_FAILED,
     MODEL_LOADING,
     MODEL_READY,
-    RETRIEVERS,
     SETTLE_MS,
     RetrievalController,
 )
@@ -83,6 +83,10 @@ from inspector.qt.panels.stats_panel import StatsPanel
 from inspector.qt.panels.strategy_panel import StrategyPanel, strategy_label
 from inspector.qt.settings import Settings
 
+if TYPE_CHECKING:
+    from inspector.qt.dialogs.sweep_dialog import SweepDialog
+    from inspector.qt.panels.rerank_box import RerankBox
+
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 
 
@@ -100,6 +104,8 @@ class MainWindow(QMainWindow):
 
     documentOpened = Signal(object)
     """The Document now shown (after a successful open)."""
+    rerank_box: RerankBox
+    """The gold panel's "Score with reranker" box (set by `actions.rerank_actions`)."""
 
     def __init__(self, settings: QSettings, *, runner: ChunkRunner | None = None,
                  debounce_ms: int = DEBOUNCE_MS, embedder=None, embedding_cache=None,
@@ -201,7 +207,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.table_dock, self.gold_dock)
         self.detail_dock.raise_()
         self.table_dock.raise_()
-        self.sweep_dialog = None
+        self.sweep_dialog: SweepDialog | None = None
         # The document list of a corpus (shown when more than one document, or a bad file, is open).
         self.corpus_panel = CorpusPanel(self.state)
         self.corpus_dock = self.add_panel(self.corpus_panel, "Documents", Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -615,7 +621,7 @@ class MainWindow(QMainWindow):
         self.retrieval.k = max(1, min(50, s.get(ASK_K)))
         self.retrieval.budget = max(0, s.get(ASK_BUDGET)) or None
         retriever = s.get(ASK_RETRIEVER)
-        self.retrieval.retriever = retriever if retriever in RETRIEVERS else ASK_RETRIEVER.default
+        self.retrieval.retriever = retriever if is_retriever(retriever) else DEFAULT_RETRIEVER
         self.retrieval.settingsChanged.emit()
         self.files.rebuild_recent()
 
@@ -714,12 +720,16 @@ class MainWindow(QMainWindow):
         # The question's hits per document of a corpus, and a jump to a document's best hit.
         r.resultReady.connect(lambda res: self.corpus_panel.set_hits(
             hit_counts(res) if res.request.question else None))
-        r.questionChanged.connect(lambda q: q or self.corpus_panel.set_hits(None))
+        r.questionChanged.connect(self._on_question)
         self.corpus_panel.hit_jump = self.question_bar.jump_to_best_hit
         self.corpus_panel.chunk_store = r.workbench.chunk_store  # counts chunk the corpus once for both
         self._pooled_progress = (0, 0)
         r.pooledProgress.connect(self._on_pooled_progress)
         self._update_model_label()
+
+    def _on_question(self, question: str) -> None:
+        if not question:  # no question: no document holds hits
+            self.corpus_panel.set_hits(None)
 
     def start_model(self) -> None:
         """Load the embedding model in the background (call once the window is up)."""

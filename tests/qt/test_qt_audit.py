@@ -320,7 +320,7 @@ def test_audit_mode_takes_the_window_and_gives_it_back(qtbot, window, wait_resul
     qtbot.waitUntil(lambda: w.reader_dock.width() > w.width() // 2, timeout=3000)
 
     def shown() -> list:
-        top, view = w.reader.scroll.verticalScrollBar().value(), w.reader.scroll.viewport().height()
+        top, view = w.reader.scroll_area.verticalScrollBar().value(), w.reader.scroll_area.viewport().height()
         return [c for c in w.reader.cards if min(c.y() + c.height(), top + view) - max(c.y(), top) > 40]
 
     # Several cards at once at 1400x900, the first one whole. The cards fit their heights on a
@@ -331,7 +331,7 @@ def test_audit_mode_takes_the_window_and_gives_it_back(qtbot, window, wait_resul
     except qtbot.TimeoutError:
         raise AssertionError(f"{len(shown())} cards shown at 1400x900: "
                              f"{[(c.y(), c.height()) for c in w.reader.cards[:4]]}, "
-                             f"viewport {w.reader.scroll.viewport().height()}") from None
+                             f"viewport {w.reader.scroll_area.viewport().height()}") from None
     w.audit_mode.action.trigger()
     assert not w.audit_mode.active
     assert {d.objectName() for d in (w.strategy_dock, w.stats_dock, w.table_dock) if d.isVisible()} == visible
@@ -596,7 +596,7 @@ def test_cards_fit_the_reader_at_every_width_and_keep_their_counts_whole(qtbot, 
         qtbot.waitUntil(lambda: not any(c.body._fit_due for c in reader.cards), timeout=3000)
         QApplication.processEvents()
         widths.add(reader.width())
-        viewport = reader.scroll.viewport().width()
+        viewport = reader.scroll_area.viewport().width()
         assert reader.list.width() <= viewport, (reader.width(), reader.list.width(), viewport)
         for card in reader.cards:
             facts = card.facts

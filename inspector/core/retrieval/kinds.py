@@ -3,9 +3,15 @@ order) for the menus and for validating a name read from a file or a command lin
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, get_args
 
 Retriever = Literal["dense", "bm25", "hybrid"]
 RETRIEVERS: tuple[Retriever, ...] = get_args(Retriever)
 
-__all__ = ["Retriever", "RETRIEVERS"]
+
+def is_retriever(name: object) -> TypeGuard[Retriever]:
+    """`name` is one of `RETRIEVERS` (a name read from settings, a menu or a command line)."""
+    return name in RETRIEVERS
+
+
+__all__ = ["Retriever", "RETRIEVERS", "is_retriever"]

@@ -123,8 +123,9 @@ class EmbedderActions:
         from inspector.core.api import strategies
 
         corpus = getattr(self.window, "corpus_panel", None)
-        for name in strategies() if corpus is not None else ():
-            corpus.forget_strategy(name)  # chunk counts per document: fit_embedder's follow the limit
+        if corpus is not None:
+            for name in strategies():
+                corpus.forget_strategy(name)  # chunk counts per document: fit_embedder's follow the limit
         if self.window.state.document is not None:
             self.window.controller.submit_now()  # the chunks measured again with its word pieces
         self._show_label()

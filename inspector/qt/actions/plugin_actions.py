@@ -202,7 +202,7 @@ class PluginActions(QObject):
         self._reported = key
         report = last_alignment_report(strategy, result.document.doc_id)
         lines = report.lines() if report is not None else []
-        if not lines:
+        if report is None or not lines:
             self.messages.clear(tag=ALIGNMENT_TAG)
             return
         n = len(report.unaligned)

@@ -14,16 +14,19 @@ Recent stores (spec and source key) are remembered in the settings.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QMenu, QWidget
+from PySide6.QtWidgets import QMenu
 
 from inspector.core.viewmodel.settings_schema import MAX_RECENT, Setting
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.messages import MessageCenter
 from inspector.qt.runner import JobRunner
 from inspector.qt.settings import Settings
+
+if TYPE_CHECKING:
+    from inspector.qt.dialogs.store_dialog import StoreDialog
 
 RECENT_STORES = Setting("stores/recent", dict, {},
                         f"Vector stores opened, newest first (at most {MAX_RECENT}): "
@@ -110,7 +113,7 @@ class StoreActions(QObject):
         self.recent_menu.setEnabled(bool(items))
 
     # -- the dialog ------------------------------------------------------------------------------
-    def make_dialog(self) -> QWidget:
+    def make_dialog(self) -> StoreDialog:
         from inspector.qt.dialogs.store_dialog import StoreDialog
 
         emb = self.retrieval.embedder or self.retrieval.model

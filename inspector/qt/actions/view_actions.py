@@ -8,6 +8,7 @@ draw comes from the palette (`theme.Theme.for_palette`), so switching repaints t
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QActionGroup
@@ -16,6 +17,9 @@ from PySide6.QtWidgets import QApplication, QMenu, QWidget
 from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.settings import Settings
+
+if TYPE_CHECKING:
+    from inspector.qt.panels.legend import Legend
 
 THEME_LABELS = {"system": "&System", "light": "&Light", "dark": "&Dark"}
 
@@ -27,7 +31,7 @@ class ViewActions(QObject):
         super().__init__(parent)
         self.settings = settings
         self._parent = parent
-        self.legend = None
+        self.legend: Legend | None = None
         self.theme_group = QActionGroup(self)
         self.theme_group.setExclusive(True)
         self.theme_actions: dict[str, QAction] = {}

@@ -13,12 +13,12 @@ comparison with it are kept by its `BaselineComparison` (`controllers.baseline`)
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.api import DEFAULT_RETRIEVER, Document, pct
+from inspector.core.api import DEFAULT_RETRIEVER, RETRIEVERS, Document, Retriever, is_retriever, pct
 from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt.controllers.baseline import Baseline, BaselineComparison
 from inspector.qt.controllers.chunk_jobs import ChunkResult
@@ -39,7 +39,6 @@ from inspector.qt.controllers.state import InspectorState
 
 #: Rest after the last chunk change before exact embeddings replace the pooled preview.
 SETTLE_MS = 1500
-RETRIEVERS = ("dense", "bm25", "hybrid")
 #: Pooled and exact hit rates further apart than this (a share, i.e. one point) are pointed out.
 DISAGREEMENT = 0.01
 MODEL_IDLE, MODEL_LOADING, MODEL_READY, MODEL_FAILED = "idle", "loading", "ready", "failed"
@@ -96,7 +95,7 @@ class RetrievalController(QObject):
         self.k = 5
         self.budget: int | None = None
         """Context budget (cl100k tokens) the gold set is also scored at; None: off."""
-        self.retriever = DEFAULT_RETRIEVER
+        self.retriever: Retriever = DEFAULT_RETRIEVER
         self.filter_docs: tuple[str, ...] | None = None
         """Metadata filter of the question bar: document ids to search (None: every document)."""
         self.heading_prefix: tuple[str, ...] | None = None
@@ -131,7 +130,8 @@ class RetrievalController(QObject):
         self._build_runners(synchronous, settle_ms)
         state.chunksChanged.connect(self._on_chunks)
         state.documentChanged.connect(self._on_document)
-        state.documentsChanged.connect(lambda _docs: (self._sync_documents(), self._filter_gold()))
+        state.documentsChanged.connect(lambda _docs: self._sync_documents())
+        state.documentsChanged.connect(lambda _docs: self._filter_gold())
 
     def _build_runners(self, synchronous: bool, settle_ms: int) -> None:
         """The three workers (questions and gold figures, the model's loading, the live-preview
@@ -197,7 +197,7 @@ class RetrievalController(QObject):
             self.refresh(exact=self._settled_exact())
 
     def set_retriever(self, name: str) -> None:
-        if name not in RETRIEVERS:
+        if not is_retriever(name):
             raise ValueError(f"unknown retriever {name!r}")
         if name != self.retriever:
             self.retriever = name
@@ -351,7 +351,7 @@ class RetrievalController(QObject):
         return doc is not None and self.workbench.pooled_vectors(doc) is not None
 
     # -- gold set ------------------------------------------------------------------------------
-    def load_gold(self, path: str | Path) -> Any:
+    def load_gold(self, path: str | os.PathLike[str]) -> Any:
         """Read a gold file against the open documents; InputError (file, line, field) on failure,
         and the previous gold set stays."""
         from inspector.core.api import load_gold

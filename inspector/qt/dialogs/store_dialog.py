@@ -106,7 +106,9 @@ class StoreDialog(QDialog):
         self.collection.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.collection.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.collection.setMinimumContentsLength(20)
-        self.collection.lineEdit().setPlaceholderText("the collection (LanceDB: the table)")
+        edit = self.collection.lineEdit()  # an editable combo box always has one
+        if edit is not None:
+            edit.setPlaceholderText("the collection (LanceDB: the table)")
         form.addRow("Collection", self.collection)
         self.found = QLabel()
         self.found.setWordWrap(True)
@@ -122,7 +124,8 @@ class StoreDialog(QDialog):
 
     def _connect(self) -> None:
         self.recent.activated.connect(self._on_recent)
-        self.kind.currentIndexChanged.connect(lambda _i: (self._set_placeholder(), self._timer.start()))
+        self.kind.currentIndexChanged.connect(lambda _i: self._set_placeholder())
+        self.kind.currentIndexChanged.connect(lambda _i: self._timer.start())
         self.location.textChanged.connect(lambda _t: self._timer.start())
         self.browse.clicked.connect(self._browse)
         self.collection.currentTextChanged.connect(lambda _t: self._update_open())

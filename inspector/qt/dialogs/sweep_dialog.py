@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import change_interval, num, pct, pts, settle_text
+from inspector.core.api import Retriever, change_interval, num, pct, pts, settle_text
 from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
 from inspector.qt.controllers.retrieval_jobs import sweep_job
 from inspector.qt.controllers.state import InspectorState
@@ -73,7 +73,7 @@ def suggest_grid(strategy: str, params: dict) -> tuple[list[int], list[int]]:
 
 
 def build_cells(strategies: Sequence[str], sizes: Sequence[int | None], overlaps: Sequence[int | None], *, k: int,
-                retriever: str, embedding: str, embed_view: str = "raw") -> tuple[dict, list, list]:
+                retriever: Retriever, embedding: str, embed_view: str = "raw") -> tuple[dict, list, list]:
     """(cells by (strategy, size, overlap), distinct configs to run, skipped points)."""
     from inspector.core.api import EvalConfig, get_strategy, sized_params
 
@@ -169,7 +169,7 @@ class SweepDialog(QDialog):
         self.runner = JobRunner(self, synchronous=synchronous, name="sweep")
         self.result: Any = None
         self.cells: dict = {}
-        self._grid: tuple = ((), (), ())
+        self._grid: tuple[tuple[str, ...], tuple[int | None, ...], tuple[int | None, ...]] = ((), (), ())
 
         left = self._build_settings()
         right = self._build_results()
@@ -318,7 +318,7 @@ class SweepDialog(QDialog):
         except ValueError:
             return None
 
-    def _against(self, retriever: str, embedding: str) -> Any:
+    def _against(self, retriever: Retriever, embedding: str) -> Any:
         """The window's current settings with the grid's k, retriever and vectors: what the
         recommendation is measured against (scored too when the grid lacks it)."""
         from inspector.core.api import EvalConfig

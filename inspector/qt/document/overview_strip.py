@@ -55,7 +55,7 @@ class OverviewStrip(QWidget):
         self._compare: Mapping[str, Sequence[tuple[Sequence[float], QColor]]] | None = None
 
     # -- data ----------------------------------------------------------------------------
-    def set_boundaries(self, fractions: Sequence[float], color: QColor | None = None) -> None:
+    def set_boundaries(self, fractions: Sequence[float] | np.ndarray, color: QColor | None = None) -> None:
         """Every chunk boundary, as fractions of the document (any sequence or array; kept as an
         array: 50,000 boundaries of a 20 MB document are one vector operation, not a loop)."""
         self._boundaries = np.asarray(fractions, dtype=np.float64).reshape(-1)

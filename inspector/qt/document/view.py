@@ -23,12 +23,14 @@ import bisect
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import cast
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QFont,
     QFontDatabase,
+    QHelpEvent,
     QPainter,
     QPaintEvent,
     QTextCharFormat,
@@ -244,7 +246,12 @@ class DocumentView(QPlainTextEdit):
             cursor.mergeCharFormat(fmt)
         cursor.endEditBlock()
         if end < len(headings):
-            QTimer.singleShot(0, lambda: self.document_ is doc and self._emphasize_headings(result, end))
+            QTimer.singleShot(0, lambda: self._emphasize_more(doc, result, end))
+
+    def _emphasize_more(self, doc: Document, result: ChunkResult, start: int) -> None:
+        """The next slice of `_emphasize_headings`, unless another document came meanwhile."""
+        if self.document_ is doc:
+            self._emphasize_headings(result, start)
 
     def chunk(self, chunk_id: int) -> Chunk | None:
         return self.result.chunk(chunk_id) if self.result is not None else None
@@ -504,6 +511,7 @@ class DocumentView(QPlainTextEdit):
     # -- tooltips, palette, gutter plumbing --------------------------------------------------
     def viewportEvent(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.ToolTip and self.result is not None:
+            e = cast(QHelpEvent, e)  # Qt delivers ToolTip events as QHelpEvent
             pos = e.pos()
             ids = self.chunk_ids_at(self.offset_at(pos))
             if ids:

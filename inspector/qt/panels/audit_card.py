@@ -373,7 +373,8 @@ class AuditCard(QFrame):
         font.setPointSizeF(max(font.pointSizeF(), 9.5))
         self.buttons: dict[str, QToolButton] = {}
         for j in (RELEVANT, PARTLY, NOT):
-            b = QToolButton(text=JUDGEMENT_STYLE[j][0])
+            b = QToolButton()
+            b.setText(JUDGEMENT_STYLE[j][0])
             b.setCheckable(True)
             b.setAutoRaise(True)
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)

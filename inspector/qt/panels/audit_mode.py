@@ -17,13 +17,16 @@ from __future__ import annotations
 import os
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QToolBar
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QToolBar
 
 from inspector.core.api import AuditSummary, GoldProposal, InputError, export_summary, write_failure
 from inspector.qt.actions.make_action import make_action
+
+if TYPE_CHECKING:
+    from inspector.qt.main_window import MainWindow
 
 #: Share of the window's width the Reader takes in audit mode.
 AUDIT_WIDTH = 0.6
@@ -54,11 +57,11 @@ def added_text(name: str, questions: Any, outcomes: Any, notes: Any = (), *, in_
 class AuditMode(QObject):
     """The audit mode's action and layout, and the Reader's connections to the window."""
 
-    def __init__(self, window: QMainWindow) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window: Any = window
-        self.panel = window.reader  # type: ignore[attr-defined]
-        self.dock: QDockWidget = window.reader_dock  # type: ignore[attr-defined]
+        self.panel = window.reader
+        self.dock: QDockWidget = window.reader_dock
         self.session = self.panel.session
         self.active = False
         self._saved: QByteArray | None = None
@@ -66,9 +69,10 @@ class AuditMode(QObject):
                                   "Read and judge a question's top-k chunks with the window to yourself "
                                   "(1/2/3 judge, J/K move, ]/[ next question)", checkable=True)
         for a in window.menuBar().actions():
-            if a.menu() is not None and a.text().replace("&", "") == "Evaluate":
-                a.menu().addSeparator()
-                a.menu().addAction(self.action)
+            menu = a.menu()  # a QMenu, or None (PySide6's stubs say QObject)
+            if isinstance(menu, QMenu) and a.text().replace("&", "") == "Evaluate":
+                menu.addSeparator()
+                menu.addAction(self.action)
         bar = window.findChild(QToolBar, "toolbar_main")
         if bar is not None:
             bar.addSeparator()
@@ -76,16 +80,16 @@ class AuditMode(QObject):
         # Enter in the question field hands the keys to the cards: 1/2/3/J/K judge and move rather
         # than type into the question (a click in the field takes them back). Connected after the
         # bar's own Enter, which asks the question first.
-        window.question_bar.field.returnPressed.connect(self._on_question_entered)  # type: ignore[attr-defined]
+        window.question_bar.field.returnPressed.connect(self._on_question_entered)
         self._pending: Any = None
         """A chunk of another document being shown: selected once that document's hits are in."""
-        window.retrieval.resultReady.connect(self._on_result)  # type: ignore[attr-defined]
-        window.retrieval.questionChanged.connect(lambda _q: setattr(self, "_pending", None))  # type: ignore[attr-defined]
+        window.retrieval.resultReady.connect(self._on_result)
+        window.retrieval.questionChanged.connect(lambda _q: setattr(self, "_pending", None))
         self.panel.chunkActivated.connect(self.show_chunk)
         self.panel.currentChanged.connect(lambda c: self.show_chunk(c, quiet=True) if self.active else None)
         self.panel.goldRequested.connect(self.add_gold)
         self.panel.exportRequested.connect(self.export)
-        self.session.errored.connect(window.show_error)  # type: ignore[attr-defined]
+        self.session.errored.connect(window.show_error)
         window.installEventFilter(self)
 
     # -- the layout ------------------------------------------------------------------------------

@@ -122,9 +122,11 @@ class AuditPanel(QWidget):
 
     def _build_navigation(self) -> QHBoxLayout:
         """◀ the question ▶ and where it stands among the questions, over the question's header."""
-        self.prev_q = QToolButton(text="◀")
+        self.prev_q = QToolButton()
+        self.prev_q.setText("◀")
         self.prev_q.setToolTip("Previous question ([ or Shift+K)")
-        self.next_q = QToolButton(text="▶")
+        self.next_q = QToolButton()
+        self.next_q.setText("▶")
         self.next_q.setToolTip("Next question (] or Shift+J): the gold set's, then audited and asked ones")
         self.q_combo = QComboBox()
         self.q_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -150,18 +152,18 @@ class AuditPanel(QWidget):
     def _build_cards(self) -> None:
         """The cards in a scroll area (the panel's focus goes to their list), over the summary."""
         self.list = CardList()
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll.setWidget(self.list)
-        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.setWidget(self.list)
+        self.scroll_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setFocusProxy(self.list)
-        self.scroll.viewport().installEventFilter(self)
+        self.scroll_area.viewport().installEventFilter(self)
         self.summary_box = SummaryBox()
         self.summary_box.hide()
         self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(self.scroll_area)
         self.splitter.addWidget(self.summary_box)
         self.splitter.setChildrenCollapsible(False)
         # Height the window gains goes to the cards (what is read), not the summary's empty rows.
@@ -185,7 +187,8 @@ class AuditPanel(QWidget):
         self.advance_box.setChecked(True)
         self.advance_box.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.advance_box.setToolTip("After a judgement, move to the next card")
-        self.summary_button = QToolButton(text="Summary")
+        self.summary_button = QToolButton()
+        self.summary_button.setText("Summary")
         self.summary_button.setCheckable(True)
         self.summary_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.summary_button.setToolTip("Show the audit's figures: judged precision@k, first relevant rank, unjudged")
@@ -229,8 +232,8 @@ class AuditPanel(QWidget):
         bind(("2", "P"), lambda: self.judge_current(PARTLY))
         bind(("3", "N"), lambda: self.judge_current(NOT))
         bind(("0", "Backspace", "Delete"), lambda: self.judge_current(None))
-        bind(("J", "Down"), lambda: self.move(1))
-        bind(("K", "Up"), lambda: self.move(-1))
+        bind(("J", "Down"), lambda: self.move_by(1))
+        bind(("K", "Up"), lambda: self.move_by(-1))
         bind(("Home",), lambda: self.set_current(0))
         bind(("End",), lambda: self.set_current(len(self.cards) - 1))
         bind(("]", "Shift+J"), lambda: self.step_question(1))
@@ -358,7 +361,7 @@ class AuditPanel(QWidget):
             card.set_current(i == self.current)
         self._apply_clamp()
         if not same_question:
-            self.scroll.verticalScrollBar().setValue(0)
+            self.scroll_area.verticalScrollBar().setValue(0)
             if self.cards:
                 self.currentChanged.emit(self.cards[self.current].hit.chunk)
         elif again is not None:
@@ -434,7 +437,7 @@ class AuditPanel(QWidget):
             self.currentChanged.emit(self.cards[i].hit.chunk)
         self._reveal_current()
 
-    def move(self, step: int) -> None:
+    def move_by(self, step: int) -> None:
         self.set_current(self.current + step if self.current >= 0 else 0)
 
     def _reveal_current(self) -> None:
@@ -443,10 +446,10 @@ class AuditPanel(QWidget):
         card = self.cards[self.current]
 
         def reveal() -> None:
-            bar = self.scroll.verticalScrollBar()
+            bar = self.scroll_area.verticalScrollBar()
             top = card.y() - 6
             bottom = card.y() + card.height() + 6
-            view = self.scroll.viewport().height()
+            view = self.scroll_area.viewport().height()
             if top < bar.value() or bottom - top > view:
                 bar.setValue(top)
             elif bottom > bar.value() + view:
@@ -552,7 +555,7 @@ class AuditPanel(QWidget):
     def eventFilter(self, obj, e) -> bool:  # noqa: N802
         # The cards' view changed height (the header wrapped, the summary was resized): keep the
         # current card in view.
-        if obj is self.scroll.viewport() and e.type() == QEvent.Type.Resize:
+        if obj is self.scroll_area.viewport() and e.type() == QEvent.Type.Resize:
             self._reveal_current()
         return False
 

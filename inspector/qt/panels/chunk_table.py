@@ -370,6 +370,8 @@ class ChunkFilterProxy(QAbstractProxyModel):
         src = self.sourceModel()
         # Remember each persistent index (the view's selection) by the chunk it shows.
         self._saved = []
+        if not isinstance(src, ChunkTableModel):  # connected to a ChunkTableModel's signals only
+            return
         for pidx in self.persistentIndexList():
             if pidx.isValid():
                 k = int(src._order[self._to_source_row(pidx.row())])
@@ -378,11 +380,14 @@ class ChunkFilterProxy(QAbstractProxyModel):
     def _source_layout(self, *_args) -> None:
         self._remap()
         src = self.sourceModel()
-        old = [QModelIndex(p) for p, _k, _c in self._saved]
+        # PySide6 converts a QPersistentModelIndex to the QModelIndex it stands for; its stubs
+        # know no such constructor.
+        old = [QModelIndex(p) for p, _k, _c in self._saved]  # type: ignore[call-overload]
         new = []
-        for _p, k, col in self._saved:
-            row = self._from_source_row(int(src.index_rows()[k]))
-            new.append(self.index(row, col) if row >= 0 else QModelIndex())
+        if isinstance(src, ChunkTableModel):  # else nothing was saved
+            for _p, k, col in self._saved:
+                row = self._from_source_row(int(src.index_rows()[k]))
+                new.append(self.index(row, col) if row >= 0 else QModelIndex())
         self.changePersistentIndexList(old, new)
         self._saved = []
         self.layoutChanged.emit()
@@ -418,7 +423,7 @@ class ChunkFilterProxy(QAbstractProxyModel):
             return QModelIndex()
         return self.createIndex(row, column)
 
-    def parent(self, *args):  # type: ignore[override]
+    def parent(self, *args):
         if args:  # parent(index): a table has no parents
             return QModelIndex()
         return super().parent()  # QObject.parent()

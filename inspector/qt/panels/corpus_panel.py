@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import traceback
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,10 +277,10 @@ def count_job(docs: Sequence[tuple[int, Document]], strategy: str, params: dict,
             return
         rows = [row for row, _doc in docs]
         parallel = None if offload.default().enabled else False
-        for n, chunks, exc in chunk_store.chunk_each([d for _r, d in docs], strategy, params, parallel=parallel):
+        for n, chunks, error in chunk_store.chunk_each([d for _r, d in docs], strategy, params, parallel=parallel):
             row, doc = rows[n], docs[n][1]
-            if exc is not None:  # one bad document is a problem of its row
-                yield row, None, (f"{doc.doc_id}: {describe_error(exc)}",)
+            if error is not None:  # one bad document is a problem of its row
+                yield row, None, (f"{doc.doc_id}: {describe_error(error)}",)
                 continue
             lines: tuple[str, ...] = ()
             if is_external(strategy):
@@ -325,7 +325,7 @@ class CorpusPanel(QWidget):
         self.chunk_store: Any = None
         """The `ChunkStore` the background counts chunk through (the window sets the retrieval's,
         so that the corpus's chunks are made once); None: a store of the job's own."""
-        self.hit_jump = None
+        self.hit_jump: Callable[[str], bool] | None = None
         """Called with a document id when the user selects a row whose document holds hits of the
         question: shows that document at its best hit (returns False to switch plainly)."""
         self._hits: dict[str, tuple[int, int]] | None = None

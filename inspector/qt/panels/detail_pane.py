@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from inspector.core.api import Chunk
+from inspector.core.api import Chunk, Document
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 
@@ -59,10 +59,9 @@ class DetailPane(QWidget):
             self.header.setText("Select a chunk in the text or the table.")
             self.text.setPlainText("")
             return
-        self._show(c)
+        self._show(c, doc)
 
-    def _show(self, c: Chunk) -> None:
-        doc = self.state.document
+    def _show(self, c: Chunk, doc: Document) -> None:
         theme = Theme.for_palette(self.palette())
         with_prefix = self.state.with_prefix
         facts = [f"<b>Chunk {c.id}</b>" + (f" ({c.role})" if c.role != "chunk" else ""),

@@ -98,7 +98,7 @@ class DraftsPanel(QWidget):
         self.count.setValue(DEFAULT_COUNT)
         self.count.setPrefix("up to ")
         self.count.setToolTip("How many drafts, spread over the document's sections")
-        self.status = QLabel()
+        self.status: QLabel = QLabel()
         self.tree = QTreeWidget()
         self.tree.setColumnCount(4)
         self.tree.setHeaderLabels(["", "Drafted question", "Answer", "Kind"])
@@ -155,8 +155,8 @@ class DraftsPanel(QWidget):
         bind(("A",), self.accept_current)
         bind(("E",), self.edit_current)
         bind(("R",), self.reject_current)
-        bind(("J",), lambda: self.move(1))
-        bind(("K",), lambda: self.move(-1))
+        bind(("J",), lambda: self.move_by(1))
+        bind(("K",), lambda: self.move_by(-1))
 
     # -- drafting --------------------------------------------------------------------------------------
     def draft(self, doc: Document | None = None, count: int | None = None) -> None:
@@ -182,8 +182,9 @@ class DraftsPanel(QWidget):
             self.items = items
             self._mark_known(refill=False)
             self._fill()
-            if items:
-                self.tree.setCurrentItem(self.tree.topLevelItem(0))
+            first = self.tree.topLevelItem(0)
+            if items and first is not None:
+                self.tree.setCurrentItem(first)
                 self.tree.setFocus()
 
     def _on_document(self, doc: Document | None) -> None:
@@ -255,10 +256,11 @@ class DraftsPanel(QWidget):
         return self.items[i] if 0 <= i < len(self.items) else None
 
     def set_current(self, i: int) -> None:
-        if 0 <= i < len(self.items):
-            self.tree.setCurrentItem(self.tree.topLevelItem(i))
+        item = self.tree.topLevelItem(i) if 0 <= i < len(self.items) else None
+        if item is not None:
+            self.tree.setCurrentItem(item)
 
-    def move(self, step: int) -> None:
+    def move_by(self, step: int) -> None:
         i = self.current_index()
         self.set_current(max(0, min(len(self.items) - 1, (0 if i < 0 else i + step))))
 

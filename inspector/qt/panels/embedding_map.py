@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -124,7 +124,9 @@ class EmbeddingMap(QWidget):
         for m in METHODS:
             self.method.addItem("PCA" if m == "pca" else "UMAP", m)
         if not umap_available():
-            item = self.method.model().item(METHODS.index("umap"))
+            # A QComboBox's own model is a QStandardItemModel (Qt's documentation); its stubs say
+            # QAbstractItemModel.
+            item = cast(QStandardItemModel, self.method.model()).item(METHODS.index("umap"))
             item.setEnabled(False)
             item.setToolTip("UMAP needs the optional package umap-learn: pip install 'chunk-inspector[map]'")
         self.method.setToolTip("How the vectors are laid on the plane: PCA (linear, fast) or UMAP (neighbourhoods)")
@@ -491,19 +493,19 @@ class EmbeddingMap(QWidget):
         sel = self.state.selected_chunk()
         doc = self.state.document
         if sel is not None and doc is not None:
-            row = self.rows.get((doc.doc_id, sel.id, sel.role))
-            if row is not None:
-                x, y = self.data.projection.points[row]
+            sel_row = self.rows.get((doc.doc_id, sel.id, sel.role))
+            if sel_row is not None:
+                x, y = self.data.projection.points[sel_row]
                 spots.append({"pos": (float(x), float(y)), "symbol": "o", "size": 18, "brush": None,
                               "pen": pg.mkPen(theme.selection, width=2.5)})
         if spots:
             self.overlay.addPoints(spots)
         for h in self.data.result.hits:
-            row = self.rows.get((h.matched.doc_id, h.matched.id, h.matched.role))
-            if row is None:
+            hit_row = self.rows.get((h.matched.doc_id, h.matched.id, h.matched.role))
+            if hit_row is None:
                 continue
             label = pg.TextItem(str(h.rank), color=theme.text, anchor=(-0.3, 1.1))
-            label.setPos(float(pts[row, 0]), float(pts[row, 1]))
+            label.setPos(float(pts[hit_row, 0]), float(pts[hit_row, 1]))
             self.plot.addItem(label)
             self._labels.append(label)
 

@@ -7,7 +7,7 @@ when only the outcomes do, so the selection survives every re-chunk.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import (
@@ -111,83 +111,104 @@ class GoldTableModel(TableModel):
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not self.is_row(index):
             return None
-        row, col = index.row(), index.column()
-        q = self._questions[row]
-        r = self.result(row)
-        b = self._baseline[row] if self._baseline else None
-        if role == Qt.ItemDataRole.DisplayRole:
-            if col == COL_LINE:
-                return str(q.line or row + 1)
-            if col == COL_QUESTION:
-                return q.question
-            if col == COL_ANSWER:
-                return answer_text(q)
-            if r is None:
-                return ""
-            if col == COL_HIT:
-                return "hit" if r.hit else "miss"
-            if col == COL_RANK:
-                return str(r.rank) if r.rank else "–"
-            if col == COL_DIAGNOSIS:
-                return r.diagnosis.message if r.diagnosis is not None else ""
-            if col == COL_BASELINE:
-                return _change(b, r)
+        read = _READERS.get(int(role))
+        if read is None:
             return None
-        if role == SORT_ROLE:
-            if col == COL_LINE:
-                return q.line or row + 1
-            if col in (COL_QUESTION, COL_ANSWER):
-                return (q.question if col == COL_QUESTION else answer_text(q)).lower()
-            if r is None:
-                return 0
-            if col == COL_HIT:
-                return int(r.hit)
-            if col == COL_RANK:
-                return r.rank or 10_000
-            if col == COL_DIAGNOSIS:
-                return r.diagnosis.kind if r.diagnosis is not None else ""
-            if col == COL_BASELINE:
-                return _change(b, r)
-            return 0
-        if role == ROW_ROLE:
-            return row
-        if role == MISS_ROLE:
-            return r is not None and not r.hit
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if r is None:
-                return None
-            if self._stale and col in (COL_HIT, COL_RANK, COL_DIAGNOSIS, COL_BASELINE):
-                return QBrush(QColor(theme.QUIET))
-            if col == COL_HIT:
-                return QBrush(HIT_COLOR if r.hit else MISS_COLOR)
-            if col == COL_BASELINE:
-                change = _change(b, r)
-                if change == "fixed":
-                    return QBrush(HIT_COLOR)
-                if change == "broke":
-                    return QBrush(MISS_COLOR)
-            return None
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            if col in (COL_LINE, COL_RANK):
-                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            if col in (COL_HIT, COL_BASELINE):
-                return int(Qt.AlignmentFlag.AlignCenter)
-            return None
-        if role == Qt.ItemDataRole.ToolTipRole:
-            if col == COL_QUESTION:
-                answer = answer_text(q)
-                return (q.question + (f"\nAnswer: {answer}" if answer else "")
-                        + ("\n⚠ " + "\n⚠ ".join(q.warnings) if q.warnings else ""))
-            if col == COL_ANSWER:
-                return answer_text(q) or None
-            if col == COL_DIAGNOSIS and r is not None and r.diagnosis is not None:
-                return r.diagnosis.message
-            if col == COL_HIT and r is not None:
-                return "retrieved: " + (", ".join(k.rsplit("#", 1)[1] for k in r.retrieved) or "nothing")
-            if col == COL_BASELINE and b is not None:
-                return f"baseline: {'hit' if b.hit else 'miss'}" + (f" at rank {b.rank}" if b.rank else "")
-            return None
+        row = index.row()
+        return read(self, row, index.column(), self._questions[row], self.result(row),
+                    self._baseline[row] if self._baseline else None)
+
+    # One reader per role: (row, column, question, its result or None, the baseline's or None).
+    def _display(self, row: int, col: int, q: GoldQuestion, r: Any, b: Any) -> str | None:
+        if col == COL_LINE:
+            return str(q.line or row + 1)
+        if col == COL_QUESTION:
+            return q.question
+        if col == COL_ANSWER:
+            return answer_text(q)
+        if r is None:
+            return ""
+        if col == COL_HIT:
+            return "hit" if r.hit else "miss"
+        if col == COL_RANK:
+            return str(r.rank) if r.rank else "–"
+        if col == COL_DIAGNOSIS:
+            return r.diagnosis.message if r.diagnosis is not None else ""
+        if col == COL_BASELINE:
+            return _change(b, r)
         return None
+
+    def _sort_key(self, row: int, col: int, q: GoldQuestion, r: Any, b: Any) -> int | str:
+        if col == COL_LINE:
+            return q.line or row + 1
+        if col in (COL_QUESTION, COL_ANSWER):
+            return (q.question if col == COL_QUESTION else answer_text(q)).lower()
+        if r is None:
+            return 0
+        if col == COL_HIT:
+            return int(r.hit)
+        if col == COL_RANK:
+            return r.rank or 10_000
+        if col == COL_DIAGNOSIS:
+            return r.diagnosis.kind if r.diagnosis is not None else ""
+        if col == COL_BASELINE:
+            return _change(b, r)
+        return 0
+
+    def _row(self, row: int, _col: int, _q: GoldQuestion, _r: Any, _b: Any) -> int:
+        return row
+
+    def _missed(self, _row: int, _col: int, _q: GoldQuestion, r: Any, _b: Any) -> bool:
+        return r is not None and not r.hit
+
+    def _foreground(self, _row: int, col: int, _q: GoldQuestion, r: Any, b: Any) -> QBrush | None:
+        if r is None:
+            return None
+        if self._stale and col in (COL_HIT, COL_RANK, COL_DIAGNOSIS, COL_BASELINE):
+            return QBrush(QColor(theme.QUIET))
+        if col == COL_HIT:
+            return QBrush(HIT_COLOR if r.hit else MISS_COLOR)
+        if col == COL_BASELINE:
+            change = _change(b, r)
+            if change == "fixed":
+                return QBrush(HIT_COLOR)
+            if change == "broke":
+                return QBrush(MISS_COLOR)
+        return None
+
+    def _alignment(self, _row: int, col: int, _q: GoldQuestion, _r: Any, _b: Any) -> int | None:
+        if col in (COL_LINE, COL_RANK):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if col in (COL_HIT, COL_BASELINE):
+            return int(Qt.AlignmentFlag.AlignCenter)
+        return None
+
+    def _tooltip(self, _row: int, col: int, q: GoldQuestion, r: Any, b: Any) -> str | None:
+        if col == COL_QUESTION:
+            answer = answer_text(q)
+            return (q.question + (f"\nAnswer: {answer}" if answer else "")
+                    + ("\n⚠ " + "\n⚠ ".join(q.warnings) if q.warnings else ""))
+        if col == COL_ANSWER:
+            return answer_text(q) or None
+        if col == COL_DIAGNOSIS and r is not None and r.diagnosis is not None:
+            return r.diagnosis.message
+        if col == COL_HIT and r is not None:
+            return "retrieved: " + (", ".join(k.rsplit("#", 1)[1] for k in r.retrieved) or "nothing")
+        if col == COL_BASELINE and b is not None:
+            return f"baseline: {'hit' if b.hit else 'miss'}" + (f" at rank {b.rank}" if b.rank else "")
+        return None
+
+
+#: `GoldTableModel.data`'s reader of each role it answers (any other role: None).
+_READERS: dict[int, Callable[[GoldTableModel, int, int, GoldQuestion, Any, Any], Any]] = {
+    int(Qt.ItemDataRole.DisplayRole): GoldTableModel._display,
+    int(SORT_ROLE): GoldTableModel._sort_key,
+    int(ROW_ROLE): GoldTableModel._row,
+    int(MISS_ROLE): GoldTableModel._missed,
+    int(Qt.ItemDataRole.ForegroundRole): GoldTableModel._foreground,
+    int(Qt.ItemDataRole.TextAlignmentRole): GoldTableModel._alignment,
+    int(Qt.ItemDataRole.ToolTipRole): GoldTableModel._tooltip,
+}
 
 
 def _change(before: Any, after: Any) -> str:

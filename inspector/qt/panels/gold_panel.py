@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
@@ -61,6 +61,9 @@ from inspector.qt.panels.gold_model import (
 from inspector.qt.panels.question_bar import mode_text
 from inspector.qt.panels.table_model import row_table
 from inspector.qt.settings import Settings
+
+if TYPE_CHECKING:
+    from inspector.qt.panels.bill_view import BillView
 
 #: The question table keeps at least this width beside the baseline's box; a narrower panel puts
 #: the box (at least COMPARE_MIN wide beside the table) under the figures instead.
@@ -222,7 +225,7 @@ class GoldPanel(QWidget):
         self.proxy.setSourceModel(self.model)
         self.result: RetrievalResult | None = None
         self.last_dir = ""
-        self.bill_view = None
+        self.bill_view: BillView | None = None
         """The bill of the gold report (`set_bill`): index cost, context per question, time."""
         self._compare_wide: bool | None = None
         self._show_ci = True
@@ -358,7 +361,7 @@ class GoldPanel(QWidget):
         side.addWidget(self.disagreement)
         side.addWidget(self.warnings)
         side.addStretch(1)
-        self._grid, self._budget_row = grid, budget_row
+        self._grid, self._budget_row, self._side = grid, budget_row, side
         summary_scroll = QScrollArea()
         summary_scroll.setWidget(summary)
         summary_scroll.setWidgetResizable(True)
@@ -535,12 +538,11 @@ class GoldPanel(QWidget):
         """Show the bill (`inspector.qt.controllers.bill.BillState`) under the figures, with the prices."""
         from inspector.qt.panels.bill_view import BillView
 
-        self.bill_view = BillView(bill, editable=True)
-        side = self.retrievers.parentWidget().layout()
-        side.insertWidget(side.indexOf(self.retrievers), self.bill_view)
+        view = self.bill_view = BillView(bill, editable=True)
+        self._side.insertWidget(self._side.indexOf(self.retrievers), view)
         report = self.result.report if self.result is not None else None
         if report is not None:
-            self.bill_view.set_report(report)
+            view.set_report(report)
 
     def _show_retrievers(self) -> None:
         """Dense, BM25 and hybrid side by side on the same chunks (exact stages only); the one in use
@@ -715,7 +717,7 @@ class GoldPanel(QWidget):
         its first digit and read "8.3 %". Only the metric names (elided) and the wrapping sentences
         give way; a panel too narrow for the rest is the dock's minimum, not a clipped figure."""
         need = max(self._grid.minimumSize().width(), self._budget_row.minimumSize().width())
-        margins = self.summary.layout().contentsMargins()
+        margins = self._side.contentsMargins()
         need += margins.left() + margins.right()
         if self.summary.minimumWidth() != need:
             self.summary.setMinimumWidth(need)

@@ -9,21 +9,25 @@ chunk sizes against a model that cannot read the text. The judgement is the core
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QLabel
 
-from inspector.core.api import MINILM_ID, Document
+from inspector.core.api import MINILM_ID, Document, ModelFit
 from inspector.qt.theme import WARNING
+
+if TYPE_CHECKING:
+    from inspector.qt.main_window import MainWindow
 
 
 class LanguageNote(QLabel):
     """Hidden while the text is English (or the model is not the bundled one)."""
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__()
-        self.window = window
-        self.fit = None
+        self.main = window
+        """The main window (not `window`, which would hide QWidget.window())."""
+        self.fit: ModelFit | None = None
         """The last `ModelFit` (None: no document)."""
         self.setStyleSheet(f"color: {WARNING};")
         self.hide()
@@ -31,7 +35,7 @@ class LanguageNote(QLabel):
         window.retrieval.modelStateChanged.connect(lambda _s: self.update_for(window.state.document))
 
     def bundled_model(self) -> bool:
-        emb = getattr(self.window.retrieval, "_embedder", None) or getattr(self.window.retrieval, "embedder", None)
+        emb = getattr(self.main.retrieval, "_embedder", None) or getattr(self.main.retrieval, "embedder", None)
         return emb is None or getattr(emb, "model_id", MINILM_ID) == MINILM_ID
 
     def update_for(self, doc: Document | None) -> None:
@@ -39,7 +43,7 @@ class LanguageNote(QLabel):
 
         self.fit = model_fit(doc.text) if doc is not None else None
         note = self.fit.note() if self.fit is not None and self.bundled_model() else ""
-        if not note:
+        if not note or self.fit is None:
             self.hide()
             self.setText("")
             self.setToolTip("")
@@ -52,7 +56,7 @@ class LanguageNote(QLabel):
         self.show()
 
 
-def install_language_note(window: Any) -> LanguageNote:
+def install_language_note(window: MainWindow) -> LanguageNote:
     note = LanguageNote(window)
     window.statusBar().addPermanentWidget(note)
     return note

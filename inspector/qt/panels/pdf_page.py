@@ -11,7 +11,7 @@ be rendered, says so in the caption.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QImage, QPainter, QPen, QPixmap
@@ -20,6 +20,12 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QVB
 from inspector.qt.document.page_marks import page_of, page_starts
 from inspector.qt.runner import JobRunner
 from inspector.qt.theme import PDF_CHUNK_FILL, PDF_CHUNK_OUTLINE
+
+if TYPE_CHECKING:
+    from inspector.core.api import PageImage
+
+#: A line of the chunk on the page: (x0, top, x1, bottom), fractions of its width and height.
+Box = tuple[float, float, float, float]
 
 
 class PdfPagePanel(QWidget):
@@ -51,10 +57,12 @@ class PdfPagePanel(QWidget):
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.prev_button = QToolButton(text="◀")
+        self.prev_button = QToolButton()
+        self.prev_button.setText("◀")
         self.prev_button.setToolTip("Previous page")
         self.prev_button.clicked.connect(lambda: self.show_page(self.page - 1))
-        self.next_button = QToolButton(text="▶")
+        self.next_button = QToolButton()
+        self.next_button.setText("▶")
         self.next_button.setToolTip("Next page")
         self.next_button.clicked.connect(lambda: self.show_page(self.page + 1))
         top = QHBoxLayout()
@@ -64,15 +72,15 @@ class PdfPagePanel(QWidget):
         top.addWidget(self.next_button)
         self.image = QLabel()
         self.image.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
-        self.scroll = QScrollArea()
-        self.scroll.setWidget(self.image)
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(self.image)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addLayout(top)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.scroll_area, 1)
         self.setMinimumWidth(220)
 
         self._resize_timer = QTimer(self)
@@ -141,7 +149,8 @@ class PdfPagePanel(QWidget):
     def _target_width(self) -> int:
         ratio = self.devicePixelRatioF() or 1.0
         # Room for a vertical scroll bar, so a page taller than the dock never scrolls sideways.
-        room = self.scroll.width() - 2 * self.scroll.frameWidth() - self.scroll.verticalScrollBar().sizeHint().width()
+        area = self.scroll_area
+        room = area.width() - 2 * area.frameWidth() - area.verticalScrollBar().sizeHint().width()
         return max(int((room - 4) * ratio), 200)
 
     def chunk_text_on_page(self) -> str:
@@ -173,7 +182,8 @@ class PdfPagePanel(QWidget):
         self.runner.submit(job)
 
     def _on_image(self, _rid: int, stage: object) -> None:
-        wanted, im, boxes = stage  # type: ignore[misc]
+        # What `_render`'s job yields: what was asked for, the image (None: the one shown), the boxes.
+        wanted, im, boxes = cast("tuple[tuple[str, int, int, str], PageImage | None, list[Box]]", stage)
         self._wanted = None
         if wanted[0] != self.path:
             return
@@ -188,7 +198,7 @@ class PdfPagePanel(QWidget):
         self.rendered = wanted[:3]
         if self.marks:
             top = self.marks[0][1] * self._page_image.height() / (self.devicePixelRatioF() or 1.0)
-            bar = self.scroll.verticalScrollBar()
+            bar = self.scroll_area.verticalScrollBar()
             # The chunk's first line near the top, once the new image is laid out.
             QTimer.singleShot(0, self, lambda: bar.setValue(max(int(top) - 24, 0)))
         if wanted[1] != self.page or abs(wanted[2] - self._target_width()) > 2 \

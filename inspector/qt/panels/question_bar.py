@@ -163,9 +163,11 @@ class QuestionBar(QWidget):
     def _build_hits(self) -> None:
         """Walking the hits in the text, the hits in the corpus's other documents (a menu that
         shows them and jumps there), and what answered."""
-        self.prev_button = QToolButton(text="▲")
+        self.prev_button = QToolButton()
+        self.prev_button.setText("▲")
         self.prev_button.setToolTip("Previous hit (Shift+F3)")
-        self.next_button = QToolButton(text="▼")
+        self.next_button = QToolButton()
+        self.next_button.setText("▼")
         self.next_button.setToolTip("Next hit (F3)")
         self.hit_label = QLabel()
         self.elsewhere = QToolButton()
@@ -204,13 +206,17 @@ class QuestionBar(QWidget):
         lay.addWidget(self.elsewhere)
         lay.addWidget(self.mode)
 
+    def _on_heading_text(self, text: str) -> None:
+        if not text:  # the field cleared: every heading again
+            self._apply_filters()
+
     def _connect(self) -> None:
         controller = self.controller
         self.field.returnPressed.connect(self.submit)
         self.k_spin.valueChanged.connect(controller.set_k)
         self.retriever.currentIndexChanged.connect(lambda i: controller.set_retriever(self.retriever.itemData(i)))
         self.heading_filter.editingFinished.connect(self._apply_filters)
-        self.heading_filter.textChanged.connect(lambda t: t or self._apply_filters())
+        self.heading_filter.textChanged.connect(self._on_heading_text)
         self.heading_filter.textEdited.connect(self._complete_headings)
         self.completer.activated.connect(lambda _text: self._apply_filters())
         self.elsewhere_menu.triggered.connect(lambda a: self.jump_to_hit(*a.data()))

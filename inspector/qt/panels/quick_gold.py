@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -125,7 +125,8 @@ class GoldWriter(QObject):
         return Path(chosen) if chosen else None
 
     def _dialog(self, suggestion: Path) -> str:
-        parent = self.parent() if isinstance(self.parent(), QWidget) else None
+        owner = self.parent()
+        parent = owner if isinstance(owner, QWidget) else None
         path, _ = QFileDialog.getSaveFileName(parent, "Save gold questions to", str(suggestion),
                                               "JSON Lines (*.jsonl)")
         return path
@@ -207,11 +208,14 @@ class QuickGoldBar(QWidget):
         self.field.setClearButtonEnabled(True)
         self.counter = QLabel()
         self.counter.setToolTip("Questions about this document in the gold set (and how many this bar added)")
-        self.undo_button = QToolButton(text="Undo")
+        self.undo_button = QToolButton()
+        self.undo_button.setText("Undo")
         self.undo_button.setToolTip("Take the last saved question out of the gold file again (Ctrl+Z)")
-        self.coverage_button = QToolButton(text="Coverage")
+        self.coverage_button = QToolButton()
+        self.coverage_button.setText("Coverage")
         self.coverage_button.setToolTip("Which sections have no question yet")
-        close = QToolButton(text="✕")
+        close = QToolButton()
+        close.setText("✕")
         close.setToolTip("Close (Esc)")
         close.setAutoRaise(True)
         lay = QHBoxLayout(self)
@@ -301,7 +305,7 @@ class QuickGoldBar(QWidget):
         # Ctrl+Z in the empty question field undoes the last save (with text in it, it undoes
         # typing, as in any field).
         if obj is self.field:
-            if e.type() in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) \
+            if e.type() in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) and isinstance(e, QKeyEvent) \
                     and e.matches(QKeySequence.StandardKey.Undo) and not self.field.text():
                 if e.type() == QEvent.Type.KeyPress:
                     self.undo()

@@ -7,6 +7,7 @@ only formats and paints them.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
@@ -15,6 +16,9 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWi
 from inspector.core.api import ChunkStats, pct
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
+
+if TYPE_CHECKING:
+    from inspector.qt.panels.bill_view import BillView
 
 
 class Histogram(QWidget):
@@ -155,7 +159,7 @@ class StatsPanel(QWidget):
         lay.addWidget(self.histogram, 1)
         lay.addLayout(flags)
         self._layout = lay
-        self.bill_view = None
+        self.bill_view: BillView | None = None
         """The bill of the current chunks (`set_bill`): indexing cost and embedding time."""
         state.chunksChanged.connect(self.set_result)
         self._fit()
@@ -171,7 +175,8 @@ class StatsPanel(QWidget):
                 for key, t in self.titles.items()}
 
     def _pad(self) -> int:
-        m = self.layout().contentsMargins() if self.layout() is not None else None
+        layout = self.layout()
+        m = layout.contentsMargins() if layout is not None else None
         return (m.left() + m.right() if m is not None else 0) + 4
 
     def _least(self) -> int:
@@ -231,10 +236,10 @@ class StatsPanel(QWidget):
         """Show the bill (`inspector.qt.controllers.bill.BillState`) below the flags."""
         from inspector.qt.panels.bill_view import BillView
 
-        self.bill_view = BillView(bill)
-        self._layout.addWidget(self.bill_view)
+        view = self.bill_view = BillView(bill)
+        self._layout.addWidget(view)
         if self.stats is not None:
-            self.bill_view.set_counts(self.stats.count, self.stats.total_tokens)
+            view.set_counts(self.stats.count, self.stats.total_tokens)
         self._fit()
 
     def text(self, key: str) -> str:

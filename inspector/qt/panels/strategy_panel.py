@@ -97,12 +97,16 @@ class NumberControl(QWidget):
         self.scale: SliderScale = slider_scale(param)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.spin = QDoubleSpinBox() if self.is_float else QSpinBox()
+        self.spin: QDoubleSpinBox | QSpinBox
         if self.is_float:
+            self.spin = spin = QDoubleSpinBox()
             decimals = max(0, -math.floor(math.log10(param.step))) if param.step > 0 else 2
-            self.spin.setDecimals(min(6, decimals))
+            spin.setDecimals(min(6, decimals))
+            spin.setSingleStep(param.step)
+        else:
+            self.spin = QSpinBox()
+            self.spin.setSingleStep(int(param.step))  # what Qt's int spin box would make of it
         self.spin.setKeyboardTracking(False)
-        self.spin.setSingleStep(param.step)
         self.spin.setAccelerated(True)
         self.spin.setAlignment(Qt.AlignmentFlag.AlignRight)
         self.spin.setMinimumWidth(72)
@@ -131,7 +135,10 @@ class NumberControl(QWidget):
         self.slider.setRange(0, self.scale.last)
         self.slider.setSingleStep(1)
         self.slider.setPageStep(self.scale.page)
-        self.spin.setRange(self._min, self._max)
+        if isinstance(self.spin, QSpinBox):  # PySide6 truncates a float for an int spin box
+            self.spin.setRange(int(self._min), int(self._max))
+        else:
+            self.spin.setRange(self._min, self._max)
         self.slider.setValue(self.position_of(self.spin.value()))
         self.slider.blockSignals(False)
         self.spin.blockSignals(False)
@@ -164,6 +171,12 @@ class NumberControl(QWidget):
             self._from_slider(pos)      # the slider's value does not change, so say it here
 
     # -- values ------------------------------------------------------------------------------
+    def _set_spin(self, v: float) -> None:
+        if isinstance(self.spin, QSpinBox):  # PySide6 truncates a float for an int spin box
+            self.spin.setValue(int(v))
+        else:
+            self.spin.setValue(v)
+
     def value(self) -> int | float:
         v = self.spin.value()
         return round(v, 6) if self.is_float else int(v)
@@ -174,7 +187,7 @@ class NumberControl(QWidget):
         changed = v != self.value()
         self.spin.blockSignals(True)
         self.slider.blockSignals(True)
-        self.spin.setValue(v)
+        self._set_spin(v)
         self.slider.setValue(self.position_of(v))
         self.spin.blockSignals(False)
         self.slider.blockSignals(False)
@@ -206,7 +219,7 @@ class NumberControl(QWidget):
         v = self.value_at(pos)
         if v != self.value():
             self.spin.blockSignals(True)
-            self.spin.setValue(v)
+            self._set_spin(v)
             self.spin.blockSignals(False)
             self.valueChanged.emit(self.value())
 
@@ -256,7 +269,11 @@ class ChoiceControl(QComboBox):
         self.blockSignals(False)
 
 
-def make_control(param: Param) -> QWidget:
+#: The control of one parameter (`make_control`).
+Control = NumberControl | BoolControl | ChoiceControl
+
+
+def make_control(param: Param) -> Control:
     kind = param.kind
     if kind == "bool":
         return BoolControl(param)
@@ -274,7 +291,7 @@ class StrategyPanel(QWidget):
 
         self.state = state
         self._strategies: dict[str, Strategy] = strategies()
-        self.controls: dict[str, QWidget] = {}
+        self.controls: dict[str, Control] = {}
         self._building = False
         self._trace: TraceController | None = None
         self.trace_strip: TraceStrip | None = None
@@ -327,7 +344,7 @@ class StrategyPanel(QWidget):
     def set_strategy(self, name: str) -> None:
         self.combo.setCurrentIndex(self.combo.findData(name))
 
-    def control(self, name: str) -> QWidget:
+    def control(self, name: str) -> Control:
         return self.controls[name]
 
     def set_value(self, name: str, value: Any) -> None:
