@@ -7,6 +7,7 @@ import threading
 import time
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from inspector.core.embedding.embedder import HashEmbedder
 from inspector.core.evaluation.sweep import grid
@@ -147,7 +148,11 @@ def test_cancel_stops_the_sweep(qtbot, dense_window, open_doc, monkeypatch):
     assert d.status.text() == "Cancelled." and not d.progress.isVisible()
     qtbot.waitUntil(lambda: d.runner.active_threads() == 0, timeout=10_000)
     calls = emb.calls
-    time.sleep(0.1)
+    # The cancelled job has left its one thread; what it sent before stopping is delivered now,
+    # and nothing is embedded or reported after it.
+    QApplication.sendPostedEvents()
+    QApplication.processEvents()
+    assert d.runner.active_threads() == 0 and not d.runner.busy
     assert emb.calls == calls and got == []
     assert d.run_button.isEnabled()
 
