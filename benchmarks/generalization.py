@@ -30,7 +30,9 @@ hit rate within N context tokens instead (the app's `budget`), which does not.
 Issue 29: `--starts default,fixed_tokens:512:0,fixed_chars:2000:0` asks for the advice from each
 of these current settings (the broken ones are added to the grid) and prints the realized gain on
 B of following it over staying put; the advice must improve a broken start and never hurt the
-default. `--small` is the issue's grid (markdown, recursive, fixed_tokens x 128/256/512 x 0/32),
+default. Each start's findings are printed with how much they affect the retriever (the embedder's
+cut: "(partial)" under hybrid, "(none)" under BM25; such findings license a switch only with a
+likely gain, or not at all). `--small` is the issue's grid (markdown, recursive, fixed_tokens x 128/256/512 x 0/32),
 `--split all` pools the public set's tune and test questions:
 
     nice -n 5 .venv/bin/python benchmarks/generalization.py --datasets public --split all \
@@ -122,6 +124,8 @@ class StartOutcome:
     default_gain: float
     """On B: the default minus the start (what the issue's users were denied)."""
     findings: tuple[str, ...]
+    """Kinds of the start's findings, with "(partial)" or "(none)" where the fault touches the
+    retriever only partly or not at all (`Finding.affects`)."""
 
 
 def split(n: int, seed: int, a_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -188,7 +192,8 @@ def run(name: str, retriever: str, *, embedder, cache, budget: int | None = None
             so = o.starts[spec] = StartOutcome(
                 pick=srec.best, keep=srec.keep_current, reason=srec.reason, p_better=srec.p_better,
                 cv_gain=srec.gain, gain=score_b[idx[srec.best]] - score_b[idx[start]],
-                default_gain=base_b - score_b[idx[start]], findings=tuple(f.kind for f in srec.findings))
+                default_gain=base_b - score_b[idx[start]],
+                findings=tuple(f.kind + ('' if f.affects == 'full' else f' ({f.affects})') for f in srec.findings))
             print(f"  seed {seed} from {spec}: findings {', '.join(so.findings) or 'none'}; "
                   f"{'keep' if so.keep else 'switch to ' + so.pick.label()} ({so.reason}, P(better) "
                   f"{so.p_better:.2f}, CV gain on A {100 * so.cv_gain:+.1f}); realized on B "

@@ -116,7 +116,8 @@ def add_commands(subparsers: Any) -> None:
                    help="embed a contextual description with each chunk (no LLM)")
     p.add_argument("--embed-view", choices=EMBED_VIEWS, default=None,
                    help="what the model and BM25 read of each chunk: raw or clean (link targets, reference "
-                        f"definitions, table padding dropped; spans unchanged); default {DEFAULT_EMBED_VIEW}")
+                        "definitions, table padding dropped; fit_embedder counts the view); "
+                        f"default {DEFAULT_EMBED_VIEW}")
     p.add_argument("--docs", help="comma-separated document ids to search (metadata filter)")
     p.add_argument("--heading", help="heading path to search under, each title by its start, any case, "
                    "the document title optional, e.g. 'parental > germ'")

@@ -227,13 +227,6 @@ def strategy_params(args: argparse.Namespace) -> tuple[str, dict]:
 
 # -- the embedding model (--embedder SPEC and its options) ----------------------------------------
 
-#: Which --embed-* options each kind of embedder reads (as `parse_embedder_spec` checks them): when
-#: several models are named (compare --against-embedder, sweep --embedders), each takes the options
-#: its kind reads.
-_READS = {"st": ("max_tokens", "trust_remote_code"), "openai": ("url", "tokenizer", "max_tokens", "dimensions"),
-          "static": ("max_tokens",)}
-
-
 def add_embedder_args(p: argparse.ArgumentParser) -> None:
     """--embedder SPEC and the options that go with it."""
     g = p.add_argument_group("embedding model")
@@ -272,13 +265,12 @@ def embedder_spec(args: argparse.Namespace, text: str | None = None, *, lenient:
     """The EmbedderSpec `--embedder` (or `text`) names with the --embed-* options; an InputError of
     one line (exit 2) for a malformed spec or an option its kind does not read. `lenient`: each
     option goes only to a kind that reads it (several models named at once)."""
-    from inspector.core.api import parse_embedder_spec
+    from inspector.core.api import options_read_by, parse_embedder_spec
 
     text = text if text is not None else (getattr(args, "embedder", None) or "minilm")
     options = _spec_options(args)
-    if lenient:
-        kind = text.strip().partition(":")[0].lower()
-        reads = _READS.get(kind, ())
+    if lenient:  # several models named (compare --against-embedder, sweep --embedders)
+        reads = options_read_by(text.strip().partition(":")[0].lower())
         options = {k: (v if k in reads else (False if k == "trust_remote_code" else None))
                    for k, v in options.items()}
     return parse_embedder_spec(text, key_env=getattr(args, "embed_key_env", None), **options)

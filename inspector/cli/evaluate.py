@@ -82,7 +82,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embed-view", choices=EMBED_VIEWS, default=None,
                    help="what the model and BM25 read of each chunk: raw (the text as written) or clean "
                         "(link targets, reference definitions and table padding dropped, a lost table "
-                        f"header repeated; spans unchanged); default {DEFAULT_EMBED_VIEW}")
+                        "header repeated; spans stay exact, fit_embedder counts the view); "
+                        f"default {DEFAULT_EMBED_VIEW}")
     p.add_argument("--describe", action="store_true",
                    help="embed a contextual description with each chunk (title > path, the section's "
                         "first sentence, key words; no LLM) to measure what it does")

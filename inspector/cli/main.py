@@ -50,10 +50,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    from inspector.core.api import pdf_backend, piece_override, set_pdf_backend, use_piece_spec
+    from inspector.core.api import (
+        chosen_semantic_embedder,
+        pdf_backend,
+        piece_override,
+        set_pdf_backend,
+        set_semantic_embedder,
+        use_piece_spec,
+    )
 
-    pieces = piece_override()  # --embedder moves word-piece counts to its model: put them back after
-    backend = pdf_backend()  # and --pdf-backend the PDF backend
+    # --embedder moves word-piece counts and the semantic strategy's model to its model, and
+    # --pdf-backend the PDF backend: put them back after (a caller's process goes on)
+    pieces, semantic, backend = piece_override(), chosen_semantic_embedder(), pdf_backend()
     try:
         apply_pdf_backend(args)
         return int(args.func(args) or 0)
@@ -71,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         use_piece_spec(pieces)
+        set_semantic_embedder(semantic)
         set_pdf_backend(backend)
 
 

@@ -66,6 +66,7 @@ _WHERE: dict[str, str] = {
     # chunking
     "Chunk": "inspector.core.chunking.chunk",
     "set_semantic_embedder": "inspector.core.chunking.semantic",
+    "chosen_semantic_embedder": "inspector.core.chunking.semantic",
     "FLAGS": "inspector.core.chunking.chunk",
     "ChunkStats": "inspector.core.chunking.stats",
     "Param": "inspector.core.chunking.params",
@@ -77,6 +78,7 @@ _WHERE: dict[str, str] = {
     "annotate": "inspector.core.chunking.annotate",
     "with_view": "inspector.core.chunking.embed_view",
     "view_text": "inspector.core.chunking.embed_view",
+    "view_spans": "inspector.core.chunking.embed_view",
     "chunk_stats": "inspector.core.chunking.stats",
     "is_external": "inspector.core.chunking.external",
     "last_alignment_report": "inspector.core.chunking.external",
@@ -191,6 +193,7 @@ _WHERE: dict[str, str] = {
     "EmbedderSpec": "inspector.core.embedding.spec",
     "EMBEDDER_KINDS": "inspector.core.embedding.spec:KINDS",
     "parse_embedder_spec": "inspector.core.embedding.spec",
+    "options_read_by": "inspector.core.embedding.spec",
     "make_embedder": "inspector.core.embedding.spec",
     "embedder_info": "inspector.core.embedding.spec",
     "HttpStatusError": "inspector.core.embedding.endpoint",
@@ -251,14 +254,14 @@ if TYPE_CHECKING:
     from inspector.core.chunking import external
     from inspector.core.chunking.annotate import annotate
     from inspector.core.chunking.chunk import FLAGS, Chunk
-    from inspector.core.chunking.embed_view import view_text, with_view
+    from inspector.core.chunking.embed_view import view_spans, view_text, with_view
     from inspector.core.chunking.external import is_external, last_alignment_report, load_strategy_file
     from inspector.core.chunking.helper_jobs import warm_up as helper_warm_up
     from inspector.core.chunking.imported import imported_strategy
     from inspector.core.chunking.params import Param, Strategy, with_size_overlap
     from inspector.core.chunking.records import chunk_record, chunks_jsonl, chunks_jsonl_lines
     from inspector.core.chunking.registry import chunk_document, get_strategy, strategies
-    from inspector.core.chunking.semantic import set_semantic_embedder
+    from inspector.core.chunking.semantic import chosen_semantic_embedder, set_semantic_embedder
     from inspector.core.chunking.snippets import TARGETS, NoEquivalent, settings_code
     from inspector.core.chunking.stats import ChunkStats, chunk_stats
     from inspector.core.distributed import EngineError, RayEngine
@@ -288,7 +291,13 @@ if TYPE_CHECKING:
     from inspector.core.embedding.endpoint import HttpStatusError
     from inspector.core.embedding.rate import last as measured_rate
     from inspector.core.embedding.spec import KINDS as EMBEDDER_KINDS
-    from inspector.core.embedding.spec import EmbedderSpec, embedder_info, make_embedder, parse_embedder_spec
+    from inspector.core.embedding.spec import (
+        EmbedderSpec,
+        embedder_info,
+        make_embedder,
+        options_read_by,
+        parse_embedder_spec,
+    )
     from inspector.core.errors import InputError, write_failure
     from inspector.core.evaluation.audit import (
         NOT,
@@ -399,8 +408,8 @@ __all__ = [
     "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",
     # chunking
     "Chunk", "FLAGS", "ChunkStats", "Param", "Strategy", "with_size_overlap", "chunk_document", "get_strategy",
-    "set_semantic_embedder",
-    "strategies", "annotate", "with_view", "view_text", "chunk_stats",
+    "set_semantic_embedder", "chosen_semantic_embedder",
+    "strategies", "annotate", "with_view", "view_text", "view_spans", "chunk_stats",
     "external", "is_external", "last_alignment_report", "load_strategy_file",
     "imported_strategy", "chunk_record", "chunks_jsonl", "chunks_jsonl_lines", "NoEquivalent", "TARGETS",
     "settings_code", "helper_warm_up",
@@ -426,7 +435,8 @@ __all__ = [
     "Workbench", "ChunkStage", "ChunkStore", "Staging", "RetrievalRequest", "RetrievalResult", "EXACT", "POOLED",
     "FALLBACK", "Mode", "EngineError", "RayEngine", "STAGE_UNITS", "view_html",
     # the user's pipeline (issue 28)
-    "EmbedderSpec", "EMBEDDER_KINDS", "parse_embedder_spec", "make_embedder", "embedder_info", "HttpStatusError",
+    "EmbedderSpec", "EMBEDDER_KINDS", "parse_embedder_spec", "options_read_by", "make_embedder", "embedder_info",
+    "HttpStatusError",
     "RERANK_DEPTH", "Reranker", "RerankResult", "parse_reranker_spec", "rerank_hits", "RerankFigures",
     "rerank_figures", "STORE_KINDS", "StoreSpec", "parse_store_spec", "read_store", "StoreSource", "store_source",
     "store_strategy_name",

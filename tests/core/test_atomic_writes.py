@@ -59,7 +59,7 @@ CHILD_PRELUDE = textwrap.dedent("""
                 self.fh.flush()
                 if i == 16 * 4096 and MID_WRITE:
                     open(MID_WRITE, "w").close()
-                    time.sleep(60)  # killed here
+                    sys.stdin.buffer.read(1)  # blocks on the pipe the test never writes: killed here
             return len(view)
         def flush(self):
             self.fh.flush()
@@ -69,7 +69,7 @@ CHILD_PRELUDE = textwrap.dedent("""
     def slow_replace(src, dst):
         if BEFORE_RENAME and str(src).endswith(".tmp"):
             open(BEFORE_RENAME, "w").close()
-            time.sleep(60)  # killed here: data written and fsynced, not yet renamed
+            sys.stdin.buffer.read(1)  # blocks, killed here: data written and fsynced, not yet renamed
         return real_replace(src, dst)
 
     export.os.fdopen = lambda fd, mode="r", *a, **k: SlowFile(real_fdopen(fd, mode, *a, **k))
@@ -82,7 +82,9 @@ def _start(tmp_path: Path, body: str, *, mid_write: bool) -> tuple[subprocess.Po
     script = tmp_path / "writer.py"
     script.write_text(CHILD_PRELUDE.format(root=str(ROOT), mid=str(marker) if mid_write else "",
                                            before="" if mid_write else str(marker)) + textwrap.dedent(body))
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path,
+    # stdin: a pipe the test holds open and never writes, so the child blocks on it at its kill
+    # point (a test that fails first closes it, and the child goes on and ends).
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return proc, marker
 
@@ -99,6 +101,7 @@ def _kill_when(proc: subprocess.Popen, marker: Path, timeout: float = 60.0) -> N
         time.sleep(0.005)
     os.kill(proc.pid, signal.SIGKILL)
     assert proc.wait(timeout=30) == -signal.SIGKILL
+    proc.stdin.close()  # type: ignore[union-attr]
     proc.stdout.close()  # type: ignore[union-attr]
     proc.stderr.close()  # type: ignore[union-attr]
 

@@ -147,6 +147,8 @@ def test_sweep_json_findings_and_graded_advice(capsys, corpus, gold):
     assert "overlap_inflation" in kinds and data["findings"] == rec["findings"]
     for f in rec["findings"]:
         assert {"kind", "share", "detail", "fix"} <= set(f) and f["share"] > 0
+        assert f["retriever"] == "bm25" and f["affects"] in ("full", "partial", "none")
+    assert rec["fixes_partly"] in (True, False)
     assert 0 <= rec["p_better"] <= 1 and "questions_to_confirm" in rec and rec["reason"]
     assert rec["context_tokens_delta"] == pytest.approx(
         rec["context_tokens_per_question"] - rec["current_context_tokens_per_question"], abs=0.2)

@@ -40,9 +40,18 @@ def test_the_default_has_no_findings_and_says_so(doc):
     assert findings_text(()).strip().startswith("none")
 
 
-def test_bm25_is_told_the_cut_only_matters_for_vectors(doc):
-    f = _found(doc, "fixed_chars", {"size": 2000, "overlap": 0}, retriever="bm25")["truncated_by_embedder"]
-    assert "dense or hybrid" in f.detail
+def test_the_cut_affects_dense_fully_hybrid_partly_and_bm25_not(doc):
+    """Each finding says how much it touches the retriever: BM25 reads the whole chunk, hybrid
+    only in its BM25 half; the other faults are in the text every retriever reads."""
+    params = {"size": 2000, "overlap": 0}
+    by = {r: _found(doc, "fixed_chars", params, retriever=r) for r in ("dense", "hybrid", "bm25")}
+    cut = {r: f["truncated_by_embedder"] for r, f in by.items()}
+    assert {r: f.affects for r, f in cut.items()} == {"dense": "full", "hybrid": "partial", "bm25": "none"}
+    assert cut["dense"].note == "" and "does not affect bm25" in cut["bm25"].note
+    assert "partly affects hybrid" in cut["hybrid"].note and "dense half" in cut["hybrid"].note
+    assert all(f.affects == "full" for r in by for k, f in by[r].items() if k != "truncated_by_embedder")
+    assert cut["bm25"].to_dict()["affects"] == "none" and cut["dense"].to_dict()["note"] is None
+    assert "(does not affect bm25: it reads the whole chunk)" in findings_text([cut["bm25"]])
 
 
 def test_overlap_stubs_headings_and_split_tables(doc):
@@ -179,3 +188,70 @@ def test_p_better_switches_only_away_from_settings_with_a_fault(doc):
     assert good.p_better >= 0.9 and good.keep_current and good.reason == "unsure"
     _, broken = recommend(_rows(BROKEN, LOW, other, wins), BROKEN, findings_for=_findings_for(doc))
     assert broken.p_better >= 0.9 and not broken.keep_current and broken.reason == "likely"
+
+
+def _cut_only(retriever):
+    """findings_for where the start's only fault is the embedder's cut (as on Chroma's plain-text
+    corpora: no tables, no headings), measured for `retriever`."""
+    from dataclasses import replace
+
+    from inspector.core.evaluation.findings import Finding, affects
+
+    cut = Finding("truncated_by_embedder", 0.9, "46 of 50 chunks are cut", "size <= 224 tokens")
+    return lambda cfg: (replace(cut, affects=affects(cut.kind, retriever), retriever=retriever),) \
+        if cfg.strategy == "fixed_tokens" else ()
+
+
+@pytest.mark.parametrize(("retriever", "switches"), [("dense", True), ("hybrid", False), ("bm25", False)])
+def test_a_fix_of_the_cut_licenses_a_switch_as_far_as_the_cut_affects_the_retriever(retriever, switches):
+    """Not estimated worse (held-out gain 0.0, P(better) 0.5): with dense, fixing the cut is reason
+    enough; with hybrid, whose BM25 half reads the whole chunk, it is not (issue 29: on Chroma's
+    small corpora such switches lost 1.4-3.6 points on unseen questions); BM25 never switches for it."""
+    from dataclasses import replace
+
+    from inspector.core.workbench.evaluator import recommend
+
+    broken, good = replace(BROKEN, retriever=retriever), replace(GOOD, retriever=retriever)
+    _, rec = recommend(_rows(broken, LOW, good, HIGH), broken, findings_for=_cut_only(retriever))
+    assert rec.p_better < 0.7 and rec.gain == 0.0
+    assert rec.keep_current is not switches
+    assert rec.reason == ("fixes" if switches else "unsure")
+    assert rec.findings[0].kind == "truncated_by_embedder"  # listed whatever the retriever
+    assert rec.fixes == (() if retriever == "bm25" else ("truncated_by_embedder",))
+
+
+def test_hybrid_switches_for_the_cut_when_the_fix_is_also_likely_better():
+    """7 wins, 3 losses on 30 questions: P(better) between P_PARTIAL and P_SWITCH, not confirmed:
+    a fix of the partial finding is then taken with hybrid."""
+    from dataclasses import replace
+
+    from inspector.core.evaluation.sweep import P_PARTIAL, P_SWITCH
+    from inspector.core.workbench.evaluator import recommend
+
+    broken, good = replace(BROKEN, retriever="hybrid"), replace(GOOD, retriever="hybrid")
+    likely = [1] * 17 + [0] * 3 + [1] * 7 + [0] * 3
+    _, rec = recommend(_rows(broken, LOW, good, likely), broken, findings_for=_cut_only("hybrid"))
+    assert P_PARTIAL <= rec.p_better < P_SWITCH and rec.keep_current is False and rec.reason == "fixes"
+
+
+def test_the_text_and_json_say_whom_the_cut_affects(doc):
+    """The CLI's text and JSON list the cut for every retriever and say when it does not count."""
+    from dataclasses import replace
+
+    from inspector.core.evaluation.report import recommendation_json, recommendation_text
+    from inspector.core.workbench.evaluator import recommend
+
+    bm25, good = replace(BROKEN, retriever="bm25"), replace(GOOD, retriever="bm25")
+    _, rec = recommend(_rows(bm25, LOW, good, HIGH), bm25, findings_for=_cut_only("bm25"))
+    assert "truncated_by_embedder (90%): 46 of 50 chunks are cut (does not affect bm25: it reads the " \
+           "whole chunk)" in recommendation_text(rec)
+    data = recommendation_json(rec)
+    assert data["findings"][0]["affects"] == "none" and data["fixes"] == [] and not data["fixes_partly"]
+    hybrid = replace(BROKEN, retriever="hybrid")
+    likely = [1] * 17 + [0] * 3 + [1] * 7 + [0] * 3
+    _, rec = recommend(_rows(hybrid, LOW, replace(GOOD, retriever="hybrid"), likely), hybrid,
+                       findings_for=_cut_only("hybrid"))
+    text = recommendation_text(rec)
+    assert "(partly affects hybrid: only its dense half reads the cut vector" in text
+    assert "it fixes a fault that partly affects hybrid and is likely better (P(better) >= 0.7)" in text
+    assert recommendation_json(rec)["fixes_partly"] is True

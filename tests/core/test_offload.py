@@ -122,16 +122,20 @@ def test_a_fresh_helper_runs_the_warm_up_it_was_given_before_any_job():
         warm.shutdown()
 
 
-def test_the_helper_gives_memory_back_once_idle_after_a_job():
+def test_the_helper_gives_memory_back_once_idle_after_a_job(tmp_path):
     """What a job freed is trimmed when the helper goes quiet, not only at the next job 5 s on."""
     h = offload.Offload(min_chars=0, enabled=True)
     try:
         assert h.call(jobs.add, 1, 1) == 2  # the first job trims at its end (none made before)
-        before = h.call(jobs.trims)
+        report = tmp_path / "trims.txt"
+        before = h.call(jobs.report_trims_to, str(report))  # the last job: the helper goes quiet
         if before < 0:
             pytest.skip("the C library is not glibc: nothing to trim")
-        time.sleep(2.0)  # past TRIM_IDLE_S after that call, well before TRIM_EVERY_S
-        assert offload.TRIM_IDLE_S < 2.0 < offload.TRIM_EVERY_S
+        # No job runs after it, so only the idle trimmer can trim (the every-TRIM_EVERY_S trim
+        # happens at the end of a job): wait for the helper to say its count grew.
+        assert _wait(report.exists, 60.0)
+        assert offload.TRIM_IDLE_S < offload.TRIM_EVERY_S
+        assert int(report.read_text(encoding="ascii")) > before
         assert h.call(jobs.trims) > before
     finally:
         h.shutdown()
@@ -270,22 +274,38 @@ def test_a_grown_helper_is_replaced_once_idle(quick_retire):
     assert not h.retire_if_grown()  # the fresh one is small
 
 
-def test_a_helper_whose_documents_explain_its_size_is_kept(quick_retire):
+def test_a_helper_whose_documents_explain_its_size_is_kept(quick_retire, monkeypatch):
     h = quick_retire
+    looks: list[bool] = []
+    look = offload.Offload.retire_if_grown
+
+    def counted(self):  # the real look, counted
+        replaced = look(self)
+        looks.append(replaced)
+        return replaced
+
+    monkeypatch.setattr(offload.Offload, "retire_if_grown", counted)
     first = h.call(jobs.hold, 80, 2_000_000)  # 2 M characters: 128 MB allowed for them
-    time.sleep(1.0)  # the keeper looks several times
+    # The keeper measured the helper once it was idle (that look clears the flag), and a later
+    # look has ended, so the measuring one has too.
+    assert _wait(lambda: not h._ended_since_check)
+    seen = len(looks)
+    assert _wait(lambda: len(looks) > seen)
+    assert not any(looks)
     assert not h.retire_if_grown()
     assert h.retired == 0 and h.call(jobs.pid) == first
 
 
-def test_a_busy_helper_is_not_replaced(quick_retire):
+def test_a_busy_helper_is_not_replaced(quick_retire, tmp_path):
     h = quick_retire
     h.call(jobs.hold, 80, 0)
     done = threading.Event()
-    worker = threading.Thread(target=lambda: (h.call(jobs.spin, 1.5), done.set()))
+    go_on = tmp_path / "go-on"
+    worker = threading.Thread(target=lambda: (h.call(jobs.wait_for_file, str(go_on)), done.set()))
     worker.start()
-    time.sleep(0.3)
+    assert _wait(lambda: h._inflight == 1)
     assert not h.retire_if_grown()  # a call runs
+    go_on.touch()
     worker.join()
     assert done.is_set()
     assert _wait(lambda: h.retired == 1)  # idle afterwards: replaced

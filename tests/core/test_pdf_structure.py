@@ -210,6 +210,19 @@ def test_the_fast_page_objects_are_pdfplumbers_own():
         assert fast[kind] == slow[kind], kind
 
 
+def test_table_cells_read_from_the_tables_own_characters_are_pdfplumbers():
+    # _extract_table hands pdfplumber only the characters inside the table (the speed-up): the
+    # cells equal pdfplumber's own extract over the whole page, text above and below included,
+    # with a character on the table's right and bottom edges and one just outside its left edge.
+    page = (_handbook_page() + text_lines(72, 330, BODY)
+            + [("text", 70, 260, 9, "R", "x"), ("text", 391, 250, 9, "R", "edge")])
+    with pdf_structure.open_plumber(make_layout_pdf([page])) as pdf:
+        found = pdf.pages[0].find_tables()
+        assert found
+        for t in found:
+            assert pdf_structure._extract_table(t) == t.extract(char_dir_rotated="btt")
+
+
 def test_a_header_turned_upright_in_a_table_reads_forwards():
     xs, tops = [72, 250, 300, 350, 400], [100, 160, 178, 196]
     items = [("text", 72, 60, 10, "R", "Who may run which command:")]
@@ -289,9 +302,47 @@ def test_docling_backend_still_gives_the_clear_errors():
         convert_pdf(b"plain words", "x.pdf", backend="docling")
 
 
+def _docling_without_models(root) -> None:
+    """A stand-in for the docling package on a machine that cannot reach the Hugging Face hub:
+    real docling cannot run here (its models are not on this machine), so this one fails the
+    way it does there, with huggingface_hub's many-line message for a model not in the cache."""
+    pkg = root / "docling"
+    (pkg / "datamodel").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "datamodel" / "__init__.py").write_text("")
+    (pkg / "datamodel" / "base_models.py").write_text(
+        "class DocumentStream:\n    def __init__(self, name, stream):\n        self.name, self.stream = name, stream\n")
+    hub = ("An error happened while trying to locate the files on the Hub and we cannot find the appropriate "
+           "snapshot folder for the specified revision on the local disk.\nPlease check your internet connection "
+           "and try again.")
+    (pkg / "document_converter.py").write_text(
+        "class LocalEntryNotFoundError(OSError):\n    pass\n\n"
+        "class DocumentConverter:\n    def convert(self, source):\n"
+        f"        raise LocalEntryNotFoundError({hub!r})\n")
+
+
+def test_docling_without_its_models_is_one_line_that_says_what_to_do(tmp_path, monkeypatch):
+    import sys
+
+    _docling_without_models(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert pdf_convert.docling_available()
+        with pytest.raises(InputError) as err:
+            convert_pdf(make_pdf(PDF_PAGES), "leave.pdf", backend="docling")
+    finally:
+        for name in [m for m in sys.modules if m == "docling" or m.startswith("docling.")]:
+            del sys.modules[name]
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith("leave.pdf: docling could not convert the PDF (LocalEntryNotFoundError")
+    assert "docling-tools models download" in msg and "DOCLING_ARTIFACTS_PATH" in msg and "built-in" in msg
+
+
 # ----------------------------------------------------------------------------- properties
 
-_word = st.text(alphabet="abcdefghij", min_size=1, max_size=8)
+# Latin and Hebrew words: a page mostly right-to-left reads its columns from the right.
+_word = st.one_of(st.text(alphabet="abcdefghij", min_size=1, max_size=8),
+                  st.text(alphabet="אבגדהוזחטי", min_size=1, max_size=8))
 
 
 @st.composite
@@ -397,3 +448,66 @@ def test_a_right_to_left_line_reads_from_the_right():
     assert make_lines(pdf_structure.chars_to_words(glyphs, res))[0].text == "سلام"
     # A left-to-right line is untouched.
     assert make_lines(pdf_structure.chars_to_words(_glyphs("Leave policy"), res))[0].text == "Leave policy"
+
+
+def _form_grid(top: float, rows: list[list[str]]) -> list[tuple]:
+    """A form's ruled table: labels in bold on the left, values in regular type, 12 pt."""
+    items = grid(72, top, [200, 250], rows, height=22, size=12)
+    return [("text", *it[1:4], "B", it[5]) if it[0] == "text" and it[1] < 272 else it for it in items]
+
+
+def test_a_forms_section_lines_between_its_tables_are_headings():
+    # A form (the Persian prospectus in benchmarks/data/pdf has this shape): nearly all its text
+    # in ruled tables whose labels are bold, and a few bold lines outside them that head the
+    # sections. Those lines were the only paragraphs, so they were their own yardstick and none
+    # stood out. A lead-in with a colon and a regular line at the cells' size stay text.
+    page = ([("text", 72, 40, 14, "B", "Admission prospectus for domestic goods"),
+             ("text", 300, 70, 11, "B", "Iran Mercantile Exchange"),
+             ("text", 72, 100, 15, "B", "2-5 Product standard")]
+            + _form_grid(125, [["Name of the standard", "Billets cast continuously"],
+                               ["National standard number", "20300"],
+                               ["Is the standard mandatory?", "No"],
+                               ["Issuing body", "National Standards Organization"]])
+            + [("text", 72, 240, 14, "B", "3 Admission to the exchange")]
+            + _form_grid(265, [["Date the papers were filed", "1403/09/19"], ["Date of admission", "1403/10/04"],
+                               ["Committee session number", "436"], ["Admission adviser", "Armoon brokerage"],
+                               ["Basis of the base price", "World prices"]])
+            + [("text", 72, 400, 12, "B", "Signature of the adviser:"),
+               ("text", 72, 420, 12, "R", "Filled in by the exchange"), ("text", 300, 780, 9, "R", "7")])
+    text, _kind, meta = builtin_pdf(make_layout_pdf([page]), "form.pdf")
+    assert _heads(text) == ["Admission prospectus for domestic goods", "Iran Mercantile Exchange",
+                            "2-5 Product standard", "3 Admission to the exchange"], text
+    assert "Signature of the adviser:" in text and "Filled in by the exchange" in text
+    assert meta["structure"]["tables"] == 2 and "between a form's tables" in meta["structure_note"]
+
+
+def test_a_bold_documents_short_bold_line_is_not_a_heading_beside_a_small_table():
+    # The form rule needs the tables to hold most of the page's text: in a document set in bold
+    # throughout, a short bold line near a small table is text, as it was.
+    page = (text_lines(72, 60, BODY, font="B") + [("text", 72, 110, 10, "B", "Hotel costs")]
+            + text_lines(72, 130, BODY, font="B") + grid(72, 200, [120, 200], [["Item", "Limit"], ["Hotel", "150"]])
+            + text_lines(72, 260, BODY, font="B"))
+    text, _kind, _meta = builtin_pdf(make_layout_pdf([page]), "bold.pdf")
+    assert _heads(text) == [], text
+
+
+def test_a_right_to_left_tables_cells_and_columns_read_from_the_right():
+    # A cell's text drawn from the left, as pdfplumber gives it: "לא" (no) at the left, "כן"
+    # (yes) far to the right on the same row, a checkbox's width apart, and a second line below.
+    chars = _glyphs("אל" + " " * 12 + "ןכ") + _glyphs("הרעה", top=115)
+    assert pdf_structure._cell_text(chars, (60, 90, 200, 140)) == "כן\nלא\nהערה"
+    # Its columns: the first is the rightmost once most cells are right-to-left ...
+    assert pdf_structure._right_to_left([["תאריך", "1403/09/19"], ["שם", "פלדה"]])
+    # ... and not for a table of one Hebrew and one English column, nor for numbers only.
+    assert not pdf_structure._right_to_left([["תאריך", "Date"], ["שם", "Name"]])
+    assert not pdf_structure._right_to_left([["1", "2"], ["3", "4"]])
+
+
+def test_a_right_to_left_pages_columns_are_read_from_the_right():
+    def page(left: list[str], right: list[str]) -> list[str]:
+        words = [Word(t, x, x + 100, 100 + 14 * k, 110 + 14 * k, 10)
+                 for x, col in ((72, left), (300, right)) for k, t in enumerate(col)]
+        return [b.lines[0].text for b in reading_order(make_blocks(make_lines(words)))]
+
+    assert page(["שלישי", "רביעי"], ["ראשון", "שני"]) == ["ראשון", "שלישי"]
+    assert page(["first", "second"], ["third", "fourth"]) == ["first", "third"]

@@ -275,7 +275,7 @@ def test_cancel_mid_embedding_leaves_whole_records(ray_cluster, tmp_path, corpus
 
 
 _SIGINT_SCRIPT = """
-import sys, time
+import os, sys, time
 sys.path.insert(0, {root!r})
 from inspector.core.distributed import RayEngine
 from inspector.core.embedding.cache import EmbeddingCache
@@ -283,18 +283,31 @@ from inspector.core.embedding.embedder import HashEmbedder
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.workbench import Workbench
 
+DRIVER, SEEN, GO_ON = os.getpid(), {seen!r}, {go_on!r}
+
+# On the workers: once the driver has had a batch back (SEEN exists), no batch is embedded any
+# more until GO_ON exists (made after the driver has exited), so the Ctrl-C lands while embedding
+# is unfinished, whatever the machine's speed.
 class SlowHash(HashEmbedder):
     def encode(self, texts):
-        time.sleep(0.4)
+        if os.getpid() != DRIVER:
+            time.sleep(0.02)
+            end = time.monotonic() + 60
+            while os.path.exists(SEEN) and not os.path.exists(GO_ON) and time.monotonic() < end:
+                time.sleep(0.005)
         return super().encode(texts)
+
+def progress(stage, done, total):
+    print("progress", stage, done, total, flush=True)
+    if stage == "embedding" and done > 0 and not os.path.exists(SEEN):
+        open(SEEN, "w").close()
 
 emb = SlowHash()
 emb.batch_size = 2
 wb = Workbench(embedder=emb, cache=EmbeddingCache({cache!r}))
 wb.open([{corpus!r}])
 wb.load_gold({gold!r})
-engine = RayEngine(wb, address={address!r}, workers=2,
-                   progress=lambda s, d, n: print("progress", s, d, n, flush=True))
+engine = RayEngine(wb, address={address!r}, workers=2, progress=progress)
 try:
     engine.evaluate(EvalConfig("fixed_tokens", {{"size": 8, "overlap": 0}}, 3, "dense"))
     print("finished", flush=True)
@@ -310,8 +323,10 @@ def test_sigint_to_a_driver_mid_embedding_leaves_whole_records(ray_cluster, tmp_
     """Ctrl-C as a terminal sends it: SIGINT to a driver that joined the cluster by address."""
     script = tmp_path / "driver.py"
     cache_dir = tmp_path / "cache"
+    go_on = tmp_path / "go-on"
     script.write_text(textwrap.dedent(_SIGINT_SCRIPT.format(
         root=str(ROOT), cache=str(cache_dir), corpus=str(corpus), gold=str(gold),
+        seen=str(tmp_path / "seen"), go_on=str(go_on),
         address=ray_cluster.ray.get_runtime_context().gcs_address)), encoding="utf-8")
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=str(ROOT), env=dict(os.environ))
@@ -330,6 +345,7 @@ def test_sigint_to_a_driver_mid_embedding_leaves_whole_records(ray_cluster, tmp_
     finally:
         if proc.poll() is None:
             proc.kill()
+        go_on.touch()  # workers the cluster still runs for the gone driver end their batch
     lines += out.split()
     assert proc.returncode == 130, (lines, err[-2000:])
     assert "interrupted" in lines and "finished" not in lines

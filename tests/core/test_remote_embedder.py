@@ -311,7 +311,8 @@ def test_concurrency_is_bounded(server, minilm, concurrency):
     remote = client(server, minilm, batch_size=1, concurrency=concurrency)
     remote.load()
     server.max_in_flight = 0
-    server.fail_next("delay", n=9, seconds=0.15)  # requests overlap when they can
+    # Each request is held until `concurrency` of them are in the server at once (30 s at most).
+    server.fail_next("delay", n=9, seconds=30, hold=threading.Barrier(concurrency))
     remote.encode([f"text {i}" for i in range(9)])
     assert server.max_in_flight == concurrency
 

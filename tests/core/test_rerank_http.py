@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import threading
 
 import numpy as np
 import pytest
@@ -173,6 +174,8 @@ def test_cancel_stops_between_requests():
 def test_concurrency_is_bounded():
     with OpenAIServer(scorer=scorer, rerank_style="tei") as server:
         rr = reranker(server, batch_size=1, concurrency=3, style="tei")
-        server.fail_next("delay", n=8, seconds=0.15)
-        rr.score(QUERY, [f"t{i}" for i in range(8)])
+        # Each request is held until three of them are in the server at once (30 s at most):
+        # nine texts, three rounds of three.
+        server.fail_next("delay", n=9, seconds=30, hold=threading.Barrier(3))
+        rr.score(QUERY, [f"t{i}" for i in range(9)])
         assert server.max_in_flight == 3

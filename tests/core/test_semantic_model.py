@@ -80,7 +80,9 @@ def test_chunks_on_the_command_line_uses_the_chosen_model(capsys, two_layer_mode
         recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
         return [(r["metadata"]["start_index"], r["metadata"]["end_index"]) for r in recs]
 
+    before = sem.chosen_semantic_embedder()
     two = spans("--embedder", f"st:{two_layer_model}")
+    assert sem.chosen_semantic_embedder() is before  # the command put the process's choice back
     minilm = spans()
     assert two != minilm
     assert spans("--embedder", f"st:{two_layer_model}") == two

@@ -139,3 +139,53 @@ def test_an_embedding_view_change_builds_the_index_of_the_new_texts():
     assert as_written.hits  # the link target's host is in the text as written...
     assert viewed.index is not as_written.index
     assert not viewed.hits  # ...and not in what the clean view sends
+
+
+def test_a_document_being_chunked_is_waited_for_not_chunked_again(doc):
+    """Two callers wanting the same chunks at once (opening a folder: the count job and the
+    retrieval thread) get the one chunking: the second waits for the first."""
+    import sys
+    import threading
+    import time
+
+    from inspector.core.chunking.chunk import new_chunk
+    from inspector.core.chunking.params import Strategy
+    from inspector.core.chunking.registry import register_strategy, unregister
+
+    calls: list[int] = []
+    started, release = threading.Event(), threading.Event()
+
+    def slow(d, params):
+        calls.append(1)
+        started.set()
+        assert release.wait(30)
+        return (new_chunk(0, 0, len(d.text), 1, (), "", None, frozenset(), "chunk", d.doc_id, {}),)
+
+    register_strategy(Strategy("slow_once", slow, (), "blocks until the test releases it"))
+    try:
+        store = ChunkStore()
+        got: list = []
+        first = threading.Thread(target=lambda: got.append(store.chunk(doc, "slow_once")))
+        first.start()
+        assert started.wait(30)
+        second = threading.Thread(target=lambda: got.append(store.chunk(doc, "slow_once")))
+        second.start()
+
+        def stack(thread):
+            frame, names = sys._current_frames().get(thread.ident), []
+            while frame is not None:
+                names.append(frame.f_code.co_name)
+                frame = frame.f_back
+            return names
+
+        deadline = time.monotonic() + 30
+        while "_remembered" not in stack(second) or "wait" not in stack(second)[:3]:
+            assert second.is_alive() and time.monotonic() < deadline
+            time.sleep(0.005)
+        assert "slow" not in stack(second)  # waiting for the first, not chunking
+        release.set()
+        first.join(30)
+        second.join(30)
+        assert len(calls) == 1 and len(got) == 2 and got[0] is got[1]
+    finally:
+        unregister("slow_once")

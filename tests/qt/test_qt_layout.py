@@ -4,7 +4,7 @@ completer, the Open filter, the theme switch)."""
 
 from __future__ import annotations
 
-import time
+import threading
 
 import pytest
 from PySide6.QtCore import QPoint, QRect
@@ -109,13 +109,17 @@ def test_the_legend_explains_what_is_drawn(qtbot, make_window):
         assert len(colours) > 1, swatch.painter
 
 
+_RELEASE_SLOW = threading.Event()
+
+
 def _slow(doc, params):
-    time.sleep(0.8)
+    _RELEASE_SLOW.wait(30)  # computing until the test has looked at the veil
     return chunk_document(doc, "paragraph", {})
 
 
 def test_stale_chunks_are_veiled_while_a_slow_strategy_computes(qtbot, make_window, open_doc, wait_complete):
-    register_strategy(Strategy("slow_test_layout", _slow, (), "sleeps, then splits on blank lines"))
+    _RELEASE_SLOW.clear()
+    register_strategy(Strategy("slow_test_layout", _slow, (), "waits until released, then splits on blank lines"))
     try:
         w = make_window()
         open_doc(w)
@@ -132,11 +136,13 @@ def test_stale_chunks_are_veiled_while_a_slow_strategy_computes(qtbot, make_wind
             assert "slow_test_layout" in veil.text
         assert w.gold_panel.splitter.count() == 2  # the veil is no pane of the splitter
         assert {v.target for v in w.stale.veils} == {w.view, w.stats_panel, w.table, w.gold_panel.splitter}
+        _RELEASE_SLOW.set()
         r = wait_complete(w)
         assert r.request.strategy == "slow_test_layout"
         qtbot.waitUntil(lambda: not w.stale.shown, timeout=5000)
         assert not any(v.isVisible() for v in w.stale.veils)
     finally:
+        _RELEASE_SLOW.set()
         unregister("slow_test_layout")
 
 

@@ -4,6 +4,11 @@ changes what a PDF opened afterwards becomes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
 from PySide6.QtGui import QColor
 
 from inspector.core.documents import pdf_convert
@@ -37,20 +42,43 @@ def _dark_rows(pixmap) -> set[int]:
     return rows
 
 
-def test_the_page_of_the_selected_chunk_is_rendered_and_follows_it(qtbot, make_window, open_doc, tmp_path):
+@dataclass
+class OpenedPdf:
+    window: Any
+    path: Path
+    result: Any
+    """The complete chunking of the PDF."""
+    shown: list[tuple[str, str, str]]
+    """Messages the window showed while opening it."""
+
+    @property
+    def panel(self) -> Any:
+        return self.window.pdf_page
+
+    def chunk_with(self, words: str) -> Any:
+        text = self.window.state.document.text
+        return next(c for c in self.result.chunks if words in text[c.start:c.end])
+
+
+@pytest.fixture
+def opened_pdf(make_window, open_doc, tmp_path) -> OpenedPdf:
+    """The two-page handbook PDF opened in a 1400 x 900 window, its PDF Page dock not yet shown."""
     w = make_window(size=(1400, 900))
     path = _pdf(tmp_path)
     shown: list[tuple[str, str, str]] = []
     w.messages.shown.connect(lambda *m: shown.append(m))
-    result = open_doc(w, path)
+    return OpenedPdf(w, path, open_doc(w, path), shown)
+
+
+def test_the_page_of_the_selected_chunk_is_rendered_and_follows_it(qtbot, opened_pdf):
+    w, path, shown, panel = opened_pdf.window, opened_pdf.path, opened_pdf.shown, opened_pdf.panel
     assert w.state.document.kind == "markdown"
     assert any(text.startswith("handbook.pdf: Built-in PDF structure: 2 headings") for _kind, text, _d in shown)
-    panel = w.pdf_page
     assert not w.pdf_page_dock.isVisible() and panel.rendered is None  # nothing rendered while hidden
     w.pdf_page_dock.show()
     qtbot.waitUntil(lambda: panel.rendered is not None and panel.rendered[1] == 1, timeout=10_000)
     first = _dark_rows(panel.image.pixmap())
-    on_two = next(c for c in result.chunks if "Hotel" in w.state.document.text[c.start:c.end])
+    on_two = opened_pdf.chunk_with("Hotel")
     w.state.select(on_two.id)
     qtbot.waitUntil(lambda: panel.rendered is not None and panel.rendered[1] == 2, timeout=10_000)
     assert panel.rendered[0] == str(path.resolve())
@@ -106,16 +134,12 @@ def _highlighted_rows(pixmap) -> set[int]:
     return rows
 
 
-def test_the_chunks_words_are_marked_on_the_page(qtbot, make_window, open_doc, tmp_path):
+def test_the_chunks_words_are_marked_on_the_page(qtbot, opened_pdf):
     # The chunk holding the table is marked where the table is drawn (300-354 pt of 792: 38-45 %
     # of the page's height), and nowhere near the page's heading; another chunk moves the marks.
-    w = make_window(size=(1400, 900))
-    path = _pdf(tmp_path)
-    result = open_doc(w, path)
-    panel = w.pdf_page
+    w, panel = opened_pdf.window, opened_pdf.panel
     w.pdf_page_dock.show()
-    text = w.state.document.text
-    table = next(c for c in result.chunks if "Hotel" in text[c.start:c.end])
+    table = opened_pdf.chunk_with("Hotel")
     w.state.select(table.id)
     qtbot.waitUntil(lambda: panel.rendered is not None and panel.rendered[1] == 2 and bool(panel.marks), timeout=10_000)
     assert "Hotel" in panel.marked_text
@@ -124,7 +148,7 @@ def test_the_chunks_words_are_marked_on_the_page(qtbot, make_window, open_doc, t
     rows = _highlighted_rows(panel.image.pixmap())
     assert rows & set(range(37, 46)), rows
     # Unmarked before: the same page drawn for a chunk elsewhere has no highlight there.
-    first = next(c for c in result.chunks if "Leave handbook" in text[c.start:c.end])
+    first = opened_pdf.chunk_with("Leave handbook")
     w.state.select(first.id)
     qtbot.waitUntil(lambda: panel.rendered is not None and panel.rendered[1] == 1 and bool(panel.marks), timeout=10_000)
     assert all(m[1] < 0.2 for m in panel.marks), panel.marks
@@ -150,3 +174,22 @@ def test_dock_tab_titles_read_whole_in_a_small_window(qtbot, make_window, open_d
         for i in range(bar.count()):
             need = bar.fontMetrics().horizontalAdvance(bar.tabText(i))
             assert bar.tabRect(i).width() >= need, (bar.tabText(i), bar.tabRect(i).width(), need)
+
+
+def test_docling_missing_is_one_line_in_the_window(qtbot, make_window, settings_store):
+    # A stored "docling" on a machine without the package: the window opens on the built-in
+    # backend and says why in one line; choosing docling anyway is a one-line error.
+    if pdf_convert.docling_available():
+        pytest.skip("docling is installed here: the missing-package message cannot show")
+    Settings(settings_store).set(PDF_BACKEND, "docling")
+    try:
+        w = make_window()
+        actions = w.pdf_backend_actions
+        assert actions.actions["builtin"].isChecked() and pdf_convert.pdf_backend() == "builtin"
+        assert actions.note == ("PDF backend: docling is not installed: pip install 'chunk-inspector[docling]'; "
+                                "PDFs open with the built-in backend")
+        actions.set_backend("docling")
+        assert w.messages.last_error == "PDF backend: docling is not installed: pip install 'chunk-inspector[docling]'"
+        assert actions.actions["builtin"].isChecked() and pdf_convert.pdf_backend() == "builtin"
+    finally:
+        pdf_convert.set_pdf_backend("builtin")

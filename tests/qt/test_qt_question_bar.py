@@ -184,7 +184,8 @@ def test_embedding_shows_progress_and_a_newer_request_cancels_it(qtbot, dense_wi
     # A re-chunk supersedes the exact job: it stops at its next batch, long before the end.
     w.strategy_panel.set_value("size", 300)
     qtbot.waitUntil(lambda: not w.retrieval.runner.busy, timeout=10_000)
-    time.sleep(0.2)
+    # The superseded job has left the runner's one thread: the embedder is called no more.
+    qtbot.waitUntil(lambda: w.retrieval.runner.active_threads() == 0, timeout=10_000)
     stopped_at = emb.encoded
     assert stopped_at < n
     qtbot.waitUntil(lambda: not w.embed_progress.isVisible(), timeout=5000)

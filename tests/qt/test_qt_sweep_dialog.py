@@ -7,6 +7,7 @@ import threading
 import time
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from inspector.core.embedding.embedder import HashEmbedder
 from inspector.core.evaluation.sweep import grid
@@ -147,7 +148,11 @@ def test_cancel_stops_the_sweep(qtbot, dense_window, open_doc, monkeypatch):
     assert d.status.text() == "Cancelled." and not d.progress.isVisible()
     qtbot.waitUntil(lambda: d.runner.active_threads() == 0, timeout=10_000)
     calls = emb.calls
-    time.sleep(0.1)
+    # The cancelled job has left its one thread; what it sent before stopping is delivered now,
+    # and nothing is embedded or reported after it.
+    QApplication.sendPostedEvents()
+    QApplication.processEvents()
+    assert d.runner.active_threads() == 0 and not d.runner.busy
     assert emb.calls == calls and got == []
     assert d.run_button.isEnabled()
 
@@ -246,3 +251,31 @@ def test_findings_and_advice_sentences_name_the_fix_and_the_cost():
     sentence = recommendation_sentence(rec)
     assert "1,500 context tokens per question" in sentence and "-900 against yours" in sentence
     assert "P(better) 0.80" in sentence and "about 90 questions (now 30, 60 more)" in sentence
+
+
+def test_findings_sentences_say_whom_the_cut_affects():
+    """Issue 29: with BM25 the cut is listed as no reason to switch; with hybrid as a partial one,
+    and a switch for it says it was also likely better."""
+    from dataclasses import replace
+
+    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.evaluation.findings import Finding
+    from inspector.core.evaluation.sweep import Recommendation
+    from inspector.qt.dialogs.sweep_dialog import findings_sentences, recommendation_sentence
+
+    cut = Finding("truncated_by_embedder", 0.9, "46 of 50 chunks are cut", "size <= 224 tokens")
+    texts = {}
+    for retriever, affects in (("bm25", "none"), ("hybrid", "partial"), ("dense", "full")):
+        broken = EvalConfig("fixed_tokens", {"size": 512, "overlap": 0}, retriever=retriever)
+        rec = Recommendation(config=replace(broken, strategy="markdown", params={}), current=broken,
+                             keep_current=False, gain=0.02, gain_ci=(-0.02, 0.06), p_value=0.3,
+                             metric="hit_rate", basis="exact", in_sample=0.8, cross_validated=0.75,
+                             optimism=0.05, questions=30, folds=5,
+                             findings=(replace(cut, affects=affects, retriever=retriever),),
+                             fixes=("truncated_by_embedder",), p_better=0.8, reason="fixes")
+        texts[retriever] = (findings_sentences(rec), recommendation_sentence(rec))
+    assert "(does not affect bm25: it reads the whole chunk, so it is no reason to switch)" in texts["bm25"][0]
+    assert "(partly affects hybrid: only its dense half reads the cut vector" in texts["hybrid"][0]
+    assert "46 of 50 chunks are cut. Fix: size <= 224 tokens." in texts["dense"][0]
+    assert "only partly affects hybrid and is likely better" in texts["hybrid"][1]
+    assert "fixes a fault of your chunks and is not estimated worse" in texts["dense"][1]

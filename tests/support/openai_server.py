@@ -21,8 +21,10 @@ a wrong one gets OpenAI's 401, which echoes the key it was sent (as OpenAI echoe
 
 `fail_next(kind, n)` makes the next n POSTs fail: "429" (with `retry_after` seconds or HTTP-date
 text, and/or `retry_after_ms`), "500"/"502"/"503"/"504", "401", "malformed" (a 200 whose body is
-not an embeddings answer), "delay" (`seconds`, then a normal answer), "drop" (the connection
-closed without an answer). Every request is recorded in `seen` with the server's own monotonic
+not an embeddings answer), "delay" (then a normal answer: after `seconds`, or, given `hold` (a
+`threading.Event` the test sets, or a `threading.Barrier` the held requests meet at), once it is
+released, `seconds` being then only the most it waits), "drop" (the connection closed without
+an answer). Every request is recorded in `seen` with the server's own monotonic
 timestamps, its inputs and tokens; `max_in_flight` is the most POSTs it was answering at once.
 
     with OpenAIServer(MiniLMEmbedder()) as server:
@@ -36,6 +38,7 @@ MiniLM until interrupted (the benchmark runs it so, in a process of its own).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import threading
 import time
@@ -82,6 +85,7 @@ class _Fault:
     retry_after: float | str | None = None
     retry_after_ms: float | None = None
     seconds: float = 0.0
+    hold: threading.Event | threading.Barrier | None = None
 
 
 class _Http(ThreadingHTTPServer):
@@ -131,6 +135,8 @@ class OpenAIServer:
         self._httpd: _Http | None = None
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
+        self.stopped = threading.Event()
+        """Set once the server has stopped (by `stop`, or at the end of its `lifetime`)."""
 
     # -- life ----------------------------------------------------------------------------------
     def start(self) -> OpenAIServer:
@@ -147,6 +153,7 @@ class OpenAIServer:
 
     def stop(self) -> None:
         httpd, self._httpd = self._httpd, None
+        self.stopped.set()
         if self._timer is not None and self._timer is not threading.current_thread():
             self._timer.cancel()
         if httpd is not None:
@@ -176,12 +183,13 @@ class OpenAIServer:
 
     # -- what tests set and read --------------------------------------------------------------
     def fail_next(self, kind: str, n: int = 1, *, retry_after: float | str | None = None,
-                  retry_after_ms: float | None = None, seconds: float = 0.0) -> None:
+                  retry_after_ms: float | None = None, seconds: float = 0.0,
+                  hold: threading.Event | threading.Barrier | None = None) -> None:
         """The next `n` POSTs fail as `kind` (see the module docstring)."""
         if kind not in FAULT_KINDS:
             raise ValueError(f"fault {kind!r} (one of {', '.join(FAULT_KINDS)})")
         with self._lock:
-            self._faults.extend(_Fault(kind, retry_after, retry_after_ms, seconds) for _ in range(n))
+            self._faults.extend(_Fault(kind, retry_after, retry_after_ms, seconds, hold) for _ in range(n))
 
     def posts(self, path_end: str = "") -> list[Seen]:
         """The POSTs seen so far (those whose path ends with `path_end`)."""
@@ -409,7 +417,12 @@ class _Handler(BaseHTTPRequestHandler):
         """Act out a fault; True when the request is answered (or dropped) by it."""
         kind = fault.kind
         if kind == "delay":
-            time.sleep(fault.seconds)
+            if fault.hold is None:
+                time.sleep(fault.seconds)
+            else:
+                # Not released in time: answered anyway (the test then sees too few at once).
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    fault.hold.wait(fault.seconds)
             return False
         if kind == "drop":
             seen.status = 0
@@ -458,8 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = OpenAIServer(emb, key=args.key, lifetime=args.lifetime).start()
     print(f"listening on {server.url}", flush=True)
     try:
-        while server._httpd is not None:
-            time.sleep(0.5)
+        server.stopped.wait()
     except KeyboardInterrupt:
         pass
     finally:

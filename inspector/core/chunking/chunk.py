@@ -73,13 +73,28 @@ class Chunk:
     def embedded_text(self, doc: Document, *, with_prefix: bool = True) -> str:
         """Exactly what is embedded: prefix, a blank line, then the span text, or its embedding
         view when the chunk carries one (`inspector.core.chunking.embed_view`)."""
-        view = self.meta.get("embed_view") if self.meta else None
-        if view:
-            from inspector.core.text.embed_view import view_text
+        prefix, body, _cut = self.embedded_parts(doc, with_prefix=with_prefix)
+        return embedded(prefix, body)
 
-            return embedded(*view_text(doc.text, self.start, self.end, self.prefix if with_prefix else "",
-                                       view, self.meta.get("table_header", "")))
-        return embedded(self.prefix if with_prefix else "", doc.text[self.start:self.end])
+    def embedded_parts(self, doc: Document, *, with_prefix: bool = True) -> tuple[str, str, int | None]:
+        """What is embedded in its parts: (prefix, body, cut). `embedded_text` joins prefix and
+        body with a blank line; the body is the span text, or its embedding view (a split table's
+        header row put in front unless the prefix carries it); `cut` is where in the body the
+        embedder stops reading (`truncated_at`), None when it reads it all or the view hides where."""
+        prefix = self.prefix if with_prefix else ""
+        at = self.truncated_at if self.truncated_at is not None and self.start <= self.truncated_at < self.end else None
+        view = self.meta.get("embed_view") if self.meta else None
+        if not view:
+            return prefix, doc.text[self.start:self.end], None if at is None else at - self.start
+        from inspector.core.text.embed_view import view_text
+
+        header = self.meta.get("table_header", "")
+        prefix_sent, body = view_text(doc.text, self.start, self.end, prefix, view, header)
+        cut = None
+        if at is not None:  # the view of the part read, under the same prefix (which may carry the header)
+            kept = view_text(doc.text, self.start, at, prefix, view, header)[1]
+            cut = len(kept) if body.startswith(kept) else None
+        return prefix_sent, body, cut
 
     def with_flags(self, *add: str) -> Chunk:
         return replace(self, flags=self.flags | frozenset(add))

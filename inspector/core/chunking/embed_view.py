@@ -9,9 +9,17 @@ from dataclasses import replace
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
-from inspector.core.text.embed_view import HEADER_KEY, VIEW_KEY, VIEWS, clean_span, clean_text, view_text
+from inspector.core.text.embed_view import (
+    HEADER_KEY,
+    VIEW_KEY,
+    VIEWS,
+    clean_span,
+    clean_text,
+    view_spans,
+    view_text,
+)
 
-__all__ = ["HEADER_KEY", "VIEWS", "VIEW_KEY", "clean_span", "clean_text", "view_text", "with_view"]
+__all__ = ["HEADER_KEY", "VIEWS", "VIEW_KEY", "clean_span", "clean_text", "view_spans", "view_text", "with_view"]
 
 
 def with_view(doc: Document, chunks: Iterable[Chunk], view: str) -> tuple[Chunk, ...]:

@@ -15,13 +15,17 @@ sentence and line ends, else between words, and only as a last resort between co
 from __future__ import annotations
 
 import bisect
+import contextlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 
 import numpy as np
 
 from inspector.core.chunking.common import SpanContext, context_prefix, trim
+from inspector.core.documents.document import Document
 from inspector.core.runtime.lru import SizedLRU
+from inspector.core.text.embed_view import CleanMap, clean_map, clean_text
 from inspector.core.text.structure import sentence_spans
 from inspector.core.text.tokens import TokenIndex
 from inspector.core.text.wordpieces import (
@@ -42,10 +46,30 @@ _WORD_RE = re.compile(r"\S+")
 _LINE_END_RE = re.compile(r"\S(?=[ \t]*\n)")
 
 
-def _widest_prefix(ctx: SpanContext) -> int:
+def _widest_prefix(ctx: SpanContext, view: str = "raw") -> int:
     title = ctx.structure.title
     prefixes = {context_prefix(title, path) for path in {()} | {h.path for h in ctx.structure.headings}}
+    if view == "clean":
+        prefixes = {clean_text(p) for p in prefixes}
     return max((prefix_pieces(p) for p in prefixes if p), default=0)
+
+
+#: The embedding view whose text `EmbedBudget`s count (issue 29): "raw" (the span as written) or
+#: "clean" (`inspector.core.text.embed_view`). Set around a strategy's call by whoever knows the
+#: configuration's view (`ChunkStore`), as `counting_view(view)`.
+_COUNTED_VIEW: ContextVar[str] = ContextVar("counted_view", default="raw")
+
+
+@contextlib.contextmanager
+def counting_view(view: str) -> Iterator[None]:
+    """Within: `fit_embedder` budgets count the word pieces of `view`'s text of a span, what is
+    sent to the model, instead of the span as written (the clean view drops link targets and
+    table padding, so a chunk can hold more text and still fit)."""
+    token = _COUNTED_VIEW.set(view)
+    try:
+        yield
+    finally:
+        _COUNTED_VIEW.reset(token)
 
 
 #: Word pieces of each document's longest context prefix (by content, kind and name: the title;
@@ -61,31 +85,47 @@ class EmbedBudget:
         self.ctx = ctx
         self.limit = max_seq_length() if limit is None else limit
         self.specials = special_tokens()
-        self.index: PieceIndex = wordpiece_index(ctx.doc)
+        doc = ctx.doc
+        self.view = _COUNTED_VIEW.get()
+        """The view whose text is counted (`counting_view`): under "clean", the pieces of the clean
+        view of prefix and span, counted on one index of the whole document's clean text."""
+        self._map: CleanMap | None = None
+        if self.view == "clean":
+            self._map = clean_map(doc.text)
+            doc = Document(text=self._map.clean, name=doc.name, kind=doc.kind, doc_id=doc.doc_id)
+        self.index: PieceIndex = wordpiece_index(doc)
+        """The pieces of the text counted: the document's, or under "clean" its clean text's (whose
+        offsets `_at` gives)."""
         # The longest prefix any span can get (title > heading path): a span that fits beside it
         # fits beside its own, so most checks need no heading path at all.
-        doc = ctx.doc
-        self._widest_prefix = _WIDEST.get_or_make((doc.sha256, doc.kind, doc.name, current_piece_spec().counts),
-                                                  lambda: _widest_prefix(ctx), 1)
+        self._widest_prefix = _WIDEST.get_or_make(
+            (ctx.doc.sha256, ctx.doc.kind, ctx.doc.name, current_piece_spec().counts, self.view),
+            lambda: _widest_prefix(ctx, self.view), 1)
+
+    def _at(self, x: int) -> int:
+        return x if self._map is None else self._map.at(x)
+
+    def _prefix(self, prefix: str) -> str:
+        return clean_text(prefix) if self._map is not None and prefix else prefix
 
     def pieces(self, start: int, end: int, extra: str = "") -> int:
         """Embedded word pieces of text[start:end] with the prefix `SpanContext.make` gives it."""
-        return embedded_pieces(self.index, self.ctx.prefix_for(start, end, extra), start, end)
+        return self.pieces_with_prefix(self.ctx.prefix_for(start, end, extra), start, end)
 
     def pieces_with_prefix(self, prefix: str, start: int, end: int) -> int:
         """Embedded word pieces of text[start:end] under a given prefix (a child's is its parent's)."""
-        return embedded_pieces(self.index, prefix, start, end)
+        return embedded_pieces(self.index, self._prefix(prefix), self._at(start), self._at(end))
 
     def fits(self, start: int, end: int, extra: str = "") -> bool:
         if not isinstance(self.index, WordPieceIndex):
             # Other tokenizers (cl100k's) may merge a prefix's parts: no shortcut, the exact count.
             return self.pieces(start, end, extra) <= self.limit
-        body = self.index.count(start, end)
+        body = self.index.count(self._at(start), self._at(end))
         # The prefix is its heading part and `extra` on a line of their own: the pieces add up.
-        extra_pieces = prefix_pieces(extra) if extra else 0
+        extra_pieces = prefix_pieces(self._prefix(extra)) if extra else 0
         if self.specials + self._widest_prefix + extra_pieces + body <= self.limit:
             return True
-        prefix = self.ctx.prefix_for(start, end, extra)
+        prefix = self._prefix(self.ctx.prefix_for(start, end, extra))
         return self.specials + (prefix_pieces(prefix) if prefix else 0) + body <= self.limit
 
 
@@ -136,7 +176,11 @@ def token_reach(ctx: SpanContext, budget: EmbedBudget | None, s: int, cap: int, 
     t0 = ti.token_at_or_after(s)
     est = ti.char_of_token(t0 + cap)
     horizon = ti.char_of_token(t0 + 2 * cap + 16)
-    if strict and budget is not None and isinstance(budget.index, TokenIndex):
+    if budget is not None and budget.view != "raw":
+        # The budget counts another text (the clean view's): its index does not say where the
+        # document's offsets run out; the cap's estimate and horizon alone (never too short for it).
+        pass
+    elif strict and budget is not None and isinstance(budget.index, TokenIndex):
         # The model counts cl100k tokens too: where its room runs out, read off the same index.
         room = max(budget.limit - embedded_pieces(budget.index, prefix, s, s), 0)
         est = min(est, ti.char_of_token(t0 + room))

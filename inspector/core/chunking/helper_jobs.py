@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from inspector.core.chunking.chunk import anchored
+from inspector.core.chunking.embed_view import with_view
 from inspector.core.chunking.packed import PackedChunks, pack
 from inspector.core.chunking.stats import ChunkStats
 from inspector.core.documents.document import Document
@@ -157,9 +158,10 @@ def _use_model(pieces: tuple[str, str, int, int] | str | None) -> None:
 
 
 def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mapping[str, Any],
-                pieces: tuple[str, str, int, int] | str | None, with_prefix: bool = True) -> Stage:
-    """Stage one: the strategy's chunks of the document (`anchored` for `with_prefix`), their
-    statistics and the headings."""
+                pieces: tuple[str, str, int, int] | str | None, with_prefix: bool = True,
+                view: str = "raw") -> Stage:
+    """Stage one: the strategy's chunks of the document (`anchored` for `with_prefix`, marked
+    with the embedding `view`), their statistics and the headings."""
     from inspector.core.chunking.registry import get_strategy
     from inspector.core.chunking.stats import chunk_stats
     from inspector.core.text.structure import structure_of
@@ -170,14 +172,15 @@ def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mappin
         chunks = get_strategy(strategy)(d, params)
         _LAST[:] = [_last_key(key, strategy, params), chunks]
         headings = tuple((h.start, h.end, h.level) for h in structure_of(d).headings)
-        shown = anchored(chunks, with_prefix)
+        shown = with_view(d, anchored(chunks, with_prefix), view)
         return Stage(pack(shown), chunk_stats(d, shown), headings)
 
 
 def annotate_stage(key: DocKey, doc: Document | None, strategy: str, params: Mapping[str, Any],
                    pieces: tuple[str, str, int, int] | str | None, with_prefix: bool,
-                   document_tokens: int) -> Stage:
-    """Stage two: the chunks of stage one with their word pieces measured (`annotate`)."""
+                   document_tokens: int, view: str = "raw") -> Stage:
+    """Stage two: the chunks of stage one with their word pieces measured (`annotate`: of the
+    text the `view` sends)."""
     from inspector.core.chunking.annotate import annotate
     from inspector.core.chunking.registry import get_strategy
     from inspector.core.chunking.stats import chunk_stats
@@ -188,7 +191,7 @@ def annotate_stage(key: DocKey, doc: Document | None, strategy: str, params: Map
         last_key, chunks = _LAST
         if last_key != _last_key(key, strategy, params):
             chunks = get_strategy(strategy)(d, params)
-        done = annotate(d, chunks, with_prefix=with_prefix)  # checks for cancellation as it goes
+        done = annotate(d, with_view(d, chunks, view), with_prefix=with_prefix)  # checks for cancellation
         return Stage(pack(done), chunk_stats(d, done, document_tokens=document_tokens))
 
 

@@ -63,6 +63,12 @@ def set_semantic_embedder(embedder: Embedder | None) -> None:
         _EMBEDDER = embedder
 
 
+def chosen_semantic_embedder() -> Embedder | None:
+    """The embedder `set_semantic_embedder` chose (None: the process-wide MiniLM), to put back."""
+    with _LOCK:
+        return _EMBEDDER
+
+
 def set_semantic_cache(cache: EmbeddingCache | None) -> None:
     """The cache for sentence vectors (None: `inspector.core.embedding.cache.default_cache()`)."""
     global _CACHE

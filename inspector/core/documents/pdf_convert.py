@@ -162,6 +162,19 @@ def builtin_pdf(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
     return text + "\n", "markdown", meta
 
 
+#: What a docling failure says besides its reason: docling fetches its layout and table models
+#: from the Hugging Face hub on first use, which an offline machine cannot.
+MODELS_HINT = ("docling fetches its models from the Hugging Face hub on first use; offline, fetch them "
+               "where there is a network with `docling-tools models download -o DIR`, copy DIR here and "
+               "set DOCLING_ARTIFACTS_PATH=DIR, or use the built-in backend")
+
+
+def _one_line(reason: str, limit: int = 160) -> str:
+    """The first line of an error (hub errors run to many lines), cut to `limit` characters."""
+    first = reason.strip().split("\n", 1)[0].strip()
+    return first if len(first) <= limit else first[:limit - 1] + "…"
+
+
 def docling_pdf(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
     """Markdown from docling's converter, page by page so the page map holds (kind "markdown")."""
     from inspector.core.documents import formats
@@ -181,7 +194,8 @@ def docling_pdf(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
         count = len(doc.pages) if doc.pages else 1
         texts = [doc.export_to_markdown(page_no=n).strip() for n in range(1, count + 1)]
     except Exception as exc:  # missing models, a network fetch refused, a page it cannot read
-        raise InputError(f"docling could not convert the PDF: {formats._reason(exc)}", path=path) from None
+        raise InputError(f"docling could not convert the PDF ({_one_line(formats._reason(exc))}); {MODELS_HINT}",
+                         path=path) from None
     text, starts = _join_pages(texts)
     if not text.strip():
         raise InputError("no extractable text (scanned?)", path=path)

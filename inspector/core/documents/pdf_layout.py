@@ -140,7 +140,7 @@ class Block:
     text: str = ""
     """The block's running text once `finish_text` joined its lines."""
     sure: str = ""
-    """Why it is a heading: "outline", "size", "numbered", "bold", "italic"."""
+    """Why it is a heading: "outline", "size", "numbered", "bold", "italic", "form"."""
     hyphens: int = 0
     """Words hyphenated at a line end that `join_lines` joined."""
     in_drawing: bool = False
@@ -341,8 +341,22 @@ def reading_order(blocks: list[Block]) -> list[Block]:
             return [b for band in merged for b in reading_order(band)]
     cols = _split(blocks, 0, 2.0)
     if len(cols) > 1:
+        if mostly_rtl([w for b in blocks for w in _words_of(b)]):
+            cols.reverse()  # a right-to-left page's columns are read from the right
         return [b for col in cols for b in reading_order(col)]
     return sorted(blocks, key=lambda b: (b.top, b.x0))
+
+
+def _words_of(b: Block) -> list[str]:
+    if b.rows:
+        return [w for r in b.rows for c in r for w in c.split()]
+    return [w.text for ln in b.lines for w in ln.words]
+
+
+def mostly_rtl(texts: list[str]) -> bool:
+    """Of the texts that hold letters, at least half hold right-to-left ones."""
+    worded = [t for t in texts if any(ch.isalpha() for ch in t)]
+    return bool(worded) and 2 * sum(1 for t in worded if is_rtl(t)) >= len(worded)
 
 
 # --------------------------------------------------------------------------------- text of a block
@@ -422,50 +436,124 @@ def body_style(blocks: list[Block]) -> Body:
     return Body(sizes.most_common(1)[0][0], bold, italic)
 
 
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """What the heading checks look at: a block, its text and how it is set against the body."""
+
+    block: Block
+    body: Body
+    text: str
+    letters: int
+    ratio: float
+    """Its size over the body text's."""
+    bold: bool
+    italic: bool
+
+    @property
+    def lines(self) -> int:
+        return len(self.block.lines)
+
+
+def _not_a_text_block(c: _Candidate) -> str | None:
+    if c.block.kind not in ("paragraph", "item") or not c.text or c.lines > 3 or len(c.text) > 200:
+        return ""
+    return None
+
+
+def _bare_number(c: _Candidate) -> str | None:
+    """A bare chapter number set large ("1" above "Securing ... data"); any other text without
+    letters is not a heading."""
+    if c.letters:
+        return None
+    return "size" if c.ratio >= 1.8 and len(c.text) <= 4 and c.text.strip(".").isdigit() else ""
+
+
+def _caption(c: _Candidate) -> str | None:
+    return "" if _CAPTION_RE.match(c.text) else None
+
+
+def _list_item(c: _Candidate) -> str | None:
+    """"(1) Title" or "a) Title": a one-line numbered item set bold at body size or larger, short
+    and unpunctuated, titles what follows; any other item is a list item."""
+    if not starts_item(c.text) or _NUMBERED_RE.match(c.text):
+        return None
+    if (_ORDERED_RE.match(c.text) and c.bold and not c.body.bold and c.ratio >= 1.0 and c.lines == 1
+            and len(c.text) <= 80 and not c.text.endswith((".", ":", ";", ","))):
+        return "numbered"
+    return ""
+
+
+def not_a_title(text: str) -> bool:
+    """Text that is no title however it is set: it ends in a comma, semicolon or colon (a lead-in),
+    starts in lower case (a sentence's continuation), ends in a trade mark or footnote mark (a
+    brand, an author line), asks a long question (a survey's item; a heading asks briefly), is a
+    sentence over 40 characters, holds unmapped glyphs, or is mostly not letters."""
+    letters = sum(ch.isalpha() for ch in text)
+    return (text.endswith((",", ";", ":")) or text[:1].islower() or bool(_MARK_END_RE.search(text))
+            or text.endswith("?") and len(text) > 80
+            or text.endswith(".") and not re.search(r"\d\.$", text) and len(text) > 40
+            or "(cid:" in text or letters < 0.4 * len(text.replace(" ", "")))
+
+
+def _not_a_title(c: _Candidate) -> str | None:
+    return "" if not_a_title(c.text) else None
+
+
+def _by_size(c: _Candidate) -> str | None:
+    """Larger than the body: a heading; smaller: none (however it is set)."""
+    if c.ratio >= 1.15:
+        return "size"
+    return "" if c.ratio < 0.95 else None
+
+
+def _numbered(c: _Candidate) -> str | None:
+    if _NUMBERED_RE.match(c.text) and (c.bold and not c.body.bold or c.ratio >= 1.08) and len(c.text) <= 150:
+        return "numbered"
+    return None
+
+
+def _bold(c: _Candidate) -> str | None:
+    if c.bold and not c.body.bold and c.lines <= 2 and len(c.text) <= 120 and not c.text.endswith("."):
+        return "bold"
+    return None
+
+
+def _italic(c: _Candidate) -> str | None:
+    """A one-line italic title (a guess: body text in italics looks the same)."""
+    if (c.italic and not c.body.italic and not c.bold and c.lines == 1 and len(c.text) <= 60
+            and not c.text.endswith((".", ":")) and c.text[:1].isupper()):
+        return "italic"
+    return None
+
+
+#: The checks in order; the first that decides (a reason, or "" for "not a heading") wins.
+_HEADING_CHECKS = (_not_a_text_block, _bare_number, _caption, _list_item, _not_a_title, _by_size, _numbered,
+                   _bold, _italic)
+
+
 def heading_reason(block: Block, body: Body) -> str:
     """Why a block reads as a heading ("size", "numbered", "bold", "italic"), or "" if not:
     short, standalone, not a caption or list item, and set apart from the body text by size or
     weight (or, for a one-line title, italics)."""
     text = block.text
-    if block.kind not in ("paragraph", "item") or not text or len(block.lines) > 3 or len(text) > 200:
-        return ""
-    letters = sum(ch.isalpha() for ch in text)
-    ratio = block.size / max(body.size, 1.0)
-    if letters == 0:
-        # A bare chapter number set large ("1" above "Securing ... data").
-        return "size" if ratio >= 1.8 and len(text) <= 4 and text.strip(".").isdigit() else ""
-    if _CAPTION_RE.match(text):
-        return ""
     bold, italic, _mono = block.style
-    if starts_item(text) and not _NUMBERED_RE.match(text):
-        # "(1) Title" or "a) Title": a one-line numbered item set bold at body size or larger,
-        # short and unpunctuated, titles what follows; any other item is a list item.
-        if (_ORDERED_RE.match(text) and bold and not body.bold and ratio >= 1.0 and len(block.lines) == 1
-                and len(text) <= 80 and not text.endswith((".", ":", ";", ","))):
-            return "numbered"
-        return ""
-    if text.endswith((",", ";", ":")) or text[:1].islower() or _MARK_END_RE.search(text):
-        return ""
-    if text.endswith("?") and len(text) > 80:
-        return ""  # a question in a form or survey, however it is set; a heading asks briefly
-    if text.endswith(".") and not re.search(r"\d\.$", text) and len(text) > 40:
-        return ""
-    if "(cid:" in text:
-        return ""
-    if letters < 0.4 * len(text.replace(" ", "")):
-        return ""
-    if ratio >= 1.15:
-        return "size"
-    if ratio < 0.95:
-        return ""
-    if _NUMBERED_RE.match(text) and (bold and not body.bold or ratio >= 1.08) and len(text) <= 150:
-        return "numbered"
-    if bold and not body.bold and len(block.lines) <= 2 and len(text) <= 120 and not text.endswith("."):
-        return "bold"
-    if (italic and not body.italic and not bold and len(block.lines) == 1 and len(text) <= 60
-            and not text.endswith((".", ":")) and text[:1].isupper()):
-        return "italic"
+    c = _Candidate(block, body, text, sum(ch.isalpha() for ch in text), block.size / max(body.size, 1.0),
+                   bold, italic)
+    for check in _HEADING_CHECKS:
+        why = check(c)
+        if why is not None:
+            return why
     return ""
+
+
+def form_heading(block: Block, cell_size: float) -> bool:
+    """A line outside a form's tables that heads a section: one line of at most 80 characters
+    with letters, no caption or list item, nothing `not_a_title` rules out, set bold or larger
+    than the cells' text (`cell_size`, their most common size)."""
+    text = block.text
+    return (block.kind == "paragraph" and len(block.lines) == 1 and 0 < len(text) <= 80
+            and any(ch.isalpha() for ch in text) and not _CAPTION_RE.match(text) and not starts_item(text)
+            and not not_a_title(text) and (block.style[0] or block.size >= 1.15 * cell_size))
 
 
 def heading_levels(blocks: list[Block]) -> None:

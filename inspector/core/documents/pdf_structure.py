@@ -20,6 +20,7 @@ import io
 import itertools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,6 +31,7 @@ from inspector.core.documents.pdf_layout import (
     Word,
     body_style,
     code_lines,
+    form_heading,
     furniture_key,
     heading_levels,
     heading_reason,
@@ -38,6 +40,7 @@ from inspector.core.documents.pdf_layout import (
     join_lines,
     make_blocks,
     make_lines,
+    mostly_rtl,
     reading_order,
 )
 
@@ -63,6 +66,10 @@ class PageResult:
     failure: str = ""
     dropped_rotated: int = 0
     unmapped: int = 0
+    cell_chars: int = 0
+    """Characters in the page's tables (a form's page holds most of its text there)."""
+    cell_size: float = 0.0
+    """The size most of those characters have."""
 
 
 @dataclass
@@ -103,17 +110,24 @@ def page_blocks(page) -> PageResult:
     for t in page.find_tables():
         # Rotated cell text (a narrow column's header set upright along the rule) reads bottom
         # to top, as Word and Excel set it; pdfplumber's default would spell it backwards.
-        rows = _table_rows(t.extract(char_dir_rotated="btt"))
+        rows = _table_rows(_extract_table(t))
+        if rows and _right_to_left(rows):
+            rows = [r[::-1] for r in rows]  # its first column is the rightmost, as it is read
         if rows:
             tables.append((t.bbox, rows))
         else:
             drawings.append(t.bbox)
     words: list[Word] = []
+    cell_sizes: Counter[float] = Counter()
     for w in _unfaint_on_backdrops(chars_to_words(page.chars, res), page):
         cx, cy = (w.x0 + w.x1) / 2, (w.top + w.bottom) / 2
         if any(x0 - 1 <= cx <= x1 + 1 and top - 1 <= cy <= bottom + 1 for (x0, top, x1, bottom), _ in tables):
+            cell_sizes[round(w.size * 2) / 2] += len(w.text)
             continue
         words.append(w)
+    if cell_sizes:
+        res.cell_chars = sum(cell_sizes.values())
+        res.cell_size = cell_sizes.most_common(1)[0][0]
     lines = make_lines(words)
     lines, contents = _contents_table(lines)
     blocks = make_blocks(lines)
@@ -133,6 +147,59 @@ def page_blocks(page) -> PageResult:
                 b.in_drawing = True
     res.blocks = reading_order(blocks)
     return res
+
+
+class _CharsOnly:
+    """The one thing pdfplumber's `Table.extract` reads from its page: the characters."""
+
+    __slots__ = ("chars",)
+
+    def __init__(self, chars: list[dict]) -> None:
+        self.chars = chars
+
+
+def _extract_table(table) -> list[list[str | None]]:
+    """pdfplumber's own cell texts of a found table, computed over the characters inside the
+    table only: `Table.extract` scans every character of the page once per row (a fifth of
+    the table time on a page of text with a small table). A character belongs to a row when its
+    midpoint lies in the row's box, and every row's box lies in the table's, so the result is
+    the same."""
+    from pdfplumber.table import Table
+
+    x0, top, x1, bottom = table.bbox
+    inside = [c for c in table.page.chars
+              if x0 <= (c["x0"] + c["x1"]) / 2 < x1 and top <= (c["top"] + c["bottom"]) / 2 < bottom]
+    rows = Table(_CharsOnly(inside), table.cells).extract(char_dir_rotated="btt")  # type: ignore[arg-type]
+    for row, cells in zip(table.rows, rows, strict=True):
+        for j, text in enumerate(cells):
+            box = row.cells[j]
+            if text and box is not None and is_rtl(text):
+                cells[j] = _cell_text(inside, box) or text
+    return rows
+
+
+def _cell_text(chars: list[dict], box: tuple[float, float, float, float]) -> str:
+    """A cell's lines read as the page's text is (`chars_to_words`, `make_lines`): pdfplumber
+    reads every line from the left, which spells right-to-left words backwards."""
+    x0, top, x1, bottom = box
+    mine = [c for c in chars if x0 <= (c["x0"] + c["x1"]) / 2 < x1 and top <= (c["top"] + c["bottom"]) / 2 < bottom]
+    rows: list[list[Line]] = []
+    for ln in make_lines(chars_to_words(mine, PageResult(number=0))):  # top to bottom, then left to right
+        if rows and ln.top < rows[-1][-1].bottom and (ln.top + ln.bottom) / 2 > rows[-1][-1].top:
+            rows[-1].append(ln)  # beside the last line (a gap cut them: "Yes [ ]  No [x]")
+        else:
+            rows.append([ln])
+    for row in rows:
+        if len(row) > 1 and mostly_rtl([ln.text for ln in row]):
+            row.reverse()  # pieces of a right-to-left line are read from the right
+    return "\n".join(ln.text for row in rows for ln in row)
+
+
+def _right_to_left(rows: list[list[str]]) -> bool:
+    """Most of a table's cells with letters are in a right-to-left script (half is not enough:
+    a table of two columns, one Arabic and one English, keeps its order)."""
+    worded = [c for r in rows for c in r if any(ch.isalpha() for ch in c)]
+    return 2 * sum(1 for c in worded if is_rtl(c)) > len(worded)
 
 
 def is_white(color) -> bool:
@@ -190,43 +257,61 @@ def chars_to_words(chars: list[dict], res: PageResult) -> list[Word]:
         upright.append(ch)
     words: list[Word] = []
     cur: list[dict] = []
+    white: dict = {}  # colour -> is_white, a page has few colours and many characters
+
+    def whiteness(color) -> bool:
+        try:
+            return white[color]
+        except KeyError:
+            found = white[color] = is_white(color)
+            return found
+        except TypeError:  # pragma: no cover - an unhashable colour (a list)
+            return is_white(color)
 
     def flush() -> None:
         if not cur:
             return
-        text, n = _clean("".join(c["text"] for c in cur))
+        text, n = _clean("".join([c["text"] for c in cur]))
         if is_rtl(text):
             # A right-to-left word's glyphs come from the left, as drawn: read them from the
             # right, each glyph's text kept whole (a lam-alef ligature is two letters in order).
-            text, n = _clean("".join(c["text"] for c in reversed(cur)))
+            text, n = _clean("".join([c["text"] for c in reversed(cur)]))
         res.unmapped += n
         if text.strip():
             first = cur[0]
-            words.append(Word(text.strip(), min(c["x0"] for c in cur), max(c["x1"] for c in cur),
-                              min(c["top"] for c in cur), max(c["bottom"] for c in cur), float(first["size"]),
+            if len(cur) == 1:
+                x0, x1, top, bottom = first["x0"], first["x1"], first["top"], first["bottom"]
+            else:
+                x0, x1 = min([c["x0"] for c in cur]), max([c["x1"] for c in cur])
+                top, bottom = min([c["top"] for c in cur]), max([c["bottom"] for c in cur])
+            words.append(Word(text.strip(), x0, x1, top, bottom, float(first["size"]),
                               str(first.get("fontname", "")).split("+")[-1],
-                              all(is_white(c.get("non_stroking_color")) for c in cur)))
+                              all(whiteness(c.get("non_stroking_color")) for c in cur)))
         cur.clear()
 
     # Content-stream order is reading order within a line for nearly every PDF; a jump back or
     # down ends the word, as does a space, a gap, or a change of font.
+    last: dict | None = None  # cur[-1] while cur is not empty
     for ch in upright:
-        if cur:
-            last = cur[-1]
-            if (ch["text"] == last["text"] and not ch["text"].isspace()
-                    and abs(ch["x0"] - last["x0"]) < 0.5 * max(last["x1"] - last["x0"], 0.5)
-                    and abs(ch["top"] - last["top"]) < 0.5 * max(float(last["size"]), 1.0)):
-                continue  # the same glyph drawn again a hair to the side: fake bold or a shadow
+        text = ch["text"]
+        if last is not None:
             size = max(float(last["size"]), 1.0)
-            same_line = abs((ch["top"] + ch["bottom"]) - (last["top"] + last["bottom"])) / 2 <= 0.3 * size
+            if (text == last["text"] and not text.isspace()
+                    and abs(ch["x0"] - last["x0"]) < 0.5 * max(last["x1"] - last["x0"], 0.5)
+                    and abs(ch["top"] - last["top"]) < 0.5 * size):
+                continue  # the same glyph drawn again a hair to the side: fake bold or a shadow
             gap = ch["x0"] - last["x1"]
-            if (not same_line or gap > 0.15 * size or gap < -0.5 * size
+            if (abs((ch["top"] + ch["bottom"]) - (last["top"] + last["bottom"])) / 2 > 0.3 * size
+                    or gap > 0.15 * size or gap < -0.5 * size
                     or ch.get("fontname") != last.get("fontname") or abs(ch["size"] - last["size"]) > 0.5):
                 flush()
-        if ch["text"].isspace():
+                last = None
+        if text.isspace():
             flush()
+            last = None
             continue
         cur.append(ch)
+        last = ch
     flush()
     return words
 
@@ -306,6 +391,8 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
             if why:
                 b.kind, b.sure = "heading", why
     for p in pages:
+        _form_headings(p)
+    for p in pages:
         _demote_misplaced(p)
     heads = [b for p in pages for b in p.blocks]
     heading_levels(heads)
@@ -335,6 +422,22 @@ def structure_pages(pages: list[PageResult], outline: list[tuple[str, int, int]]
     return rec
 
 
+def _form_headings(page: PageResult) -> None:
+    """A form's section heads: on a page holding more text in its tables than outside them, the
+    body text is the cells' and the few lines outside are titles and labels, which the document's
+    yardstick cannot tell apart (the Persian form in benchmarks/data/pdf sets its section heads in
+    the cells' labels' bold 14 pt). A short bold or larger line outside the tables there is a
+    heading (`form_heading`)."""
+    if not page.cell_chars:
+        return
+    outside = sum(len(b.text) for b in page.blocks if b.kind != "table")
+    if page.cell_chars <= outside:
+        return
+    for b in page.blocks:
+        if b.kind == "paragraph" and not b.in_drawing and not b.faint and form_heading(b, page.cell_size):
+            b.kind, b.sure = "heading", "form"
+
+
 def _demote_misplaced(page: PageResult) -> None:
     """Lines set like headings but placed where no heading goes become text again (outline and
     numbered headings excepted):
@@ -344,7 +447,7 @@ def _demote_misplaced(page: PageResult) -> None:
     - in the bottom fifth of the page with no text under it: typesetters keep a heading with
       what follows, so this is a cover's brand or a closing line;
     - italic right under a heading: its subtitle ("Expert help to achieve ...")."""
-    weak = ("size", "bold", "italic")
+    weak = ("size", "bold", "italic", "form")
     heads = [b for b in page.blocks if b.kind == "heading" and b.sure in weak]
     drop: set[int] = set()
     for a, b in itertools.combinations(heads, 2):
@@ -365,6 +468,10 @@ def _demote_misplaced(page: PageResult) -> None:
             b.kind, b.sure, b.level = "paragraph", "", 0
 
 
+#: Headings found by their looks alone (not the outline, not a number).
+_WEAK = ("bold", "size", "italic", "form")
+
+
 def _demote_heading_runs(pages: list[PageResult]) -> None:
     """Three or more headings in a row on one page, at one level, with no text between them and
     not from the outline or numbered, are a list of bold or large lines (a cover's highlights, a
@@ -372,13 +479,13 @@ def _demote_heading_runs(pages: list[PageResult]) -> None:
     for p in pages:
         run: list[Block] = []
         for b in p.blocks + [Block(kind="end")]:
-            if b.kind == "heading" and b.sure in ("bold", "size", "italic") and (not run or b.level == run[0].level):
+            if b.kind == "heading" and b.sure in _WEAK and (not run or b.level == run[0].level):
                 run.append(b)
                 continue
             if len(run) >= 3:
                 for h in run:
                     h.kind, h.sure, h.level = "paragraph", "", 0
-            run = [b] if b.kind == "heading" and b.sure in ("bold", "size", "italic") else []
+            run = [b] if b.kind == "heading" and b.sure in _WEAK else []
 
 
 def _drop_running(pages: list[PageResult], rec: Recovered) -> None:
@@ -480,7 +587,8 @@ def note(rec: Recovered, pages: int) -> str:
         how = []
         for key, label in (("outline", "from the outline, sure"), ("size", "larger type, sure"),
                            ("numbered", "numbered and set apart, sure"), ("bold", "bold lines, likely"),
-                           ("italic", "italic one-line titles, a guess")):
+                           ("italic", "italic one-line titles, a guess"),
+                           ("form", "lines between a form's tables, likely")):
             if h.get(key):
                 how.append(f"{h[key]} {label}")
         parts.append(f"{total} headings ({'; '.join(how)})")
@@ -509,7 +617,7 @@ def note(rec: Recovered, pages: int) -> str:
     return "Built-in PDF structure: " + ", ".join(parts) + "."
 
 
-_PLAIN = (int, float, str, bool, type(None))
+_PLAIN_TYPES = frozenset((int, float, str, bool, type(None)))
 
 
 def parse_objects_fast(page) -> dict[str, list[dict]]:
@@ -530,9 +638,22 @@ def parse_objects_fast(page) -> dict[str, list[dict]]:
     mb_x0, mb_top = page.mediabox[:2]
     norm = page.pdf.unicode_norm
 
+    kept: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names -> those pdfplumber keeps
+
     def char(obj) -> dict:
-        attr = {k: v if isinstance(v, _PLAIN) or type(v) is tuple and all(isinstance(x, _PLAIN) for x in v)
-                else resolve_all(v) for k, v in obj.__dict__.items() if k in ALL_ATTRS}
+        d = obj.__dict__
+        names_in = tuple(d)
+        keys = kept.get(names_in)
+        if keys is None:
+            keys = kept[names_in] = [k for k in names_in if k in ALL_ATTRS]
+        attr = {}
+        for k in keys:
+            v = d[k]
+            # Exact types only on the fast path: anything else (a subclass, a reference) goes
+            # through pdfplumber's resolver, which gives a plain value back as it is.
+            t = type(v)
+            attr[k] = v if t in _PLAIN_TYPES or t is tuple and _PLAIN_TYPES.issuperset(map(type, v)) \
+                else resolve_all(v)
         attr["object_type"] = "char"
         attr["page_number"] = number
         for cs in ("ncs", "scs"):

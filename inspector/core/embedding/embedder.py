@@ -58,6 +58,12 @@ def cache_namespace(embedder: Embedder) -> str:
     return ns if dtype == "float32" else f"{ns}|dtype={dtype}"
 
 
+def model_short_name(name: str) -> str:
+    """A model folder's or hub name's last part, with either slash: "bge-small-en-v1.5" for
+    BAAI/bge-small-en-v1.5, C:\\models\\bge-small-en-v1.5\\ or /models/bge-small-en-v1.5/."""
+    return name.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] or name
+
+
 def device_info(embedder: Any) -> dict[str, Any]:
     """What a report says about where vectors come from: {"device", "dtype", "backend"}.
 

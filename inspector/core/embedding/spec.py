@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from inspector.core.errors import InputError
@@ -35,6 +34,13 @@ _OPTIONS = {
     "openai": frozenset({"url", "tokenizer", "max_tokens", "dimensions"}),
     "static": frozenset({"max_tokens"}),
 }
+
+
+def options_read_by(kind: str) -> frozenset[str]:
+    """The options an embedder of `kind` reads (none for a kind that is not known)."""
+    return _OPTIONS.get(kind, frozenset())
+
+
 #: Kinds that name a model of their own (its tokenizer and limit count the word pieces).
 MODEL_KINDS = ("st", "openai", "static")
 _FLAGS = {"url": "--embed-url", "tokenizer": "--embed-tokenizer", "max_tokens": "--embed-max-tokens",
@@ -82,7 +88,9 @@ class EmbedderSpec:
         if self.kind == "minilm":
             return "MiniLM"
         if self.kind in ("st", "static"):
-            return PurePosixPath(self.name.rstrip("/\\").replace("\\", "/")).name or self.name
+            from inspector.core.embedding.embedder import model_short_name
+
+            return model_short_name(self.name)
         return self.text
 
     def options(self) -> dict[str, Any]:

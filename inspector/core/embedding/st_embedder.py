@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from inspector.core.embedding.embedder import MiniLMEmbedder
+from inspector.core.embedding.embedder import MiniLMEmbedder, model_short_name
 from inspector.core.embedding.model_folder import FolderInfo, folder_identity, read_folder
 from inspector.core.errors import InputError
 
@@ -160,7 +160,7 @@ class SentenceTransformerEmbedder(MiniLMEmbedder):
     @property
     def short_name(self) -> str:
         """"bge-small-en-v1.5" for BAAI/bge-small-en-v1.5 or a folder of that name."""
-        return Path(self.name.rstrip("/\\")).name or self.name
+        return model_short_name(self.name)
 
     def describe(self) -> str:
         """"bge-small-en-v1.5 on cpu, float32"."""

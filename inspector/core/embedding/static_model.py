@@ -1,6 +1,6 @@
 """Static embedding models (`--embedder static:PATH`): one vector per word piece, a text's vector
 the mean of its pieces' vectors. No transformer runs, so they embed orders of magnitude faster
-than MiniLM on a CPU, at some cost in quality (benchmarks/static_model.py measures both).
+than MiniLM on a CPU, at some cost in quality (benchmarks/model_sizes.py --models measures both).
 
 A static model is a sentence-transformers folder whose first module is `StaticEmbedding` (what
 sentence-transformers and model2vec save), or a bare model2vec folder (model.safetensors with an
@@ -162,15 +162,14 @@ class StaticEmbedder(SentenceTransformerEmbedder):
 
 def _static_dim(module: Path) -> int:
     """The vector size, from the weights file's header (no torch)."""
-    for name in ("model.safetensors",):
-        path = module / name
-        if path.is_file():
-            with path.open("rb") as fh:
-                size = int.from_bytes(fh.read(8), "little")
-                header = json.loads(fh.read(size))
-            for key, value in header.items():
-                if key != "__metadata__" and len(value.get("shape", ())) == 2:
-                    return int(value["shape"][1])
+    path = module / "model.safetensors"
+    if path.is_file():
+        with path.open("rb") as fh:
+            size = int.from_bytes(fh.read(8), "little")
+            header = json.loads(fh.read(size))
+        for key, value in header.items():
+            if key != "__metadata__" and len(value.get("shape", ())) == 2:
+                return int(value["shape"][1])
     raise InputError(f"no embedding matrix (model.safetensors) in {module}")
 
 

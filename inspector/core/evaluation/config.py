@@ -37,7 +37,8 @@ EMBEDDINGS: tuple[Embedding, ...] = get_args(Embedding)
 
 #: What the model reads of each chunk's span: "raw" (the text as written) or "clean" (link targets,
 #: reference definitions and table padding dropped, a lost table header row repeated:
-#: `inspector.core.chunking.embed_view`). Spans never change, only the embedded text.
+#: `inspector.core.chunking.embed_view`). Chunks stay spans of the document; a `fit_embedder`
+#: budget counts the view's text (`ChunkStore.chunk`).
 EMBED_VIEWS: tuple[EmbedView, ...] = VIEWS
 
 #: The embedding view a configuration starts with (benchmarks/embed_view.py; benchmarks/README.md,

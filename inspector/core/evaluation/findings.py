@@ -10,21 +10,23 @@ row has no column names, a chunk without its heading path loses the topic, overl
 the same text, duplicated chunks crowd out others in the top k. Each is measured on the chunks
 themselves and reported with the setting that removes it.
 
-`findings(docs, chunks_by_doc, config)` -> tuple of `Finding`, the most harmful first;
-`fixed_by(current, candidate)` names the faults a candidate configuration removes.
+`findings(docs, chunks_by_doc, config)` -> tuple of `Finding`, the most harmful first, each saying
+how much it affects `config.retriever` (`affects`: the embedder's cut touches dense fully, hybrid
+partly, BM25 not at all); `fixed_by(current, candidate)` names the faults a candidate removes.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.annotate import annotate
 from inspector.core.chunking.chunk import STUB_TOKENS, Chunk
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import Document
+from inspector.core.text.embed_view import HEADER_KEY, VIEW_KEY
 from inspector.core.text.structure import structure_of
 
 if TYPE_CHECKING:
@@ -45,8 +47,34 @@ THRESHOLDS: Mapping[str, float] = {
     "overlap_inflation": 0.20,
 }
 
-#: Only retrievers that read vectors lose what the embedder drops; BM25 indexes the whole span.
-VECTOR_RETRIEVERS = frozenset({"dense", "hybrid"})
+#: How much a fault touches a retriever: "full" (everything the retriever reads has it), "partial"
+#: (one of its halves reads it), "none" (the retriever never reads what is wrong).
+AFFECTS = ("full", "partial", "none")
+
+
+def affects(kind: str, retriever: str) -> str:
+    """How much a finding of `kind` touches `retriever` (one of `AFFECTS`).
+
+    Only the embedder's cut depends on the retriever: BM25 indexes the whole span, so the tail the
+    embedder drops costs it nothing, and hybrid reads the whole span in its BM25 half and the cut
+    vector in its dense half. Measured (benchmarks/README.md, "Advice from a broken start"): on
+    the public set the default beats `fixed_tokens` 512/0 and `fixed_chars` 2000/0 on unseen
+    questions by +12.6 and +13.5 points with dense, +3.4 and +5.3 with hybrid, +0.2 and +2.7 with
+    BM25; on Chroma's small corpora the cut starts beat the default with every retriever (BM25
+    by 3.9 points). The other faults are in the text both halves read."""
+    if kind != "truncated_by_embedder" or retriever == "dense":
+        return "full"
+    return "partial" if retriever == "hybrid" else "none"
+
+
+def affects_note(f: Finding, retriever: str) -> str:
+    """"" for a fault that touches everything `retriever` reads, else why it touches it less."""
+    if f.affects == "partial":
+        return (f"partly affects {retriever}: only its dense half reads the cut vector, its BM25 half "
+                "reads the whole chunk")
+    if f.affects == "none":
+        return f"does not affect {retriever}: it reads the whole chunk"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +92,22 @@ class Finding:
     """The setting that removes it, in words a user can apply ("size <= 180 tokens ...")."""
     fix_params: Mapping[str, Any] | None = None
     """The strategy parameters (or {"with_prefix": True}) of `fix`, when it is one setting."""
+    affects: str = "full"
+    """How much the fault touches the retriever it was measured for (`affects()`): "full" and
+    "partial" findings can license a switch (a partial one only with a likely gain, see
+    `evaluator.recommend`), a "none" finding is listed but never does."""
+    retriever: str = ""
+    """The retriever `affects` is about (the configuration's)."""
+
+    @property
+    def note(self) -> str:
+        """"" when the fault touches everything the retriever reads, else a clause saying how much."""
+        return affects_note(self, self.retriever)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "share": round(self.share, 4), "detail": self.detail, "fix": self.fix,
-                "fix_params": None if self.fix_params is None else dict(self.fix_params)}
+                "fix_params": None if self.fix_params is None else dict(self.fix_params),
+                "affects": self.affects, "retriever": self.retriever, "note": self.note or None}
 
 
 _WS = re.compile(r"\s+")
@@ -102,11 +142,9 @@ def _truncation(chunks: Sequence[Chunk], config: EvalConfig, limit: int | None) 
         return None
     pieces = sum(c.embed_tokens or 0 for c in counted)
     dropped = sum(c.embed_dropped for c in counted)
-    reads = "" if config.retriever in VECTOR_RETRIEVERS else (
-        f" (only when retrieving with dense or hybrid: {config.retriever} reads the whole chunk)")
     detail = (f"{len(cut)} of {len(counted)} chunks are longer than the embedder reads "
               f"({limit} word pieces); it never reads {dropped / pieces:.0%} of the embedded text"
-              f"{reads}" if pieces else f"{len(cut)} of {len(counted)} chunks are cut by the embedder")
+              if pieces else f"{len(cut)} of {len(counted)} chunks are cut by the embedder")
     name, unit, size = _size_param(config)
     fix_params: dict[str, Any] | None = None
     fix = "a smaller chunk size, or markdown (it keeps chunks within the embedder's limit)"
@@ -145,6 +183,9 @@ def _headerless(doc: Document, chunks: Sequence[Chunk], with_prefix: bool) -> in
     for c in chunks:
         if c.role == "parent" or "split_table" not in c.flags:
             continue
+        if c.meta and c.meta.get(HEADER_KEY) and c.meta.get(VIEW_KEY, "raw") != "raw":
+            continue  # the embedding view puts the lost header row back in front of the rows
+
         for start, end, header in tables:
             if start < c.end and end > c.start and start < c.start:
                 # The table starts before the chunk: its header row is not in the span.
@@ -154,95 +195,139 @@ def _headerless(doc: Document, chunks: Sequence[Chunk], with_prefix: bool) -> in
     return n
 
 
-def findings(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]],
-             config: EvalConfig, *, limit: int | None = None) -> tuple[Finding, ...]:
-    """The faults of `config`'s chunks of `docs` (`chunks_by_doc`, as the chunk store gives them),
-    the most harmful first. Chunks are measured in the embedder's word pieces here (`annotate`)
-    unless they already are; `limit`: the embedder's, default the loaded model's."""
-    from inspector.core.text.tokens import token_index
-    from inspector.core.text.wordpieces import max_seq_length
+@dataclass(frozen=True, slots=True)
+class _Measured:
+    """What the finding steps read: the annotated chunks of every document, and the counts that
+    need the documents themselves (tables, heading paths, the document's own tokens)."""
 
-    limit = max_seq_length() if limit is None else limit
-    with_prefix = bool(config.with_prefix)
-    all_chunks: list[Chunk] = []
-    headerless = no_context = 0
-    doc_tokens = 0
+    docs: Sequence[Document]
+    chunks_by_doc: Mapping[str, Sequence[Chunk]]
+    """As annotated here (word pieces filled in), by document id."""
+    counted: Sequence[Chunk]
+    """The embedded chunks (parents excluded), over all documents."""
+    headerless: int
+    no_context: int
+    doc_tokens: int
+
+
+def _measure(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]], with_prefix: bool,
+             limit: int) -> _Measured:
+    from inspector.core.text.tokens import token_index
+
+    annotated: dict[str, Sequence[Chunk]] = {}
+    headerless = no_context = doc_tokens = 0
     for doc in docs:
         chunks = chunks_by_doc.get(doc.doc_id, ())
         if not chunks:
             continue
         if any(c.embed_tokens is None for c in chunks if c.role != "parent"):
             chunks = annotate(doc, chunks, with_prefix=with_prefix, limit=limit)
-        all_chunks.extend(chunks)
+        annotated[doc.doc_id] = chunks
         doc_tokens += len(token_index(doc))
         headerless += _headerless(doc, chunks, with_prefix)
         no_context += sum(1 for c in chunks if c.role != "parent" and "no_heading" in c.flags
                           and c.heading_path and not (with_prefix and c.prefix))
-    counted = [c for c in all_chunks if c.role != "parent"]
-    n = len(counted)
-    if not n:
-        return ()
-    out: list[Finding] = []
-    params: dict[str, Any] | None
-    trunc = _truncation(all_chunks, config, limit)
-    if trunc is not None:
-        out.append(trunc)
-    strat = get_strategy(config.strategy)
-    if headerless / n >= THRESHOLDS["split_table_without_header"]:
-        fix = ("markdown (it keeps a table whole or repeats its header row in each piece's prefix)"
-               if config.strategy != "markdown" else "embed the prefix (with_prefix on)")
-        out.append(Finding("split_table_without_header", headerless / n,
-                           f"{headerless} of {n} chunks hold table rows without the table's header row, "
-                           "so the model sees values without column names", fix,
-                           {"with_prefix": True} if config.strategy == "markdown" else None))
-    if no_context / n >= THRESHOLDS["no_heading_context"]:
-        if not with_prefix:
-            fix, params = "embed the heading path (with_prefix on)", {"with_prefix": True}
-        else:
-            fix, params = "markdown (its chunks start at headings and carry their path)", None
-        out.append(Finding("no_heading_context", no_context / n,
-                           f"{no_context} of {n} chunks lie under a heading but carry neither it nor "
-                           "its path, so a question naming the section's topic may miss them", fix, params))
-    stubs = sum(1 for c in counted if c.token_count < STUB_TOKENS)
-    if stubs / n >= THRESHOLDS["stub"]:
-        name, unit, size = _size_param(config)
-        floor = config.params.get("min_tokens")
-        if isinstance(floor, int) and floor < STUB_TOKENS:
-            fix, params = f"min_tokens >= {STUB_TOKENS} (merges stubs into a neighbour)", {"min_tokens": STUB_TOKENS}
-        elif name is not None:
-            fix, params = f"a larger {name}, or markdown (it merges stubs into a neighbour)", None
-        else:
-            fix, params = "markdown (it merges stubs into a neighbour)", None
-        out.append(Finding("stub", stubs / n,
-                           f"{stubs} of {n} chunks are under {STUB_TOKENS} tokens: a heading or a lead-in "
-                           "alone, whose short vectors outrank the content they introduce", fix, params))
+    counted = [c for chunks in annotated.values() for c in chunks if c.role != "parent"]
+    return _Measured(docs, annotated, counted, headerless, no_context, doc_tokens)
+
+
+def _split_tables(m: _Measured, config: EvalConfig) -> Finding | None:
+    n = len(m.counted)
+    if m.headerless / n < THRESHOLDS["split_table_without_header"]:
+        return None
+    fix = ("markdown (it keeps a table whole or repeats its header row in each piece's prefix)"
+           if config.strategy != "markdown" else "embed the prefix (with_prefix on)")
+    return Finding("split_table_without_header", m.headerless / n,
+                   f"{m.headerless} of {n} chunks hold table rows without the table's header row, "
+                   "so the model sees values without column names", fix,
+                   {"with_prefix": True} if config.strategy == "markdown" else None)
+
+
+def _no_heading_context(m: _Measured, config: EvalConfig) -> Finding | None:
+    n = len(m.counted)
+    if m.no_context / n < THRESHOLDS["no_heading_context"]:
+        return None
+    if not config.with_prefix:
+        fix, params = "embed the heading path (with_prefix on)", {"with_prefix": True}
+    else:
+        fix, params = "markdown (its chunks start at headings and carry their path)", None
+    return Finding("no_heading_context", m.no_context / n,
+                   f"{m.no_context} of {n} chunks lie under a heading but carry neither it nor "
+                   "its path, so a question naming the section's topic may miss them", fix, params)
+
+
+def _stubs(m: _Measured, config: EvalConfig) -> Finding | None:
+    n = len(m.counted)
+    stubs = sum(1 for c in m.counted if c.token_count < STUB_TOKENS)
+    if stubs / n < THRESHOLDS["stub"]:
+        return None
+    name, _unit, _size = _size_param(config)
+    floor = config.params.get("min_tokens")
+    params: dict[str, Any] | None = None
+    if isinstance(floor, int) and floor < STUB_TOKENS:
+        fix, params = f"min_tokens >= {STUB_TOKENS} (merges stubs into a neighbour)", {"min_tokens": STUB_TOKENS}
+    elif name is not None:
+        fix = f"a larger {name}, or markdown (it merges stubs into a neighbour)"
+    else:
+        fix = "markdown (it merges stubs into a neighbour)"
+    return Finding("stub", stubs / n,
+                   f"{stubs} of {n} chunks are under {STUB_TOKENS} tokens: a heading or a lead-in "
+                   "alone, whose short vectors outrank the content they introduce", fix, params)
+
+
+def _duplicates(m: _Measured, config: EvalConfig) -> Finding | None:
+    n = len(m.counted)
     seen: set[str] = set()
     dupes = 0
-    for doc in docs:
-        for c in chunks_by_doc.get(doc.doc_id, ()):
+    for doc in m.docs:
+        for c in m.chunks_by_doc.get(doc.doc_id, ()):
             if c.role == "parent":
                 continue
             key = _WS.sub(" ", doc.text[c.start:c.end]).strip().lower()
             if key in seen:
                 dupes += 1
             seen.add(key)
-    if dupes / n >= THRESHOLDS["duplicated_text"]:
-        out.append(Finding("duplicated_text", dupes / n,
-                           f"{dupes} of {n} chunks repeat another chunk's text word for word; copies take "
-                           "places in the top k that other chunks could fill",
-                           "remove the repeated passages from the documents (boilerplate, navigation)"))
-    embedded = sum(c.token_count for c in counted)
-    extra = embedded / doc_tokens - 1.0 if doc_tokens else 0.0
-    if extra >= THRESHOLDS["overlap_inflation"]:
-        o = strat.param_for_role("overlap")
-        overlap = config.params.get(o.name) if o is not None else None
-        if o is not None and overlap:
-            fix, params = f"{o.name} = 0 (or smaller)", {o.name: 0}
-        else:
-            fix, params = "a strategy without overlap", None
-        out.append(Finding("overlap_inflation", extra,
-                           f"{embedded:,} tokens embedded for a {doc_tokens:,}-token text: "
-                           f"{extra:.0%} of it paid for twice (indexing cost, near-duplicate hits)", fix, params))
+    if dupes / n < THRESHOLDS["duplicated_text"]:
+        return None
+    return Finding("duplicated_text", dupes / n,
+                   f"{dupes} of {n} chunks repeat another chunk's text word for word; copies take "
+                   "places in the top k that other chunks could fill",
+                   "remove the repeated passages from the documents (boilerplate, navigation)")
+
+
+def _overlap(m: _Measured, config: EvalConfig) -> Finding | None:
+    embedded = sum(c.token_count for c in m.counted)
+    extra = embedded / m.doc_tokens - 1.0 if m.doc_tokens else 0.0
+    if extra < THRESHOLDS["overlap_inflation"]:
+        return None
+    o = get_strategy(config.strategy).param_for_role("overlap")
+    overlap = config.params.get(o.name) if o is not None else None
+    params: dict[str, Any] | None = None
+    if o is not None and overlap:
+        fix, params = f"{o.name} = 0 (or smaller)", {o.name: 0}
+    else:
+        fix = "a strategy without overlap"
+    return Finding("overlap_inflation", extra,
+                   f"{embedded:,} tokens embedded for a {m.doc_tokens:,}-token text: "
+                   f"{extra:.0%} of it paid for twice (indexing cost, near-duplicate hits)", fix, params)
+
+
+def findings(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]],
+             config: EvalConfig, *, limit: int | None = None) -> tuple[Finding, ...]:
+    """The faults of `config`'s chunks of `docs` (`chunks_by_doc`, as the chunk store gives them),
+    the most harmful first, each saying how much it `affects` `config.retriever`. Chunks are
+    measured in the embedder's word pieces here (`annotate`) unless they already are; `limit`:
+    the embedder's, default the loaded model's."""
+    from inspector.core.text.wordpieces import max_seq_length
+
+    limit = max_seq_length() if limit is None else limit
+    m = _measure(docs, chunks_by_doc, bool(config.with_prefix), limit)
+    if not m.counted:
+        return ()
+    found = [_truncation(m.counted, config, limit)]
+    found += [step(m, config) for step in (_split_tables, _no_heading_context, _stubs, _duplicates, _overlap)]
+    out = [replace(f, affects=affects(f.kind, config.retriever), retriever=config.retriever)
+           for f in found if f is not None]
     return tuple(sorted(out, key=lambda f: KINDS.index(f.kind)))
 
 
@@ -257,7 +342,8 @@ def findings_text(found: Sequence[Finding], *, indent: str = "  ") -> str:
     """One line per finding: share, what was measured, the fix."""
     if not found:
         return f"{indent}none: no chunk is cut by the embedder, and stubs, split tables, overlap and copies are rare"
-    return "\n".join(f"{indent}{f.kind} ({f.share:.0%}): {f.detail}. Fix: {f.fix}." for f in found)
+    return "\n".join(f"{indent}{f.kind} ({f.share:.0%}): {f.detail}"
+                     f"{f' ({f.note})' if f.note else ''}. Fix: {f.fix}." for f in found)
 
 
-__all__ = ["Finding", "KINDS", "THRESHOLDS", "findings", "findings_text", "fixed_by"]
+__all__ = ["AFFECTS", "Finding", "KINDS", "THRESHOLDS", "affects", "findings", "findings_text", "fixed_by"]

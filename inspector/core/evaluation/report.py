@@ -397,7 +397,7 @@ def recommendation_json(rec: Any) -> dict[str, Any] | None:
             "chosen": rec.config.to_dict(), "current": rec.current.to_dict(),
             "gain": _num(rec.gain), "gain_ci": _interval(rec.gain_ci), "p_value": _num(rec.p_value),
             "p_better": _num(rec.p_better), "questions_to_confirm": rec.questions_to_confirm,
-            "reason": rec.reason, "settle": settle_text(rec) or None,
+            "reason": rec.reason, "settle": settle_text(rec) or None, "fixes_partly": rec.fixes_partly,
             "findings": [f.to_dict() for f in rec.findings],
             "candidate_findings": [f.to_dict() for f in rec.candidate_findings], "fixes": list(rec.fixes),
             "top": rec.top.to_dict() if rec.top is not None else None,
@@ -453,8 +453,8 @@ def recommendation_text(rec: Any) -> str:
                 f"{cand_ctx}) gains {gain}{p} on held-out questions, which is within noise"
                 f"{fixes}\n  what would settle it: {settle_text(rec)}")
     else:
-        why = {"confirmed": "the gain is confirmed", "fixes": "it fixes a fault of the current chunks and "
-               "is not estimated worse", "likely": "it is likely better"}.get(rec.reason, "")
+        why = {"confirmed": "the gain is confirmed", "fixes": _fixes_why(rec),
+               "likely": "it is likely better"}.get(rec.reason, "")
         body = (f"switch to {rec.config.label()} ({cand_ctx}): it gains {gain}{p} over "
                 f"{rec.current.label()} on held-out questions{fixes}; {why}")
     lines = [head]
@@ -464,10 +464,22 @@ def recommendation_text(rec: Any) -> str:
     lines.append(f"  {body}")
     if rec.top is not None and rec.top != rec.current and rec.top_findings:
         lines.append(f"  the first row ({rec.top.label()}) is not fault-free: "
-                     + "; ".join(f"{f.kind} ({f.share:.0%}): {f.detail}" for f in rec.top_findings))
+                     + "; ".join(f"{f.kind} ({f.share:.0%}): {f.detail}{f' ({f.note})' if f.note else ''}"
+                                for f in rec.top_findings))
     lines.append(f"  the winner's in-sample {rec.in_sample:.3f} is {rec.optimism:+.3f} more "
                  f"optimistic than its cross-validated {rec.cross_validated:.3f}")
     return "\n".join(lines)
+
+
+def _fixes_why(rec: Any) -> str:
+    """Why a fix was reason enough to switch: a fault that partly affects the retriever (the
+    embedder's cut under hybrid) needs a likely gain too."""
+    from inspector.core.evaluation.sweep import P_PARTIAL
+
+    if rec.fixes_partly:
+        return (f"it fixes a fault that partly affects {rec.current.retriever} and is likely better "
+                f"(P(better) >= {P_PARTIAL})")
+    return "it fixes a fault of the current chunks and is not estimated worse"
 
 
 def _signed(x: float | None) -> str:

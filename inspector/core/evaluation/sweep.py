@@ -30,6 +30,14 @@ class SweepRow:
 #: Switch when the probability that the candidate beats the current settings is at least this.
 P_SWITCH = 0.9
 
+#: A finding that only partly affects the retriever (the embedder's cut under hybrid, whose BM25
+#: half reads the whole chunk) licenses a switch only at this probability, halfway between a full
+#: finding's "not estimated worse" (about 0.5) and no finding's `P_SWITCH`. Issue 29: on Chroma's
+#: small corpora with hybrid, switching on the cut alone (P(better) 0.49-0.80) lost 1.4-3.6 points
+#: on unseen questions, while on the public set, where hybrid loses 3-5 points to the cut, the
+#: switches it keeps (P 0.80-0.99) gained +1.1 to +5.3.
+P_PARTIAL = 0.7
+
 
 @dataclass(frozen=True, slots=True)
 class Recommendation:
@@ -63,7 +71,8 @@ class Recommendation:
     candidate_findings: tuple[Finding, ...] = ()
     """The same for `config`, the best-looking configuration."""
     fixes: tuple[str, ...] = ()
-    """Kinds of `findings` that `config` removes (only those that touch this retriever)."""
+    """Kinds of `findings` that `config` removes (only those that touch this retriever: a finding
+    whose `affects` is "none" is listed in `findings` but never fixed)."""
     p_better: float | None = None
     """Probability that switching beats the current configuration (paired bootstrap of the
     held-out differences, `Selection.p_better`)."""
@@ -71,7 +80,8 @@ class Recommendation:
     """Questions a gold set would need to confirm the gain at 95 % (`Selection.questions_to_confirm`)."""
     reason: str = ""
     """Why: "best" (the current configuration is the best row), "confirmed" (the held-out gain's
-    interval excludes 0), "fixes" (the candidate removes a finding and is not estimated worse),
+    interval excludes 0), "fixes" (the candidate removes a finding and is not estimated worse; for
+    a finding that only partly affects the retriever, P(better) >= `P_PARTIAL` as well),
     "likely" (P(better) >= `P_SWITCH`), "unsure" (kept: none of these)."""
     context_tokens: float | None = None
     """Mean context tokens per question handed to the LLM by `best` (top k, or within the budget)."""
@@ -84,6 +94,13 @@ class Recommendation:
     top_findings: tuple[Finding, ...] = ()
     """`top`'s findings: the first row is never called best without them (a size whose chunks
     the embedder cuts can rank first on hit@k while the model never reads their tails)."""
+
+    @property
+    def fixes_partly(self) -> bool:
+        """Every fault `config` fixes touches the retriever only partly (the embedder's cut under
+        hybrid): a switch for it needed P(better) >= `P_PARTIAL` as well."""
+        full = {f.kind for f in self.findings if f.affects == "full"}
+        return bool(self.fixes) and not full.intersection(self.fixes)
 
     @property
     def best(self) -> EvalConfig:

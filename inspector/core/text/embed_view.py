@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Literal, TypeGuard, get_args
 
@@ -144,3 +145,57 @@ def view_text(doc_text: str, start: int, end: int, prefix: str, view: str, heade
         if clean_header and " ".join(clean_header.split()) not in " ".join(clean_prefix.split()):
             body = f"{clean_header}\n{body}"
     return clean_prefix, body
+
+
+def view_spans(doc_text: str, start: int, end: int, spans: Iterable[tuple[int, int]], prefix: str, view: str,
+               header: str = "") -> tuple[tuple[int, int], ...]:
+    """Document spans (`spans`, e.g. a gold question's reference spans) laid onto the body that
+    `view_text` gives for doc_text[start:end]: (start, end) offsets into that body, clipped to the
+    chunk, empty ones left out. The clean view only drops characters (judged on the whole text),
+    so an offset moves back by what is dropped before it, and forward by the header row put in
+    front; a span whose characters are all dropped (a link target) vanishes."""
+    if view != "clean":
+        clipped = ((max(a, start) - start, min(b, end) - start) for a, b in spans)
+        return tuple((a, b) for a, b in clipped if a < b)
+    body = view_text(doc_text, start, end, prefix, view, header)[1]
+    lead = len(body) - len(clean_span(doc_text, start, end))  # the header row put in front, if any
+
+    def at(x: int) -> int:
+        return lead + len(clean_span(doc_text, start, min(max(x, start), end)))
+
+    out = []
+    for a, b in spans:
+        s, e = at(a), at(b)
+        if s < e and a < end and b > start:
+            out.append((s, e))
+    return tuple(out)
+
+
+class CleanMap:
+    """The clean view of a whole text and where each of its offsets lands there: the clean view of
+    text[start:end] is `clean[at(start):at(end)]` (the view only drops characters, judged on the
+    whole text), so one word-piece index of `clean` counts the view of every span (the chunkers'
+    `fit_embedder` budget under the clean view)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts, self.ends = _dropped(text)
+        before = [0]
+        for a, b in zip(self.starts, self.ends, strict=True):
+            before.append(before[-1] + b - a)
+        self._before = before
+        """_before[i]: characters dropped in the first i ranges."""
+        self.clean = clean_span(text, 0, len(text))
+
+    def at(self, x: int) -> int:
+        """Where offset x of the text lands in `clean` (a dropped character: where its range went)."""
+        i = bisect.bisect_right(self.starts, x) - 1
+        if i >= 0 and x < self.ends[i]:
+            return self.starts[i] - self._before[i]
+        return x - self._before[i + 1]
+
+
+@lru_cache(maxsize=8)
+def clean_map(text: str) -> CleanMap:
+    """`CleanMap` of `text`, made once per text (a document's)."""
+    return CleanMap(text)

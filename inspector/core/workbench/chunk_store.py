@@ -18,11 +18,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from inspector.core.chunking.chunk import Chunk, anchored
+from inspector.core.chunking.embed_view import with_view
+from inspector.core.chunking.fit import counting_view
 from inspector.core.chunking.params import Strategy
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.chunking.stats import ChunkStats
@@ -63,6 +66,12 @@ PARALLEL_FROM_CHARS = 1_000_000
 _FINGERPRINTS: SizedLRU[tuple[Sequence[Chunk], str]] = SizedLRU(16, 16)
 
 T = TypeVar("T")
+
+
+def _counted(valid: Mapping[str, Any], view: str) -> str:
+    """The embedding view a strategy's `fit_embedder` budget counts (issue 29): `view` when the
+    budget is on, else "raw" (no budget reads it: the spans are the same under every view)."""
+    return view if view != "raw" and valid.get("fit_embedder") else "raw"
 
 
 def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
@@ -119,28 +128,77 @@ class ChunkStore:
         self.documents: Callable[[], Sequence[Document]] = documents if documents is not None else tuple
         self._cache: SizedLRU[tuple[Chunk, ...]] = SizedLRU(
             64, CHUNK_CACHE_CHUNKS if capacity is None else capacity)
+        # Keys being chunked right now (by `chunk` on some thread, or in the corpus pool), each
+        # with the event set when that ends: a second caller waits for the first instead of
+        # chunking the same document at the same time (opening a folder: the count job's pool and
+        # the retrieval thread both want every document).
+        self._making: dict[Any, threading.Event] = {}
+        self._making_lock = threading.Lock()
 
-    def chunk(self, doc: Document, strategy: str, params: Mapping[str, Any] | None = None) -> tuple[Chunk, ...]:
+    def _claim(self, key: Any) -> threading.Event | None:
+        """Claim `key` for making (its event, to `_release`), or None when another caller is
+        making it."""
+        with self._making_lock:
+            if key in self._making:
+                return None
+            ev = self._making[key] = threading.Event()
+            return ev
+
+    def _release(self, key: Any) -> None:
+        with self._making_lock:
+            ev = self._making.pop(key, None)
+        if ev is not None:
+            ev.set()
+
+    def _remembered(self, key: Any, make: Callable[[], tuple[Chunk, ...]]) -> tuple[Chunk, ...]:
+        """The chunks remembered under `key`, else made here, or waited for while another caller
+        makes them (made here after all when that one failed or was cancelled)."""
+        while True:
+            held = self._cache.lookup(key)
+            if held is not None:
+                return held
+            if self._claim(key) is not None:
+                try:
+                    value = make()
+                    self._cache.put(key, value, len(value))  # sized in chunks
+                    return value
+                finally:
+                    self._release(key)
+            with self._making_lock:
+                ev = self._making.get(key)
+            while ev is not None and not ev.wait(0.05):
+                check_cancelled()
+
+    def chunk(self, doc: Document, strategy: str, params: Mapping[str, Any] | None = None, *,
+              view: str = "raw") -> tuple[Chunk, ...]:
         """One document's chunks, remembered per (document content, strategy, params, the embedder's
-        piece model). The strategy object is part of the key, so a strategy registered again under
-        the same name is rerun."""
+        piece model, and the embedding `view` where a `fit_embedder` budget counts its text). The
+        strategy object is part of the key, so a strategy registered again under the same name is
+        rerun."""
         strat = get_strategy(strategy)
         if strat.needs_embedder:
             return strat(doc, params)  # depends on the model it is handed: not remembered here
         valid = strat.validate(params)
         # The embedder's tokenizer and limit are part of the key: `fit_embedder` budgets and the
         # truncation flags follow them, so another model's chunks are never served from here.
-        key = self._key(doc, strat, valid)
-        return self._cache.get_or_make(key, lambda: strat.func(doc, valid), len)  # sized in chunks
+        key = self._key(doc, strat, valid, view)
+        counted = _counted(valid, view)
 
-    def _key(self, doc: Document, strat: Strategy, valid: Mapping[str, Any]) -> tuple[Any, ...]:
+        def make() -> tuple[Chunk, ...]:
+            with counting_view(counted):
+                return strat.func(doc, valid)
+        return self._remembered(key, make)
+
+    def _key(self, doc: Document, strat: Strategy, valid: Mapping[str, Any], view: str = "raw") -> tuple[Any, ...]:
         from inspector.core.text.wordpieces import current_piece_spec
 
-        return (doc.doc_id, doc.sha256, strat, tuple(sorted(valid.items(), key=lambda kv: kv[0])),
-                current_piece_spec())
+        key = (doc.doc_id, doc.sha256, strat, tuple(sorted(valid.items(), key=lambda kv: kv[0])),
+               current_piece_spec())
+        counted = _counted(valid, view)
+        return key if counted == "raw" else (*key, counted)
 
     def chunk_each(self, docs: Sequence[Document], strategy: str, params: Mapping[str, Any] | None = None,
-                   *, parallel: bool | None = None, pool: Any = None
+                   *, parallel: bool | None = None, pool: Any = None, view: str = "raw"
                    ) -> Iterator[tuple[int, tuple[Chunk, ...] | None, Exception | None]]:
         """Every document's chunks, remembered as `chunk` remembers them, computed in processes
         (`offload.corpus_pool`: one per core) when `parallel` (None: when there is more than one
@@ -150,7 +208,9 @@ class ChunkStore:
         remembered ones first, then in the order the processes finish. The chunks are those `chunk`
         makes, equal field by field (tests/core/test_parallel_corpus.py). Cancellation: the
         caller's cancel scope, checked between documents and, in the pool, inside each. `pool`: an
-        `offload.Offload` to use instead of `corpus_pool` (a benchmark's one-process pool)."""
+        `offload.Offload` to use instead of `corpus_pool` (a benchmark's one-process pool).
+        `view`: the embedding view a `fit_embedder` budget counts (`chunk`); such chunks are made in
+        this process."""
         from inspector.core.chunking import helper_jobs
         from inspector.core.runtime import offload
         from inspector.core.text.wordpieces import piece_override
@@ -159,11 +219,13 @@ class ChunkStore:
         valid = strat.validate(params)
         todo: list[int] = []
         for i, doc in enumerate(docs):
-            held = None if strat.needs_embedder else self._cache.lookup(self._key(doc, strat, valid))
+            held = None if strat.needs_embedder else self._cache.lookup(self._key(doc, strat, valid, view))
             if held is not None:
                 yield i, held, None
             else:
                 todo.append(i)
+        if _counted(valid, view) != "raw":
+            parallel = False  # the pool's processes count the text as written
         if parallel is None:
             parallel = (len(todo) > 1 and offload.cores() > 1 and helper_jobs.can_run(strategy)
                         and sum(len(docs[i].text) for i in todo) >= PARALLEL_FROM_CHARS)
@@ -171,7 +233,7 @@ class ChunkStore:
             for i in todo:
                 check_cancelled()
                 try:
-                    yield i, self.chunk(docs[i], strategy, valid), None
+                    yield i, self.chunk(docs[i], strategy, valid, view=view), None
                 except Cancelled:
                     raise
                 except Exception as exc:  # noqa: BLE001  (reported with its document)
@@ -181,35 +243,53 @@ class ChunkStore:
         model_arg = tuple(spec) if spec is not None else None
         if pool is None:
             pool = offload.corpus_pool(helper_jobs.corpus_warm_up)
-        with contextlib.ExitStack() as stack:  # long texts through files (offload.ship)
-            calls = [(stack.enter_context(helper_jobs.shipped(docs[i])), strategy, valid, model_arg) for i in todo]
-            for n, packed, failure in pool.call_each(helper_jobs.chunk_job, calls):
-                i = todo[n]
-                if failure is not None:
-                    yield i, None, failure if isinstance(failure, Exception) else RuntimeError(str(failure))
-                    continue
-                with paused_gc():
-                    chunks = packed.unpack()
-                self._cache.put(self._key(docs[i], strat, valid), chunks, len(chunks))
-                yield i, chunks, None
+        keys = {i: self._key(docs[i], strat, valid) for i in todo}
+        mine = [i for i in todo if self._claim(keys[i]) is not None]  # the others: being made elsewhere
+        try:
+            with contextlib.ExitStack() as stack:  # long texts through files (offload.ship)
+                calls = [(stack.enter_context(helper_jobs.shipped(docs[i])), strategy, valid, model_arg)
+                         for i in mine]
+                for n, packed, failure in pool.call_each(helper_jobs.chunk_job, calls):
+                    i = mine[n]
+                    if failure is not None:
+                        self._release(keys[i])
+                        yield i, None, failure if isinstance(failure, Exception) else RuntimeError(str(failure))
+                        continue
+                    with paused_gc():
+                        chunks = packed.unpack()
+                    self._cache.put(keys[i], chunks, len(chunks))
+                    self._release(keys[i])
+                    yield i, chunks, None
+        finally:
+            for i in mine:
+                self._release(keys[i])
+        claimed = set(mine)
+        for i in (i for i in todo if i not in claimed):
+            try:  # made by another caller meanwhile: waited for (or made here if that one failed)
+                yield i, self.chunk(docs[i], strategy, valid, view=view), None
+            except Cancelled:
+                raise
+            except Exception as exc:  # noqa: BLE001  (reported with its document)
+                yield i, None, exc
 
     def chunk_corpus(self, strategy: str, params: Mapping[str, Any] | None = None,
-                     docs: Sequence[Document] | None = None, *, lenient: bool = False
-                     ) -> dict[str, tuple[Chunk, ...]]:
+                     docs: Sequence[Document] | None = None, *, lenient: bool = False,
+                     view: str = "raw") -> dict[str, tuple[Chunk, ...]]:
         """Every document's chunks by doc_id. `lenient`: a document that is blank or that the
         strategy cannot chunk is left out (logged) instead of raising — the window's corpus mode,
         where one odd file must not take retrieval over the others down. (A folder's documents
-        are chunked in processes by `chunk_each`, which fills this store first.)"""
+        are chunked in processes by `chunk_each`, which fills this store first.) `view`: the
+        embedding view a `fit_embedder` budget counts (`chunk`)."""
         todo = tuple(self.documents() if docs is None else docs)
         out: dict[str, tuple[Chunk, ...]] = {}
         for d in todo:
             if not lenient:
-                out[d.doc_id] = self.chunk(d, strategy, params)
+                out[d.doc_id] = self.chunk(d, strategy, params, view=view)
                 continue
             if not d.text.strip():
                 continue
             try:
-                chunks = self.chunk(d, strategy, params)
+                chunks = self.chunk(d, strategy, params, view=view)
             except Cancelled:
                 raise
             except Exception:  # noqa: BLE001  (a document this strategy cannot chunk is left out)
@@ -223,8 +303,8 @@ class ChunkStore:
                    lenient: bool = False) -> dict[str, tuple[Chunk, ...]]:
         """The corpus chunked as `config` says, with contextual descriptions in the prefixes when
         `config.describe`, marked with the embedding view when `config.embed_view` is not "raw"
-        (spans unchanged: only what is embedded changes)."""
-        chunks = self.chunk_corpus(config.strategy, config.params, docs, lenient=lenient)
+        (spans unchanged by the marking; a `fit_embedder` budget counts the view's text)."""
+        chunks = self.chunk_corpus(config.strategy, config.params, docs, lenient=lenient, view=config.embed_view)
         if not config.describe and config.embed_view == "raw":
             return chunks
         by_id = {d.doc_id: d for d in (self.documents() if docs is None else docs)}
@@ -240,7 +320,8 @@ class ChunkStore:
 
     # -- the window's staged chunking ---------------------------------------------------------------
     def stages(self, doc: Document, strategy: str, params: Mapping[str, Any], *, with_prefix: bool,
-               cancelled: Callable[[], bool], shape: Callable[[ChunkStage, T | None], T]) -> Iterator[T]:
+               cancelled: Callable[[], bool], shape: Callable[[ChunkStage, T | None], T],
+               view: str = "raw") -> Iterator[T]:
         """The window's chunking of one document in two stages: the strategy's chunks with their
         statistics and the headings, then the same chunks with their word pieces measured
         (`annotate`, in batches of `ANNOTATE_BATCH`, `cancelled()` checked between them: a
@@ -251,12 +332,14 @@ class ChunkStore:
         `shape(stage, previous)` turns each stage into what the caller keeps (the window's view
         data: span indexes, line numbers), inside the same pause of the garbage collector as the
         chunking itself, so that all of it is promoted at once; `previous` is what it made of the
-        first stage (None for the first)."""
+        first stage (None for the first). `view`: the embedding view a `fit_embedder` budget
+        counts (`chunk`); such chunks are made in this process."""
         from inspector.core.chunking.helper_jobs import can_run
         from inspector.core.runtime import offload
 
-        if offload.default().wanted(len(doc.text), HELPER_FROM_CHARS) and can_run(strategy):
-            yield from self._stages_in_helper(doc, strategy, params, with_prefix, cancelled, shape)
+        counted = "raw" if view == "raw" else _counted(get_strategy(strategy).validate(params), view)
+        if offload.default().wanted(len(doc.text), HELPER_FROM_CHARS) and can_run(strategy) and counted == "raw":
+            yield from self._stages_in_helper(doc, strategy, params, with_prefix, cancelled, shape, view)
             return
         from inspector.core.chunking.stats import chunk_stats
         from inspector.core.text.structure import structure_of
@@ -265,7 +348,9 @@ class ChunkStore:
         # Tens of thousands of chunks, segments and marks, all acyclic: no full garbage collection
         # (which holds the GIL for as long as it walks every object) while they are made.
         with paused_gc():
-            chunks = anchored(strat(doc, params), with_prefix)  # inside the caller's cancel_scope
+            with counting_view(counted):
+                chunks = strat(doc, params)  # inside the caller's cancel_scope
+            chunks = with_view(doc, anchored(chunks, with_prefix), view)
             if cancelled():
                 raise Cancelled
             headings = tuple((h.start, h.end, h.level) for h in structure_of(doc).headings)
@@ -289,8 +374,8 @@ class ChunkStore:
         yield complete
 
     def _stages_in_helper(self, doc: Document, strategy: str, params: Mapping[str, Any], with_prefix: bool,
-                          cancelled: Callable[[], bool], shape: Callable[[ChunkStage, T | None], T]
-                          ) -> Iterator[T]:
+                          cancelled: Callable[[], bool], shape: Callable[[ChunkStage, T | None], T],
+                          view: str) -> Iterator[T]:
         """`stages` for a large document: both stages computed in the helper process, which
         answers chunks as columns; this thread only unpacks them (and `shape` indexes their spans:
         plain Python loops, which another thread can interrupt)."""
@@ -312,7 +397,7 @@ class ChunkStore:
                     return helper.call(fn, key, sent, *args)
 
         params = dict(params)
-        stage = call(helper_jobs.chunk_stage, strategy, params, model_arg, with_prefix)
+        stage = call(helper_jobs.chunk_stage, strategy, params, model_arg, with_prefix, view)
         if cancelled():
             raise Cancelled
         with paused_gc():
@@ -320,7 +405,7 @@ class ChunkStore:
             first = shape(ChunkStage(stage.chunks.unpack(), stage.stats, headings, complete=False), None)
         yield first
         stage = call(helper_jobs.annotate_stage, strategy, params, model_arg, with_prefix,
-                     stage.stats.document_tokens)
+                     stage.stats.document_tokens, view)
         if cancelled():
             raise Cancelled
         with paused_gc():

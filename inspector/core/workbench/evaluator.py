@@ -15,7 +15,7 @@ from inspector.core.evaluation.config import Cancel, EvalConfig, Progress
 from inspector.core.evaluation.findings import Finding, findings
 from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
-from inspector.core.evaluation.sweep import P_SWITCH, Recommendation, SweepResult, SweepRow, rank_key
+from inspector.core.evaluation.sweep import P_PARTIAL, P_SWITCH, Recommendation, SweepResult, SweepRow, rank_key
 from inspector.core.runtime.cancel import Cancelled
 from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore
 from inspector.core.workbench.corpus import Corpus
@@ -54,7 +54,10 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     hit rates, McNemar), when it removes a finding of the current chunks (`findings_for`: the
     configuration's `Finding`s, measured without the gold set) and the held-out gain is not
     below 0, or when the probability that it beats the current row is at least `P_SWITCH` and
-    the current chunks have a finding (a fault-free start needs a confirmed gain). Issue 29: a
+    the current chunks have a finding (a fault-free start needs a confirmed gain). A finding
+    counts as far as it affects the retriever (`Finding.affects`): one that does not (the
+    embedder's cut under BM25) licenses nothing, one that partly does (the cut under hybrid)
+    licenses a switch only with P(better) >= `P_PARTIAL` too. Issue 29: a
     broken configuration was kept at P = 0.97 because 30 questions could not confirm a 17-point
     gain. When that keeps the current row and its chunks have a finding, the choice is made
     again, cross-validated, among the rows that remove one, and taken when not estimated worse.
@@ -73,8 +76,16 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     sel = cross_validated_choice(matrix, cur, cost, folds=folds, seed=seed)
     marked = [replace(r, tied_with_best=bool(sel.tied_with_best[i]), current=i == cur) for i, r in enumerate(rows)]
     found = findings_for(current) if findings_for is not None else ()
-    # What the embedder drops costs BM25 nothing: it reads the whole span.
-    relevant = tuple(f for f in found if f.kind != "truncated_by_embedder" or current.retriever != "bm25")
+    # What the embedder drops costs BM25 nothing: it reads the whole span (`affects` "none").
+    relevant = tuple(f for f in found if f.affects != "none")
+    full = {f.kind for f in relevant if f.affects == "full"}
+
+    def licensed(fixes: tuple[str, ...], gain: float, p_better: float | None) -> bool:
+        """A fix is worth switching for when the candidate is not estimated worse; a fix of only
+        partial findings when it is also likely better (P_PARTIAL)."""
+        if not fixes or gain < 0.0:
+            return False
+        return bool(full.intersection(fixes)) or (p_better is not None and p_better >= P_PARTIAL)
 
     def fixes_of(config: EvalConfig) -> tuple[tuple[str, ...], tuple[Finding, ...]]:
         """(kinds of `relevant` that `config` removes, its own findings)."""
@@ -94,7 +105,7 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
         keep, reason = True, "best"
     elif not sel.keep_current:
         keep, reason = False, "confirmed"
-    elif fixes and sel.gain >= 0.0:
+    elif licensed(fixes, sel.gain, sel.p_better):
         keep, reason = False, "fixes"
     elif sel.p_better >= P_SWITCH and relevant:
         # Only settings with a fault are left on a likelihood: from a fault-free start a P(better)
@@ -110,8 +121,9 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
         subset = [cur] + [i for i, (f, _t) in fixing.items() if f]
         if len(subset) > 1:
             sub = cross_validated_choice(matrix[subset], 0, [cost[i] for i in subset], folds=folds, seed=seed)
-            if sub.config_index != 0 and sub.gain >= 0.0:
-                sel, idx = sub, subset[sub.config_index]
+            pick = subset[sub.config_index]
+            if sub.config_index != 0 and (not sub.keep_current or licensed(fixing[pick][0], sub.gain, sub.p_better)):
+                sel, idx = sub, pick
                 chosen = rows[idx].config
                 fixes, theirs = fixing[idx]
                 keep, reason = False, "confirmed" if not sub.keep_current else "fixes"
@@ -119,8 +131,9 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     top = min(rows, key=rank_key).config
     known = {current: found, chosen: theirs}
     top_found = known[top] if top in known else (findings_for(top) if findings_for is not None else ())
-    if top.retriever == "bm25":  # BM25 reads the whole span: the embedder's cut costs it nothing
-        top_found = tuple(f for f in top_found if f.kind != "truncated_by_embedder")
+    # A fault that does not touch the retriever (the embedder's cut under BM25) is no reason to
+    # doubt the first row.
+    top_found = tuple(f for f in top_found if f.affects != "none")
     rec = Recommendation(
         config=chosen, current=current, keep_current=keep,
         gain=sel.gain, gain_ci=sel.gain_ci, p_value=sel.p_value, metric=metric,

@@ -315,14 +315,9 @@ class Staging:
         others: list[Document] = []
         if len(req.documents) > 1:  # a corpus: the others chunked the same way, in the same index
             others = [d for d in req.documents if d.doc_id != doc.doc_id]
-            more = self.chunk_store.chunk_corpus(req.strategy, req.params, others, lenient=True)
-            view = view_of(req.chunks)
-            if view != "raw":  # the shown chunks' embedding view (the window's choice), on every document
-                from inspector.core.chunking.embed_view import with_view
-
-                by_id = {d.doc_id: d for d in others}
-                more = {doc_id: with_view(by_id[doc_id], cs, view) for doc_id, cs in more.items()}
-            chunks_by_doc.update(more)
+            # the shown chunks' embedding view (the window's choice), on every document
+            same = EvalConfig(req.strategy, req.params, embed_view=view_of(req.chunks))
+            chunks_by_doc.update(self.chunk_store.chunks_for(same, others, lenient=True))
             others = [d for d in others if d.doc_id in chunks_by_doc]
         return [doc, *others], chunks_by_doc
 

@@ -4,11 +4,13 @@
 - Clean: link targets and reference definitions dropped (link text kept), table padding and
   delimiter rows collapsed, a split table's header row repeated (`inspector.core.text.embed_view`).
 
-Spans never change. The choice is stored (`settings_schema.EMBED_VIEW`) and applied at start-up; a
-change re-chunks the shown document with the view (the detail pane then shows the text sent, its
-word pieces and truncation those of that text), and every figure that depended on the embedded text
-is computed again: retrieval and the gold panel, the hit-rate trace, a pinned baseline's comparison
-(whose configuration names its own view) and the sweep (run with the view chosen when it ran).
+Chunks stay exact spans of the document (where `fit_embedder` is on, its budget counts the
+view's text, so a chunk whose link targets alone passed the limit is no longer split). The choice
+is stored (`settings_schema.EMBED_VIEW`) and applied at start-up; a change re-chunks the shown
+document with the view (the detail pane then shows the text sent, its word pieces and
+truncation those of that text), and every figure that depended on the embedded text is computed
+again: retrieval and the gold panel, the hit-rate trace, a pinned baseline's comparison (whose
+configuration names its own view) and the sweep (run with the view chosen when it ran).
 """
 
 from __future__ import annotations

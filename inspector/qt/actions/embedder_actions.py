@@ -30,11 +30,6 @@ EMBEDDER = Setting("embedder/choice", dict, {"spec": "minilm"},
                    "trust_remote_code} as --embedder takes them; the key's variable NAME only, never a key.")
 
 
-def embedder_name(spec: Any) -> str:
-    """Short name for the status bar (`EmbedderSpec.short_name`)."""
-    return str(spec.short_name)
-
-
 class EmbedderActions:
     """Settings ▸ Embedding Model…, the remembered choice, the check on a worker and the label."""
 
@@ -134,7 +129,7 @@ class EmbedderActions:
         if self.window.state.document is not None:
             self.window.controller.submit_now()  # the chunks measured again with its word pieces
         self._show_label()
-        self.messages.info(f"Embedding with {embedder_name(spec)}", tag="embedder")
+        self.messages.info(f"Embedding with {spec.short_name}", tag="embedder")
 
     def _on_error(self, message: str, spec: Any = None) -> None:
         spec = spec if spec is not None else self.pending
@@ -155,7 +150,7 @@ class EmbedderActions:
 
         model = self.retrieval.model
         if model is None:
-            return embedder_name(self.spec)
+            return self.spec.short_name
         spec = getattr(model, "spec", None)
         if spec is None:
             text = embedder_info(model).get("spec")
@@ -163,13 +158,13 @@ class EmbedderActions:
                 spec = parse_embedder_spec(str(text)) if text else None
             except InputError:
                 spec = None
-        return embedder_name(spec) if spec is not None else str(getattr(model, "model_id", "model"))
+        return spec.short_name if spec is not None else str(getattr(model, "model_id", "model"))
 
     def status_text(self) -> str | None:
         """What the status bar's model button says instead of the device's description: the model
         being loaded, or an endpoint's model (its device is the server's); None otherwise."""
         if self.pending is not None:
-            return f"loading {embedder_name(self.pending)}…"
+            return f"loading {self.pending.short_name}…"
         if self.spec.kind == "openai" and self.retrieval.embedder is not None:
             return f"{self.spec.name} over HTTP"
         return None
@@ -208,4 +203,4 @@ def install_embedder_choice(window: Any) -> EmbedderActions:
     return actions
 
 
-__all__ = ["EMBEDDER", "EmbedderActions", "embedder_name", "install_embedder_choice"]
+__all__ = ["EMBEDDER", "EmbedderActions", "install_embedder_choice"]

@@ -27,9 +27,6 @@ from inspector.core.api import (
     Document,
     EmbedView,
     SizedLRU,
-    annotate,
-    chunk_stats,
-    with_view,
 )
 from inspector.core.viewmodel.offsets import LineIndex
 from inspector.core.viewmodel.segments import SpanIndex
@@ -113,27 +110,14 @@ def compute_chunks(request_id: int, request: ChunkRequest,
     t0 = time.perf_counter()
 
     def shape(stage: ChunkStage, first: ChunkResult | None) -> ChunkResult:
-        if request.embed_view != "raw":
-            stage = _viewed(request, stage)
         if first is None:
             headings = tuple(HeadingMark(s, e, level) for s, e, level in stage.headings)
             return _first_stage(request_id, request, stage.chunks, stage.stats, headings, t0)
         return _replace_complete(first, stage.chunks, stage.stats, time.perf_counter() - t0)
 
     yield from _CHUNK_STORE.stages(request.document, request.strategy, request.params,
-                                   with_prefix=request.with_prefix, cancelled=cancelled, shape=shape)
-
-
-def _viewed(request: ChunkRequest, stage: ChunkStage) -> ChunkStage:
-    """`stage` with its chunks marked with the request's embedding view; a complete stage's word
-    pieces (and their statistics) measured again on the view's text, what the model reads."""
-    doc = request.document
-    chunks = with_view(doc, stage.chunks, request.embed_view)
-    if not stage.complete:
-        return ChunkStage(chunks, stage.stats, stage.headings, complete=False)
-    chunks = annotate(doc, chunks, with_prefix=request.with_prefix)
-    stats = chunk_stats(doc, chunks, document_tokens=stage.stats.document_tokens)
-    return ChunkStage(chunks, stats, stage.headings, complete=True)
+                                   with_prefix=request.with_prefix, cancelled=cancelled, shape=shape,
+                                   view=request.embed_view)
 
 
 def _first_stage(request_id: int, request: ChunkRequest, chunks: tuple[Chunk, ...], stats: ChunkStats,

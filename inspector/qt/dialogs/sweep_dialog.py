@@ -131,8 +131,9 @@ def recommendation_sentence(rec: Any) -> str:
         return (f"Recommendation: keep your current settings ({cur}). Switching to the best-looking one "
                 f"({rec.config.label()}, {cand}) gains {gain}{p} on questions it was not chosen by ({folds}): "
                 f"within noise.{fixes} What would settle it: {settle_text(rec)}.")
-    why = {"confirmed": "confirmed", "fixes": "it fixes a fault of your chunks and is not estimated worse",
-           "likely": "likely better"}.get(rec.reason, "")
+    fixes_why = (f"it fixes a fault that only partly affects {rec.current.retriever} and is likely better"
+                 if rec.fixes_partly else "it fixes a fault of your chunks and is not estimated worse")
+    why = {"confirmed": "confirmed", "fixes": fixes_why, "likely": "likely better"}.get(rec.reason, "")
     return (f"Recommendation: switch to {rec.config.label()} ({cand}): it gains {gain}{p} over your current "
             f"settings on questions it was not chosen by ({folds}); {why}.{fixes}")
 
@@ -146,7 +147,9 @@ def findings_sentences(rec: Any) -> str:
         return ("Findings on your current settings: none (no chunk cut by the embedder; stubs, split "
                 "tables, overlap and copies are rare).")
     lines = ["Findings on your current settings (no gold set needed):"]
-    lines += [f"• {f.kind.replace('_', ' ')} ({f.share:.0%}): {f.detail}. Fix: {f.fix}." for f in rec.findings]
+    lines += [f"• {f.kind.replace('_', ' ')} ({f.share:.0%}): {f.detail}"
+              f"{f' ({f.note}, so it is no reason to switch)' if f.affects == 'none' else ''}"
+              f"{f' ({f.note})' if f.affects == 'partial' else ''}. Fix: {f.fix}." for f in rec.findings]
     return "\n".join(lines)
 
 

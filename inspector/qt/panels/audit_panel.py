@@ -594,16 +594,15 @@ __all__ = ["AuditPanel", "CardList", "KEYS_HINT", "KEYS_TIP", "COMPACT_LINES", "
 
 def card_text(c: Any, doc: Any, with_prefix: bool, gold: Any) -> tuple[str, int, tuple]:
     """(text, where its body starts, reference spans to mark) of a card: `c.embedded_text`, what was
-    sent. Under an embedding view (issue 29) the text no longer lines up with the document's
-    offsets, so reference spans are not marked (answers still are, by their text)."""
+    sent. Under an embedding view (issue 29) the body no longer lines up with the document's
+    offsets: the reference spans are laid onto it (`view_spans`) and handed on as if the body
+    started at `c.start`, as `highlights` reads them."""
     text = c.embedded_text(doc, with_prefix=with_prefix)
+    prefix = c.embedded_parts(doc, with_prefix=with_prefix)[0]
     refs = gold.references if gold is not None and (gold.source in (None, c.doc_id)) else ()
-    prefix = c.prefix if with_prefix and c.prefix else ""
     if c.meta and c.meta.get("embed_view", "raw") != "raw":
-        from inspector.core.api import view_text
+        from inspector.core.api import view_spans
 
-        if prefix:
-            prefix = view_text(doc.text, c.start, c.end, prefix, c.meta["embed_view"],
-                               c.meta.get("table_header", ""))[0]
-        refs = ()
+        refs = tuple((c.start + a, c.start + b) for a, b in view_spans(
+            doc.text, c.start, c.end, refs, prefix, c.meta["embed_view"], c.meta.get("table_header", "")))
     return text, len(prefix) + 2 if prefix else 0, refs

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from inspector.core.api import Chunk, Document, view_text
+from inspector.core.api import Chunk, Document
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 
@@ -94,20 +94,11 @@ class DetailPane(QWidget):
         prefix_fmt.setForeground(muted)
         prefix_bg = QColor(theme.fill(1))
         prefix_fmt.setBackground(prefix_bg)
+        prefix, body, cut = c.embedded_parts(doc, with_prefix=with_prefix)  # what was sent
         view = c.meta.get("embed_view", "raw") if c.meta else "raw"
-        if view != "raw":  # what was sent: the prefix and the span under the embedding view
-            header = c.meta.get("table_header", "")
-            prefix, body = view_text(doc.text, c.start, c.end, c.prefix if with_prefix else "", view, header)
-            cut = None
-            if c.truncated_at is not None and c.start <= c.truncated_at < c.end:
-                _p, kept = view_text(doc.text, c.start, c.truncated_at, "", view, header)
-                cut = len(kept) if body.startswith(kept) else None
+        if view != "raw":
             facts.append(f"embedding view: {view}")
             self.header.setText(" · ".join(facts))
-        else:
-            prefix = c.prefix if with_prefix else ""
-            body = doc.text[c.start:c.end]
-            cut = c.truncated_at - c.start if c.truncated_at is not None and c.start <= c.truncated_at < c.end else None
         if prefix:
             cursor.insertText(prefix, prefix_fmt)
             cursor.insertText("\n\n", plain)
