@@ -24,13 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
-
-if TYPE_CHECKING:
-    from inspector.qt.main_window import MainWindow
 
 #: Windows narrower than this get the compact arrangement.
 COMPACT_BELOW = 1200
@@ -65,9 +62,9 @@ def scrollable(widget: QWidget) -> QScrollArea:
 class DockLayout(QObject):
     """Places the window's docks for its size, and keeps doing so until the user takes over."""
 
-    def __init__(self, window: MainWindow) -> None:
-        """`window`: the `MainWindow` (its docks, panels and retrieval state; imported for mypy
-        only: at run time it would make an import cycle)."""
+    def __init__(self, window: Any) -> None:  # the MainWindow (not imported, even for mypy: an import cycle)
+        """`window`: the `MainWindow` (its docks, panels and retrieval state; not imported here,
+        even for mypy only, which would make an import cycle)."""
         super().__init__(window)
         self.window = window
         self.auto = True
@@ -255,10 +252,13 @@ class DockLayout(QObject):
                 self._pending = False
                 QTimer.singleShot(0, self.window, self.apply)
             elif e.type() == QEvent.Type.Resize and self.auto and self.compact is not None \
-                    and self.mode_for(self.window.width()) != self.compact and not self.held():
+                    and self.mode_for(self._width()) != self.compact and not self.held():
                 # Crossing COMPACT_BELOW: the other arrangement, once the resize is done.
                 QTimer.singleShot(0, self.window, self.follow)
         return False
+
+    def _width(self) -> int:
+        return int(self.window.width())
 
     def _on_gold(self, gold) -> None:
         """A gold set loaded (not the same one seen again on a document switch): show its tab."""

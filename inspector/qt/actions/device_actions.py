@@ -12,16 +12,13 @@ leaves the menu disabled.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtWidgets import QToolButton
 
 from inspector.core.api import DEVICE_CHOICES, DeviceError, parse_device
 from inspector.core.viewmodel.settings_schema import MODEL_DEVICE
 from inspector.qt.actions.make_action import choice_menu, settings_menu
-
-if TYPE_CHECKING:
-    from inspector.qt.main_window import MainWindow
 
 LABELS = {"auto": "&Automatic (CUDA, then MPS, then CPU)", "cpu": "&CPU", "cuda": "CU&DA (NVIDIA GPU)",
           "mps": "&MPS (Apple GPU)"}
@@ -33,7 +30,7 @@ TIP = "The embedding model (Settings ▸ Embedding Model…) and where it runs (
 class DeviceActions:
     """The device menu and the status bar's model button of one window."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Any) -> None:  # the MainWindow (not imported, even for mypy: an import cycle)
         self.window = window
         self.retrieval = window.retrieval
         self.settings = window.settings

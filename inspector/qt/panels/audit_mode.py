@@ -17,16 +17,13 @@ from __future__ import annotations
 import os
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QToolBar
 
 from inspector.core.api import AuditSummary, GoldProposal, InputError, export_summary, write_failure
 from inspector.qt.actions.make_action import make_action
-
-if TYPE_CHECKING:
-    from inspector.qt.main_window import MainWindow
 
 #: Share of the window's width the Reader takes in audit mode.
 AUDIT_WIDTH = 0.6
@@ -57,7 +54,7 @@ def added_text(name: str, questions: Any, outcomes: Any, notes: Any = (), *, in_
 class AuditMode(QObject):
     """The audit mode's action and layout, and the Reader's connections to the window."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Any) -> None:  # the MainWindow (not imported, even for mypy: an import cycle)
         super().__init__(window)
         self.window: Any = window
         self.panel = window.reader

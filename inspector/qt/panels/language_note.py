@@ -9,21 +9,18 @@ chunk sizes against a model that cannot read the text. The judgement is the core
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtWidgets import QLabel
 
 from inspector.core.api import MINILM_ID, Document, ModelFit
 from inspector.qt.theme import WARNING
 
-if TYPE_CHECKING:
-    from inspector.qt.main_window import MainWindow
-
 
 class LanguageNote(QLabel):
     """Hidden while the text is English (or the model is not the bundled one)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Any) -> None:  # the MainWindow (not imported, even for mypy: an import cycle)
         super().__init__()
         self.main = window
         """The main window (not `window`, which would hide QWidget.window())."""
@@ -56,7 +53,7 @@ class LanguageNote(QLabel):
         self.show()
 
 
-def install_language_note(window: MainWindow) -> LanguageNote:
+def install_language_note(window: Any) -> LanguageNote:  # the MainWindow (not imported: a cycle)
     note = LanguageNote(window)
     window.statusBar().addPermanentWidget(note)
     return note
