@@ -1,0 +1,63 @@
+"""The compiled parser's Structure (markdown-it-pyrs, with markdown-it-py re-reading the regions
+where the two disagree) equals markdown-it-py's own, block for block (issue 31)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.core.text import markdown_fast
+from inspector.core.text.structure import parse_markdown, reference_parser
+from tests.core.strategies_for_tests import any_text
+from tests.core.test_structure import _LINES, _markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Lines around the constructs the two parsers read differently (block quotes with lazy lines,
+# tables with and without pipes), fences and HTML blocks that stay open across blank lines, and
+# characters that are white space or line breaks to one reader and not to the other.
+_TRICKY = st.sampled_from([
+    "> q", "> | a |", "|---|", "| a |", "a | b", "-|-", "---", "> > x", "- > y", "1. > z", "   > w", ">",
+    "```", "<pre>", "</pre>", "<!--", "-->", "<script>", "    > x", "Text", "# H", "", "+++", "Setext", "==",
+])
+_odd = st.text(alphabet=st.sampled_from(list("#*_`-=|>[]() \nax1\\<:~+.)!\t\xa0\u2028\x0b\x0c\u00e9\U0001F680\u3000")),
+               max_size=20)
+_tricky_markdown = st.builds("\n".join, st.lists(_LINES | _TRICKY | _odd, max_size=40))
+
+
+def _same_as_reference(text: str) -> None:
+    fast = markdown_fast.parse(text)
+    assert fast is not None  # the compiled parser is installed (a runtime dependency)
+    assert parse_markdown(text, "n") == parse_markdown(text, "n", parser=reference_parser())
+
+
+@settings(max_examples=400, deadline=None)
+@given(_tricky_markdown | _markdown | any_text.filter(lambda t: "\r" not in t and "\0" not in t))
+def test_compiled_structure_equals_markdown_it_py(text):
+    _same_as_reference(text)
+
+
+def test_compiled_structure_equals_markdown_it_py_on_corpora():
+    files = sorted((ROOT / "benchmarks" / "data").rglob("*.md")) + sorted((ROOT / "sample_docs").rglob("*.md"))
+    assert len(files) >= 10
+    for f in files:
+        _same_as_reference(f.read_text(encoding="utf-8"))
+
+
+def test_the_disagreements_found_are_read_by_the_reference():
+    """Each text here came out different from markdown-it.rs alone (hypothesis found them)."""
+    for text in ("> quoted text here.\n| a | b |\n|---|---|\n| x | 0 |\n# policy\n",  # table lazily in a quote
+                 "\\1\n\n|>xx_\n---",  # a table whose delimiter row has no pipe
+                 "text with **strong** and _em_\n|-\n--[x- \n",  # a table whose header has no pipe
+                 "-<\n>x**x_=\n*\n| a | b |\n>>\n\ntext",
+                 "[ref]: http://example.com\n\n# H\n"):  # a reference definition is no block
+        _same_as_reference(text)
+    quoted = parse_markdown("> q\n| a | b |\n|---|---|\n| x | 0 |\n\nAfter\n", "n")
+    assert [b.kind for b in quoted.blocks] == ["blockquote", "paragraph"]
+
+
+def test_text_markdown_it_py_reads_alone_falls_back():
+    assert markdown_fast.parse("a\r\nb") is None and markdown_fast.parse("a\0b") is None
+    assert parse_markdown("# A\r\n\r\ntext", "n") == parse_markdown("# A\r\n\r\ntext", "n", parser=reference_parser())
