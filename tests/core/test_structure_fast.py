@@ -52,7 +52,10 @@ def test_the_disagreements_found_are_read_by_the_reference():
                  "\\1\n\n|>xx_\n---",  # a table whose delimiter row has no pipe
                  "text with **strong** and _em_\n|-\n--[x- \n",  # a table whose header has no pipe
                  "-<\n>x**x_=\n*\n| a | b |\n>>\n\ntext",
-                 "[ref]: http://example.com\n\n# H\n"):  # a reference definition is no block
+                 "[ref]: http://example.com\n\n# H\n",  # a reference definition is no block
+                 "|---|:-:|\n|---|:-:|\n\xa0",  # a row of a no-break space only
+                 "x\\<*\n\x0c|>a **(\u2028\x0c[)~\n|---|:-:|\n\x0b🚀.1<]\xa0\na | b\n```\n1. item\n",
+                 "> q\n+\t\t\n\na  \nb\na | b\n`|\u3000\x0b\n|---|\na | b\n\x0c["):
         _same_as_reference(text)
     quoted = parse_markdown("> q\n| a | b |\n|---|---|\n| x | 0 |\n\nAfter\n", "n")
     assert [b.kind for b in quoted.blocks] == ["blockquote", "paragraph"]
@@ -61,3 +64,8 @@ def test_the_disagreements_found_are_read_by_the_reference():
 def test_text_markdown_it_py_reads_alone_falls_back():
     assert markdown_fast.parse("a\r\nb") is None and markdown_fast.parse("a\0b") is None
     assert parse_markdown("# A\r\n\r\ntext", "n") == parse_markdown("# A\r\n\r\ntext", "n", parser=reference_parser())
+
+
+def test_odd_spaces_are_every_white_space_but_blank_tab_and_line_break():
+    odd = "".join(c for c in map(chr, range(0x110000)) if c.isspace() and c not in " \t\n")
+    assert odd == markdown_fast.ODD_SPACES
