@@ -84,15 +84,15 @@ def _suspect_offsets(text: str) -> list[int]:
             out.append(prev)
     if not text.isascii() or any(c in text for c in "\x0b\x0c\r\x1c\x1d\x1e\x1f"):
         search = _ODD_SPACE_RE.search
-        m = search(text)
-        while m:
-            a = text.rfind("\n", 0, m.start()) + 1
-            b = text.find("\n", m.start())
+        odd = search(text)
+        while odd is not None:
+            a = text.rfind("\n", 0, odd.start()) + 1
+            b = text.find("\n", odd.start())
             b = len(text) if b < 0 else b
             line = text[a:b]
             if "|" in line or line.isspace():
                 out.append(a)
-            m = search(text, b)
+            odd = search(text, b)
     out.sort()
     return out
 
