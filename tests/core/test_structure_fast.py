@@ -25,6 +25,12 @@ _TRICKY = st.sampled_from([
 _odd = st.text(alphabet=st.sampled_from(list("#*_`-=|>[]() \nax1\\<:~+.)!\t\xa0\u2028\x0b\x0c\u00e9\U0001F680\u3000")),
                max_size=20)
 _tricky_markdown = st.builds("\n".join, st.lists(_LINES | _TRICKY | _odd, max_size=40))
+# A table, then lines that may or may not go on with it.
+_after_table = st.builds(lambda head, rows: "| a | b |\n|---|:-:|\n" + "\n".join(rows) + "\n" + head,
+                         st.sampled_from(["", "# x", "text"]),
+                         st.lists(_LINES | _TRICKY | st.sampled_from(["| c | d |", "c | d", "-", "*", "1.", "+ x",
+                                                                      "    | e |", "\t|", "=", "<div>"]),
+                                  max_size=6))
 
 
 def _same_as_reference(text: str) -> None:
@@ -34,7 +40,7 @@ def _same_as_reference(text: str) -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(_tricky_markdown | _markdown | any_text.filter(lambda t: "\r" not in t and "\0" not in t))
+@given(_tricky_markdown | _after_table | _markdown | any_text.filter(lambda t: "\r" not in t and "\0" not in t))
 def test_compiled_structure_equals_markdown_it_py(text):
     _same_as_reference(text)
 
@@ -55,7 +61,8 @@ def test_the_disagreements_found_are_read_by_the_reference():
                  "[ref]: http://example.com\n\n# H\n",  # a reference definition is no block
                  "|---|:-:|\n|---|:-:|\n\xa0",  # a row of a no-break space only
                  "x\\<*\n\x0c|>a **(\u2028\x0c[)~\n|---|:-:|\n\x0b🚀.1<]\xa0\na | b\n```\n1. item\n",
-                 "> q\n+\t\t\n\na  \nb\na | b\n`|\u3000\x0b\n|---|\na | b\n\x0c["):
+                 "> q\n+\t\t\n\na  \nb\na | b\n`|\u3000\x0b\n|---|\na | b\n\x0c[",
+                 "-\n| a | b |\n|---|:-:|\nx_*#]]x \n-\n=1)-\n\n]\na ]"):  # "-" ends a table here only
         _same_as_reference(text)
     quoted = parse_markdown("> q\n| a | b |\n|---|---|\n| x | 0 |\n\nAfter\n", "n")
     assert [b.kind for b in quoted.blocks] == ["blockquote", "paragraph"]

@@ -115,14 +115,15 @@ def parse(text: str):
     nodes, offsets = _read_nodes(root)
     if nodes is None:
         return None
-    first_line, span = _spans(text, ls, offsets)
+    first_line, end_line, span = _spans(text, ls, offsets)
     node_map = []  # index of each node's own map among all maps
     m = 0
     for _name, _node, nchild in nodes:
         node_map.append(m)
         m += 1 + nchild
     starts = [first_line[i] for i in node_map]  # first line of each node
-    regions = _regions(text, ls, starts)
+    tables = [(first_line[node_map[k]], end_line[node_map[k]]) for k, node in enumerate(nodes) if node[0] == "table"]
+    regions = _regions(text, ls, starts, _table_suspects(text, ls, tables))
 
     blocks: list[Block] = []
     headings_raw: list[tuple[int, str, int, int]] = []
@@ -186,7 +187,8 @@ def _read_nodes(root) -> tuple[list[tuple[str, object, int]] | None, list[int]]:
 
 
 def _spans(text: str, ls: list[int], offsets: list[int]):
-    """First line of each (start, end) byte-offset pair, and `span(i)`: the i-th pair's block span.
+    """First line of each (start, end) byte-offset pair, the line after its last, and `span(i)`:
+    the i-th pair's block span.
     A map covers its lines whole (as markdown-it-py's line maps do): from the start of its first
     line to the start of the line after its last, trimmed at the end by `_rstrip_end`. Byte
     offsets go to characters and lines for all pairs at once."""
@@ -210,7 +212,7 @@ def _spans(text: str, ls: list[int], offsets: list[int]):
         a = starts_a[i]
         return a, _rstrip_end(text, a, ends_b[i])
 
-    return line_a.tolist(), span
+    return line_a.tolist(), line_b.tolist(), span
 
 
 def _block(name: str, node, span, i: int, nchild: int) -> Block:
@@ -241,9 +243,29 @@ def _is_blank(text: str, a: int, b: int) -> bool:
     return not text[a:b].strip(" \t\n")
 
 
-def _regions(text: str, ls: list[int], starts: list[int]) -> list[tuple[int, int, list]]:
-    """(first line, end line, markdown-it-py tokens) of each region the reference parses."""
-    suspects = [bisect.bisect_right(ls, a) - 1 for a in _suspect_offsets(text)]
+#: First characters of a table's body line (or of the line after the table) that may start
+#: another block: the two parsers end a table at different such lines ("-" alone ends it to
+#: markdown-it-py, not to markdown-it.rs), so such a table is read by the reference.
+_BLOCK_STARTS = frozenset(" \t-+*0123456789>#`~<_=:")
+
+
+def _table_suspects(text: str, ls: list[int], tables: list[tuple[int, int]]) -> list[int]:
+    """The first line of each table (from the compiled parse: first line, line after its last)
+    whose body, or the line after it, starts with a character of _BLOCK_STARTS."""
+    nlines = len(ls) - 1
+    out = []
+    for a, b in tables:
+        for line in range(a + 2, min(b + 1, nlines)):
+            if ls[line] < len(text) and text[ls[line]] in _BLOCK_STARTS:
+                out.append(a)
+                break
+    return out
+
+
+def _regions(text: str, ls: list[int], starts: list[int], more: list[int]) -> list[tuple[int, int, list]]:
+    """(first line, end line, markdown-it-py tokens) of each region the reference parses: around
+    the suspect lines of `_suspect_offsets` and the lines `more`."""
+    suspects = sorted([bisect.bisect_right(ls, a) - 1 for a in _suspect_offsets(text)] + more)
     if not suspects:
         return []
     nlines = len(ls) - 1
