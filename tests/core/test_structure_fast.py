@@ -76,3 +76,15 @@ def test_text_markdown_it_py_reads_alone_falls_back():
 def test_odd_spaces_are_every_white_space_but_blank_tab_and_line_break():
     odd = "".join(c for c in map(chr, range(0x110000)) if c.isspace() and c not in " \t\n")
     assert odd == markdown_fast.ODD_SPACES
+
+
+def test_a_region_grows_past_a_fence_the_reference_leaves_open():
+    """Were the compiled parser to start blocks inside a fence (lines 3 and 5 here), the region
+    around the quote must not end there: the reference's fence is still open."""
+    from inspector.core.text.structure import line_starts
+
+    text = "> q\n```\n\nInside 1\n\nInside 2\n\n```\n\nAfter\n"
+    ls = line_starts(text)
+    regions = markdown_fast._regions(text, ls, [0, 3, 5, 9], [])
+    assert [(s, e) for s, e, _tokens in regions] == [(0, len(ls) - 1)]
+    assert markdown_fast._regions(text, ls, [0, 9], [])[0][:2] == (0, 9)  # closed by then: cut there

@@ -286,6 +286,7 @@ def _regions(text: str, ls: list[int], starts: list[int], more: list[int]) -> li
         i = bisect.bisect_right(bounds, line) - 1
         s = bounds[i]
         j = i + 1
+        step = 1
         while True:
             e = bounds[j]
             tokens = parser.parse(text[ls[s]:ls[e]])
@@ -293,6 +294,9 @@ def _regions(text: str, ls: list[int], starts: list[int], more: list[int]) -> li
             if e >= nlines or not any(t.level == 0 and t.type in _OPEN_AT_END and t.map is not None
                                       and t.map[1] >= count for t in tokens):
                 break
-            j += 1
+            # Grown by a doubling number of boundaries: a block left open by many is parsed a
+            # few times, not once per boundary.
+            j = min(j + step, len(bounds) - 1)
+            step *= 2
         out.append((s, e, tokens))
     return out
