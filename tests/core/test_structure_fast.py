@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # tables with and without pipes), fences and HTML blocks that stay open across blank lines, and
 # characters that are white space or line breaks to one reader and not to the other.
 _TRICKY = st.sampled_from([
-    "> q", "> | a |", "|---|", "| a |", "a | b", "-|-", "---", "> > x", "- > y", "1. > z", "   > w", ">",
+    ":-", "--:", ":-:|", "> q", "> | a |", "|---|", "| a |", "a | b", "-|-", "---", "> > x", "- > y", "1. > z",
+    "   > w", ">",
     "```", "<pre>", "</pre>", "<!--", "-->", "<script>", "    > x", "Text", "# H", "", "+++", "Setext", "==",
 ])
 _odd = st.text(alphabet=st.sampled_from(list("#*_`-=|>[]() \nax1\\<:~+.)!\t\xa0\u2028\x0b\x0c\u00e9\U0001F680\u3000")),
@@ -62,7 +63,8 @@ def test_the_disagreements_found_are_read_by_the_reference():
                  "|---|:-:|\n|---|:-:|\n\xa0",  # a row of a no-break space only
                  "x\\<*\n\x0c|>a **(\u2028\x0c[)~\n|---|:-:|\n\x0b🚀.1<]\xa0\na | b\n```\n1. item\n",
                  "> q\n+\t\t\n\na  \nb\na | b\n`|\u3000\x0b\n|---|\na | b\n\x0c[",
-                 "-\n| a | b |\n|---|:-:|\nx_*#]]x \n-\n=1)-\n\n]\na ]"):  # "-" ends a table here only
+                 "-\n| a | b |\n|---|:-:|\nx_*#]]x \n-\n=1)-\n\n]\na ]",  # "-" ends a table here only
+                 ":-\n:-\n", "text\n:--\n", "- a\n:-\n", "# h\n:-:\n"):  # no pipe at all: no table here
         _same_as_reference(text)
     quoted = parse_markdown("> q\n| a | b |\n|---|---|\n| x | 0 |\n\nAfter\n", "n")
     assert [b.kind for b in quoted.blocks] == ["blockquote", "paragraph"]

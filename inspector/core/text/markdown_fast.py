@@ -60,7 +60,8 @@ def _compiled_parser():
 
 #: Lines where the parsers may disagree: a `>` after nothing but indentation and list markers (a
 #: block quote, maybe in a list item); a delimiter-like row (`|`, `-`, `:` and blanks) under a line
-#: when one of the two has a pipe and the other not (a table to one parser, not to the other).
+#: when one of the two has a pipe and the other not, or neither has one and the row a colon
+#: ("a\n:-" is a table to markdown-it.rs, a paragraph to markdown-it-py).
 #: Also a line with white space other than blanks and line breaks (a form feed, a no-break space)
 #: that holds a pipe or nothing else: the two parsers trim such lines differently in a table.
 #: (Each expression starts with a line break, the text's first line is tried on its own: a literal
@@ -80,7 +81,9 @@ def _suspect_offsets(text: str) -> list[int]:
     out = [m.start() for m in _QUOTE_RE.finditer("\n" + text)]  # where each quote line starts
     for m in _DELIMITER_RE.finditer(text):
         prev = text.rfind("\n", 0, m.start()) + 1
-        if ("|" in text[prev:m.start()]) != ("|" in m.group()):
+        row = m.group()
+        head_pipe = "|" in text[prev:m.start()]
+        if head_pipe != ("|" in row) or (not head_pipe and ":" in row):
             out.append(prev)
     if not text.isascii() or any(c in text for c in "\x0b\x0c\r\x1c\x1d\x1e\x1f"):
         search = _ODD_SPACE_RE.search
