@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from inspector.core.documents.document import from_text
 from inspector.core.text.tokens import (
     TokenIndex,
+    _encode_in_slices,
     count_text,
     encoding,
+    odd_characters,
     token_index,
     utf8_offsets,
 )
@@ -228,3 +230,20 @@ def test_every_character_class_is_the_expressions():
                 else tokens._P)
         got = int(table[cp]) if cp < 0x10000 else tokens._class_of(ch)
         assert got == want, hex(cp)
+
+
+_ANY_CHARS = st.text(alphabet=st.characters(codec=None), max_size=60) | st.sampled_from(
+    ["x\ud800y", "a\U0003d000b\u0558", "🚀é\n"])
+
+
+@given(_ANY_CHARS)
+def test_offsets_odd_characters_and_ids_from_arrays_equal_the_per_character_reference(text):
+    """Issue 31 computes these from arrays (UTF-8 lead bytes, unique code points, tiktoken's
+    buffer): the same as a length per character, a set of the text, the list encode."""
+    lengths = [len(c.encode("utf-8", "surrogatepass")) for c in text]
+    assert utf8_offsets(text).tolist() == [0, *np.cumsum(lengths).tolist()]
+    import unicodedata
+
+    odd = sorted(i for i, c in enumerate(text) if unicodedata.category(c) == "Cn")
+    assert list(odd_characters(text) or []) == odd
+    assert _encode_in_slices(text).tolist() == encoding().encode_ordinary(text)

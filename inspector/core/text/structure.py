@@ -133,18 +133,43 @@ def _front_matter_title(yaml_text: str) -> str | None:
 
 def parse_markdown(text: str, name: str = "", parser=None) -> Structure:
     """Blocks, headings and title of a Markdown text (`parser`: a markdown-it-py parser to use
-    instead of ours, for tests)."""
-    tokens = (parser or _parser()).parse(text)
-    ls = line_starts(text)
+    instead of ours, for tests).
+
+    With markdown-it-pyrs installed (and no `parser` given), the compiled parser reads the text
+    and markdown-it-py only the regions around the few constructs where the two disagree
+    (`inspector.core.text.markdown_fast`); the result is the same Structure (issue 31)."""
+    if parser is None:
+        from inspector.core.text import markdown_fast
+
+        fast = markdown_fast.parse(text)
+        if fast is not None:
+            return _structure(text, name, *fast)
+    blocks: list[Block] = []
+    headings_raw: list[tuple[int, str, int, int]] = []
+    fm_title = blocks_of_tokens((parser or _parser()).parse(text), text, line_starts(text), 0, blocks, headings_raw)
+    return _structure(text, name, blocks, headings_raw, fm_title)
+
+
+def _structure(text: str, name: str, blocks: list[Block], headings_raw: list[tuple[int, str, int, int]],
+               fm_title: str | None) -> Structure:
+    headings = _heading_tree(headings_raw, len(text))
+    title = fm_title or next((h.title for h in headings if h.level == 1), None) or name
+    return Structure(tuple(blocks), headings, title, tuple(h.start for h in headings))
+
+
+def blocks_of_tokens(tokens, text: str, ls: list[int], line0: int, blocks: list[Block],
+                     headings_raw: list[tuple[int, str, int, int]]) -> str | None:
+    """Append the top-level blocks (and headings) of markdown-it-py's `tokens` to `blocks` (and
+    `headings_raw`); returns the front matter's title. `tokens` may be the parse of a region of
+    `text` that starts at line `line0` (`ls`: the whole text's line starts): its line maps are
+    shifted by `line0`."""
     nlines = len(ls) - 1
 
     def span(m: list[int]) -> tuple[int, int]:
-        a = ls[min(m[0], nlines)]
-        b = ls[min(m[1], nlines)]
+        a = ls[min(m[0] + line0, nlines)]
+        b = ls[min(m[1] + line0, nlines)]
         return a, _rstrip_end(text, a, b)
 
-    blocks: list[Block] = []
-    headings_raw: list[tuple[int, str, int, int]] = []
     fm_title: str | None = None
     i = 0
     n = len(tokens)
@@ -201,10 +226,7 @@ def parse_markdown(text: str, name: str = "", parser=None) -> Structure:
             i = j + 1
             continue
         i += 1
-
-    headings = _heading_tree(headings_raw, len(text))
-    title = fm_title or next((h.title for h in headings if h.level == 1), None) or name
-    return Structure(tuple(blocks), headings, title, tuple(h.start for h in headings))
+    return fm_title
 
 
 def _heading_tree(raw: list[tuple[int, str, int, int]], text_len: int) -> tuple[Heading, ...]:

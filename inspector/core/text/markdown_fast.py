@@ -1,0 +1,317 @@
+"""The Markdown structure from a compiled parser, identical to markdown-it-py's (issue 31).
+
+markdown-it-py's block parse was half of a document's first chunking (~380 ms of CPU for 1 MB).
+markdown-it-pyrs (markdown-it.rs, compiled) builds the same tree in ~75 ms, but it is a different
+implementation and disagrees on a few constructs (found by the property test in
+tests/core/test_structure_fast.py against the reference):
+- a table as the lazy continuation of a block quote's paragraph, and other lazy lines of quotes
+  (`"> q\\n| a | b |\\n|---|---|"`: markdown-it-py keeps the table in the quote);
+- a table whose delimiter row has no pipe (`"|>x\\n---"`: a table to markdown-it-py, a setext
+  heading to markdown-it.rs).
+
+So the compiled parser reads the whole text, and markdown-it-py (the reference) re-reads only the
+regions around the lines where such a construct could start (`_SUSPECT_RE`), each region cut at
+clean boundaries: a line after a blank line that starts, in its first column, with a letter or `#`.
+At such a line every block of both parsers is closed (a paragraph, table, quote or HTML block of
+kinds 6-7 ends at a blank line; a list or indented code needs indentation to go on; a quote needs
+`>`), except a fenced code block or an HTML block of kinds 1-5 still open: a region whose parse
+leaves one open up to its end is grown to the next boundary. Blocks outside the regions come from
+the compiled parse, blocks inside from the reference's parse of the region alone (shifted), so the
+result is the reference's Structure wherever the two parsers agree on the rest.
+
+`parse` returns None when markdown-it-pyrs is not installed: then markdown-it-py parses it all.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+import numpy as np
+
+from inspector.core.text.structure import (
+    Block,
+    _front_matter_title,
+    _parser,
+    _rstrip_end,
+    blocks_of_tokens,
+    line_starts,
+)
+
+#: markdown-it.rs with its block rules only: inline parsing (emphasis, links...) builds nodes
+#: nothing here reads (a heading's title is its raw inline text, as with markdown-it-py's rule off).
+_BLOCK_RULES = ["blockquote", "code", "fence", "heading", "hr", "lheading", "list", "paragraph",
+                "reference", "html_block", "table", "front_matter"]
+
+_compiled = None
+
+
+def _compiled_parser():
+    global _compiled
+    if _compiled is None:
+        try:
+            from markdown_it_pyrs import MarkdownIt
+        except ImportError:
+            _compiled = False
+        else:
+            _compiled = MarkdownIt("zero").enable_many(_BLOCK_RULES)
+    return _compiled or None
+
+
+#: Lines where the parsers may disagree: a `>` after nothing but indentation and list markers (a
+#: block quote, maybe in a list item); a delimiter-like row (`|`, `-`, `:` and blanks) under a line
+#: when one of the two has a pipe and the other not, or neither has one and the row a colon
+#: ("a\n:-" is a table to markdown-it.rs, a paragraph to markdown-it-py). And front matter.
+#: Also a line with white space other than blanks and line breaks (a form feed, a no-break space)
+#: that holds a pipe or nothing else: the two parsers trim such lines differently in a table.
+#: (Each expression starts with a line break, the text's first line is tried on its own: a literal
+#: first character lets the regular-expression engine skip ahead, ~10x sooner than `^` at every
+#: position.)
+_QUOTE_RE = re.compile(r"\n[ \t\-+*0-9.)]*>")
+_DELIMITER_RE = re.compile(r"\n[ \t]*[-:|][-:| \t]*(?=\n|\Z)")
+#: Every character but " ", "\t" and "\n" that Python's `str.isspace` (a superset of Rust's
+#: `char::is_whitespace`) takes for white space (tests/core/test_structure_fast.py checks the list).
+ODD_SPACES = ("\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+              "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def _suspect_offsets(text: str) -> list[int]:
+    """Offsets in the lines where the parsers may disagree (`_QUOTE_RE` and the rules above)."""
+    out = [m.start() for m in _QUOTE_RE.finditer("\n" + text)]  # where each quote line starts
+    if text.startswith("---"):
+        out.append(0)  # front matter: its closing line is read differently ("---0" closes it to markdown-it.rs)
+    for m in _DELIMITER_RE.finditer(text):
+        prev = text.rfind("\n", 0, m.start()) + 1
+        row = m.group()
+        head_pipe = "|" in text[prev:m.start()]
+        if head_pipe != ("|" in row) or (not head_pipe and ":" in row):
+            out.append(prev)
+    # Each character looked for on its own (a substring search, ~0.2 ms a megabyte): a character
+    # class over the whole text took ~25 ms.
+    present = [c for c in ODD_SPACES if c in text]
+    if present:
+        search = re.compile("[" + "".join(present) + "]").search
+        odd = search(text)
+        while odd is not None:
+            a = text.rfind("\n", 0, odd.start()) + 1
+            b = text.find("\n", odd.start())
+            b = len(text) if b < 0 else b
+            line = text[a:b]
+            if "|" in line or line.isspace():
+                out.append(a)
+            odd = search(text, b)
+    out.sort()
+    return out
+
+
+#: One suspect line in this many lines or more: markdown-it-py parses the whole text (a text of
+#: quotes was 15% slower with both parsers than with the reference alone).
+DENSE_SUSPECTS = 20
+
+_SIMPLE = {"paragraph": "paragraph", "code_block": "code", "html_block": "html", "hr": "hr"}
+_OPEN_AT_END = ("fence", "html_block", "front_matter")
+
+
+def parse(text: str):
+    """(blocks, raw headings, front matter title) of `text`, as `structure.parse_markdown` makes
+    them with markdown-it-py; None without markdown-it-pyrs."""
+    md = _compiled_parser()
+    if md is None or "\r" in text or "\0" in text:
+        # Line breaks are "\n" only to markdown-it-py (the loader normalizes them); NUL becomes
+        # U+FFFD (three bytes for one) in markdown-it.rs's source map.
+        return None
+
+    suspect = _suspect_offsets(text)
+    ls = line_starts(text)
+    if len(suspect) * DENSE_SUSPECTS > len(ls):
+        return None  # mostly quotes (a mail thread): the reference would re-read most of it anyway
+    root = md.tree(text)
+    nodes, offsets = _read_nodes(root)
+    if nodes is None:
+        return None
+    first_line, end_line, span = _spans(text, ls, offsets)
+    node_map = []  # index of each node's own map among all maps
+    m = 0
+    for _name, _node, nchild in nodes:
+        node_map.append(m)
+        m += 1 + nchild
+    starts = [first_line[i] for i in node_map]  # first line of each node
+    tables = [(first_line[node_map[k]], end_line[node_map[k]]) for k, node in enumerate(nodes) if node[0] == "table"]
+    regions = _regions(text, ls, starts, suspect, _table_suspects(text, ls, tables))
+
+    blocks: list[Block] = []
+    headings_raw: list[tuple[int, str, int, int]] = []
+    fm_title: str | None = None
+    r = 0
+    k = 0
+    while k < len(nodes):
+        if r < len(regions) and starts[k] >= regions[r][0]:
+            s_line, e_line, tokens = regions[r]
+            fm_title = blocks_of_tokens(tokens, text, ls, s_line, blocks, headings_raw) or fm_title
+            while k < len(nodes) and starts[k] < e_line:
+                k += 1
+            r += 1
+            continue
+        name, node, nchild = nodes[k]
+        block = _block(name, node, span, node_map[k], nchild)
+        k += 1
+        blocks.append(block)
+        if block.kind == "heading":
+            headings_raw.append((block.level, block.info, block.start, block.end))
+        elif block.kind == "front_matter":
+            fm_title = _front_matter_title(str(node.meta.get("content", "")))  # type: ignore[attr-defined]
+    # A region may hold text after the compiled parse's last node (trailing suspect lines).
+    while r < len(regions):
+        fm_title = blocks_of_tokens(regions[r][2], text, ls, regions[r][0], blocks, headings_raw) or fm_title
+        r += 1
+    return blocks, headings_raw, fm_title
+
+
+_KNOWN = frozenset(("heading", "lheading", "fence", "bullet_list", "ordered_list", "table", "blockquote",
+                    "front_matter", *_SIMPLE))
+
+
+def _read_nodes(root) -> tuple[list[tuple[str, object, int]] | None, list[int]]:
+    """The top-level nodes as (name, node, number of child maps) and every source map needed, as
+    byte offsets, in one pass (each attribute read builds new Python objects); None for the nodes
+    when one is of a kind this conversion does not know (the reference then parses it all)."""
+    nodes: list[tuple[str, object, int]] = []
+    offsets: list[int] = []
+    for node in root.children:
+        name = node.name
+        srcmap = node.srcmap
+        if srcmap is None or name == "definition":  # a reference definition: no block to either parser
+            continue
+        if name not in _KNOWN:
+            return None, offsets
+        offsets += srcmap
+        if name in ("bullet_list", "ordered_list"):
+            maps = [it.srcmap for it in node.children]
+        elif name == "table":
+            maps = [row.srcmap for part in node.children for row in part.children]
+        else:
+            nodes.append((name, node, 0))
+            continue
+        if any(m is None for m in maps):
+            return None, offsets
+        for m in maps:
+            offsets += m
+        nodes.append((name, node, len(maps)))
+    return nodes, offsets
+
+
+def _spans(text: str, ls: list[int], offsets: list[int]):
+    """First line of each (start, end) byte-offset pair, the line after its last, and `span(i)`:
+    the i-th pair's block span.
+    A map covers its lines whole (as markdown-it-py's line maps do): from the start of its first
+    line to the start of the line after its last, trimmed at the end by `_rstrip_end`. Byte
+    offsets go to characters and lines for all pairs at once."""
+    byte_offsets = np.asarray(offsets, dtype=np.int64)
+    if text.isascii():
+        chars = byte_offsets
+    else:
+        data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        at = np.zeros(len(data) + 1, dtype=np.int64)  # characters before each byte offset
+        np.cumsum((data & 0xC0) != 0x80, out=at[1:])
+        chars = at[byte_offsets]
+    ls_np = np.asarray(ls, dtype=np.int64)
+    first = chars[0::2]
+    last_char = np.maximum(chars[1::2] - 1, first)
+    line_a = np.searchsorted(ls_np, first, side="right") - 1
+    line_b = np.minimum(np.searchsorted(ls_np, last_char, side="right"), len(ls) - 1)
+    starts_a = ls_np[line_a].tolist()
+    ends_b = ls_np[line_b].tolist()
+
+    def span(i: int) -> tuple[int, int]:
+        a = starts_a[i]
+        return a, _rstrip_end(text, a, ends_b[i])
+
+    return line_a.tolist(), line_b.tolist(), span
+
+
+def _block(name: str, node, span, i: int, nchild: int) -> Block:
+    """The Block of one top-level node (its map is the i-th, its children's the next `nchild`)."""
+    a, b = span(i)
+    if name in ("heading", "lheading"):
+        title = "".join(c.meta.get("content", "") for c in node.children).strip()
+        return Block("heading", a, b, level=node.meta["level"], info=title)
+    if name in _SIMPLE:
+        return Block(_SIMPLE[name], a, b)
+    if name == "fence":
+        return Block("code", a, b, info=str(node.meta.get("info", "")).strip())
+    if name in ("bullet_list", "ordered_list"):
+        marker = str(node.meta.get("marker", ""))
+        items = tuple(Block("list_item", ca, cb, level=1, info=marker)
+                      for ca, cb in map(span, range(i + 1, i + 1 + nchild)))
+        return Block("list", a, b, children=items, info=marker)
+    if name == "table":
+        rows = tuple(Block("table_row", ca, cb, level=0 if c == 0 else 1)
+                     for c, (ca, cb) in enumerate(map(span, range(i + 1, i + 1 + nchild))))
+        return Block("table", a, b, children=rows)
+    if name == "blockquote":
+        return Block("blockquote", a, b, info=">")
+    return Block("front_matter", a, b)
+
+
+def _is_blank(text: str, a: int, b: int) -> bool:
+    return not text[a:b].strip(" \t\n")
+
+
+#: First characters of a table's body line (or of the line after the table) that may start
+#: another block: the two parsers end a table at different such lines ("-" alone ends it to
+#: markdown-it-py, not to markdown-it.rs), so such a table is read by the reference.
+_BLOCK_STARTS = frozenset(" \t-+*0123456789>#`~<_=:")
+
+
+def _table_suspects(text: str, ls: list[int], tables: list[tuple[int, int]]) -> list[int]:
+    """The first line of each table (from the compiled parse: first line, line after its last)
+    whose body, or the line after it, starts with a character of _BLOCK_STARTS."""
+    nlines = len(ls) - 1
+    out = []
+    for a, b in tables:
+        for line in range(a + 2, min(b + 1, nlines)):
+            if ls[line] < len(text) and text[ls[line]] in _BLOCK_STARTS:
+                out.append(a)
+                break
+    return out
+
+
+def _regions(text: str, ls: list[int], starts: list[int], suspect: list[int],
+             more: list[int]) -> list[tuple[int, int, list]]:
+    """(first line, end line, markdown-it-py tokens) of each region the reference parses: around
+    the suspect offsets (`_suspect_offsets`) and the lines `more`."""
+    suspects = sorted([bisect.bisect_right(ls, a) - 1 for a in suspect] + more)
+    if not suspects:
+        return []
+    nlines = len(ls) - 1
+    # Clean boundaries: lines where the compiled parse starts a node, after a blank line, with a
+    # letter or `#` in the first column (line 0 too: a region from there is the text's own start).
+    bounds = [0]
+    for line in starts:
+        c = text[ls[line]]
+        if line > bounds[-1] and c.isascii() and (c.isalpha() or c == "#") \
+                and _is_blank(text, ls[line - 1], ls[line]):
+            bounds.append(line)
+    bounds.append(nlines)
+    out: list[tuple[int, int, list]] = []
+    parser = _parser()
+    for line in suspects:
+        if out and line < out[-1][1]:
+            continue
+        i = bisect.bisect_right(bounds, line) - 1
+        s = bounds[i]
+        j = i + 1
+        step = 1
+        while True:
+            e = bounds[j]
+            tokens = parser.parse(text[ls[s]:ls[e]])
+            count = e - s
+            if e >= nlines or not any(t.level == 0 and t.type in _OPEN_AT_END and t.map is not None
+                                      and t.map[1] >= count for t in tokens):
+                break
+            # Grown by a doubling number of boundaries: a block left open by many is parsed a
+            # few times, not once per boundary.
+            j = min(j + step, len(bounds) - 1)
+            step *= 2
+        out.append((s, e, tokens))
+    return out
