@@ -18,7 +18,8 @@ from pathlib import Path
 from _common import ROOT, big_markdown
 
 from inspector.core.text import markdown_fast
-from inspector.core.text.structure import _parser, parse_markdown, reference_parser
+from inspector.core.text.markdown_blocks import _parser, reference_parser
+from inspector.core.text.structure import parse_markdown
 
 
 def _cpu_ms(fn, repeat: int = 3) -> float:

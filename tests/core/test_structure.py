@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.core.documents.document import from_text
+from inspector.core.text.markdown_blocks import reference_parser
 from inspector.core.text.structure import (
     Heading,
     _heading_tree,
     paragraph_spans,
     parse_markdown,
-    reference_parser,
     sentence_spans,
     structure_of,
 )

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.core.text import markdown_fast
-from inspector.core.text.structure import parse_markdown, reference_parser
+from inspector.core.text.markdown_blocks import reference_parser
+from inspector.core.text.structure import parse_markdown
 from tests.core.strategies_for_tests import any_text
 from tests.core.test_structure import _LINES, _markdown
 

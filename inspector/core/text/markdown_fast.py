@@ -29,7 +29,7 @@ import re
 
 import numpy as np
 
-from inspector.core.text.structure import (
+from inspector.core.text.markdown_blocks import (
     Block,
     _front_matter_title,
     _parser,
