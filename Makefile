@@ -45,7 +45,11 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # Two pytest-xdist workers, one per core (tests/conftest.py gives each worker's torch one thread);
-# loadgroup keeps the Ray module's tests, which share one local cluster, in one worker.
+# loadgroup keeps the Ray module's tests, which share one local cluster, in one worker, and since
+# xdist hands out the largest work unit first (--loadscope-reorder, its default) that group of 14
+# tests starts at once instead of ending the run; every other test is a unit of its own.
+# worksteal ignores xdist_group (each worker would start a cluster); loadscope makes each module
+# one unit (coarser: a slow module could not be shared out).
 # `make test TEST_WORKERS=0` runs in one process.
 TEST_WORKERS ?= 2
 

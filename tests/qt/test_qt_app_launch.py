@@ -79,7 +79,11 @@ def _contrast(a, b) -> float:
 def test_screenshots_render(qapp, tmp_path):
     from inspector.qt.screenshots import SIZE, render
 
-    paths = render(tmp_path)
+    # Without the model (as test_laptop_and_small_screenshots_render): what is checked here, the
+    # shots and their size, does not depend on it, and with it the trace embedded the handbook at
+    # every size with MiniLM (220 s of the suite). The model in the window is tested with
+    # `start_model` in test_qt_question_bar, the dense trace in test_qt_slider_trace.
+    paths = render(tmp_path, model=False)
     assert [p.name for p in paths] == ["window.png", "window-overlap.png"]
     for p in paths:
         img = QImage(str(p))

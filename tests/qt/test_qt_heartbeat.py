@@ -90,7 +90,9 @@ def test_no_long_pause_opening_and_dragging_over_hostile_inputs(qtbot, make_wind
         _open_and_drag(qtbot, w, hb, label, path)
     hb.stop()
     worst = {k: round(v.max_ms) for k, v in hb.phases.items() if v.max_ms > 100}
-    print(f"\nworst gaps over 100 ms: {worst}; overall {hb.max_ms:.0f} ms in {time.perf_counter() - t0:.0f} s")
+    took = {k: round(v.seconds, 1) for k, v in hb.phases.items() if v.seconds >= 1}
+    print(f"\nworst gaps over 100 ms: {worst}; overall {hb.max_ms:.0f} ms in {time.perf_counter() - t0:.0f} s;"
+          f" phases of a second or more (s): {took}")
     assert hb.phases["1 MB line open"].ticks > 0 and hb.phases["20 MB document drag"].ticks > 0  # they ran
     assert hb.max_ms < BOUND_MS, f"the GUI thread stopped for {hb.max_ms:.0f} ms: {worst}"
 

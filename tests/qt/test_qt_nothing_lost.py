@@ -243,7 +243,9 @@ def test_switching_to_a_slow_strategy_stops_embedding_the_old_chunks(qtbot, dens
                         and w.retrieval._submitted.exact and emb.calls > 2, timeout=30_000)
         w.state.set_strategy("slow_demo")
         assert started.wait(10)
-        qtbot.wait(300)  # the batch in flight when the switch came ends
+        # The batch in flight when the switch came ends: the embedding jobs leave their threads.
+        qtbot.waitUntil(lambda: w.retrieval.runner.active_threads() == 0
+                        and w.retrieval.pooled_runner.active_threads() == 0, timeout=10_000)
         calls = emb.calls
         qtbot.wait(1000)  # ~20 batches' worth of time, with the slow strategy still running
         assert not release.is_set()
