@@ -22,8 +22,8 @@ import contextlib
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QKeySequence
 from PySide6.QtWidgets import (
@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import Document, answer_spans
+from inspector.core import api
 from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt import theme
 from inspector.qt.actions.export_actions import ExportActions
@@ -82,6 +82,9 @@ from inspector.qt.panels.reader import Reader
 from inspector.qt.panels.stats_panel import StatsPanel
 from inspector.qt.panels.strategy_panel import StrategyPanel, strategy_label
 from inspector.qt.settings import Settings
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 
@@ -530,6 +533,8 @@ class MainWindow(QMainWindow):
         if result is None:
             self.strip.set_boundaries(())
         else:
+            import numpy as np  # not before the window shows (issue 31)
+
             n = max(1, result.line_count)
             self.strip.set_boundaries(np.asarray(result.start_lines, dtype=np.float64) / n, self.view.theme.muted)
         self._update_info()
@@ -781,12 +786,12 @@ class MainWindow(QMainWindow):
         doc = self.state.document
         if doc is None:
             return
-        spans = answer_spans(doc, q)
+        spans = api.answer_spans(doc, q)
         home = None if spans else self._answer_document(q)
         if home is not None:  # the answer lies in another document of the corpus: show it there
             self.state.set_document(home)
             doc = home
-            spans = answer_spans(doc, q)
+            spans = api.answer_spans(doc, q)
         if self.retrieval.question != q.question:
             self.question_bar.ask(q.question, reveal=not spans)  # the answer is what to look at
         self.view.set_answer_spans(spans, reveal=bool(spans))
@@ -804,7 +809,7 @@ class MainWindow(QMainWindow):
         others = [d for d in self.state.documents if d is not doc]
         if q.source is not None:
             return next((d for d in others if d.doc_id == q.source), None)
-        return next((d for d in others if answer_spans(d, q)), None)
+        return next((d for d in others if api.answer_spans(d, q)), None)
 
     def _reveal_when_loaded(self, doc: Document, offset: int) -> None:
         def reveal(loaded: Document) -> None:
