@@ -1,9 +1,10 @@
 """Application entry point: QApplication, a palette that follows the system, the window, the file.
 
-Launch stays well under two seconds because nothing heavy is imported before the window shows:
-the document is opened from the event loop right after, chunked on the worker thread, and the
-embedding model loads on another worker thread once the event loop runs (BM25 answers until then;
-the launch probe, CHUNK_INSPECTOR_SMOKE, skips it).
+The window shows first (issue 31): nothing is imported before it that its first paint does not
+need, the document is opened from the event loop right after and chunked on the worker thread,
+the helper process starts once the first chunks are painted, and the embedding model loads on
+another worker thread once the event loop runs (BM25 answers until then; the launch probe,
+CHUNK_INSPECTOR_SMOKE, skips it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ _T0 = time.perf_counter()
 
 from inspector.qt.palette import apply_palette, dark_palette, set_theme, theme_choice  # noqa: E402
 
-__all__ = ["apply_palette", "dark_palette", "set_theme", "theme_choice", "create_app", "run_app", "start_helper"]
+__all__ = ["apply_palette", "dark_palette", "set_theme", "theme_choice", "create_app", "run_app", "start_helper",
+           "start_helper_after_first_chunks"]
 
 
 #: How often a thread holding the GIL is asked to hand it over (Python's default: 5 ms). While a
@@ -56,7 +58,8 @@ def start_helper(app) -> None:
     """Large pure-Python jobs (chunking a document, BM25 over a big corpus) run in a helper
     process from now on, so the GUI thread never waits for the GIL behind them
     (`inspector.core.runtime.offload`). It starts now, off the GUI thread (its imports take about a
-    second; jobs stay in this process meanwhile), and stops when the application quits. The app
+    second; jobs stay in this process meanwhile), and stops when the application quits; the app
+    calls it after its first paint (`start_helper_after_first_chunks`). The app
     and the GUI benchmarks call it; tests that build windows do not, unless they say so."""
     from inspector.core.api import helper_warm_up, offload
 
@@ -66,10 +69,42 @@ def start_helper(app) -> None:
     app.aboutToQuit.connect(offload.shutdown_corpus_pool)  # a folder's documents, chunked in processes
 
 
+#: At the latest this long after the window shows, the helper process starts (sooner once the
+#: first chunks are painted): before that its start would take a core and a second of imports from
+#: the first paint, and the launch's document is chunked in this process anyway (it is small, or
+#: it would wait for the helper's imports).
+HELPER_AFTER_MS = 3_000
+#: And this long after the first complete chunks arrive (their paint comes first).
+HELPER_SETTLE_MS = 200
+
+
+def start_helper_after_first_chunks(app, window) -> None:
+    """`start_helper` once the window's first chunks are painted, or `HELPER_AFTER_MS` after the
+    window shows if they take longer (a large document), but not when the window is already gone
+    (issue 31: the helper's spawn and imports no longer run beside the first paint)."""
+    from PySide6.QtCore import QTimer
+
+    started = {"done": False}
+
+    def start() -> None:
+        if started["done"]:
+            return
+        started["done"] = True
+        window.state.chunksChanged.disconnect(on_chunks)
+        if window.isVisible():
+            start_helper(app)
+
+    def on_chunks(result) -> None:
+        if result is not None and result.complete:  # with their word pieces, painted in this turn
+            QTimer.singleShot(HELPER_SETTLE_MS, start)
+
+    window.state.chunksChanged.connect(on_chunks)
+    QTimer.singleShot(HELPER_AFTER_MS, start)
+
+
 def run_app(argv: Sequence[str]) -> int:
     """Open the window on the given files/folders, else the bundled handbook; run until closed."""
     app = create_app(sys.argv[0] if sys.argv else "chunk-inspector")
-    start_helper(app)
     from PySide6.QtCore import QTimer
 
     from inspector.qt.actions.file_actions import open_later, sample_path
@@ -81,6 +116,7 @@ def run_app(argv: Sequence[str]) -> int:
     store_path = os.environ.get("CHUNK_INSPECTOR_SETTINGS")
     window = MainWindow(ini_store(store_path) if store_path else default_store())
     window.show()
+    start_helper_after_first_chunks(app, window)
     if os.environ.get("CHUNK_INSPECTOR_SMOKE"):
         _smoke(app, window)
     else:
