@@ -721,7 +721,7 @@ class MainWindow(QMainWindow):
             hit_counts(res) if res.request.question else None))
         r.questionChanged.connect(lambda q: q or self.corpus_panel.set_hits(None))
         self.corpus_panel.hit_jump = self.question_bar.jump_to_best_hit
-        self.corpus_panel.chunk_store = r.workbench.chunk_store  # counts chunk the corpus once for both
+        self.corpus_panel.chunk_store = lambda: r.workbench.chunk_store  # counts chunk the corpus once for both
         self._pooled_progress = (0, 0)
         r.pooledProgress.connect(self._on_pooled_progress)
         self._update_model_label()

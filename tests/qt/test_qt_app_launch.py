@@ -103,9 +103,15 @@ def test_the_first_paint_imports_no_heavy_package_and_no_command(tmp_path):
     assert not tops & {"pyqtgraph", "torch", "sentence_transformers", "transformers", "scipy", "markdown_it",
                        "tiktoken", "tokenizers", "bm25s"}
     assert not {m for m in modules if m.startswith("inspector.cli.") and m != "inspector.cli.main"}
-    # Nor the helper process's jobs (it starts once the first chunks are painted) or the export
-    # menu's writers (imported when an export runs).
-    assert not modules & {"inspector.core.chunking.helper_jobs", "inspector.core.chunking.records"}
+    # Nor the helper process's jobs and processes (it starts once the first chunks are painted),
+    # the export menu's writers (imported when an export runs), nor the workbench's evaluating
+    # and retrieving parts (the window makes its workbench when a document first needs it).
+    assert not modules & {"inspector.core.chunking.helper_jobs", "inspector.core.chunking.records",
+                          "inspector.core.runtime.offload", "multiprocessing",
+                          "inspector.core.workbench.evaluator", "inspector.core.workbench.index_store",
+                          "inspector.core.workbench.staging", "inspector.core.evaluation.compare",
+                          "inspector.core.evaluation.reranked", "inspector.core.evaluation.sweep",
+                          "inspector.core.retrieval.index"}
 
 
 def test_the_command_table_names_each_module_s_commands():

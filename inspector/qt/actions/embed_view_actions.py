@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.core.api import EMBED_VIEWS
+from inspector.core import api
 from inspector.core.viewmodel.settings_schema import EMBED_VIEW
 from inspector.qt.actions.make_action import choice_menu, settings_menu
 
@@ -31,18 +31,18 @@ class EmbedViewActions:
     def __init__(self, window: Any) -> None:
         self.window = window
         self.settings = window.settings
-        self.menu, self.group, self.actions = choice_menu(window, "Embedding &View", EMBED_VIEWS, LABELS,
+        self.menu, self.group, self.actions = choice_menu(window, "Embedding &View", api.EMBED_VIEWS, LABELS,
                                                           self.set_view, tips=TIPS)
         settings_menu(window).addMenu(self.menu)
         saved = str(self.settings.get(EMBED_VIEW) or "raw")
-        if saved not in EMBED_VIEWS:
+        if saved not in api.EMBED_VIEWS:
             saved = "raw"
         self.actions[saved].setChecked(True)
         window.state.set_embed_view(saved)
 
     def set_view(self, name: str) -> None:
         """Store the choice and re-chunk with it (every figure follows the new chunks)."""
-        if name not in EMBED_VIEWS:
+        if name not in api.EMBED_VIEWS:
             return
         self.settings.set(EMBED_VIEW, name)
         self.actions[name].setChecked(True)

@@ -14,25 +14,22 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from inspector.core.api import (
-    Chunk,
-    ChunkStage,
-    ChunkStats,
-    ChunkStore,
-    Document,
-    SizedLRU,
-    annotate,
-    chunk_stats,
-    with_view,
-)
-from inspector.core.viewmodel.offsets import LineIndex
+# The core's chunking (the chunkers, the chunk store, numpy) is imported by the job, on the
+# runner's thread, when the first document is chunked: not before the window shows (issue 31).
+from inspector.core import api
+from inspector.core.api import SizedLRU
 from inspector.core.viewmodel.segments import SpanIndex
 from inspector.qt.runner import JobRunner
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from inspector.core.api import Chunk, ChunkStage, ChunkStats, ChunkStore, Document
+    from inspector.core.viewmodel.offsets import LineIndex
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +38,15 @@ log = logging.getLogger(__name__)
 #: document is chunked, in this process or the helper, and how its word pieces are measured). Its
 #: stages remember nothing: the window holds the chunks it shows, and the helper process keeps
 #: the large documents it was sent.
-_CHUNK_STORE = ChunkStore()
+_CHUNK_STORE: list[ChunkStore] = []
+
+
+def _chunk_store() -> ChunkStore:
+    """The window's chunk store, made by the first job (list.append is atomic: two jobs at once
+    would at worst each make one, and both are stateless)."""
+    if not _CHUNK_STORE:
+        _CHUNK_STORE.append(api.ChunkStore())
+    return _CHUNK_STORE[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,20 +124,20 @@ def compute_chunks(request_id: int, request: ChunkRequest,
             return _first_stage(request_id, request, stage.chunks, stage.stats, headings, t0)
         return _replace_complete(first, stage.chunks, stage.stats, time.perf_counter() - t0)
 
-    yield from _CHUNK_STORE.stages(request.document, request.strategy, request.params,
-                                   with_prefix=request.with_prefix, cancelled=cancelled, shape=shape)
+    yield from _chunk_store().stages(request.document, request.strategy, request.params,
+                                       with_prefix=request.with_prefix, cancelled=cancelled, shape=shape)
 
 
 def _viewed(request: ChunkRequest, stage: ChunkStage) -> ChunkStage:
     """`stage` with its chunks marked with the request's embedding view; a complete stage's word
     pieces (and their statistics) measured again on the view's text, what the model reads."""
     doc = request.document
-    chunks = with_view(doc, stage.chunks, request.embed_view)
+    chunks = api.with_view(doc, stage.chunks, request.embed_view)
     if not stage.complete:
-        return ChunkStage(chunks, stage.stats, stage.headings, complete=False)
-    chunks = annotate(doc, chunks, with_prefix=request.with_prefix)
-    stats = chunk_stats(doc, chunks, document_tokens=stage.stats.document_tokens)
-    return ChunkStage(chunks, stats, stage.headings, complete=True)
+        return api.ChunkStage(chunks, stage.stats, stage.headings, complete=False)
+    chunks = api.annotate(doc, chunks, with_prefix=request.with_prefix)
+    stats = api.chunk_stats(doc, chunks, document_tokens=stage.stats.document_tokens)
+    return api.ChunkStage(chunks, stats, stage.headings, complete=True)
 
 
 def _first_stage(request_id: int, request: ChunkRequest, chunks: tuple[Chunk, ...], stats: ChunkStats,
@@ -144,6 +149,8 @@ def _first_stage(request_id: int, request: ChunkRequest, chunks: tuple[Chunk, ..
     index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
     parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
     by_id = {c.id: c for c in chunks}
+    import numpy as np
+
     ids = np.fromiter((c.id for c in chunks), dtype=np.int64, count=len(chunks))
     lines = _line_index(doc)
     return ChunkResult(request_id, request, chunks, index, parent_index, stats, headings,
@@ -166,6 +173,8 @@ _LINES: SizedLRU[LineIndex] = SizedLRU(8, 64_000_000)
 
 
 def _line_index(doc: Document) -> LineIndex:
+    from inspector.core.viewmodel.offsets import LineIndex  # numpy: on the runner's thread
+
     return _LINES.get_or_make(doc.sha256, lambda: LineIndex(doc.text), len(doc.text))
 
 

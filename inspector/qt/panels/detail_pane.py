@@ -6,13 +6,18 @@ loss is visible in the very text the model gets.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from inspector.core.api import Chunk, view_text
+from inspector.core import api
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import Chunk
 
 
 class DetailPane(QWidget):
@@ -98,10 +103,10 @@ class DetailPane(QWidget):
         view = c.meta.get("embed_view", "raw") if c.meta else "raw"
         if view != "raw":  # what was sent: the prefix and the span under the embedding view
             header = c.meta.get("table_header", "")
-            prefix, body = view_text(doc.text, c.start, c.end, c.prefix if with_prefix else "", view, header)
+            prefix, body = api.view_text(doc.text, c.start, c.end, c.prefix if with_prefix else "", view, header)
             cut = None
             if c.truncated_at is not None and c.start <= c.truncated_at < c.end:
-                _p, kept = view_text(doc.text, c.start, c.truncated_at, "", view, header)
+                _p, kept = api.view_text(doc.text, c.start, c.truncated_at, "", view, header)
                 cut = len(kept) if body.startswith(kept) else None
             facts.append(f"embedding view: {view}")
             self.header.setText(" · ".join(facts))

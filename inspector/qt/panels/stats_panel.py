@@ -7,14 +7,18 @@ only formats and paints them.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from inspector.core.api import ChunkStats, pct
+from inspector.core.api import pct
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import ChunkStats
 
 
 class Histogram(QWidget):
