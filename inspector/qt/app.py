@@ -69,19 +69,17 @@ def start_helper(app) -> None:
     app.aboutToQuit.connect(offload.shutdown_corpus_pool)  # a folder's documents, chunked in processes
 
 
-#: At the latest this long after the window shows, the helper process starts (sooner once the
-#: first chunks are painted): before that its start would take a core and a second of imports from
-#: the first paint, and the launch's document is chunked in this process anyway (it is small, or
-#: it would wait for the helper's imports).
-HELPER_AFTER_MS = 3_000
-#: And this long after the first complete chunks arrive (their paint comes first).
+#: This long after the first complete chunks arrive, the helper process starts (their paint
+#: comes first).
 HELPER_SETTLE_MS = 200
 
 
 def start_helper_after_first_chunks(app, window) -> None:
-    """`start_helper` once the window's first chunks are painted, or `HELPER_AFTER_MS` after the
-    window shows if they take longer (a large document), but not when the window is already gone
-    (issue 31: the helper's spawn and imports no longer run beside the first paint)."""
+    """`start_helper` once the window's first complete chunks are painted, or at once when the
+    documents opened are large enough for the helper's jobs (`Offload.min_chars`: a large
+    document's re-chunking should not wait for its start), but not when the window is already
+    gone. Issue 31: its spawn and imports (a core and about a second) took the first paint's CPU,
+    and the launch's small document was chunked in this process anyway."""
     from PySide6.QtCore import QTimer
 
     started = {"done": False}
@@ -91,6 +89,7 @@ def start_helper_after_first_chunks(app, window) -> None:
             return
         started["done"] = True
         window.state.chunksChanged.disconnect(on_chunks)
+        window.state.documentsChanged.disconnect(on_documents)
         if window.isVisible():
             start_helper(app)
 
@@ -98,8 +97,14 @@ def start_helper_after_first_chunks(app, window) -> None:
         if result is not None and result.complete:  # with their word pieces, painted in this turn
             QTimer.singleShot(HELPER_SETTLE_MS, start)
 
+    def on_documents(docs) -> None:
+        from inspector.core.api import offload
+
+        if sum(len(d.text) for d in docs) >= offload.default().min_chars:
+            start()
+
     window.state.chunksChanged.connect(on_chunks)
-    QTimer.singleShot(HELPER_AFTER_MS, start)
+    window.state.documentsChanged.connect(on_documents)
 
 
 def run_app(argv: Sequence[str]) -> int:

@@ -139,9 +139,31 @@ def test_the_helper_process_starts_once_the_first_chunks_are_painted(qtbot, make
     try:
         qtbot.wait(50)  # events run, no chunks yet: no helper
         assert not helper.enabled
+        assert w.open_paths([str(ROOT / "sample_docs" / "handbook.md")])
+        assert not helper.enabled  # opened (the handbook is small), not yet chunked
         open_doc(w)
         qtbot.waitUntil(lambda: helper.enabled, timeout=10_000)
         qtbot.waitUntil(lambda: helper.ready, timeout=90_000)  # spawned and warmed, off the GUI thread
         assert helper.pids()
+    finally:
+        helper.shutdown()
+
+
+def test_the_helper_process_starts_at_once_for_a_large_document(qtbot, make_window, monkeypatch):
+    """A document large enough for the helper's jobs starts it when it is opened: its re-chunking
+    should not wait for the helper's start."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.core.api import offload
+    from inspector.qt import app as app_module
+
+    helper = offload.Offload(min_chars=10_000)  # the handbook (95 KB) counts as large
+    monkeypatch.setattr(offload, "_DEFAULT", helper)
+    w = make_window()
+    app_module.start_helper_after_first_chunks(QApplication.instance(), w)
+    try:
+        assert w.open_paths([str(ROOT / "sample_docs" / "handbook.md")])
+        assert helper.enabled  # before its chunks
+        qtbot.waitUntil(lambda: helper.ready, timeout=90_000)
     finally:
         helper.shutdown()
