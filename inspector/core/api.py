@@ -17,6 +17,12 @@ up every time, never kept here, so a test that replaces a function in its own mo
 for the window and the CLI too. The `TYPE_CHECKING` block names the same things for mypy and
 readers; a test holds the table, that block and `__all__` to one list.
 
+The window's modules keep it that way (issue 31): a name they only annotate with is imported
+under `TYPE_CHECKING`, and one they call is reached as `api.name` where it is used, unless its
+module is light (the runtime's, `errors`, the evaluation's number formats), so that importing a
+panel imports no evaluation, retrieval or workbench before the window shows (a launch test holds
+the list).
+
 A few runtime modules are handed out whole (`_MODULES`): the window uses each as a namespace of
 related calls (`offload.enable()`, `heap.trim()`, `gcpause.collect_full()`).
 """
@@ -179,10 +185,10 @@ _WHERE: dict[str, str] = {
     "Staging": "inspector.core.workbench.staging",
     "RetrievalRequest": "inspector.core.workbench.staging",
     "RetrievalResult": "inspector.core.workbench.staging",
-    "EXACT": "inspector.core.workbench.staging",
-    "POOLED": "inspector.core.workbench.staging",
-    "FALLBACK": "inspector.core.workbench.staging",
-    "Mode": "inspector.core.workbench.staging",
+    "EXACT": "inspector.core.retrieval.kinds",
+    "POOLED": "inspector.core.retrieval.kinds",
+    "FALLBACK": "inspector.core.retrieval.kinds",
+    "Mode": "inspector.core.retrieval.kinds",
     # the Ray engine (--engine ray)
     "EngineError": "inspector.core.distributed",
     "RayEngine": "inspector.core.distributed",
@@ -366,7 +372,7 @@ if TYPE_CHECKING:
     from inspector.core.evaluation.reranked import RerankFigures, rerank_figures
     from inspector.core.evaluation.sweep import grid, rank_key
     from inspector.core.evaluation.uncertainty import paired_deltas
-    from inspector.core.retrieval.kinds import RETRIEVERS, Retriever, is_retriever
+    from inspector.core.retrieval.kinds import EXACT, FALLBACK, POOLED, RETRIEVERS, Mode, Retriever, is_retriever
     from inspector.core.retrieval.rerank import RERANK_DEPTH, Reranker, RerankResult, parse_reranker_spec, rerank_hits
     from inspector.core.runtime import gcpause, heap, offload
     from inspector.core.runtime.atomic import atomic_write_bytes, atomic_write_text, atomic_writer
@@ -387,15 +393,7 @@ if TYPE_CHECKING:
     from inspector.core.viewmodel.html_export import view_html
     from inspector.core.workbench import Workbench
     from inspector.core.workbench.chunk_store import ChunkStage, ChunkStore
-    from inspector.core.workbench.staging import (
-        EXACT,
-        FALLBACK,
-        POOLED,
-        Mode,
-        RetrievalRequest,
-        RetrievalResult,
-        Staging,
-    )
+    from inspector.core.workbench.staging import RetrievalRequest, RetrievalResult, Staging
 
 __all__ = [
     # documents and text

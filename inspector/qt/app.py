@@ -1,9 +1,10 @@
 """Application entry point: QApplication, a palette that follows the system, the window, the file.
 
-Launch stays well under two seconds because nothing heavy is imported before the window shows:
-the document is opened from the event loop right after, chunked on the worker thread, and the
-embedding model loads on another worker thread once the event loop runs (BM25 answers until then;
-the launch probe, CHUNK_INSPECTOR_SMOKE, skips it).
+The window shows first (issue 31): nothing is imported before it that its first paint does not
+need, the document is opened from the event loop right after and chunked on the worker thread,
+the helper process starts once the first chunks are painted, and the embedding model loads on
+another worker thread once the event loop runs (BM25 answers until then; the launch probe,
+CHUNK_INSPECTOR_SMOKE, skips it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ _T0 = time.perf_counter()
 
 from inspector.qt.palette import apply_palette, dark_palette, set_theme, theme_choice  # noqa: E402
 
-__all__ = ["apply_palette", "dark_palette", "set_theme", "theme_choice", "create_app", "run_app", "start_helper"]
+__all__ = ["apply_palette", "dark_palette", "set_theme", "theme_choice", "create_app", "run_app", "start_helper",
+           "start_helper_after_first_chunks"]
 
 
 #: How often a thread holding the GIL is asked to hand it over (Python's default: 5 ms). While a
@@ -58,7 +60,8 @@ def start_helper(app) -> None:
     """Large pure-Python jobs (chunking a document, BM25 over a big corpus) run in a helper
     process from now on, so the GUI thread never waits for the GIL behind them
     (`inspector.core.runtime.offload`). It starts now, off the GUI thread (its imports take about a
-    second; jobs stay in this process meanwhile), and stops when the application quits. The app
+    second; jobs stay in this process meanwhile), and stops when the application quits; the app
+    calls it after its first paint (`start_helper_after_first_chunks`). The app
     and the GUI benchmarks call it; tests that build windows do not, unless they say so."""
     from inspector.core.api import helper_warm_up, offload
 
@@ -68,10 +71,47 @@ def start_helper(app) -> None:
     app.aboutToQuit.connect(offload.shutdown_corpus_pool)  # a folder's documents, chunked in processes
 
 
+#: This long after the first complete chunks arrive, the helper process starts (their paint
+#: comes first).
+HELPER_SETTLE_MS = 200
+
+
+def start_helper_after_first_chunks(app, window) -> None:
+    """`start_helper` once the window's first complete chunks are painted, or at once when the
+    documents opened are large enough for the helper's jobs (`Offload.min_chars`: a large
+    document's re-chunking should not wait for its start), but not when the window is already
+    gone. Issue 31: its spawn and imports (a core and about a second) took the first paint's CPU,
+    and the launch's small document was chunked in this process anyway."""
+    from PySide6.QtCore import QTimer
+
+    started = {"done": False}
+
+    def start() -> None:
+        if started["done"]:
+            return
+        started["done"] = True
+        window.state.chunksChanged.disconnect(on_chunks)
+        window.state.documentsChanged.disconnect(on_documents)
+        if window.isVisible():
+            start_helper(app)
+
+    def on_chunks(result) -> None:
+        if result is not None and result.complete:  # with their word pieces, painted in this turn
+            QTimer.singleShot(HELPER_SETTLE_MS, start)
+
+    def on_documents(docs) -> None:
+        from inspector.core.api import offload
+
+        if sum(len(d.text) for d in docs) >= offload.default().min_chars:
+            start()
+
+    window.state.chunksChanged.connect(on_chunks)
+    window.state.documentsChanged.connect(on_documents)
+
+
 def run_app(argv: Sequence[str]) -> int:
     """Open the window on the given files/folders, else the bundled handbook; run until closed."""
     app = create_app(sys.argv[0] if sys.argv else "chunk-inspector")
-    start_helper(app)
     from PySide6.QtCore import QTimer
 
     from inspector.qt.actions.file_actions import open_later, sample_path
@@ -83,6 +123,7 @@ def run_app(argv: Sequence[str]) -> int:
     store_path = os.environ.get("CHUNK_INSPECTOR_SETTINGS")
     window = MainWindow(ini_store(store_path) if store_path else default_store())
     window.show()
+    start_helper_after_first_chunks(app, window)
     if os.environ.get("CHUNK_INSPECTOR_SMOKE"):
         _smoke(app, window)
     else:

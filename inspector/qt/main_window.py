@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QKeySequence
 from PySide6.QtWidgets import (
@@ -40,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import DEFAULT_RETRIEVER, Document, answer_spans, is_retriever
+from inspector.core import api
 from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt import theme
 from inspector.qt.actions.export_actions import ExportActions
@@ -86,6 +85,7 @@ from inspector.qt.settings import Settings
 if TYPE_CHECKING:
     from inspector.qt.dialogs.sweep_dialog import SweepDialog
     from inspector.qt.panels.rerank_box import RerankBox
+    from inspector.core.api import Document
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 
@@ -536,6 +536,8 @@ class MainWindow(QMainWindow):
         if result is None:
             self.strip.set_boundaries(())
         else:
+            import numpy as np  # not before the window shows (issue 31)
+
             n = max(1, result.line_count)
             self.strip.set_boundaries(np.asarray(result.start_lines, dtype=np.float64) / n, self.view.theme.muted)
         self._update_info()
@@ -621,7 +623,7 @@ class MainWindow(QMainWindow):
         self.retrieval.k = max(1, min(50, s.get(ASK_K)))
         self.retrieval.budget = max(0, s.get(ASK_BUDGET)) or None
         retriever = s.get(ASK_RETRIEVER)
-        self.retrieval.retriever = retriever if is_retriever(retriever) else DEFAULT_RETRIEVER
+        self.retrieval.retriever = retriever if api.is_retriever(retriever) else api.DEFAULT_RETRIEVER
         self.retrieval.settingsChanged.emit()
         self.files.rebuild_recent()
 
@@ -722,7 +724,7 @@ class MainWindow(QMainWindow):
             hit_counts(res) if res.request.question else None))
         r.questionChanged.connect(self._on_question)
         self.corpus_panel.hit_jump = self.question_bar.jump_to_best_hit
-        self.corpus_panel.chunk_store = r.workbench.chunk_store  # counts chunk the corpus once for both
+        self.corpus_panel.chunk_store = lambda: r.workbench.chunk_store  # counts chunk the corpus once for both
         self._pooled_progress = (0, 0)
         r.pooledProgress.connect(self._on_pooled_progress)
         self._update_model_label()
@@ -791,12 +793,12 @@ class MainWindow(QMainWindow):
         doc = self.state.document
         if doc is None:
             return
-        spans = answer_spans(doc, q)
+        spans = api.answer_spans(doc, q)
         home = None if spans else self._answer_document(q)
         if home is not None:  # the answer lies in another document of the corpus: show it there
             self.state.set_document(home)
             doc = home
-            spans = answer_spans(doc, q)
+            spans = api.answer_spans(doc, q)
         if self.retrieval.question != q.question:
             self.question_bar.ask(q.question, reveal=not spans)  # the answer is what to look at
         self.view.set_answer_spans(spans, reveal=bool(spans))
@@ -814,7 +816,7 @@ class MainWindow(QMainWindow):
         others = [d for d in self.state.documents if d is not doc]
         if q.source is not None:
             return next((d for d in others if d.doc_id == q.source), None)
-        return next((d for d in others if answer_spans(d, q)), None)
+        return next((d for d in others if api.answer_spans(d, q)), None)
 
     def _reveal_when_loaded(self, doc: Document, offset: int) -> None:
         def reveal(loaded: Document) -> None:

@@ -107,6 +107,15 @@ def test_the_first_paint_imports_no_heavy_package_and_no_command(tmp_path):
     assert not tops & {"pyqtgraph", "torch", "sentence_transformers", "transformers", "scipy", "markdown_it",
                        "tiktoken", "tokenizers", "bm25s"}
     assert not {m for m in modules if m.startswith("inspector.cli.") and m != "inspector.cli.main"}
+    # Nor the helper process's jobs and processes (it starts once the first chunks are painted),
+    # the export menu's writers (imported when an export runs), nor the workbench's evaluating
+    # and retrieving parts (the window makes its workbench when a document first needs it).
+    assert not modules & {"inspector.core.chunking.helper_jobs", "inspector.core.chunking.records",
+                          "inspector.core.runtime.offload", "multiprocessing",
+                          "inspector.core.workbench.evaluator", "inspector.core.workbench.index_store",
+                          "inspector.core.workbench.staging", "inspector.core.evaluation.compare",
+                          "inspector.core.evaluation.reranked", "inspector.core.evaluation.sweep",
+                          "inspector.core.retrieval.index"}
 
 
 def test_the_command_table_names_each_module_s_commands():
@@ -116,3 +125,49 @@ def test_the_command_table_names_each_module_s_commands():
 
     for name, commands in COMMAND_MODULES.items():
         assert commands == importlib.import_module(f"inspector.cli.{name}").COMMANDS
+
+
+def test_the_helper_process_starts_once_the_first_chunks_are_painted(qtbot, make_window, open_doc, monkeypatch):
+    """Issue 31: the helper's spawn and imports (a core and about a second) no longer run beside
+    the window's first paint; it starts when the first complete chunks have arrived."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.core.api import offload
+    from inspector.qt import app as app_module
+
+    helper = offload.Offload()
+    monkeypatch.setattr(offload, "_DEFAULT", helper)  # `start_helper` enables the default helper
+    monkeypatch.setattr(app_module, "HELPER_SETTLE_MS", 0)
+    w = make_window()
+    app_module.start_helper_after_first_chunks(QApplication.instance(), w)
+    try:
+        qtbot.wait(50)  # events run, no chunks yet: no helper
+        assert not helper.enabled
+        assert w.open_paths([str(ROOT / "sample_docs" / "handbook.md")])
+        assert not helper.enabled  # opened (the handbook is small), not yet chunked
+        open_doc(w)
+        qtbot.waitUntil(lambda: helper.enabled, timeout=10_000)
+        qtbot.waitUntil(lambda: helper.ready, timeout=90_000)  # spawned and warmed, off the GUI thread
+        assert helper.pids()
+    finally:
+        helper.shutdown()
+
+
+def test_the_helper_process_starts_at_once_for_a_large_document(qtbot, make_window, monkeypatch):
+    """A document large enough for the helper's jobs starts it when it is opened: its re-chunking
+    should not wait for the helper's start."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.core.api import offload
+    from inspector.qt import app as app_module
+
+    helper = offload.Offload(min_chars=10_000)  # the handbook (95 KB) counts as large
+    monkeypatch.setattr(offload, "_DEFAULT", helper)
+    w = make_window()
+    app_module.start_helper_after_first_chunks(QApplication.instance(), w)
+    try:
+        assert w.open_paths([str(ROOT / "sample_docs" / "handbook.md")])
+        assert helper.enabled  # before its chunks
+        qtbot.waitUntil(lambda: helper.ready, timeout=90_000)
+    finally:
+        helper.shutdown()

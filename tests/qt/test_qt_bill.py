@@ -101,15 +101,18 @@ def test_a_note_when_the_bundled_model_does_not_read_the_language(qtbot, make_wi
     w = make_window()  # the bundled model (not loaded: the note needs only the tokenizer)
     open_doc(w, _german_doc(tmp_path))
     note = w.language_note
+    qtbot.waitUntil(lambda: note.fit is not None)  # judged once the chunks are painted (issue 31)
     assert note.isVisible()
     assert "German" in note.text() and "paraphrase-multilingual-MiniLM-L12-v2" in note.text()
     assert "all-MiniLM-L6-v2" in note.toolTip()
     open_doc(w)  # the English handbook
+    qtbot.waitUntil(lambda: note.fit is not None)
     assert not note.isVisible()
 
 
 def test_no_note_for_another_model(qtbot, hash_window, open_doc, tmp_path):
     w = hash_window(start=False)
     open_doc(w, _german_doc(tmp_path))
+    qtbot.waitUntil(lambda: w.language_note.fit is not None)
     assert w.language_note.fit.language.code == "de"
     assert not w.language_note.isVisible()

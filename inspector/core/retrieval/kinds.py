@@ -14,4 +14,13 @@ def is_retriever(name: object) -> TypeGuard[Retriever]:
     return name in RETRIEVERS
 
 
-__all__ = ["Retriever", "RETRIEVERS", "is_retriever"]
+#: What a retrieval stage's figures are (`RetrievalResult.mode`): the model's own vectors (or BM25
+#: chosen by the user), the live preview from piece vectors, or BM25 standing in for dense/hybrid
+#: until vectors exist. Here rather than beside the staging that sets them, so that the window
+#: compares modes without importing retrieval and evaluation before it shows (issue 31).
+Mode = Literal["exact", "pooled", "fallback"]
+EXACT: Mode = "exact"
+POOLED: Mode = "pooled"
+FALLBACK: Mode = "fallback"
+
+__all__ = ["Retriever", "RETRIEVERS", "is_retriever", "Mode", "EXACT", "POOLED", "FALLBACK"]

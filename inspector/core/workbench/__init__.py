@@ -22,19 +22,36 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from inspector.core.chunking.chunk import Chunk
-from inspector.core.documents.document import Document, LoadResult
-from inspector.core.evaluation.compare import Comparison
-from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, Progress
-from inspector.core.evaluation.gold import GoldQuestion, GoldSet
-from inspector.core.evaluation.metrics import Report
-from inspector.core.evaluation.sweep import SweepResult
-from inspector.core.retrieval.kinds import Retriever
 from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore
-from inspector.core.workbench.corpus import Corpus, Gold
-from inspector.core.workbench.evaluator import Evaluator
-from inspector.core.workbench.index_store import IndexStore
-from inspector.core.workbench.staging import RetrievalRequest, RetrievalResult, Staging
+
+# The parts that evaluate and retrieve (and through them the evaluation and retrieval packages) are
+# imported when a workbench is made, not with this package: the window's chunking imports the
+# chunk store, which lives here, and must not import them before its first chunks are painted
+# (issue 31). `from inspector.core.workbench import RetrievalRequest` still works (`__getattr__`).
+if TYPE_CHECKING:
+    from inspector.core.chunking.chunk import Chunk
+    from inspector.core.documents.document import Document, LoadResult
+    from inspector.core.evaluation.compare import Comparison
+    from inspector.core.evaluation.config import Cancel, EvalConfig, IndexFactory, Progress
+    from inspector.core.evaluation.gold import GoldQuestion, GoldSet
+    from inspector.core.evaluation.metrics import Report
+    from inspector.core.evaluation.sweep import SweepResult
+    from inspector.core.workbench.corpus import Gold
+    from inspector.core.workbench.index_store import IndexStore
+    from inspector.core.retrieval.kinds import Retriever
+    from inspector.core.workbench.staging import RetrievalRequest, RetrievalResult, Staging
+
+#: Names this package handed out before its parts were imported lazily -> their module.
+_LAZY = {"Corpus": "corpus", "Gold": "corpus", "Evaluator": "evaluator", "IndexStore": "index_store",
+         "RetrievalRequest": "staging", "RetrievalResult": "staging", "Staging": "staging"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"inspector.core.workbench.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 if TYPE_CHECKING:  # the model's modules load when first used
     from inspector.core.embedding.cache import VectorCache
@@ -59,6 +76,10 @@ class Workbench:
                  embedder: Embedder | None = None, cache: VectorCache | None = None,
                  index_factory: IndexFactory | None = None, lazy_model: bool = True, indexes: int = 6,
                  index_store: IndexStore | None = None) -> None:
+        from inspector.core.workbench.corpus import Corpus
+        from inspector.core.workbench.evaluator import Evaluator
+        from inspector.core.workbench.index_store import IndexStore
+
         self.corpus = Corpus(documents, gold)
         self.chunk_store = ChunkStore(lambda: self.corpus.documents)
         self.index_store = index_store if index_store is not None else IndexStore(
@@ -108,6 +129,8 @@ class Workbench:
     def staging(self) -> Staging:
         """The preview → exact staging over this workbench's stores (made when first asked for)."""
         if self._staging is None:
+            from inspector.core.workbench.staging import Staging
+
             self._staging = Staging(self.chunk_store, self.index_store, reports=self._reports)
         return self._staging
 

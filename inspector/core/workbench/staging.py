@@ -23,7 +23,7 @@ from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
 from inspector.core.evaluation.report import INTERVAL_SEED
 from inspector.core.evaluation.uncertainty import report_intervals
-from inspector.core.retrieval.kinds import Retriever
+from inspector.core.retrieval.kinds import EXACT, FALLBACK, POOLED, Mode, Retriever
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore, corpus_fingerprint
 from inspector.core.workbench.index_store import IndexStore
@@ -33,13 +33,6 @@ if TYPE_CHECKING:
 
     from inspector.core.embedding.embedder import Embedder
     from inspector.core.retrieval.index import Index
-
-#: What a retrieval stage's figures are: the model's own vectors (or BM25 chosen by the user),
-#: the live preview from piece vectors, or BM25 standing in for dense/hybrid until vectors exist.
-Mode = Literal["exact", "pooled", "fallback"]
-EXACT: Mode = "exact"
-POOLED: Mode = "pooled"
-FALLBACK: Mode = "fallback"
 
 #: Exact figures predicted to take less than this are computed at once, even while dragging
 #: (`Staging.fast_exact_note`).

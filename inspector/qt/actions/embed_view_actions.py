@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.core.api import EMBED_VIEWS, is_embed_view
+from inspector.core import api
 from inspector.core.viewmodel.settings_schema import EMBED_VIEW
 from inspector.qt.actions.make_action import choice_menu, settings_menu
 
@@ -33,18 +33,18 @@ class EmbedViewActions:
     def __init__(self, window: Any) -> None:
         self.window = window
         self.settings = window.settings
-        self.menu, self.group, self.actions = choice_menu(window, "Embedding &View", EMBED_VIEWS, LABELS,
+        self.menu, self.group, self.actions = choice_menu(window, "Embedding &View", api.EMBED_VIEWS, LABELS,
                                                           self.set_view, tips=TIPS)
         settings_menu(window).addMenu(self.menu)
         saved = str(self.settings.get(EMBED_VIEW) or "raw")
-        if not is_embed_view(saved):
+        if not api.is_embed_view(saved):
             saved = "raw"
         self.actions[saved].setChecked(True)
         window.state.set_embed_view(saved)
 
     def set_view(self, name: str) -> None:
         """Store the choice and re-chunk with it (every figure follows the new chunks)."""
-        if not is_embed_view(name):
+        if not api.is_embed_view(name):
             return
         self.settings.set(EMBED_VIEW, name)
         self.actions[name].setChecked(True)

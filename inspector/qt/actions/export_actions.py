@@ -20,15 +20,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
-from inspector.core.api import (
-    atomic_write_text,
-    atomic_writer,
-    chunks_jsonl,
-    chunks_jsonl_lines,
-    report_csv,
-    report_markdown,
-    write_failure,
-)
+# The core is reached through `api.name` when an export runs, not imported here: the report's
+# modules (evaluation, retrieval, numpy) are not needed to show the window (issue 31).
+from inspector.core import api
 
 #: Exports of more chunks than this are written on a thread of their own: with a large overlap
 #: the JSONL of a 40 KB page ran to tens of megabytes, and making it on the GUI thread froze the
@@ -123,9 +117,9 @@ class ExportActions:
 
     def _write(self, path: str | os.PathLike[str], text: str, what: str) -> bool:
         try:
-            atomic_write_text(path, text)
+            api.atomic_write_text(path, text)
         except OSError as exc:
-            self.report_error(write_failure(path, exc, what))
+            self.report_error(api.write_failure(path, exc, what))
             return False
         self.report_done(f"Exported {what} to {path}")
         return True
@@ -145,17 +139,17 @@ class ExportActions:
             return False
         doc, chunks = s.document, s.result.chunks
         if len(chunks) <= THREAD_FROM_CHUNKS:
-            return self._write(path, chunks_jsonl(doc, chunks), "the chunks")
+            return self._write(path, api.chunks_jsonl(doc, chunks), "the chunks")
         # Large: streamed to the file on a thread; the status bar says so now and when it is done.
         self.report_done(f"Exporting {len(chunks):,} chunks to {path}…")
 
         def run() -> None:
             try:
-                with atomic_writer(path) as fh:
-                    for line in chunks_jsonl_lines(doc, chunks):
+                with api.atomic_writer(path) as fh:
+                    for line in api.chunks_jsonl_lines(doc, chunks):
                         fh.write(line.encode("utf-8"))
             except OSError as exc:
-                self._finished.finished.emit("", write_failure(path, exc, "the chunks"))
+                self._finished.finished.emit("", api.write_failure(path, exc, "the chunks"))
             else:
                 self._finished.finished.emit(f"Exported the chunks to {path}", "")
 
@@ -186,7 +180,7 @@ class ExportActions:
         gold = self.window.retrieval.gold
         # The figures are the corpus's when one is open: every document is named, as the CLI does.
         docs = r.request.documents or (r.document,)
-        text = report_markdown(r.report, r.config, mode=r.mode, gold_path=gold.path if gold is not None else "",
+        text = api.report_markdown(r.report, r.config, mode=r.mode, gold_path=gold.path if gold is not None else "",
                                document=", ".join(d.doc_id for d in docs))
         return self._write(path, text, "the report")
 
@@ -198,7 +192,7 @@ class ExportActions:
         path = path or self._ask("Export report", f"{self._stem()}.report.csv", "CSV (*.csv)")
         if not path:
             return False
-        return self._write(path, report_csv(r.report), "the report")
+        return self._write(path, api.report_csv(r.report), "the report")
 
     def export_config(self, path: str | os.PathLike[str] | None = None) -> bool:
         try:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
 
-from inspector.core.api import GoldQuestion, InputError, add_questions, write_failure
+from inspector.core import api
+from inspector.core.api import InputError, write_failure
 from inspector.core.viewmodel import settings_schema as keys
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.controllers.retrieval import RetrievalController
@@ -28,6 +30,9 @@ from inspector.qt.controllers.state import InspectorState
 from inspector.qt.messages import MessageCenter
 from inspector.qt.panels.gold_panel import GoldFiles, GoldPanel
 from inspector.qt.settings import Settings
+
+if TYPE_CHECKING:
+    from inspector.core.api import GoldQuestion
 
 
 class GoldActions(QObject):
@@ -108,7 +113,7 @@ class GoldActions(QObject):
         if not question:
             self.messages.error("a question cannot be empty")
             return False
-        return self.append_question(GoldQuestion(question, answers=(answer,), source=doc.doc_id), path)
+        return self.append_question(api.GoldQuestion(question, answers=(answer,), source=doc.doc_id), path)
 
     def append_question(self, q: GoldQuestion, path: str | os.PathLike[str] | None = None) -> bool:
         """Add to the open gold file (a JSONL one), else to a file the user names; reload it. A
@@ -140,7 +145,7 @@ class GoldActions(QObject):
             before = None
         self.last_outcomes = ()
         try:
-            outcomes = add_questions(path, qs)
+            outcomes = api.add_questions(path, qs)
         except (InputError, OSError) as exc:
             self.messages.error(write_failure(path, exc))
             return False

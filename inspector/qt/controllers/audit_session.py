@@ -16,30 +16,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.api import (
-    Audit,
-    AuditFiles,
-    AuditSummary,
-    Document,
-    GoldProposal,
-    GoldQuestion,
-    Span,
-    Verdict,
-    gold_from_audit,
-    load_audits,
-    question_text,
-    replay,
-    save_audits,
-    summarize,
-    write_failure,
-)
+from inspector.core import api
+from inspector.core.api import write_failure
 from inspector.qt.controllers.retrieval import POOLED, RetrievalController
-from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 from inspector.qt.controllers.state import InspectorState
+
+if TYPE_CHECKING:
+    from inspector.core.api import (
+        Audit,
+        AuditSummary,
+        Document,
+        GoldProposal,
+        GoldQuestion,
+        RetrievalResult,
+        Span,
+        Verdict,
+    )
 
 
 def config_label(result: RetrievalResult | None) -> str:
@@ -77,8 +73,8 @@ class AuditSession(QObject):
         super().__init__(parent)
         self.state = state
         self.retrieval = retrieval
-        self.audit = Audit()
-        self.files = AuditFiles(self.audit)
+        self.audit = api.Audit()
+        self.files = api.AuditFiles(self.audit)
         """The audit files of the open documents (a document read from no file has none: its marks
         stay in memory)."""
         self.problem = ""
@@ -108,7 +104,7 @@ class AuditSession(QObject):
         if len(docs) == len(self._docs) and all(a is b for a, b in zip(docs, self._docs, strict=True)):
             return  # another document of the same corpus shown: the marks are the same
         self._docs = docs
-        self.files = load_audits(docs)
+        self.files = api.load_audits(docs)
         self.audit = self.files.audit
         problems = [f"audit not loaded, and left as it is: {why}" for why in self.files.problems.values()]
         self.problem = problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "") \
@@ -128,7 +124,7 @@ class AuditSession(QObject):
     def write(self) -> bool:
         """Write the audit files whose content changed (each atomically); False when one is not
         written (it could not be read, or the write failed)."""
-        self.files, failed = save_audits(self.files, self.audit)
+        self.files, failed = api.save_audits(self.files, self.audit)
         for path, exc in failed:
             self.errored.emit(write_failure(path, exc))
         return not failed and not self.files.problems
@@ -154,12 +150,12 @@ class AuditSession(QObject):
         self._set(self._with_run(audit, result))
 
     def verdict(self, question: str, hit: Any) -> Verdict:
-        return replay(self.audit.marks, question, hit_span(hit))
+        return api.replay(self.audit.marks, question, hit_span(hit))
 
     def _with_run(self, audit: Audit, result: RetrievalResult | None) -> Audit:
         if result is None or result.mode == POOLED or not result.request.question or not result.hits:
             return audit
-        q = question_text(result.request.question)
+        q = api.question_text(result.request.question)
         if not audit.marks_for(q):
             return audit
         return audit.record(q, config_label(result), [hit_span(h) for h in result.hits])
@@ -168,20 +164,20 @@ class AuditSession(QObject):
         self._set(self._with_run(self.audit, result))
 
     def _on_question(self, question: str) -> None:
-        q = question_text(question)
+        q = api.question_text(question)
         if q and q not in self.asked:
             self.asked.append(q)
 
     # -- questions -----------------------------------------------------------------------------
     def gold_question(self, question: str) -> GoldQuestion | None:
         """The gold set's question with this text (its answers are highlighted), if any."""
-        q = question_text(question)
-        return next((g for g in self.retrieval.gold_questions if question_text(g.question) == q), None)
+        q = api.question_text(question)
+        return next((g for g in self.retrieval.gold_questions if api.question_text(g.question) == q), None)
 
     def questions(self) -> list[str]:
         """What next/previous question walks through: the gold set's questions about the open
         documents, then the audited ones, then the ones asked in this session."""
-        gold = [question_text(g.question) for g in self.retrieval.gold_questions]
+        gold = [api.question_text(g.question) for g in self.retrieval.gold_questions]
         return list(dict.fromkeys([*gold, *self.audit.questions, *self.asked]))
 
     # -- summary and gold ----------------------------------------------------------------------
@@ -200,17 +196,17 @@ class AuditSession(QObject):
             for qr in r.report.questions:
                 chunks = [by_key.get(k) for k in qr.retrieved]
                 if all(c is not None for c in chunks):
-                    out[question_text(qr.question.question)] = [(c.doc_id, c.start, c.end) for c in chunks if c]
+                    out[api.question_text(qr.question.question)] = [(c.doc_id, c.start, c.end) for c in chunks if c]
         if r.request.question:
-            out[question_text(r.request.question)] = [hit_span(h) for h in r.hits]
+            out[api.question_text(r.request.question)] = [hit_span(h) for h in r.hits]
         return out
 
     def summary(self) -> AuditSummary:
         """The audited questions (and the one asked now) under the current settings."""
         r = self.retrieval.result
-        current = [question_text(r.request.question)] if r is not None and r.request.question else []
+        current = [api.question_text(r.request.question)] if r is not None and r.request.question else []
         qs = list(dict.fromkeys([*self.audit.questions, *current]))
-        return summarize(self.audit, self.rankings(), config_label(r), qs)
+        return api.summarize(self.audit, self.rankings(), config_label(r), qs)
 
     def gold_proposal(self, questions: Sequence[str] | None = None) -> GoldProposal:
         """Gold questions from the spans judged relevant (answers of a matching gold question kept)."""
@@ -219,7 +215,7 @@ class AuditSession(QObject):
             g = self.gold_question(q)
             if g is not None and g.answers:
                 answers[q] = g.answers
-        return gold_from_audit(self.audit, questions, answers)
+        return api.gold_from_audit(self.audit, questions, answers)
 
 
 __all__ = ["AuditSession", "config_label", "hit_span"]

@@ -11,12 +11,12 @@ and telling whether a document shown later still belongs to the corpus it was pi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.api import Document, EvalConfig, Mode
-from inspector.qt.controllers.retrieval_jobs import RetrievalResult
+if TYPE_CHECKING:
+    from inspector.core.api import Document, EvalConfig, Mode, RetrievalResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +104,10 @@ class BaselineComparison(QObject):
     def results(self, result: RetrievalResult | None) -> tuple | None:
         """The baseline's outcome for each question of the result's report, in its order (None for
         a question the baseline never scored); None without a baseline or a report."""
-        from inspector.core.api import aligned
-
         if self.baseline is None or result is None or result.report is None:
             return None
+        from inspector.core.api import aligned
+
         return aligned(self.baseline.report, result.report)
 
 

@@ -14,23 +14,22 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from inspector.core.api import (
-    Chunk,
-    ChunkStage,
-    ChunkStats,
-    ChunkStore,
-    Document,
-    EmbedView,
-    SizedLRU,
-)
-from inspector.core.viewmodel.offsets import LineIndex
+# The core's chunking (the chunkers, the chunk store, numpy) is imported by the job, on the
+# runner's thread, when the first document is chunked: not before the window shows (issue 31).
+from inspector.core import api
+from inspector.core.api import SizedLRU
 from inspector.core.viewmodel.segments import SpanIndex
 from inspector.qt.runner import JobRunner
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from inspector.core.api import Chunk, ChunkStage, ChunkStats, ChunkStore, Document, EmbedView
+    from inspector.core.viewmodel.offsets import LineIndex
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +38,15 @@ log = logging.getLogger(__name__)
 #: document is chunked, in this process or the helper, and how its word pieces are measured). Its
 #: stages remember nothing: the window holds the chunks it shows, and the helper process keeps
 #: the large documents it was sent.
-_CHUNK_STORE = ChunkStore()
+_CHUNK_STORE: list[ChunkStore] = []
+
+
+def _chunk_store() -> ChunkStore:
+    """The window's chunk store, made by the first job (list.append is atomic: two jobs at once
+    would at worst each make one, and both are stateless)."""
+    if not _CHUNK_STORE:
+        _CHUNK_STORE.append(api.ChunkStore())
+    return _CHUNK_STORE[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +122,9 @@ def compute_chunks(request_id: int, request: ChunkRequest,
             return _first_stage(request_id, request, stage.chunks, stage.stats, headings, t0)
         return _replace_complete(first, stage.chunks, stage.stats, time.perf_counter() - t0)
 
-    yield from _CHUNK_STORE.stages(request.document, request.strategy, request.params,
-                                   with_prefix=request.with_prefix, cancelled=cancelled, shape=shape,
-                                   view=request.embed_view)
+    yield from _chunk_store().stages(request.document, request.strategy, request.params,
+                                     with_prefix=request.with_prefix, cancelled=cancelled, shape=shape,
+                                     view=request.embed_view)
 
 
 def _first_stage(request_id: int, request: ChunkRequest, chunks: tuple[Chunk, ...], stats: ChunkStats,
@@ -129,6 +136,8 @@ def _first_stage(request_id: int, request: ChunkRequest, chunks: tuple[Chunk, ..
     index = SpanIndex([(c.start, c.end) for c in painted], [c.id for c in painted])
     parent_index = SpanIndex([(c.start, c.end) for c in parents], [c.id for c in parents])
     by_id = {c.id: c for c in chunks}
+    import numpy as np
+
     ids = np.fromiter((c.id for c in chunks), dtype=np.int64, count=len(chunks))
     lines = _line_index(doc)
     return ChunkResult(request_id, request, chunks, index, parent_index, stats, headings,
@@ -151,6 +160,8 @@ _LINES: SizedLRU[LineIndex] = SizedLRU(8, 64_000_000)
 
 
 def _line_index(doc: Document) -> LineIndex:
+    from inspector.core.viewmodel.offsets import LineIndex  # numpy: on the runner's thread
+
     return _LINES.get_or_make(doc.sha256, lambda: LineIndex(doc.text), len(doc.text))
 
 

@@ -27,13 +27,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.api import Document
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document
 
 #: Steps kept for undo (the oldest go first).
 MAX_STEPS = 30

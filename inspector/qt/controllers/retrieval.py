@@ -14,28 +14,20 @@ comparison with it are kept by its `BaselineComparison` (`controllers.baseline`)
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.api import DEFAULT_RETRIEVER, RETRIEVERS, Document, Retriever, is_retriever, pct
+from inspector.core import api
+from inspector.core.api import DEFAULT_RETRIEVER, EXACT, FALLBACK, POOLED, RETRIEVERS, Retriever, is_retriever, pct
 from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt.controllers.baseline import Baseline, BaselineComparison
 from inspector.qt.controllers.chunk_jobs import ChunkResult
-from inspector.qt.controllers.retrieval_jobs import (
-    EXACT,
-    FALLBACK,
-    POOLED,
-    JobRunner,
-    RetrievalRequest,
-    RetrievalResult,
-    Staging,
-    Workbench,
-    load_model_job,
-    pooled_job,
-    retrieval_job,
-)
+from inspector.qt.controllers.retrieval_jobs import JobRunner, load_model_job, pooled_job, retrieval_job
 from inspector.qt.controllers.state import InspectorState
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document, RetrievalRequest, RetrievalResult, Staging, Workbench
 
 #: Rest after the last chunk change before exact embeddings replace the pooled preview.
 SETTLE_MS = 1500
@@ -113,12 +105,8 @@ class RetrievalController(QObject):
         self.reranker: Any = None
         """Settings ▸ Reranker: reorders the question's top `rerank_depth` hits (None: off)."""
         self.rerank_depth = 50
-        self.workbench = Workbench(cache=cache, lazy_model=False)
-        """The core orchestration every job of this controller runs (its embedder is set once the
-        model has loaded; until then dense requests are answered by BM25)."""
-        self.staging = Staging(self.workbench.chunk_store, self.workbench.index_store)
-        """The preview → exact policy over the workbench's stores: which index answers each stage,
-        and what the figures say about it."""
+        self._workbench: Workbench | None = None
+        self._staging: Staging | None = None
         self.pooled_building: Document | None = None
         self._chunks: ChunkResult | None = None
         self._submitted: RetrievalRequest | None = None
@@ -165,6 +153,23 @@ class RetrievalController(QObject):
     def exact_pending(self) -> bool:
         """True while exact figures wait for the settings to rest (background work holds off)."""
         return self._settle.isActive()
+
+    @property
+    def workbench(self) -> Workbench:
+        """The core orchestration every job of this controller runs (its embedder is set once the
+        model has loaded; until then dense requests are answered by BM25). Made when first used:
+        its evaluating and retrieving parts are imported after the window shows (issue 31)."""
+        if self._workbench is None:
+            self._workbench = api.Workbench(cache=self._cache, lazy_model=False)
+        return self._workbench
+
+    @property
+    def staging(self) -> Staging:
+        """The preview → exact policy over the workbench's stores: which index answers each stage,
+        and what the figures say about it."""
+        if self._staging is None:
+            self._staging = api.Staging(self.workbench.chunk_store, self.workbench.index_store)
+        return self._staging
 
     @property
     def cache(self) -> Any:
@@ -437,7 +442,7 @@ class RetrievalController(QObject):
         doc = self.state.document
         if r is None or doc is None or r.document is not doc:
             return None
-        return RetrievalRequest(
+        return api.RetrievalRequest(
             document=doc, chunks=r.chunks, chunk_request_id=r.request_id, strategy=r.request.strategy,
             params=dict(r.request.params), with_prefix=r.request.with_prefix, question=self.question,
             k=self.k, retriever=self.retriever, gold=self.gold_questions, exact=exact, preview=preview,

@@ -7,19 +7,30 @@ first, exact last) and its stores and evaluator do.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspector.core.api import (  # noqa: F401  (re-exported for the window's modules)
-    EXACT,
-    FALLBACK,
-    POOLED,
-    Document,
-    RetrievalRequest,
-    RetrievalResult,
-    Staging,
-    Workbench,
-)
+from inspector.core import api
+from inspector.core.api import EXACT, FALLBACK, POOLED  # noqa: F401  (re-exported)
 from inspector.qt.runner import Job, JobRunner, Progress  # noqa: F401  (JobRunner re-exported)
+
+if TYPE_CHECKING:
+    from inspector.core.api import (
+        Document,
+        RetrievalRequest,
+        RetrievalResult,
+        Staging,
+        Workbench,
+    )
+
+#: The core's names this module hands the window's modules, looked up when asked for: importing
+#: them here would import the workbench's retrieval and evaluation before the window shows (issue 31).
+_FROM_CORE = ("Document", "RetrievalRequest", "RetrievalResult", "Staging", "Workbench")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_CORE:
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def retrieval_job(staging: Staging, req: RetrievalRequest, reranker: Any = None, depth: int = 50) -> Job:

@@ -8,12 +8,14 @@ widgets showing the same value (table row and text selection, say) cannot ping-p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.api import Document, EmbedView
 from inspector.qt.controllers.chunk_jobs import ChunkResult
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document, EmbedView
 
 
 class InspectorState(QObject):

@@ -26,11 +26,12 @@ import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.api import Cancelled, Document, EvalConfig, annotate, cancel_scope
+from inspector.core import api
+from inspector.core.api import Cancelled, cancel_scope
 from inspector.core.viewmodel.scale import slider_scale
 from inspector.core.viewmodel.trace import (
     RADIUS,
@@ -46,6 +47,9 @@ from inspector.qt.controllers.retrieval import EXACT, MODEL_FAILED, POOLED, Retr
 from inspector.qt.controllers.retrieval import _billed as billed
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import Job, JobRunner, Progress
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document, EvalConfig
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +89,7 @@ def _truncated(config: EvalConfig, chunks: Any, docs: Sequence[Document]) -> flo
     for doc in docs:
         cs = [c for c in chunks.get(doc.doc_id, ()) if c.role != "parent"]
         if cs and any(c.embed_tokens is None for c in cs):
-            cs = list(annotate(doc, cs, with_prefix=bool(config.with_prefix)))
+            cs = list(api.annotate(doc, cs, with_prefix=bool(config.with_prefix)))
         counted.extend(cs)
     if not counted:
         return None

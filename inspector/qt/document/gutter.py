@@ -13,7 +13,7 @@ selection, hits and visible text, asked at each paint, so they never hold a stal
 
 from __future__ import annotations
 
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (
@@ -29,7 +29,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from inspector.core.api import Chunk, Document
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.compare_lane import (
@@ -44,6 +43,9 @@ from inspector.qt.document.compare_lane import (
 from inspector.qt.document.hits import HitMark, format_score, hit_color
 from inspector.qt.document.visible import VisibleText
 from inspector.qt.theme import FLAG_ORDER, Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import Chunk, Document
 
 
 class TextMargin(Protocol):

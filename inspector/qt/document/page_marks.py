@@ -11,14 +11,17 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from inspector.core.api import Document
 from inspector.qt.document.visible import VisibleText
 from inspector.qt.theme import Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF, QTransform
 
-from inspector.core.api import Chunk
 from inspector.core.viewmodel.segments import Segment
 from inspector.qt.controllers.chunk_jobs import ChunkResult
 from inspector.qt.document.hits import HitMark, answer_color, hit_color
 from inspector.qt.document.visible import VisibleText
 from inspector.qt.theme import Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import Chunk
 
 #: A visible hit: the mark, its outline, and the rectangle of its first line.
 HitShape = tuple[HitMark, QPainterPath, QRectF]

@@ -23,7 +23,7 @@ import bisect
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -39,7 +39,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
-from inspector.core.api import Chunk, Document
 from inspector.core.viewmodel.display_text import display_text
 from inspector.core.viewmodel.offsets import Utf16Map
 from inspector.qt.controllers.chunk_jobs import ChunkResult
@@ -59,6 +58,9 @@ from inspector.qt.document.painting import (
 )
 from inspector.qt.document.visible import VisibleText, visible_text
 from inspector.qt.theme import FLAG_ORDER, Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import Chunk, Document
 
 HEADING_SCALE = {1: 1.45, 2: 1.25, 3: 1.1}
 #: Headings formatted per event-loop turn (about 10 ms each).

@@ -17,13 +17,17 @@ from __future__ import annotations
 import os
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QToolBar
 
-from inspector.core.api import AuditSummary, GoldProposal, InputError, export_summary, write_failure
+from inspector.core import api
+from inspector.core.api import InputError, write_failure
 from inspector.qt.actions.make_action import make_action
+
+if TYPE_CHECKING:
+    from inspector.core.api import AuditSummary, GoldProposal
 
 #: Share of the window's width the Reader takes in audit mode.
 AUDIT_WIDTH = 0.6
@@ -213,7 +217,7 @@ class AuditMode(QObject):
             if not path:
                 return False
         try:
-            export_summary(path, summary)
+            api.export_summary(path, summary)
         except (InputError, OSError) as exc:
             self.window.show_error(write_failure(path, exc))
             return False

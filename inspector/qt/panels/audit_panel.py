@@ -16,7 +16,7 @@ question switch, a settings change (chunks of new settings inherit them by `repl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -35,10 +35,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import NOT, PARTLY, RELEVANT, highlights, pct, question_text
+from inspector.core import api
+from inspector.core.api import pct
 from inspector.qt.controllers.audit_session import AuditSession
 from inspector.qt.controllers.retrieval import RetrievalController
-from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import format_score
 from inspector.qt.panels.audit_card import AuditCard, CardFacts
@@ -46,6 +46,9 @@ from inspector.qt.panels.audit_summary import SummaryBox
 from inspector.qt.panels.elided_label import ElidedLabel
 from inspector.qt.panels.question_bar import mode_text
 from inspector.qt.theme import Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import RetrievalResult
 
 #: Lines a card that is not the current one shows (the dock / the audit mode).
 COMPACT_LINES = 4
@@ -228,9 +231,9 @@ class AuditPanel(QWidget):
                 sc = QShortcut(QKeySequence(k), self, slot)
                 sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
 
-        bind(("1", "R"), lambda: self.judge_current(RELEVANT))
-        bind(("2", "P"), lambda: self.judge_current(PARTLY))
-        bind(("3", "N"), lambda: self.judge_current(NOT))
+        bind(("1", "R"), lambda: self.judge_current(api.RELEVANT))
+        bind(("2", "P"), lambda: self.judge_current(api.PARTLY))
+        bind(("3", "N"), lambda: self.judge_current(api.NOT))
         bind(("0", "Backspace", "Delete"), lambda: self.judge_current(None))
         bind(("J", "Down"), lambda: self.move_by(1))
         bind(("K", "Up"), lambda: self.move_by(-1))
@@ -333,7 +336,7 @@ class AuditPanel(QWidget):
             c = h.chunk
             doc = next((d for d in (req.documents or (req.document,)) if d.doc_id == c.doc_id), req.document)
             text, body_at, refs = card_text(c, doc, req.with_prefix, gold)
-            marks = highlights(text, q, answers, refs, span_start=c.start, body_at=body_at)
+            marks = api.highlights(text, q, answers, refs, span_start=c.start, body_at=body_at)
             full = annotated.chunk(c.id) if annotated is not None and annotated.document is doc \
                 and c.doc_id == doc.doc_id else None
             if full is not None and (full.start, full.end) != (c.start, c.end):
@@ -380,7 +383,7 @@ class AuditPanel(QWidget):
             label = f"{r.retriever} · {label}"
         judged = sum(1 for c in self.cards if c.verdict.judged)
         s = self.session.summary()
-        mine = next((x for x in s.questions if x.question == question_text(r.request.question)), None)
+        mine = next((x for x in s.questions if x.question == api.question_text(r.request.question)), None)
         figures = f" · judged {judged}/{len(self.cards)}"
         if mine is not None and mine.precision is not None:
             figures += f" · judged P@{mine.k} {pct(mine.precision, 0, '%')}"
@@ -389,7 +392,7 @@ class AuditPanel(QWidget):
 
     def _update_summary(self) -> None:
         r = self.result
-        current = question_text(r.request.question) if r is not None and r.request.question else ""
+        current = api.question_text(r.request.question) if r is not None and r.request.question else ""
         self.summary_box.set_summary(self.session.summary(), current)
 
     def _set_cards(self, n: int) -> None:
@@ -508,7 +511,7 @@ class AuditPanel(QWidget):
     # -- questions -------------------------------------------------------------------------------
     def _fill_questions(self) -> None:
         qs = self.session.questions()
-        now = question_text(self.controller.question)
+        now = api.question_text(self.controller.question)
         if now and now not in qs:
             qs.append(now)
         self.q_combo.blockSignals(True)
@@ -526,12 +529,12 @@ class AuditPanel(QWidget):
         qs = self.session.questions()
         if not qs:
             return
-        now = question_text(self.controller.question)
+        now = api.question_text(self.controller.question)
         i = qs.index(now) + step if now in qs else (0 if step > 0 else len(qs) - 1)
         self.ask(qs[i % len(qs)])
 
     def ask(self, question: str) -> None:
-        if question_text(question) != question_text(self.controller.question):
+        if api.question_text(question) != api.question_text(self.controller.question):
             self.controller.ask(question)
 
     def _on_combo(self, i: int) -> None:
@@ -567,7 +570,7 @@ class AuditPanel(QWidget):
         self.save_button.setToolTip("Append the question to the gold set: the answer is the text selected in a "
                                     "card, else the spans of the chunks judged relevant"
                                     + (" (judged relevant: saving keeps their spans as the reference)"
-                                       if any(c.verdict.judgement == RELEVANT for c in self.cards) else ""))
+                                       if any(c.verdict.judgement == api.RELEVANT for c in self.cards) else ""))
         self.hint.setText(problem)
         self.hint.setVisible(bool(problem))
 

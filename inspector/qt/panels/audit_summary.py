@@ -5,7 +5,7 @@ export the summary (Markdown or CSV, written by the core) and turn the marks int
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
@@ -17,8 +17,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import AuditSummary, QuestionSummary, first_relevant_text, pct
+from inspector.core import api
+from inspector.core.api import pct
 from inspector.qt.panels.table_model import TableModel, bold_font, row_table
+
+if TYPE_CHECKING:
+    from inspector.core.api import AuditSummary, QuestionSummary
 
 COLUMNS = ("Question", "Judged P@k", "First relevant", "Unjudged", "Ranking")
 _TIPS = ("An audited question (select it to read its chunks)",
@@ -67,7 +71,7 @@ class SummaryModel(TableModel):
         s = self.rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return (s.question, pct(s.precision, 0, '%'), first_relevant_text(s), str(s.unjudged), s.letters())[col]
+            return (s.question, pct(s.precision, 0, '%'), api.first_relevant_text(s), str(s.unjudged), s.letters())[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             return s.question if col == 0 else _TIPS[col]
         if role == Qt.ItemDataRole.FontRole and s.question == self.current:

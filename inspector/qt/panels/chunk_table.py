@@ -13,7 +13,7 @@ is set), where Qt's QSortFilterProxyModel would call a Python `filterAcceptsRow`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import (
@@ -38,10 +38,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import FLAGS, Chunk
+from inspector.core import api
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.panels.table_model import TableModel, row_table
 from inspector.qt.theme import FLAG_ORDER, Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import Chunk
 
 COLUMNS = ("#", "Start–End", "Tokens", "Word pieces", "Chars", "Heading path", "Flags", "Page")
 COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS, COL_PATH, COL_FLAGS, COL_PAGE = range(len(COLUMNS))
@@ -469,7 +472,7 @@ class ChunkTable(QWidget):
         self.flag_combo = QComboBox()
         self.flag_combo.addItem("Any flag", "")
         for f in FLAG_ORDER:
-            if f in FLAGS:
+            if f in api.FLAGS:
                 self.flag_combo.addItem(_flag_label(f).capitalize(), f)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Filter by heading or id…")

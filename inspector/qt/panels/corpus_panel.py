@@ -20,7 +20,7 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -36,10 +36,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import DEFAULT_MAX_BYTES, Document, InputError, LoadResult
+from inspector.core.api import InputError
 from inspector.qt import theme
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.panels.table_model import TableModel, bold_font, row_table
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document, LoadResult
 
 #: Counts remembered per (document, strategy, parameters).
 COUNT_CACHE = 4096
@@ -62,10 +65,12 @@ class CorpusLoad:
     """The paths that gave at least one document (for the recent-files list)."""
 
 
-def load_corpus(paths: Sequence[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> CorpusLoad:
-    """Load files and folders as one corpus; nothing raises, every failure is a problem line."""
-    from inspector.core.api import load_paths
+def load_corpus(paths: Sequence[str], *, max_bytes: int | None = None) -> CorpusLoad:
+    """Load files and folders as one corpus; nothing raises, every failure is a problem line
+    (`max_bytes`: the loader's limit per file; None: `DEFAULT_MAX_BYTES`)."""
+    from inspector.core.api import DEFAULT_MAX_BYTES, load_paths
 
+    max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     docs: list[Document] = []
     problems: list[str] = []
     details: list[str] = []
@@ -323,8 +328,9 @@ class CorpusPanel(QWidget):
         lay.addWidget(self.view, 1)
 
         self.chunk_store: Any = None
-        """The `ChunkStore` the background counts chunk through (the window sets the retrieval's,
-        so that the corpus's chunks are made once); None: a store of the job's own."""
+        """The `ChunkStore` the background counts chunk through, or a function giving it when a
+        count starts (the window sets the retrieval's, so that the corpus's chunks are made once,
+        without making the workbench before the window shows); None: a store of the job's own."""
         self.hit_jump: Callable[[str], bool] | None = None
         """Called with a document id when the user selects a row whose document holds hits of the
         question: shows that document at its best hit (returns False to switch plainly)."""
@@ -492,7 +498,8 @@ class CorpusPanel(QWidget):
             self.countsDone.emit()
             return
         self._pending = {i: self._key(d) for i, d in todo}
-        self.runner.submit(count_job(todo, self.state.strategy, dict(self.state.params), self.chunk_store))
+        store = self.chunk_store() if callable(self.chunk_store) else self.chunk_store
+        self.runner.submit(count_job(todo, self.state.strategy, dict(self.state.params), store))
 
     def _on_count(self, _rid: int, stage) -> None:
         i, count, problems = stage

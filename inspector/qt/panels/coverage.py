@@ -16,7 +16,7 @@ the line above says how many were left out and the count covers all of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
@@ -31,11 +31,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import Coverage, Document, Section, coverage, structure_of
+from inspector.core import api
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import JobRunner, Progress
 from inspector.qt.theme import Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import Coverage, Document
 
 SECTION_ROLE = Qt.ItemDataRole.UserRole + 1
 MAX_ROWS = 2_000
@@ -46,7 +49,7 @@ def coverage_job(doc: Document, questions: tuple) -> Callable[[Callable[[], bool
     """The count for `doc` and `questions`, on the runner's thread (the document's structure comes
     from the core's shared, locked cache)."""
     def job(_cancelled: Callable[[], bool], _progress: Progress) -> Iterator[object]:
-        yield (doc, coverage(doc, questions))
+        yield (doc, api.coverage(doc, questions))
     return job
 
 
@@ -126,7 +129,7 @@ class CoveragePanel(QWidget):
         self.runner.submit(coverage_job(doc, qs))
 
     def _on_result(self, _rid: int, stage: object) -> None:
-        doc, result = cast(tuple[Document, Coverage], stage)
+        doc, result = cast(tuple[api.Document, api.Coverage], stage)
         if doc is not self.state.document:
             return  # a newer document's count is on its way
         self.stale = False
@@ -153,7 +156,7 @@ class CoveragePanel(QWidget):
             self.summary.setText("The document has no sections.")
             return
         doc = self.state.document
-        words = "sections" if doc is not None and structure_of(doc).headings else "parts of the text"
+        words = "sections" if doc is not None and api.structure_of(doc).headings else "parts of the text"
         text = (f"<b>{len(missing)}</b> of {len(with_text)} {words} have no question yet"
                 if missing else f"Every one of the {len(with_text)} {words} has a question")
         text += f" · {r.placed} question{'s' if r.placed != 1 else ''} placed"
@@ -211,7 +214,7 @@ class CoveragePanel(QWidget):
 
     def _on_item(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         s = item.data(0, SECTION_ROLE)
-        if isinstance(s, Section):
+        if isinstance(s, api.Section):
             self.sectionChosen.emit(s)
 
 

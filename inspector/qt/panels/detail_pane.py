@@ -6,13 +6,17 @@ loss is visible in the very text the model gets.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from inspector.core.api import Chunk, Document
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import Chunk, Document
 
 
 class DetailPane(QWidget):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QKeySequence, QPalette, QShortcut
@@ -32,11 +33,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import MEASUREMENT, Document, Draft, GoldQuestion, draft_questions, normalize
+from inspector.core import api
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.runner import JobRunner
 from inspector.qt.theme import Theme
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document, Draft, GoldQuestion
 
 PENDING, ACCEPTED, REJECTED = "pending", "accepted", "rejected"
 _MARK = {PENDING: "•", ACCEPTED: "✓", REJECTED: "✗"}
@@ -86,7 +90,7 @@ class DraftsPanel(QWidget):
         self.banner.setObjectName("drafts_banner")
         self.banner.setAutoFillBackground(True)
         self.banner.setContentsMargins(6, 4, 6, 4)
-        self.measurement = QLabel(MEASUREMENT)
+        self.measurement = QLabel(api.MEASUREMENT)
         self.measurement.setWordWrap(True)
         self.measurement.setObjectName("drafts_measurement")
         self.measurement.setToolTip("benchmarks/drafted_gold.py on Chroma's chunking benchmark; "
@@ -170,7 +174,7 @@ class DraftsPanel(QWidget):
         self.status.setText("Drafting…")
 
         def job(_cancelled, _progress):
-            yield doc, draft_questions(doc, limit=n)
+            yield doc, api.draft_questions(doc, limit=n)
 
         self.runner.submit(job)
 
@@ -197,11 +201,11 @@ class DraftsPanel(QWidget):
         gold = self.controller.gold
         if gold is None or not self.items:
             return
-        known = {(normalize(q.question), q.source) for q in gold.questions}
+        known = {(api.normalize(q.question), q.source) for q in gold.questions}
         changed = False
         for it in self.items:
-            if it.status == PENDING and ((normalize(it.question), it.draft.source) in known
-                                         or (normalize(it.question), None) in known):
+            if it.status == PENDING and ((api.normalize(it.question), it.draft.source) in known
+                                         or (api.normalize(it.question), None) in known):
                 it.status = ACCEPTED
                 changed = True
         if changed and refill:

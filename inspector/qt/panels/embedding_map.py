@@ -40,7 +40,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import FALLBACK, pct
+from inspector.core import api
+from inspector.core.api import pct
 from inspector.core.viewmodel.projection import METHODS, Projection, project, umap_available
 from inspector.qt.controllers.retrieval import MODEL_FAILED, MODEL_LOADING, MODEL_READY, RetrievalController
 from inspector.qt.controllers.state import InspectorState
@@ -254,7 +255,7 @@ class EmbeddingMap(QWidget):
             self.clear()
             if vectors is not None or not len(getattr(index, "entries", ())):
                 self.status.setText("No chunks to map")
-            elif result.mode == FALLBACK:  # dense was chosen: its vectors come on their own
+            elif result.mode == api.FALLBACK:  # dense was chosen: its vectors come on their own
                 self.status.setText("No vectors to map yet: BM25 answers until the chunks are embedded "
                                     f"({self.retrieval.model_error or result.note or 'the model is loading'})")
             else:

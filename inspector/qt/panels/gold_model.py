@@ -8,7 +8,7 @@ when only the outcomes do, so the selection survives every re-chunk.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -19,9 +19,11 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
-from inspector.core.api import GoldQuestion
 from inspector.qt import theme
 from inspector.qt.panels.table_model import TableModel
+
+if TYPE_CHECKING:
+    from inspector.core.api import GoldQuestion
 
 COLUMNS = ("#", "Question", "Answer", "Hit", "Rank", "Diagnosis", "Baseline")
 COL_LINE, COL_QUESTION, COL_ANSWER, COL_HIT, COL_RANK, COL_DIAGNOSIS, COL_BASELINE = range(len(COLUMNS))

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import Document, GoldQuestion, answer_spans, change_interval, num, pct, pts, spread
+from inspector.core.api import change_interval, num, pct, pts, spread
 from inspector.core.viewmodel.settings_schema import Setting
 from inspector.qt import theme
 from inspector.qt.controllers.retrieval import (
@@ -42,7 +42,6 @@ from inspector.qt.controllers.retrieval import (
     Baseline,
     RetrievalController,
 )
-from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 from inspector.qt.panels.elided_label import ElidedLabel
 from inspector.qt.panels.gold_model import (
     COL_ANSWER,
@@ -64,6 +63,7 @@ from inspector.qt.settings import Settings
 
 if TYPE_CHECKING:
     from inspector.qt.panels.bill_view import BillView
+    from inspector.core.api import Document, GoldQuestion, RetrievalResult
 
 #: The question table keeps at least this width beside the baseline's box; a narrower panel puts
 #: the box (at least COMPARE_MIN wide beside the table) under the figures instead.
@@ -883,5 +883,5 @@ class GoldPanel(QWidget):
         return value.text(), delta.text()
 
 
-__all__ = ["GoldPanel", "GoldFiles", "GOLD_FILES", "answer_spans", "is_gold_path", "sibling_gold", "GOLD_FILTER",
+__all__ = ["GoldPanel", "GoldFiles", "GOLD_FILES", "is_gold_path", "sibling_gold", "GOLD_FILTER",
            "delta_text"]

@@ -12,16 +12,18 @@ Both docks start hidden and appear in View ▸ Panels.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QMainWindow
 
-from inspector.core.api import Draft, Section
 from inspector.qt.actions.make_action import make_action
 from inspector.qt.panels.coverage import CoveragePanel
 from inspector.qt.panels.drafts_panel import DraftsPanel
 from inspector.qt.panels.quick_gold import GoldWriter, QuickGoldBar
+
+if TYPE_CHECKING:
+    from inspector.core.api import Draft, Section
 
 
 class GoldTools(QObject):

@@ -9,12 +9,16 @@ chunk sizes against a model that cannot read the text. The judgement is the core
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel
 
-from inspector.core.api import MINILM_ID, Document, ModelFit
+from inspector.core import api
 from inspector.qt.theme import WARNING
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document, ModelFit
 
 
 class LanguageNote(QLabel):
@@ -26,14 +30,35 @@ class LanguageNote(QLabel):
         """The main window (not `window`, which would hide QWidget.window())."""
         self.fit: ModelFit | None = None
         """The last `ModelFit` (None: no document)."""
+        self._waiting: Document | None = None
+        """The document whose fit is judged once its first chunks are painted."""
         self.setStyleSheet(f"color: {WARNING};")
         self.hide()
-        window.state.documentChanged.connect(self.update_for)
+        window.state.documentChanged.connect(self._on_document)
+        window.state.chunksChanged.connect(self._on_chunks)
         window.retrieval.modelStateChanged.connect(lambda _s: self.update_for(window.state.document))
+
+    def _on_document(self, doc: Document | None) -> None:
+        """A new document's fit waits for its chunks: judging it reads the model's tokenizer
+        (about 0.1 s the first time, on the GUI thread), which the text and its first chunks
+        need not wait for (issue 31). Until then the last document's note is taken down."""
+        self._waiting = doc
+        r = self.window.state.result
+        if doc is None or (r is not None and r.complete and r.document is doc):
+            self.update_for(doc)
+        elif self.fit is not None:
+            self.fit = None
+            self._show("", "")
+
+    def _on_chunks(self, result: Any) -> None:
+        doc = self._waiting
+        if doc is not None and result is not None and result.complete and result.document is doc:
+            self._waiting = None
+            QTimer.singleShot(0, lambda: self.update_for(doc) if self.window.state.document is doc else None)
 
     def bundled_model(self) -> bool:
         emb = getattr(self.main.retrieval, "_embedder", None) or getattr(self.main.retrieval, "embedder", None)
-        return emb is None or getattr(emb, "model_id", MINILM_ID) == MINILM_ID
+        return emb is None or getattr(emb, "model_id", api.MINILM_ID) == api.MINILM_ID
 
     def update_for(self, doc: Document | None) -> None:
         from inspector.core.api import model_fit
@@ -41,16 +66,18 @@ class LanguageNote(QLabel):
         self.fit = model_fit(doc.text) if doc is not None else None
         note = self.fit.note() if self.fit is not None and self.bundled_model() else ""
         if not note or self.fit is None:
-            self.hide()
-            self.setText("")
-            self.setToolTip("")
+            self._show("", "")
             return
         from inspector.core.api import MULTILINGUAL_MODEL
 
         lang = self.fit.language.name if self.fit.language.code != "und" else "Not English"
-        self.setText(f"⚠ {lang} text: the bundled model reads English; try {MULTILINGUAL_MODEL}  ")
-        self.setToolTip(note)
-        self.show()
+        self._show(f"⚠ {lang} text: the bundled model reads English; try {MULTILINGUAL_MODEL}  ", note)
+
+    def _show(self, text: str, tip: str) -> None:
+        """The note's text and tooltip; hidden when there is none."""
+        self.setText(text)
+        self.setToolTip(tip)
+        self.setVisible(bool(text))
 
 
 def install_language_note(window: Any) -> LanguageNote:  # the MainWindow (not imported: a cycle)

@@ -7,6 +7,8 @@ loads (with a warning colour, since dense figures are what the user asked for).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -32,10 +34,12 @@ from inspector.qt.controllers.retrieval import (
     RETRIEVERS,
     RetrievalController,
 )
-from inspector.qt.controllers.retrieval_jobs import RetrievalResult
 from inspector.qt.document.hits import HitMark
 from inspector.qt.document.view import DocumentView
 from inspector.qt.panels.elided_label import ElidedLabel
+
+if TYPE_CHECKING:
+    from inspector.core.api import RetrievalResult
 
 RETRIEVER_LABELS = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
 MAX_K = 50

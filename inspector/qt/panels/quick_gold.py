@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QTextCursor
@@ -33,20 +34,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import (
-    Document,
-    GoldQuestion,
-    InputError,
-    add_questions,
-    question_line,
-    remove_question,
-    write_failure,
-)
+from inspector.core import api
+from inspector.core.api import InputError, write_failure
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.view import DocumentView
 from inspector.qt.messages import MessageCenter
 from inspector.qt.panels.gold_panel import GoldPanel
+
+if TYPE_CHECKING:
+    from inspector.core.api import Document, GoldQuestion
 
 JSONL = (".jsonl", ".ndjson")
 
@@ -140,8 +137,8 @@ class GoldWriter(QObject):
         self.aboutToReplace.emit(f"Add question “{_short(q.question)}”")
         before = _bytes(path)
         try:
-            previous = question_line(path, q)
-            outcome = add_questions(path, (q,))[0]
+            previous = api.question_line(path, q)
+            outcome = api.add_questions(path, (q,))[0]
         except (InputError, OSError) as exc:
             self.messages.error(write_failure(path, exc))
             return None
@@ -162,7 +159,7 @@ class GoldWriter(QObject):
         self.aboutToReplace.emit(f"Remove question “{_short(last.question.question)}”")
         before = _bytes(last.path)
         try:
-            found = remove_question(last.path, last.question, restore=last.previous)
+            found = api.remove_question(last.path, last.question, restore=last.previous)
         except (InputError, OSError) as exc:
             self.messages.error(write_failure(last.path, exc))
             return None
@@ -333,7 +330,7 @@ class QuickGoldBar(QWidget):
         if not question:
             self.writer.messages.error("type the question first")
             return False
-        q = GoldQuestion(question, answers=(self.answer,), source=doc.doc_id, references=(self.answer_span,))
+        q = api.GoldQuestion(question, answers=(self.answer,), source=doc.doc_id, references=(self.answer_span,))
         outcome = self.writer.add(q)
         if outcome is None:
             return False

@@ -12,15 +12,20 @@ the spans judged relevant (merged where they overlap).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
-from inspector.core.api import RELEVANT, GoldQuestion, union_ranges
+from inspector.core import api
 from inspector.qt.controllers.audit_session import AuditSession
 from inspector.qt.controllers.retrieval import RetrievalController
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.panels.audit_card import AuditCard, FitText
 from inspector.qt.panels.audit_panel import AuditPanel
+
+if TYPE_CHECKING:
+    from inspector.core.api import GoldQuestion
 
 
 class Reader(AuditPanel):
@@ -44,14 +49,14 @@ class Reader(AuditPanel):
         if selected:
             card = next((c for c in self.cards if c.selected_text().strip()), None)
             source = card.hit.chunk.doc_id if card is not None and card.hit.chunk.doc_id else doc.doc_id
-            return GoldQuestion(r.request.question, answers=(selected,), source=source)
-        relevant = [c.hit.chunk for c in self.cards if c.verdict.judgement == RELEVANT]
+            return api.GoldQuestion(r.request.question, answers=(selected,), source=source)
+        relevant = [c.hit.chunk for c in self.cards if c.verdict.judgement == api.RELEVANT]
         # Reference spans are offsets into one document: the first relevant chunk's.
         source = relevant[0].doc_id or doc.doc_id if relevant else doc.doc_id
-        spans = union_ranges([(c.start, c.end) for c in relevant if (c.doc_id or doc.doc_id) == source])
+        spans = api.union_ranges([(c.start, c.end) for c in relevant if (c.doc_id or doc.doc_id) == source])
         if not spans:
             return None
-        return GoldQuestion(r.request.question, source=source, references=tuple(spans))
+        return api.GoldQuestion(r.request.question, source=source, references=tuple(spans))
 
     def _save(self) -> None:
         q = self.gold_question()

@@ -13,12 +13,13 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from inspector.core.api import ChunkStats, pct
+from inspector.core.api import pct
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 
 if TYPE_CHECKING:
     from inspector.qt.panels.bill_view import BillView
+    from inspector.core.api import ChunkStats
 
 
 class Histogram(QWidget):

@@ -23,7 +23,7 @@ the exact hit rate of the nearby positions is drawn (`inspector.qt.panels.trace`
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -42,12 +42,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import Param, Strategy
 from inspector.core.viewmodel.scale import SliderScale, slider_scale
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.controllers.trace import TraceController
 from inspector.qt.panels.trace import TraceStrip
 from inspector.qt.theme import INVALID_SETTING
+
+if TYPE_CHECKING:
+    from inspector.core.api import Param, Strategy
 
 
 def pretty(name: str) -> str:
