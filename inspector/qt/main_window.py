@@ -83,9 +83,9 @@ from inspector.qt.panels.strategy_panel import StrategyPanel, strategy_label
 from inspector.qt.settings import Settings
 
 if TYPE_CHECKING:
+    from inspector.core.api import Document
     from inspector.qt.dialogs.sweep_dialog import SweepDialog
     from inspector.qt.panels.rerank_box import RerankBox
-    from inspector.core.api import Document
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 

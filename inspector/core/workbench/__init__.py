@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from inspector.core.evaluation.gold import GoldQuestion, GoldSet
     from inspector.core.evaluation.metrics import Report
     from inspector.core.evaluation.sweep import SweepResult
+    from inspector.core.retrieval.kinds import Retriever
     from inspector.core.workbench.corpus import Gold
     from inspector.core.workbench.index_store import IndexStore
-    from inspector.core.retrieval.kinds import Retriever
     from inspector.core.workbench.staging import RetrievalRequest, RetrievalResult, Staging
 
 #: Names this package handed out before its parts were imported lazily -> their module.

@@ -62,8 +62,8 @@ from inspector.qt.panels.table_model import row_table
 from inspector.qt.settings import Settings
 
 if TYPE_CHECKING:
-    from inspector.qt.panels.bill_view import BillView
     from inspector.core.api import Document, GoldQuestion, RetrievalResult
+    from inspector.qt.panels.bill_view import BillView
 
 #: The question table keeps at least this width beside the baseline's box; a narrower panel puts
 #: the box (at least COMPARE_MIN wide beside the table) under the figures instead.

@@ -43,7 +43,7 @@ class LanguageNote(QLabel):
         (about 0.1 s the first time, on the GUI thread), which the text and its first chunks
         need not wait for (issue 31). Until then the last document's note is taken down."""
         self._waiting = doc
-        r = self.window.state.result
+        r = self.main.state.result
         if doc is None or (r is not None and r.complete and r.document is doc):
             self.update_for(doc)
         elif self.fit is not None:
@@ -54,7 +54,7 @@ class LanguageNote(QLabel):
         doc = self._waiting
         if doc is not None and result is not None and result.complete and result.document is doc:
             self._waiting = None
-            QTimer.singleShot(0, lambda: self.update_for(doc) if self.window.state.document is doc else None)
+            QTimer.singleShot(0, lambda: self.update_for(doc) if self.main.state.document is doc else None)
 
     def bundled_model(self) -> bool:
         emb = getattr(self.main.retrieval, "_embedder", None) or getattr(self.main.retrieval, "embedder", None)

@@ -18,8 +18,8 @@ from inspector.qt.controllers.state import InspectorState
 from inspector.qt.theme import FLAG_ORDER, Theme
 
 if TYPE_CHECKING:
-    from inspector.qt.panels.bill_view import BillView
     from inspector.core.api import ChunkStats
+    from inspector.qt.panels.bill_view import BillView
 
 
 class Histogram(QWidget):
