@@ -150,6 +150,7 @@ def test_the_helper_process_starts_once_the_first_chunks_are_painted(qtbot, make
         qtbot.waitUntil(lambda: helper.ready, timeout=90_000)  # spawned and warmed, off the GUI thread
         assert helper.pids()
     finally:
+        w.close()  # its chunking stops first: a job still on its way would start the helper again
         helper.shutdown()
 
 
@@ -170,4 +171,5 @@ def test_the_helper_process_starts_at_once_for_a_large_document(qtbot, make_wind
         assert helper.enabled  # before its chunks
         qtbot.waitUntil(lambda: helper.ready, timeout=90_000)
     finally:
+        w.close()  # its chunking stops first: a job still on its way would start the helper again
         helper.shutdown()
