@@ -61,9 +61,32 @@ def app_helper(monkeypatch):
     h.shutdown()
 
 
+@pytest.fixture
+def own_heap():
+    """The collector's count as a fresh window has it, not as the test worker left it. An xdist
+    worker reaches this test after hundreds of others (torch, models, windows: millions of objects
+    a user's process never holds). The window defers full collections to idle moments
+    (`qt.idle_gc`) but runs one on the GUI thread when overdue (200 middle collections since the
+    last full one), and tests rarely leave a window idle, so the count carried in from earlier
+    tests made that collection fall at a random point of this test, walking the whole worker's
+    heap: CI saw 1,158 ms on `mixed_newlines.md open`, this machine 1,235 ms and 1,427 ms on other
+    small files. Reproduced here with 3 million objects and the count at 190 on entry: one overdue
+    collection, 248 ms unloaded; with the count at zero, none. One full collection first puts the
+    count back at zero."""
+    import gc
+
+    gc.collect()
+    yield
+
+
+def _pauses(hb: Heartbeat, n: int = 2) -> str:
+    return "".join(f"\n{p.ms:.0f} ms in {p.label}; the GUI thread:\n{p.stack}other threads:\n{p.others}"
+                   for p in hb.worst(n))
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_no_long_pause_opening_and_dragging_over_hostile_inputs(qtbot, make_window, tmp_path, app_helper):
+def test_no_long_pause_opening_and_dragging_over_hostile_inputs(qtbot, make_window, tmp_path, app_helper, own_heap):
     w = make_window(size=(1400, 900))
     w.retrieval.set_retriever("bm25")
     w.state.set_strategy("recursive")
@@ -83,7 +106,7 @@ def test_no_long_pause_opening_and_dragging_over_hostile_inputs(qtbot, make_wind
             k += 1
     inputs = [(p.name, p) for p in sorted(BAD.iterdir()) if p.is_file() and p.suffix in (".md", ".txt")]
     inputs += [("1 MB line", line), ("10,000-row table", table), ("20 MB document", big)]
-    hb = Heartbeat(threshold_ms=50.0)
+    hb = Heartbeat(threshold_ms=50.0, watchdog=True)  # a failure says where the time went
     hb.start("start")
     t0 = time.perf_counter()
     for label, path in inputs:
@@ -94,7 +117,10 @@ def test_no_long_pause_opening_and_dragging_over_hostile_inputs(qtbot, make_wind
     print(f"\nworst gaps over 100 ms: {worst}; overall {hb.max_ms:.0f} ms in {time.perf_counter() - t0:.0f} s;"
           f" phases of a second or more (s): {took}")
     assert hb.phases["1 MB line open"].ticks > 0 and hb.phases["20 MB document drag"].ticks > 0  # they ran
-    assert hb.max_ms < BOUND_MS, f"the GUI thread stopped for {hb.max_ms:.0f} ms: {worst}"
+    gcs = w.idle_gc
+    assert hb.max_ms < BOUND_MS, (f"the GUI thread stopped for {hb.max_ms:.0f} ms: {worst}; full collections"
+                                  f" {gcs.collections} ({gcs.overdue_collections} overdue, longest"
+                                  f" {gcs.longest_ms:.0f} ms){_pauses(hb)}")
 
 
 def test_a_huge_line_is_shown_as_blocks_that_map_back_to_the_document(qtbot, make_window, wait_complete,
