@@ -126,6 +126,8 @@ class StartOutcome:
     findings: tuple[str, ...]
     """Kinds of the start's findings, with "(partial)" or "(none)" where the fault touches the
     retriever only partly or not at all (`Finding.affects`)."""
+    evidence: str = ""
+    """The gold set's figures on the start's cut, on A (`Finding.evidence`)."""
 
 
 def split(n: int, seed: int, a_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -149,6 +151,7 @@ def run(name: str, retriever: str, *, embedder, cache, budget: int | None = None
     start_cfgs = {s: start_config(s, retriever) for s in starts}
     configs += [c for c in start_cfgs.values() if c not in configs]
     findings_for = wb.evaluator.findings_for()
+    evidence_for = wb.evaluator.evidence_for()
     if default not in configs:
         raise AssertionError("the default configuration must be a grid point")
     t0 = time.perf_counter()
@@ -187,13 +190,17 @@ def run(name: str, retriever: str, *, embedder, cache, budget: int | None = None
             oracle=order[int(np.argmax(score_b))], naive_is_default=naive == default, starts={}))
         o = out[-1]
         for spec, start in start_cfgs.items():
-            _, srec = recommend(res.rows, start, budget=budget, folds=FOLDS, seed=seed, findings_for=findings_for)
+            _, srec = recommend(res.rows, start, budget=budget, folds=FOLDS, seed=seed, findings_for=findings_for,
+                                evidence_for=evidence_for)
             assert o.starts is not None
             so = o.starts[spec] = StartOutcome(
                 pick=srec.best, keep=srec.keep_current, reason=srec.reason, p_better=srec.p_better,
                 cv_gain=srec.gain, gain=score_b[idx[srec.best]] - score_b[idx[start]],
                 default_gain=base_b - score_b[idx[start]],
-                findings=tuple(f.kind + ('' if f.affects == 'full' else f' ({f.affects})') for f in srec.findings))
+                findings=tuple(f.kind + ('' if f.affects == 'full' else f' ({f.affects})') for f in srec.findings),
+                evidence="; ".join(f.evidence.text() for f in srec.findings if f.evidence is not None))
+            if so.evidence:
+                print(f"  seed {seed} from {spec}: the cut on the gold set (A): {so.evidence}", flush=True)
             print(f"  seed {seed} from {spec}: findings {', '.join(so.findings) or 'none'}; "
                   f"{'keep' if so.keep else 'switch to ' + so.pick.label()} ({so.reason}, P(better) "
                   f"{so.p_better:.2f}, CV gain on A {100 * so.cv_gain:+.1f}); realized on B "

@@ -279,3 +279,27 @@ def test_findings_sentences_say_whom_the_cut_affects():
     assert "46 of 50 chunks are cut. Fix: size <= 224 tokens." in texts["dense"][0]
     assert "only partly affects hybrid and is likely better" in texts["hybrid"][1]
     assert "fixes a fault of your chunks and is not estimated worse" in texts["dense"][1]
+
+
+def test_findings_sentences_give_the_gold_set_s_figures_on_the_cut():
+    """Issue 29: beside the cut, how the start's questions answered only in its unread tails
+    scored against the others."""
+    from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.evaluation.findings import CutEvidence, Finding, with_evidence
+    from inspector.core.evaluation.sweep import Recommendation
+    from inspector.qt.dialogs.sweep_dialog import findings_sentences
+
+    cut = Finding("truncated_by_embedder", 0.9, "46 of 50 chunks are cut", "size <= 224 tokens",
+                  affects="full", retriever="dense")
+    broken = EvalConfig("fixed_tokens", {"size": 512, "overlap": 0}, retriever="dense")
+
+    def sentences(found):
+        rec = Recommendation(config=broken, current=broken, keep_current=True, gain=0.0, gain_ci=(-0.02, 0.02),
+                             p_value=1.0, metric="hit_rate", basis="exact", in_sample=0.8, cross_validated=0.8,
+                             optimism=0.0, questions=30, folds=5, findings=found, p_better=0.5, reason="unsure")
+        return findings_sentences(rec)
+
+    text = sentences(with_evidence((cut,), CutEvidence(2, 10, 18, 20)))
+    assert ("46 of 50 chunks are cut (on the gold set, questions answered only in the text it never reads were "
+            "hit 2 of 10 (20%), the others 18 of 20 (90%)). Fix:") in text
+    assert "46 of 50 chunks are cut. Fix:" in sentences((cut,))

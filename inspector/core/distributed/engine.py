@@ -146,7 +146,8 @@ class RayEngine:
         recommendation = None
         if against is not None and not cancelled and questions and rows:
             rows, recommendation = recommend(rows, against, budget=budget, folds=folds, seed=seed,
-                                             findings_for=self.wb.evaluator.findings_for())
+                                             findings_for=self.wb.evaluator.findings_for(),
+                                             evidence_for=self.wb.evaluator.evidence_for())
         return SweepResult(tuple(rows), tuple(skipped), cancelled, recommendation, budget)
 
     # -- one phase: chunk, embed, evaluate -------------------------------------------------------

@@ -31,6 +31,7 @@ from inspector.core.text.structure import structure_of
 
 if TYPE_CHECKING:
     from inspector.core.evaluation.config import EvalConfig
+    from inspector.core.evaluation.metrics import QuestionResult
 
 #: Kinds in the order they are listed (the most harmful first).
 KINDS = ("truncated_by_embedder", "split_table_without_header", "no_heading_context", "stub",
@@ -98,16 +99,31 @@ class Finding:
     `evaluator.recommend`), a "none" finding is listed but never does."""
     retriever: str = ""
     """The retriever `affects` is about (the configuration's)."""
+    evidence: CutEvidence | None = None
+    """What the gold set shows of the fault, where it can (`cut_evidence`, the embedder's cut
+    only): how often the questions answered only in the text the embedder never reads were hit,
+    against the others. Information beside the finding, not a reason to switch (measured: it
+    separated no corpus where the cut costs from one where it does not)."""
+
+    @property
+    def counts(self) -> bool:
+        """The fault may license a switch: it touches the retriever."""
+        return self.affects != "none"
 
     @property
     def note(self) -> str:
-        """"" when the fault touches everything the retriever reads, else a clause saying how much."""
-        return affects_note(self, self.retriever)
+        """"" when the fault touches everything the retriever reads and the gold set has no
+        figure on it, else clauses saying how much it touches it and what the gold set shows."""
+        parts = [affects_note(self, self.retriever)]
+        if self.evidence is not None and self.counts:
+            parts.append(f"on the gold set, {self.evidence.text()}")
+        return "; ".join(p for p in parts if p)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "share": round(self.share, 4), "detail": self.detail, "fix": self.fix,
                 "fix_params": None if self.fix_params is None else dict(self.fix_params),
-                "affects": self.affects, "retriever": self.retriever, "note": self.note or None}
+                "affects": self.affects, "retriever": self.retriever, "note": self.note or None,
+                "evidence": None if self.evidence is None else self.evidence.to_dict()}
 
 
 _WS = re.compile(r"\s+")
@@ -331,6 +347,54 @@ def findings(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chun
     return tuple(sorted(out, key=lambda f: KINDS.index(f.kind)))
 
 
+@dataclass(frozen=True, slots=True)
+class CutEvidence:
+    """The gold set's figures on the embedder's cut: hits of the questions whose answer lies only
+    in text the embedder never reads (`tail`), and of those whose answer it reads (`read`), in the
+    configuration's own retrieval results."""
+
+    tail_hits: int
+    tail: int
+    read_hits: int
+    read: int
+
+    def text(self) -> str:
+        def rate(h: int, n: int) -> str:
+            return f"{h} of {n}" + (f" ({h / n:.0%})" if n else "")
+        return (f"questions answered only in the text it never reads were hit {rate(self.tail_hits, self.tail)}, "
+                f"the others {rate(self.read_hits, self.read)}")
+
+    def to_dict(self) -> dict[str, int]:
+        return {"tail_hits": self.tail_hits, "tail": self.tail, "read_hits": self.read_hits, "read": self.read}
+
+
+def cut_evidence(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]], config: EvalConfig,
+                 results: Sequence[QuestionResult], *, limit: int | None = None) -> CutEvidence:
+    """What `config`'s own retrieval results (`results`, one per gold question, scored on
+    `chunks_by_doc`) show of the embedder's cut: how many questions have their answer only in the
+    tails it drops, and how often those were hit against the others. A finding measured without
+    questions cannot say whether the tails hold what users ask about; this says it for the user's
+    own questions. It is shown, not weighed: on Chroma's small corpora, where the cut starts beat
+    the default, and on the public set, where they lose 13 points, the tail questions were hit
+    less often alike (56-82 % against 92-100 % with dense; benchmarks/README.md, issue 29)."""
+    from inspector.core.evaluation.metrics import unread_answers
+    from inspector.core.text.wordpieces import max_seq_length
+
+    limit = max_seq_length() if limit is None else limit
+    m = _measure(docs, chunks_by_doc, bool(config.with_prefix), limit)
+    where = unread_answers([r.question for r in results], m.docs, m.chunks_by_doc)
+    tail = [r.hit for r, w in zip(results, where, strict=True) if w is True]
+    read = [r.hit for r, w in zip(results, where, strict=True) if w is False]
+    return CutEvidence(sum(tail), len(tail), sum(read), len(read))
+
+
+def with_evidence(found: Sequence[Finding], evidence: CutEvidence | None) -> tuple[Finding, ...]:
+    """`found` with the gold set's figures on the embedder's cut beside its finding."""
+    if evidence is None:
+        return tuple(found)
+    return tuple(replace(f, evidence=evidence) if f.kind == "truncated_by_embedder" else f for f in found)
+
+
 def fixed_by(current: Sequence[Finding], candidate: Sequence[Finding]) -> tuple[str, ...]:
     """Kinds among `current`'s findings that `candidate` no longer has, or has at under half the
     share (a fault much reduced counts as fixed)."""
@@ -346,4 +410,5 @@ def findings_text(found: Sequence[Finding], *, indent: str = "  ") -> str:
                      f"{f' ({f.note})' if f.note else ''}. Fix: {f.fix}." for f in found)
 
 
-__all__ = ["AFFECTS", "Finding", "KINDS", "THRESHOLDS", "affects", "findings", "findings_text", "fixed_by"]
+__all__ = ["AFFECTS", "KINDS", "THRESHOLDS", "CutEvidence", "Finding", "affects", "cut_evidence", "findings",
+           "findings_text", "fixed_by", "with_evidence"]

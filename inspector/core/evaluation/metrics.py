@@ -368,6 +368,38 @@ def _matcher(q: GoldQuestion, corpus: _Corpus) -> tuple[Callable[[Chunk], bool],
     return (lambda c: c.doc_id in refs and _overlaps(c, refs[c.doc_id])), refs
 
 
+def unread_answers(questions: Sequence[GoldQuestion], docs: Sequence[Document] | Mapping[str, Document],
+                   chunks_by_doc: Mapping[str, Sequence[Chunk]]) -> list[bool | None]:
+    """Per question, whether its answer lies only in text the embedder never reads: True when
+    chunks hold it (as a hit counts it: an answer string inside the chunk, a reference span
+    overlapping it) but none holds it in the part before its `truncated_at`; False when one
+    does; None when no embedded chunk holds it. The gold set's view of the embedder's cut
+    (`findings.cut_evidence`): a cut that costs retrieval shows as those questions missed more
+    often than the others."""
+    corpus = _Corpus(docs, chunks_by_doc)
+    embedded = {doc_id: [c for c in cs if c.role != "parent"] for doc_id, cs in corpus.chunks.items()}
+    out: list[bool | None] = []
+    for q in questions:
+        _match, spans = _matcher(q, corpus)
+        contain = bool(q.answers)
+        held = read = False
+        for doc_id, sp in spans.items():
+            for c in embedded.get(doc_id, ()):
+                end = c.truncated_at if c.truncated_at is not None and c.start <= c.truncated_at < c.end else c.end
+                for a, b in sp:
+                    if (c.start <= a and b <= c.end) if contain else (c.start < b and a < c.end):
+                        held = True
+                        if (c.start <= a and b <= end) if contain else (c.start < b and a < end):
+                            read = True
+                            break
+                if read:
+                    break
+            if read:
+                break
+        out.append(None if not held else not read)
+    return out
+
+
 def _ids(chunks: Sequence[Chunk], multi: bool) -> str:
     names = [c.key if multi else str(c.id) for c in chunks]
     if len(names) <= 1:
@@ -524,6 +556,6 @@ def index_cost(docs: Iterable[Document], chunks_by_doc: Mapping[str, Sequence[Ch
                      document_tokens=doc_tokens)
 
 
-__all__ = ["evaluate", "aggregate", "Report", "QuestionResult", "Diagnosis", "IndexCost", "IndexSearch",
-           "span_scores", "SpanScores", "index_cost", "DEEP_K",
+__all__ = ["evaluate", "aggregate", "unread_answers", "Report", "QuestionResult", "Diagnosis", "IndexCost",
+           "IndexSearch", "span_scores", "SpanScores", "index_cost", "DEEP_K",
            "union_ranges", "intersect_two_ranges", "difference", "sum_of_ranges"]

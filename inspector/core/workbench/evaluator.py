@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, cast
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.compare import Comparison, compare_reports
 from inspector.core.evaluation.config import Cancel, EvalConfig, Progress
-from inspector.core.evaluation.findings import Finding, findings
+from inspector.core.evaluation.findings import CutEvidence, Finding, cut_evidence, findings, with_evidence
 from inspector.core.evaluation.gold import GoldQuestion
-from inspector.core.evaluation.metrics import IndexSearch, Report, evaluate
+from inspector.core.evaluation.metrics import IndexSearch, QuestionResult, Report, evaluate
 from inspector.core.evaluation.sweep import P_PARTIAL, P_SWITCH, Recommendation, SweepResult, SweepRow, rank_key
 from inspector.core.runtime.cancel import Cancelled
 from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore
@@ -44,6 +44,7 @@ def score_group(members: Sequence[EvalConfig], index: SearchIndex, chunks: Chunk
 def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | None = None,
               folds: int = 5, seed: int = 0,
               findings_for: Callable[[EvalConfig], tuple[Finding, ...]] | None = None,
+              evidence_for: Callable[[EvalConfig, Sequence[QuestionResult]], CutEvidence] | None = None,
               ) -> tuple[list[SweepRow], Recommendation]:
     """Cross-validated advice over sweep rows (one gold set) against the `current` row, and the
     rows marked `tied_with_best`. Scores are exact where every row has an exact figure (BM25
@@ -61,7 +62,13 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     broken configuration was kept at P = 0.97 because 30 questions could not confirm a 17-point
     gain. When that keeps the current row and its chunks have a finding, the choice is made
     again, cross-validated, among the rows that remove one, and taken when not estimated worse.
-    Otherwise keep the current row."""
+    Otherwise keep the current row.
+
+    `evidence_for(current, its question results)`: the gold set's figures on the embedder's cut
+    (`findings.cut_evidence`, on the questions the rows were scored on), put beside the finding
+    (`Finding.evidence`) for the user to read; they do not change the advice (a rule that let a
+    cut whose tail questions were hit as often as the others license nothing changed 1 of 40
+    measured runs, for the worse: benchmarks/README.md, issue 29)."""
     from inspector.core.evaluation.findings import fixed_by
     from inspector.core.evaluation.selection import cross_validated_choice, score_matrix
 
@@ -76,8 +83,10 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     sel = cross_validated_choice(matrix, cur, cost, folds=folds, seed=seed)
     marked = [replace(r, tied_with_best=bool(sel.tied_with_best[i]), current=i == cur) for i, r in enumerate(rows)]
     found = findings_for(current) if findings_for is not None else ()
+    if evidence_for is not None and any(f.kind == "truncated_by_embedder" and f.affects != "none" for f in found):
+        found = with_evidence(found, evidence_for(current, reports[cur].questions))
     # What the embedder drops costs BM25 nothing: it reads the whole span (`affects` "none").
-    relevant = tuple(f for f in found if f.affects != "none")
+    relevant = tuple(f for f in found if f.counts)
     full = {f.kind for f in relevant if f.affects == "full"}
 
     def licensed(fixes: tuple[str, ...], gain: float, p_better: float | None) -> bool:
@@ -266,7 +275,8 @@ class Evaluator:
         recommendation = None
         if against is not None and not cancelled and questions and rows:
             rows, recommendation = recommend(rows, against, budget=budget, folds=folds, seed=seed,
-                                             findings_for=self.findings_for(docs))
+                                             findings_for=self.findings_for(docs),
+                                             evidence_for=self.evidence_for(docs))
         return SweepResult(tuple(rows), tuple(skipped), cancelled, recommendation, budget)
 
     def findings_for(self, docs: Sequence[Document] | None = None) -> Callable[[EvalConfig], tuple[Finding, ...]]:
@@ -275,6 +285,16 @@ class Evaluator:
 
         def measure(config: EvalConfig) -> tuple[Finding, ...]:
             return findings(docs, self.chunk_store.chunks_for(config, docs), config)
+        return measure
+
+    def evidence_for(self, docs: Sequence[Document] | None = None,
+                     ) -> Callable[[EvalConfig, Sequence[QuestionResult]], CutEvidence]:
+        """`(config, its question results) -> the gold set's word on its embedder's cut` over
+        `docs` (the corpus by default), from the chunk store (`findings.cut_evidence`)."""
+        docs = list(self.corpus.documents if docs is None else docs)
+
+        def measure(config: EvalConfig, results: Sequence[QuestionResult]) -> CutEvidence:
+            return cut_evidence(docs, self.chunk_store.chunks_for(config, docs), config, results)
         return measure
 
 

@@ -147,10 +147,17 @@ def findings_sentences(rec: Any) -> str:
         return ("Findings on your current settings: none (no chunk cut by the embedder; stubs, split "
                 "tables, overlap and copies are rare).")
     lines = ["Findings on your current settings (no gold set needed):"]
-    lines += [f"• {f.kind.replace('_', ' ')} ({f.share:.0%}): {f.detail}"
-              f"{f' ({f.note}, so it is no reason to switch)' if f.affects == 'none' else ''}"
-              f"{f' ({f.note})' if f.affects == 'partial' else ''}. Fix: {f.fix}." for f in rec.findings]
+    lines += [f"• {f.kind.replace('_', ' ')} ({f.share:.0%}): {f.detail}{_finding_note(f)}. Fix: {f.fix}."
+              for f in rec.findings]
     return "\n".join(lines)
+
+
+def _finding_note(f: Any) -> str:
+    """How much the fault touches the retriever and what the gold set shows of it, in brackets;
+    "" when it touches everything the retriever reads and the gold set has no figure on it."""
+    if not f.note:
+        return ""
+    return f" ({f.note}, so it is no reason to switch)" if not f.counts else f" ({f.note})"
 
 
 class SweepDialog(QDialog):
