@@ -459,7 +459,7 @@ def recommendation_text(rec: Any) -> str:
                 f"{rec.current.label()} on held-out questions{fixes}; {why}")
     lines = [head]
     if rec.findings:
-        lines.append(f"  findings on {rec.current.label()} (no gold set needed):")
+        lines.append(f"  findings on {rec.current.label()} (measured without the gold set; its figures in brackets):")
         lines.append(findings_text(rec.findings, indent="    "))
     lines.append(f"  {body}")
     if rec.top is not None and rec.top != rec.current and rec.top_findings:

@@ -146,7 +146,7 @@ def findings_sentences(rec: Any) -> str:
     if not rec.findings:
         return ("Findings on your current settings: none (no chunk cut by the embedder; stubs, split "
                 "tables, overlap and copies are rare).")
-    lines = ["Findings on your current settings (no gold set needed):"]
+    lines = ["Findings on your current settings (measured without the gold set; its figures in brackets):"]
     lines += [f"• {f.kind.replace('_', ' ')} ({f.share:.0%}): {f.detail}{_finding_note(f)}. Fix: {f.fix}."
               for f in rec.findings]
     return "\n".join(lines)
