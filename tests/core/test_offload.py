@@ -340,3 +340,23 @@ def test_a_shipped_document_is_read_here_when_the_pool_dies(monkeypatch):
         stage = helper_jobs.chunk_stage(helper_jobs.doc_key(doc), sent, "markdown", {}, None, False)
     assert packed.unpack() == chunk_document(doc, "markdown", {})
     assert stage.chunks.unpack() == packed.unpack()
+
+
+def test_each_helper_process_is_measured_against_its_own_start():
+    """A pool of several processes: each warm-up notes its own process's size, by pid, and the
+    size check compares a process with its own start (before, every process was compared with
+    whichever warm-up had finished last)."""
+    if offload.rss_bytes() is None:
+        pytest.skip("no /proc: the helper's size is not known here")
+    h = offload.Offload(min_chars=0, enabled=True, warm_up=helper_jobs.warm_up, workers=2)
+    try:
+        assert h.call(jobs.add, 1, 1) == 2
+        assert _wait(lambda: h.baseline is not None)
+        with h._lock:
+            measured = dict(h._baselines)
+        assert measured and set(measured) <= set(h.pids()) and all(v > 0 for v in measured.values())
+        assert h.baseline == max(measured.values())
+        pid, rss, held = h.call(offload._probe)
+        assert pid in h.pids() and rss is not None and rss > 0 and held >= 0
+    finally:
+        h.shutdown()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,13 @@ log = logging.getLogger(__name__)
 
 
 # -- the embedder, as something that travels ------------------------------------------------------
+
+#: Embedders made in this worker process from travelling specs (`EmbedderSpec.worker_copy`), the
+#: most recently used last; at most this many are kept (a sweep over models uses a few).
+WORKER_EMBEDDERS_KEPT = 3
+_WORKER_EMBEDDERS: dict[tuple, Any] = {}
+_WORKER_LOCK = threading.Lock()
+
 
 @dataclass(frozen=True)
 class EmbedderSpec:
@@ -77,6 +85,23 @@ class EmbedderSpec:
 
         return MiniLMEmbedder(device=self.device, dtype=self.dtype_spec, batch_size=self.batch_size,
                               backend=self.backend)
+
+    def worker_copy(self) -> Any:
+        """The embedder this process made from an equal spec before, else `make()`'s, kept. A
+        task's spec arrives unpickled, a new object each time: a model other than the bundled one
+        (st:, static:, openai:) then loaded once per document chunked by the semantic strategy;
+        now once per worker process."""
+        key = (self.model_id, self.dim, self.max_seq_length, self.dtype, self.device, self.dtype_spec,
+               self.batch_size, self.backend, self.minilm, type(self.obj).__qualname__)
+        with _WORKER_LOCK:
+            made = _WORKER_EMBEDDERS.pop(key, None)
+            if made is None:
+                made = self.make()
+            _WORKER_EMBEDDERS[key] = made  # the most recent last
+            while len(_WORKER_EMBEDDERS) > WORKER_EMBEDDERS_KEPT:
+                del _WORKER_EMBEDDERS[next(iter(_WORKER_EMBEDDERS))]
+        return made
+
 
     def shipped(self) -> Any:
         """For evaluation tasks: an embedder with the driver's cache namespace whose vectors come
@@ -148,7 +173,7 @@ def chunk_document(doc: Document, splits: Sequence[EvalConfig], wants: Sequence[
             set_semantic_embedder(configure_default_embedder(device=spec.device, dtype=spec.dtype_spec,
                                                              batch_size=spec.batch_size))
         else:  # the driver's model (st:, static:, openai:, hash): its sentence vectors, as in the driver
-            set_semantic_embedder(spec.make())
+            set_semantic_embedder(spec.worker_copy())
     wb = Workbench([doc], lazy_model=False)
     out = [wb.chunks_for(cfg, [doc]).get(doc.doc_id, ()) for cfg in splits]
     info: dict[tuple[int, bool], tuple[list[str], list[bytes], list[str]]] = {}

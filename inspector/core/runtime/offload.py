@@ -171,15 +171,15 @@ def _pid() -> int:
     return os.getpid()
 
 
-def _warm(warm_up: Callable[[], object] | None) -> int | None:
+def _warm(warm_up: Callable[[], object] | None) -> tuple[int, int | None]:
     """In the helper, its first job: `warm_up()` imports what its jobs use, so the first real job
-    does not wait for it; answers the resident set it then has (the baseline `retire_if_grown`
-    measures growth from). The jobs are the domain's, so the domain names the imports
-    (`inspector.core.chunking.helper_jobs.warm_up`, handed to `enable` by the window): this
-    module sits below the domain and imports none of it."""
+    does not wait for it; answers (its pid, the resident set it then has: the baseline
+    `retire_if_grown` measures this process's growth from). The jobs are the domain's, so the
+    domain names the imports (`inspector.core.chunking.helper_jobs.warm_up`, handed to `enable` by
+    the window): this module sits below the domain and imports none of it."""
     if warm_up is not None:
         warm_up()
-    return _footprint()[0]
+    return os.getpid(), _footprint()[0]
 
 
 def holding(count: Callable[[], int]) -> None:
@@ -202,6 +202,12 @@ def _footprint() -> tuple[int | None, int]:
     documents its modules keep."""
     _trim_now()
     return rss_bytes(), sum(count() for count in _HOLDING)
+
+
+def _probe() -> tuple[int, int | None, int]:
+    """In the helper: (its pid, `_footprint()`), so the size is compared with that process's own
+    baseline (a pool of several processes answers from whichever takes the job)."""
+    return (os.getpid(), *_footprint())
 
 
 class ShippedText:
@@ -306,8 +312,8 @@ class Offload:
         meanwhile, so the first document after launch is not chunked a second later."""
         self.retired = 0
         """Helpers replaced because they had grown (`retire_if_grown`)."""
-        self.baseline: int | None = None
-        """The running helper's resident set after its start (bytes; None until known)."""
+        self._baselines: dict[int, int] = {}
+        """Each running helper process's resident set after its start, by pid (bytes)."""
         self._inflight = 0
         self._started = 0.0
         self._last_end = 0.0
@@ -328,7 +334,7 @@ class Offload:
                 self._flags = self._ctx.Array("b", SLOTS, lock=False)
                 pool = self._pool = ProcessPoolExecutor(self.workers, mp_context=self._ctx, initializer=_init,
                                                         initargs=(self._flags,))
-                self.baseline = None
+                self._baselines = {}
                 self._started = time.monotonic()
                 for _ in range(self.workers):  # each process's first job, as they start
                     pool.submit(_warm, self.warm_up).add_done_callback(lambda fut: self._note_baseline(pool, fut))
@@ -339,12 +345,20 @@ class Offload:
                 self._inflight += 1
             return self._pool, self._flags
 
-    def _note_baseline(self, pool: ProcessPoolExecutor, fut: Future[int | None]) -> None:
+    @property
+    def baseline(self) -> int | None:
+        """The largest resident set a running helper process had after its start (bytes; None
+        until one is known)."""
+        with self._lock:
+            return max(self._baselines.values(), default=None)
+
+    def _note_baseline(self, pool: ProcessPoolExecutor, fut: Future[tuple[int, int | None]]) -> None:
         if fut.cancelled() or fut.exception() is not None:
             return
+        pid, rss = fut.result()
         with self._lock:
-            if self._pool is pool:
-                self.baseline = fut.result()
+            if self._pool is pool and rss is not None:
+                self._baselines[pid] = rss
 
     def _ended(self) -> None:
         with self._lock:
@@ -372,15 +386,17 @@ class Offload:
         True when it was replaced. The keeper thread calls it; so may a test."""
         now = time.monotonic()
         with self._lock:
-            pool, baseline = self._pool, self.baseline
-            if (pool is None or baseline is None or self._inflight or not self._ended_since_check
+            pool, baselines = self._pool, dict(self._baselines)
+            if (pool is None or not baselines or self._inflight or not self._ended_since_check
                     or now - self._last_end < RETIRE_IDLE_S or now - self._started < RETIRE_MIN_AGE_S):
                 return False
             self._ended_since_check = False  # looked: not again before another call has ended
         try:
-            rss, held = pool.submit(_footprint).result(timeout=30)
+            pid, rss, held = pool.submit(_probe).result(timeout=30)
         except (BrokenProcessPool, RuntimeError, TimeoutError):
             return False
+        # That process's own start; one whose warm-up another process took: the largest start known.
+        baseline = baselines.get(pid, max(baselines.values()))
         if rss is None or rss <= baseline + RETIRE_GROWTH_BYTES + HELD_BYTES_PER_CHAR * held:
             return False
         with self._lock:
