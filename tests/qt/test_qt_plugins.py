@@ -205,8 +205,39 @@ def test_startup_registers_langchain_and_reports_broken_plugins(qtbot, make_wind
     monkeypatch.setattr(md, "entry_points", lambda **kw: (broken,) if kw.get("group") == broken.group else real(**kw))
     monkeypatch.setattr(plugin_actions, "_INSTALLED_PROBLEMS", None)
     w = make_window()
+    # Not while the window is made (issue 31: the entry points' scan came before its first paint);
+    # with no document to chunk, PLUGINS_LATEST_MS after.
+    assert plugin_actions._INSTALLED_PROBLEMS is None
+    qtbot.waitUntil(lambda: plugin_actions._INSTALLED_PROBLEMS is not None, timeout=5000)
     assert {"lc_recursive", "lc_markdown_header"} <= set(_combo_items(w))
     expected = ("entry point test_qt_broken = no_such_module_anywhere:split: "
                 "ModuleNotFoundError: No module named 'no_such_module_anywhere'")
     assert w.message.text() == f"plug-in not loaded: {expected}" and w.messages.kind == "warning"
     assert w.state.documents == ()  # not fatal: the window is up and empty
+
+
+def test_plugins_are_registered_after_the_first_chunks(qtbot, make_window, open_doc, monkeypatch):
+    """Issue 31: the plug-ins' scan waits for the first complete chunks, then registers them."""
+    from inspector.qt import main_window
+
+    monkeypatch.setattr(main_window, "PLUGINS_LATEST_MS", 60_000)  # only the chunks can trigger it
+    monkeypatch.setattr(plugin_actions, "_INSTALLED_PROBLEMS", None)
+    w = make_window()
+    assert plugin_actions._INSTALLED_PROBLEMS is None
+    open_doc(w)
+    qtbot.waitUntil(lambda: plugin_actions._INSTALLED_PROBLEMS is not None, timeout=5000)
+
+
+def test_a_saved_plugin_strategy_is_restored(qtbot, make_window, settings_store, monkeypatch):
+    """A strategy remembered from a plug-in is registered before the settings are restored (the
+    plug-ins are not left for after the first paint then)."""
+    pytest.importorskip("langchain_text_splitters")
+    from inspector.core.viewmodel import settings_schema as keys
+    from inspector.qt.settings import Settings
+
+    remove_external("lc_recursive")  # as in a new process
+    monkeypatch.setattr(plugin_actions, "_INSTALLED_PROBLEMS", None)
+    Settings(settings_store).set(keys.STRATEGY, "lc_recursive")
+    w = make_window()
+    assert w.state.strategy == "lc_recursive"
+    assert w.strategy_panel.combo.currentData() == "lc_recursive"
