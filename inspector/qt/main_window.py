@@ -847,8 +847,9 @@ class MainWindow(QMainWindow):
         """Plug-in strategies and LangChain's splitters are registered once the first complete
         chunks are painted, or PLUGINS_LATEST_MS after the window is made when none come (no
         document, an error). Issue 31: the entry points' scan reads every installed package's
-        metadata (60-90 ms on the GUI thread before the window showed). A plug-in that replaces
-        the strategy shown re-runs it, as a file loaded again does."""
+        metadata (60-90 ms on the GUI thread before the window showed). The selector gains them
+        with the controls left alone (the user may be dragging a slider by then); a plug-in that
+        replaces the strategy shown rebuilds them and re-runs it, as a file loaded again does."""
         done = False
 
         def register() -> None:
@@ -858,13 +859,16 @@ class MainWindow(QMainWindow):
             done = True
             self.state.chunksChanged.disconnect(on_chunks)
             before = api.strategies()
-            self.plugins.load_installed()
+            self.plugins.load_installed(refresh=False)
             after = api.strategies()
             replaced = [name for name, strategy in before.items() if after.get(name) is not strategy]
-            if replaced:
-                self._on_strategies_registered(replaced)
-                if self.state.strategy in replaced:
-                    self.show_strategy(self.state.strategy)
+            for name in replaced:  # counts made with a replaced strategy are stale
+                self.corpus_panel.forget_strategy(name)
+            if self.state.strategy in replaced:
+                self.strategy_panel.refresh_strategies()
+                self.show_strategy(self.state.strategy)
+            elif replaced or list(after) != list(before):
+                self.strategy_panel.refresh_choices()
 
         def on_chunks(result: ChunkResult | None) -> None:
             if result is not None and result.complete:
