@@ -3,16 +3,19 @@ chunks painted, in fresh interpreters (`python -m inspector`, offscreen, the lau
 CHUNK_INSPECTOR_SMOKE). Targets: visible <= 0.5 s, chunks painted <= 1.0 s. Printed, not
 asserted; the load average is printed beside them (the machine is shared).
 
-    .venv/bin/python benchmarks/startup.py [--repeats 7] [--importtime]
+    .venv/bin/python benchmarks/startup.py [--repeats 7] [--importtime] [--phases]
 
 `--importtime` also lists the heavy packages imported by the time the window is visible, and
 what importing the app and the main window costs by package and module (`-X importtime`).
 `--against DIR` launches another checkout in turn with this one (before/after, same load).
+`--phases` also prints the CPU seconds (all threads) of each step of the launch: PySide6, the
+application, the window's modules, its constructor, showing it, and on to the chunks painted.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -66,8 +69,10 @@ def import_rows(tmp: str, root: Path = ROOT) -> list[tuple[int, int, str]]:
     return rows
 
 
-def launch_wall(tmp: str, root: Path = ROOT) -> tuple[float, float]:
-    """Seconds from starting the process to the 'visible' and 'chunks' lines, by this clock."""
+def launch_wall(tmp: str, root: Path = ROOT) -> tuple[float, float, float]:
+    """Seconds from starting the process to the 'visible' and 'chunks' lines, by this clock, and
+    the CPU seconds the process spent in all (every thread, start to exit: it quits right after
+    the chunks are painted). CPU time moves less with the machine's load than wall time does."""
     visible = painted = float("nan")
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "inspector"], cwd=root, env=_env(tmp, root),
@@ -78,8 +83,55 @@ def launch_wall(tmp: str, root: Path = ROOT) -> tuple[float, float]:
             visible = time.perf_counter() - t0
         elif line.startswith("chunks"):
             painted = time.perf_counter() - t0
-    proc.wait(120)
-    return visible, painted
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, with its resource usage
+    return visible, painted, usage.ru_utime + usage.ru_stime
+
+
+#: `run_app`'s steps in a fresh interpreter, with the CPU seconds (all threads) each took: printed
+#: as one JSON line. The window opens the handbook from the event loop, as the app does.
+PHASES = """
+import json, sys, time
+marks = [("start", time.process_time())]
+def mark(name):
+    marks.append((name, time.process_time()))
+import inspector.cli.main
+import PySide6.QtWidgets
+mark("PySide6")
+from inspector.qt.app import create_app
+app = create_app()
+mark("application")
+from inspector.qt.actions.file_actions import open_later, sample_path
+from inspector.qt.main_window import MainWindow
+from inspector.qt.settings import ini_store
+mark("window's modules")
+w = MainWindow(ini_store(sys.argv[1]))
+mark("window's constructor")
+w.show()
+from PySide6.QtCore import QTimer
+def shown():
+    mark("show, to the event loop")
+    open_later(w, [str(sample_path())])
+def on_chunks(result):
+    if result is not None and result.complete and marks[-1][0] != "to the chunks painted":
+        w.view.viewport().repaint()
+        mark("to the chunks painted")
+        QTimer.singleShot(0, w.close)
+w.state.chunksChanged.connect(on_chunks)
+QTimer.singleShot(0, shown)
+app.exec()
+print(json.dumps({name: t - marks[i][1] for i, (name, t) in enumerate(marks[1:])}))
+"""
+
+
+def cpu_phases(tmp: str, root: Path, n: int) -> dict[str, float]:
+    """Median CPU seconds of each step of `PHASES` over `n` fresh interpreters."""
+    runs: list[dict[str, float]] = []
+    for i in range(n):
+        proc = subprocess.run([sys.executable, "-c", PHASES, str(Path(tmp) / f"phases{i}.ini")], cwd=root,
+                              env=_env(tmp, root), capture_output=True, text=True, timeout=120)
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return {name: statistics.median(r[name] for r in runs) for name in runs[0]}
 
 
 def import_profile(tmp: str, top: int = 15) -> None:
@@ -106,29 +158,39 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--importtime", action="store_true")
+    ap.add_argument("--phases", action="store_true",
+                    help="also the CPU seconds of each step of the launch (medians, same launches count)")
     ap.add_argument("--against", type=Path, default=None,
                     help="another checkout (e.g. `git archive` of the base commit) launched in turn with this one")
     args = ap.parse_args()
     roots = [ROOT] + ([args.against.resolve()] if args.against else [])
     load0 = os.getloadavg()[0]
-    times: dict[Path, tuple[list[float], list[float]]] = {root: ([], []) for root in roots}
+    times: dict[Path, tuple[list[float], list[float], list[float]]] = {root: ([], [], []) for root in roots}
     with tempfile.TemporaryDirectory() as tmp:
         for root in roots:  # the first launch writes the settings file and warms the OS's file cache
             launch_wall(tmp, root)
         for _ in range(args.repeats):
             for root in roots:  # in turn, so that both see the same load
-                v, p = launch_wall(tmp, root)
+                v, p, cpu = launch_wall(tmp, root)
                 times[root][0].append(v)
                 times[root][1].append(p)
+                times[root][2].append(cpu)
         load1 = os.getloadavg()[0]
         print(f"{args.repeats} launches each (after one unmeasured), load average {load0:.2f} -> {load1:.2f}")
         for root in roots:
-            visible, painted = times[root]
+            visible, painted, cpu = times[root]
             print(f"{root}:")
             print(f"  process start -> window visible:   median {statistics.median(visible):.2f} s, "
                   f"range {min(visible):.2f}-{max(visible):.2f} s (target <= 0.5 s)")
             print(f"  process start -> chunks painted:   median {statistics.median(painted):.2f} s, "
                   f"range {min(painted):.2f}-{max(painted):.2f} s (target <= 1.0 s)")
+            print(f"  CPU of the launch (all threads, to exit): median {statistics.median(cpu):.2f} s, "
+                  f"range {min(cpu):.2f}-{max(cpu):.2f} s")
+        if args.phases:
+            for root in roots:
+                phases = cpu_phases(tmp, root, args.repeats)
+                print(f"{root}: CPU seconds by step (median of {args.repeats}): " + ", ".join(
+                    f"{name} {sec:.3f}" for name, sec in phases.items()))
         if args.importtime:
             import_profile(tmp)
     return 0

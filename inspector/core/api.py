@@ -110,7 +110,7 @@ _WHERE: dict[str, str] = {
     "default_cache": "inspector.core.embedding.cache",
     "measured_rate": "inspector.core.embedding.rate:last",
     # evaluation: configurations, gold sets, reports, comparisons, sweeps
-    "DEFAULT_RETRIEVER": "inspector.core.evaluation.config",
+    "DEFAULT_RETRIEVER": "inspector.core.retrieval.kinds",
     "Embedding": "inspector.core.evaluation.config",
     "EmbedView": "inspector.core.text.embed_view",
     "is_embed_view": "inspector.core.text.embed_view",
@@ -338,7 +338,6 @@ if TYPE_CHECKING:
     from inspector.core.evaluation.compare import aligned, compare_shared
     from inspector.core.evaluation.config import (
         DEFAULT_EMBED_VIEW,
-        DEFAULT_RETRIEVER,
         EMBED_VIEWS,
         Embedding,
         EvalConfig,
@@ -372,7 +371,16 @@ if TYPE_CHECKING:
     from inspector.core.evaluation.reranked import RerankFigures, rerank_figures
     from inspector.core.evaluation.sweep import grid, rank_key
     from inspector.core.evaluation.uncertainty import paired_deltas
-    from inspector.core.retrieval.kinds import EXACT, FALLBACK, POOLED, RETRIEVERS, Mode, Retriever, is_retriever
+    from inspector.core.retrieval.kinds import (
+        DEFAULT_RETRIEVER,
+        EXACT,
+        FALLBACK,
+        POOLED,
+        RETRIEVERS,
+        Mode,
+        Retriever,
+        is_retriever,
+    )
     from inspector.core.retrieval.rerank import RERANK_DEPTH, Reranker, RerankResult, parse_reranker_spec, rerank_hits
     from inspector.core.runtime import gcpause, heap, offload
     from inspector.core.runtime.atomic import atomic_write_bytes, atomic_write_text, atomic_writer

@@ -89,6 +89,10 @@ if TYPE_CHECKING:
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 
+#: Plug-in strategies are registered after the first complete chunks, or this long after the
+#: window is made when no chunks come (`MainWindow._register_plugins_later`).
+PLUGINS_LATEST_MS = 1000
+
 
 def readable_tabs(bar: QTabBar) -> None:
     """A dock group's tabs show their whole titles ("Embedded text", "PDF Page"), with scroll
@@ -148,7 +152,10 @@ class MainWindow(QMainWindow):
         self._build_modes()
         self._connect()
         self._install_views()
-        self.plugins.load_installed()  # before restoring: the saved strategy may be a plug-in's
+        if self.settings.get(keys.STRATEGY) in api.strategies():
+            self._register_plugins_later()
+        else:  # before restoring: the saved strategy may be a plug-in's
+            self.plugins.load_installed()
         self.restore_settings()
 
     # -- building --------------------------------------------------------------------------------
@@ -835,6 +842,40 @@ class MainWindow(QMainWindow):
     def _selected_text(self) -> str:
         """The text selected in the document, with its line breaks (a new question's answer)."""
         return self.view.selected_source_text()
+
+    def _register_plugins_later(self) -> None:
+        """Plug-in strategies and LangChain's splitters are registered once the first complete
+        chunks are painted, or PLUGINS_LATEST_MS after the window is made when none come (no
+        document, an error). Issue 31: the entry points' scan reads every installed package's
+        metadata (60-90 ms on the GUI thread before the window showed). The selector gains them
+        with the controls left alone (the user may be dragging a slider by then); a plug-in that
+        replaces the strategy shown rebuilds them and re-runs it, as a file loaded again does."""
+        done = False
+
+        def register() -> None:
+            nonlocal done
+            if done or self._closing:
+                return
+            done = True
+            self.state.chunksChanged.disconnect(on_chunks)
+            before = api.strategies()
+            self.plugins.load_installed(refresh=False)
+            after = api.strategies()
+            replaced = [name for name, strategy in before.items() if after.get(name) is not strategy]
+            for name in replaced:  # counts made with a replaced strategy are stale
+                self.corpus_panel.forget_strategy(name)
+            if self.state.strategy in replaced:
+                self.strategy_panel.refresh_strategies()
+                self.show_strategy(self.state.strategy)
+            elif replaced or list(after) != list(before):
+                self.strategy_panel.refresh_choices()
+
+        def on_chunks(result: ChunkResult | None) -> None:
+            if result is not None and result.complete:
+                QTimer.singleShot(0, self, register)  # after this turn's paint
+
+        self.state.chunksChanged.connect(on_chunks)
+        QTimer.singleShot(PLUGINS_LATEST_MS, self, register)
 
     def _on_strategies_registered(self, names: Sequence[str]) -> None:
         """Strategy files, imported chunks or plug-ins changed the registry: counts made with a

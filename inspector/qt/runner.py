@@ -13,14 +13,20 @@ background file loading all run on this.
 from __future__ import annotations
 
 import logging
+import sys
+import threading
 import traceback
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from inspector.core.api import Cancelled
+
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +58,57 @@ def error_details(exc: BaseException) -> str:
 def _no_tqdm_monitor() -> None:
     """bm25s and sentence-transformers build (disabled) tqdm bars; the first bar of a process starts
     tqdm's monitor thread, which never ends. A desktop app has no use for it (it only watches
-    console bars for stalls), and a thread that outlives every job would hide real leaks."""
-    try:
-        import tqdm
-    except ImportError:
+    console bars for stalls), and a thread that outlives every job would hide real leaks.
+
+    tqdm is switched off as soon as it is imported, by whichever job imports it (`_QuietTqdm`),
+    not imported here: importing it (40-60 ms of CPU with importlib.metadata) ran at the start of
+    the window's first chunking, which needs no tqdm (issue 31)."""
+    if "tqdm" not in sys.modules:
+        _QuietTqdm.install()
         return
+    import tqdm  # imported already (or now by another thread: this waits for it to finish)
+
     tqdm.tqdm.monitor_interval = 0
+
+
+class _QuietTqdm:
+    """A finder first on `sys.meta_path` (a meta path finder needs only `find_spec`): it finds tqdm
+    once, with the finders after it, and has its loader switch the monitor off right after the
+    package runs, before anything that imported it can make a bar."""
+
+    _installed: _QuietTqdm | None = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def install(cls) -> None:
+        with cls._lock:
+            if cls._installed is None and "tqdm" not in sys.modules:
+                cls._installed = cls()
+                sys.meta_path.insert(0, cls._installed)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        if fullname != "tqdm":
+            return None
+        with self._lock:  # one shot: the import of tqdm holds its module lock meanwhile
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+        spec = None
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        loader = spec.loader if spec is not None else None
+        exec_module = getattr(loader, "exec_module", None)
+        if spec is None or exec_module is None:
+            return spec
+
+        def exec_quietly(module: ModuleType) -> None:
+            exec_module(module)
+            module.tqdm.monitor_interval = 0
+
+        loader.exec_module = exec_quietly  # type: ignore[union-attr]  # this spec's loader only
+        return spec
 
 
 class _Relay(QObject):

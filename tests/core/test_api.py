@@ -121,3 +121,29 @@ def _api_lookups(package: str) -> list[tuple[str, int, str]]:
         found += [(str(path.relative_to(ROOT)), n.lineno, n.attr) for n in ast.walk(tree)
                   if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "api"]
     return found
+
+
+def test_the_strategy_registry_declares_the_builtins_without_importing_a_chunker():
+    """Issue 31: the window reads the built-ins' parameters before it shows; the chunkers (numpy,
+    the tokenizer, the Markdown parser) load when a strategy first runs."""
+    code = ("import sys\nfrom inspector.core.chunking.registry import strategies\n"
+            "assert strategies()['markdown'].params\n"
+            "print('\\n'.join(sorted(m for m in sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stdout.split())
+    assert not {m for m in loaded if m.split(".")[0] in HEAVY}
+    assert {m for m in loaded if m.startswith("inspector.core.chunking.")} == {
+        "inspector.core.chunking.builtins", "inspector.core.chunking.chunk", "inspector.core.chunking.params",
+        "inspector.core.chunking.registry"}
+
+
+def test_each_builtin_runs_the_function_of_its_own_module():
+    from inspector.core.chunking.builtins import BUILTINS, Deferred
+
+    for strategy in BUILTINS:
+        assert isinstance(strategy.func, Deferred)
+        module = importlib.import_module(strategy.func.module)
+        assert module.__name__ == f"inspector.core.chunking.{strategy.name}"
+        assert strategy.func.resolve() is getattr(module, strategy.name)

@@ -110,12 +110,13 @@ def test_jobs_stay_here_while_the_helper_warms_up():
 def test_a_fresh_helper_runs_the_warm_up_it_was_given_before_any_job():
     """The runtime names no domain module: the window hands it `helper_jobs.warm_up`, which
     imports the chunkers and bm25s first, so the first document after launch does not wait."""
-    names = ["bm25s", "inspector.core.chunking.registry"]
+    # The chunkers themselves, not only their declarations (the registry imports no chunker).
+    names = ["bm25s", "inspector.core.chunking.markdown", "inspector.core.chunking.recursive"]
     cold = offload.Offload(min_chars=0, enabled=True)
     warm = offload.Offload(min_chars=0, enabled=True, warm_up=helper_jobs.warm_up)
     try:
-        assert cold.call(jobs.imported, names) == [False, False]
-        assert warm.call(jobs.imported, names) == [True, True]
+        assert cold.call(jobs.imported, names) == [False, False, False]
+        assert warm.call(jobs.imported, names) == [True, True, True]
         assert warm.baseline is not None  # measured after the warm-up, as `retire_if_grown` needs
     finally:
         cold.shutdown()

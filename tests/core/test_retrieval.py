@@ -325,3 +325,14 @@ def test_the_exact_index_of_a_bm25_request_is_the_one_dense_finds():
     assert index.vectors.shape == (len(bm25.index.entries), wb.embedder.dim) and seen
     dense = run(request("dense"))
     assert dense.index is index and dense.mode == "exact"
+
+
+def test_default_retriever_is_one_value():
+    """The door hands out the retrievers' module's DEFAULT_RETRIEVER (light: the window reads it
+    before it shows, issue 31); `EvalConfig`'s default is the same retriever."""
+    from inspector.core import api
+    from inspector.core.evaluation import config
+    from inspector.core.retrieval import kinds
+
+    assert api.DEFAULT_RETRIEVER is kinds.DEFAULT_RETRIEVER
+    assert config.DEFAULT_RETRIEVER == kinds.DEFAULT_RETRIEVER == config.EvalConfig("markdown").retriever

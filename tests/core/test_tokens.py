@@ -247,3 +247,14 @@ def test_offsets_odd_characters_and_ids_from_arrays_equal_the_per_character_refe
     odd = sorted(i for i, c in enumerate(text) if unicodedata.category(c) == "Cn")
     assert list(odd_characters(text) or []) == odd
     assert _encode_in_slices(text).tolist() == encoding().encode_ordinary(text)
+
+
+def test_the_token_byte_lengths_read_off_the_ranks_are_the_decoded_ones():
+    """Issue 31: the table is read off the encoding's ranks and special tokens; every id's length
+    is what `decode_single_token_bytes` gives (0 for the holes)."""
+    from inspector.core.text import tokens
+
+    fast, decoded = tokens._token_byte_lengths(), tokens._decoded_byte_lengths()
+    assert fast.shape == decoded.shape == (tokens.encoding().n_vocab,)
+    assert (fast == decoded).all()
+    assert fast[tokens.encoding().eot_token] == len("<|endoftext|>")

@@ -116,6 +116,14 @@ def test_the_first_paint_imports_no_heavy_package_and_no_command(tmp_path):
                           "inspector.core.workbench.staging", "inspector.core.evaluation.compare",
                           "inspector.core.evaluation.reranked", "inspector.core.evaluation.sweep",
                           "inspector.core.retrieval.index"}
+    # Nor the chunkers (the strategy panel reads the built-ins' declarations, `chunking.builtins`;
+    # the worker imports a chunker when it first runs), the plug-ins' entry points (scanned after
+    # the first chunks) or ctypes' library search (the heap's glibc is loaded by its soname).
+    chunkers = {f"inspector.core.chunking.{m}" for m in ("fixed_chars", "fixed_tokens", "markdown", "paragraph",
+                                                         "recursive", "parent_child", "sentences", "semantic",
+                                                         "common", "fit")}
+    assert "inspector.core.chunking.registry" in modules
+    assert not modules & (chunkers | {"importlib.metadata", "ctypes.util"})
 
 
 def test_the_command_table_names_each_module_s_commands():

@@ -205,8 +205,83 @@ def test_startup_registers_langchain_and_reports_broken_plugins(qtbot, make_wind
     monkeypatch.setattr(md, "entry_points", lambda **kw: (broken,) if kw.get("group") == broken.group else real(**kw))
     monkeypatch.setattr(plugin_actions, "_INSTALLED_PROBLEMS", None)
     w = make_window()
+    # Not while the window is made (issue 31: the entry points' scan came before its first paint);
+    # with no document to chunk, PLUGINS_LATEST_MS after.
+    assert plugin_actions._INSTALLED_PROBLEMS is None
+    qtbot.waitUntil(lambda: plugin_actions._INSTALLED_PROBLEMS is not None, timeout=5000)
     assert {"lc_recursive", "lc_markdown_header"} <= set(_combo_items(w))
     expected = ("entry point test_qt_broken = no_such_module_anywhere:split: "
                 "ModuleNotFoundError: No module named 'no_such_module_anywhere'")
     assert w.message.text() == f"plug-in not loaded: {expected}" and w.messages.kind == "warning"
     assert w.state.documents == ()  # not fatal: the window is up and empty
+
+
+def later_split(text: str) -> list[str]:
+    """A plug-in's splitter (the entry point of the next test)."""
+    return text.split("\n\n")
+
+
+def test_plugins_are_registered_after_the_first_chunks_beside_the_controls(qtbot, make_window, open_doc,
+                                                                            monkeypatch):
+    """Issue 31: the plug-ins' scan waits for the first complete chunks, then adds them to the
+    selector without rebuilding the controls shown (a slider may be held by then)."""
+    import importlib.metadata as md
+
+    from inspector.qt import main_window
+
+    plugin = EntryPoint(name="test_qt_later", value="tests.qt.test_qt_plugins:later_split",
+                        group="chunk_inspector.strategies")
+    real = md.entry_points
+    monkeypatch.setattr(md, "entry_points", lambda **kw: (plugin,) if kw.get("group") == plugin.group else real(**kw))
+    monkeypatch.setattr(main_window, "PLUGINS_LATEST_MS", 60_000)  # only the chunks can trigger it
+    monkeypatch.setattr(plugin_actions, "_INSTALLED_PROBLEMS", None)
+    try:
+        w = make_window()
+        assert plugin_actions._INSTALLED_PROBLEMS is None
+        open_doc(w)
+        size = w.strategy_panel.control("size")
+        qtbot.waitUntil(lambda: plugin_actions._INSTALLED_PROBLEMS is not None, timeout=5000)
+        assert "test_qt_later" in _combo_items(w)
+        assert w.strategy_panel.control("size") is size and w.strategy_panel.combo.currentData() == w.state.strategy
+    finally:
+        remove_external("test_qt_later")
+
+
+def test_a_saved_plugin_strategy_is_restored(qtbot, make_window, settings_store, monkeypatch):
+    """A strategy remembered from a plug-in is registered before the settings are restored (the
+    plug-ins are not left for after the first paint then)."""
+    pytest.importorskip("langchain_text_splitters")
+    from inspector.core.viewmodel import settings_schema as keys
+    from inspector.qt.settings import Settings
+
+    remove_external("lc_recursive")  # as in a new process
+    monkeypatch.setattr(plugin_actions, "_INSTALLED_PROBLEMS", None)
+    Settings(settings_store).set(keys.STRATEGY, "lc_recursive")
+    w = make_window()
+    assert w.state.strategy == "lc_recursive"
+    assert w.strategy_panel.combo.currentData() == "lc_recursive"
+
+
+def test_a_plugin_registered_again_after_the_first_chunks_is_shown_anew(qtbot, make_window, open_doc,
+                                                                        settings_store, monkeypatch):
+    """The strategy shown was registered already (an earlier window of the process), so the
+    plug-ins wait for the first chunks; registered again then, it is rebuilt and run again."""
+    pytest.importorskip("langchain_text_splitters")
+    from inspector.core.viewmodel import settings_schema as keys
+    from inspector.qt import main_window
+    from inspector.qt.settings import Settings
+
+    monkeypatch.setattr(main_window, "PLUGINS_LATEST_MS", 60_000)
+    plugin_actions.load_installed_strategies()  # lc_recursive registered before the window
+    monkeypatch.setattr(plugin_actions, "_INSTALLED_PROBLEMS", None)
+    Settings(settings_store).set(keys.STRATEGY, "lc_recursive")
+    w = make_window()
+    assert w.state.strategy == "lc_recursive" and plugin_actions._INSTALLED_PROBLEMS is None
+    first = strategies()["lc_recursive"]
+    complete: list[int] = []
+    w.state.chunksChanged.connect(lambda r: complete.append(r.request_id) if r is not None and r.complete else None)
+    open_doc(w)
+    qtbot.waitUntil(lambda: plugin_actions._INSTALLED_PROBLEMS is not None, timeout=5000)
+    assert strategies()["lc_recursive"] is not first  # registered again
+    assert w.strategy_panel.strategy is strategies()["lc_recursive"]
+    qtbot.waitUntil(lambda: len(set(complete)) >= 2, timeout=20_000)  # and run again

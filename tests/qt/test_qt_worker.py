@@ -289,3 +289,28 @@ def test_a_finished_task_lets_go_of_its_job():
     assert ref() is None  # the task is still referenced here; what its job held is gone
     assert list(task.job(lambda: False, lambda *a: None)) == []
     runner.shutdown()
+
+
+def test_tqdm_is_not_imported_by_a_task_but_made_quiet_when_a_job_imports_it():
+    """Issue 31: a task no longer imports tqdm before its job (the window's first chunking needs
+    none); whichever job imports it gets it with the monitor thread off. A fresh interpreter: this
+    suite's conftest imports tqdm itself."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    code = ("import io, sys, threading\n"
+            "from inspector.qt.runner import _no_tqdm_monitor\n"
+            "_no_tqdm_monitor()\n"
+            "assert 'tqdm' not in sys.modules\n"
+            "_no_tqdm_monitor()  # installed once\n"
+            "import tqdm\n"
+            "assert tqdm.tqdm.monitor_interval == 0\n"
+            "for _ in tqdm.tqdm(range(3), file=io.StringIO()):\n"
+            "    pass\n"
+            "assert tqdm.tqdm.monitor is None and threading.active_count() == 1, threading.enumerate()\n"
+            "_no_tqdm_monitor()\n"
+            "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root), "QT_QPA_PLATFORM": "offscreen"})
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspector.core.documents.document import Document
+if TYPE_CHECKING:  # annotations only: the chunk type loads without the document's numpy (issue 31)
+    from inspector.core.documents.document import Document
 
 #: Flags a chunk can carry (shown in the table and painted on the text).
 FLAGS = ("no_heading", "cut_mid_sentence", "split_table", "over_budget", "truncated_by_embedder", "stub")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext, is_blank
-from inspector.core.chunking.params import Param, Strategy
 from inspector.core.documents.document import Document
 from inspector.core.runtime.cancel import check_cancelled
 from inspector.core.text.tokens import TokenIndex
@@ -58,16 +57,3 @@ def fixed_tokens(doc: Document, params: dict) -> tuple[Chunk, ...]:
     text = doc.text
     spans = token_windows(ctx.tokens, 0, len(text), params["size"], params["overlap"])
     return tuple(ctx.make(spans, budget=params["size"]))
-
-
-STRATEGY = Strategy(
-    "fixed_tokens", fixed_tokens,
-    (
-    Param("size", "tokens", 256, 1, 8192, 8, "Window length in cl100k tokens", role="size",
-          practical=(16, 4096), scale="log2"),
-    Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens shared by neighbouring windows", role="overlap",
-          less_than="size", scale="log2", practical_share=0.5),
-),
-    "Windows of `size` cl100k tokens with `overlap` tokens shared, like LangChain's TokenTextSplitter.",
-    prefix_default=False,
-)

@@ -40,15 +40,18 @@ def warm_up() -> None:
     launch does not wait a second for the imports."""
     import bm25s  # noqa: F401
 
-    import inspector.core.chunking.registry  # noqa: F401
+    from inspector.core.chunking import builtins
+
+    builtins.load()
 
 
 def corpus_warm_up() -> None:
     """The first job of each corpus pool process (`offload.corpus_pool`): the chunkers and the
     token encoding's tables, nothing else (no BM25: its jobs go to the window's helper)."""
-    import inspector.core.chunking.registry  # noqa: F401
+    from inspector.core.chunking import builtins
     from inspector.core.text.tokens import encoding
 
+    builtins.load()
     encoding()
 
 

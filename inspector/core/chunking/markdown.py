@@ -18,10 +18,9 @@ back into the chunk before.
 
 from __future__ import annotations
 
-from inspector.core.chunking.chunk import STUB_TOKENS, Chunk
+from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext, trim
 from inspector.core.chunking.fit import EmbedBudget, fit_spans, split_to_fit, token_reach
-from inspector.core.chunking.params import Param, Strategy
 from inspector.core.documents.document import Document
 from inspector.core.text.structure import Block, line_starts, sentence_spans
 from inspector.core.text.wordpieces import prefix_pieces
@@ -331,22 +330,3 @@ def markdown(doc: Document, params: dict) -> tuple[Chunk, ...]:
     if budget is not None:
         spans, flags, extras = _fit(ctx, budget, hard_cap, spans, flags, extras, checked)
     return tuple(ctx.make(spans, budget=hard_cap, extra_flags=flags, prefix_extra=extras))
-
-
-STRATEGY = Strategy(
-    "markdown", markdown,
-    (
-    Param("size", "tokens", 256, 16, 8192, 8, "Soft cap: blocks are packed up to this many tokens",
-          role="size", practical=(16, 4096), scale="log2"),
-    Param("hard_cap", "tokens", 512, 16, 16384, 8,
-          "Tables, code, lists and quotes stay whole up to this; chunks above it are over budget",
-          at_least="size", practical=(64, 8192), scale="log2"),
-    Param("fit_embedder", "", True,
-          help="Split what the embedder would cut short: prefix + chunk within its word-piece limit"),
-    Param("min_tokens", "tokens", STUB_TOKENS, 0, 256, 8,
-          "Chunks below this (at most size / 2) merge into their neighbour in their section (0: off)"),
-),
-    "Structure first, size second: headings attached to their sections, tables, code and lists kept "
-   "whole up to a hard cap and to what the embedder reads, split between rows or items with the "
-   "header or lead-in carried along.",
-)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext
-from inspector.core.chunking.params import Strategy
 from inspector.core.documents.document import Document
 from inspector.core.text.structure import paragraph_spans
 
@@ -12,11 +11,3 @@ from inspector.core.text.structure import paragraph_spans
 def paragraph(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
     return tuple(ctx.make(paragraph_spans(doc.text)))
-
-
-STRATEGY = Strategy(
-    "paragraph", paragraph,
-    (),
-    "Split on blank lines: one chunk per paragraph (the naive baseline).",
-    prefix_default=False,
-)

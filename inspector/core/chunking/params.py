@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspector.core.chunking.chunk import Chunk
-from inspector.core.documents.document import Document
+if TYPE_CHECKING:  # annotations only: the declarations load without numpy (issue 31)
+    from inspector.core.chunking.chunk import Chunk
+    from inspector.core.documents.document import Document
 
 #: The roles a parameter can declare ("" for none).
 ROLES = ("size", "overlap")

@@ -16,7 +16,6 @@ from dataclasses import replace
 from inspector.core.chunking.chunk import STUB_TOKENS, Chunk
 from inspector.core.chunking.common import SpanContext, trim
 from inspector.core.chunking.fit import EmbedBudget, split_to_fit, token_reach
-from inspector.core.chunking.params import Param, Strategy
 from inspector.core.chunking.recursive import recursive_spans
 from inspector.core.documents.document import Document
 
@@ -64,19 +63,3 @@ def parent_child(doc: Document, params: dict) -> tuple[Chunk, ...]:
                             parent_ids=[pid] * len(spans))
         out.extend(replace(c, prefix=parent.prefix) for c in children)
     return tuple(out)
-
-
-STRATEGY = Strategy(
-    "parent_child", parent_child,
-    (
-    Param("parent_size", "tokens", 1024, 32, 16384, 16, "Size of the parents returned to the model",
-          role="size", practical=(64, 8192), scale="log2"),
-    Param("child_size", "tokens", 128, 16, 4096, 8, "Size of the children that are matched",
-          less_than="parent_size", practical=(16, 2048), scale="log2"),
-    Param("child_overlap", "tokens", 0, 0, 2048, 8, "Overlap between neighbouring children",
-          role="overlap", less_than="child_size", scale="log2", practical_share=0.5),
-    Param("fit_embedder", "", True,
-          help="Cut children the embedder would read only in part: prefix + child within its limit"),
-),
-    "Small children (matched) inside big parents (returned); both are spans of the text.",
-)

@@ -17,7 +17,6 @@ import numpy as np
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext, trim
-from inspector.core.chunking.params import Param, Strategy
 from inspector.core.documents.document import Document
 from inspector.core.runtime.cancel import check_cancelled
 
@@ -167,17 +166,3 @@ def recursive(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
     spans = recursive_spans(doc.text, 0, len(doc.text), ctx.count, params["size"], params["overlap"])
     return tuple(ctx.make(spans, budget=params["size"]))
-
-
-STRATEGY = Strategy(
-    "recursive", recursive,
-    (
-    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk", role="size",
-          practical=(16, 4096), scale="log2"),
-    Param("overlap", "tokens", 0, 0, 4096, 8, "Tokens of trailing pieces repeated in the next chunk",
-          role="overlap", less_than="size", scale="log2", practical_share=0.5),
-),
-    "Separator hierarchy (paragraph, line, sentence, word, character) to a token budget, small "
-   "pieces merged; LangChain's RecursiveCharacterTextSplitter on spans.",
-    prefix_default=False,
-)

@@ -1,36 +1,19 @@
-"""The strategy registry: the built-ins, listed explicitly, plus what users register at run time
-(plug-ins, strategy files, imported chunks). Importing a strategy module has no side effect."""
+"""The strategy registry: the built-ins, declared in `builtins` (their functions imported when
+they first run), plus what users register at run time (plug-ins, strategy files, imported chunks).
+Importing it imports no chunker and no numpy (issue 31: the window reads the declarations before
+it shows)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspector.core.chunking import (
-    fixed_chars,
-    fixed_tokens,
-    markdown,
-    paragraph,
-    parent_child,
-    recursive,
-    semantic,
-    sentences,
-)
-from inspector.core.chunking.chunk import Chunk
+from inspector.core.chunking.builtins import BUILTINS
 from inspector.core.chunking.params import Strategy
-from inspector.core.documents.document import Document
 
-#: The built-in strategies, in the order the window and `strategies` list them.
-BUILTINS: tuple[Strategy, ...] = (
-    fixed_chars.STRATEGY,
-    fixed_tokens.STRATEGY,
-    markdown.STRATEGY,
-    paragraph.STRATEGY,
-    recursive.STRATEGY,
-    parent_child.STRATEGY,
-    sentences.STRATEGY,
-    semantic.STRATEGY,
-)
+if TYPE_CHECKING:
+    from inspector.core.chunking.chunk import Chunk
+    from inspector.core.documents.document import Document
 
 _REGISTRY: dict[str, Strategy] = {s.name: s for s in BUILTINS}
 

@@ -37,7 +37,6 @@ import numpy as np
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext
 from inspector.core.chunking.fixed_tokens import token_windows
-from inspector.core.chunking.params import Param, Strategy
 from inspector.core.chunking.sentences import sentence_units
 from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import EmbeddingCache, default_cache
@@ -191,22 +190,3 @@ def semantic(doc: Document, params: dict) -> tuple[Chunk, ...]:
     out, flags = semantic_spans(ctx, spans, counts, dist, params["threshold"], params["min_size"],
                                 params["max_size"])
     return tuple(ctx.make(out, budget=params["max_size"], extra_flags=flags))
-
-
-STRATEGY = Strategy(
-    "semantic", semantic,
-    (
-    Param("threshold", "percentile", 90, 1, 99, 1,
-          "Break at gaps whose sentence distance is above this percentile (90: the 10% largest "
-          "drops in similarity); lower means more breaks"),
-    Param("min_size", "tokens", 64, 0, 4096, 8, "A chunk is not ended at a break before this size",
-          less_than="max_size", practical=(0, 1024), scale="log2"),
-    # max_size holds the size role: it is the token budget (`ctx.make(budget=...)`), what
-    # `size` means for recursive and sentences, so `--size` and a sweep's sizes set it.
-    Param("max_size", "tokens", 256, 1, 8192, 8, "Hard limit; a longer sentence is cut into windows",
-          role="size", practical=(16, 4096), scale="log2"),
-),
-    "Breaks where the similarity of neighbouring sentences drops (embeddings), within min and max "
-   "token sizes.",
-    needs_embedder=True,
-)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext
 from inspector.core.chunking.fixed_tokens import token_windows
-from inspector.core.chunking.params import Param, Strategy
 from inspector.core.documents.document import Document
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.structure import sentence_spans
@@ -61,16 +60,3 @@ def sentences(doc: Document, params: dict) -> tuple[Chunk, ...]:
     spans, counts = sentence_units(ctx)
     packed, flags = pack_units(ctx, spans, counts, params["size"], params["overlap"])
     return tuple(ctx.make(packed, budget=params["size"], extra_flags=flags))
-
-
-STRATEGY = Strategy(
-    "sentences", sentences,
-    (
-    Param("size", "tokens", 256, 1, 8192, 8, "Token budget per chunk", role="size",
-          practical=(16, 4096), scale="log2"),
-    Param("overlap", "sentences", 0, 0, 20, 1, "Sentences repeated at the start of the next chunk",
-          role="overlap"),
-),
-    "Whole sentences packed up to a token budget; a sentence over budget is cut into token windows.",
-    prefix_default=False,
-)

@@ -20,7 +20,6 @@ Two measures, both no-ops where glibc is absent (macOS, Windows, musl):
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 import threading
 import time
@@ -40,6 +39,18 @@ longest_s = 0.0
 """The longest `trim()` so far, in seconds (benchmarks print it)."""
 
 
+def _load_libc() -> ctypes.CDLL:
+    """glibc by its soname; `ctypes.util.find_library` only where that fails (another C library):
+    importing ctypes.util and its search (it runs `ldconfig -p`) cost 10-35 ms before the window
+    showed (issue 31)."""
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        from ctypes.util import find_library
+
+        return ctypes.CDLL(find_library("c") or "libc.so.6")
+
+
 def _libc() -> ctypes.CDLL | None:
     global _LIBC, _LOADED
     with _LOCK:
@@ -47,7 +58,7 @@ def _libc() -> ctypes.CDLL | None:
             _LOADED = True
             if sys.platform.startswith("linux"):
                 try:
-                    lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                    lib = _load_libc()
                     if hasattr(lib, "malloc_trim") and hasattr(lib, "mallopt"):
                         lib.malloc_trim.argtypes = [ctypes.c_size_t]
                         lib.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]

@@ -105,10 +105,12 @@ class PluginActions(QObject):
         menu.addAction(self.import_action)
 
     # -- start-up ------------------------------------------------------------------------------
-    def load_installed(self) -> tuple[str, ...]:
-        """Plug-ins and LangChain's splitters into the selector; problems as a warning."""
+    def load_installed(self, *, refresh: bool = True) -> tuple[str, ...]:
+        """Plug-ins and LangChain's splitters into the selector (`refresh=False`: the caller
+        refreshes it); problems as a warning."""
         problems = load_installed_strategies()
-        self._strategies_registered(())
+        if refresh:
+            self._strategies_registered(())
         if problems:
             more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
             self.messages.warning(f"plug-in not loaded: {problems[0]}{more}", "\n".join(problems))

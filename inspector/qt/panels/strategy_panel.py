@@ -378,6 +378,20 @@ class StrategyPanel(QWidget):
             self._building = False
         self.rebuild()
 
+    def refresh_choices(self) -> None:
+        """Re-read the registry into the selector only, the strategy shown and its controls left
+        as they are (a slider may be held): for strategies registered beside it (the plug-ins,
+        after the first paint). When the strategy shown was replaced, `refresh_strategies`."""
+        from inspector.core.api import strategies
+
+        self._strategies = strategies()
+        self._building = True
+        try:
+            self._fill_combo()
+            self.combo.setCurrentIndex(self.combo.findData(self.state.strategy))
+        finally:
+            self._building = False
+
     def _fill_combo(self) -> None:
         self.combo.blockSignals(True)
         try:
