@@ -55,8 +55,8 @@ from inspector.core.errors import InputError
 from inspector.core.evaluation.format import pct
 from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import union_ranges
+from inspector.core.evaluation.verdicts import NOT, PARTLY, RELEVANT, Verdict  # re-exported
 
-RELEVANT, PARTLY, NOT = "relevant", "partly", "not"
 JUDGEMENTS = (RELEVANT, PARTLY, NOT)
 #: Gain of each judgement in the judged precision: a partly relevant chunk counts half.
 GAIN = {RELEVANT: 1.0, PARTLY: 0.5, NOT: 0.0}
@@ -190,22 +190,6 @@ class Audit:
 
 
 # -- replay -----------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """A span's judgement for a question, and where it comes from."""
-
-    judgement: str | None
-    """RELEVANT, PARTLY, NOT, or None (unjudged: it needs a person)."""
-    how: str = ""
-    """"judged" (this very span was marked), "inherited" (from marks on other spans), "" (unjudged)."""
-    reason: str = ""
-    """For people: which marks decided it, or what an unjudged span overlaps."""
-
-    @property
-    def judged(self) -> bool:
-        return self.judgement is not None
-
 
 UNJUDGED = Verdict(None)
 

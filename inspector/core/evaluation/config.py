@@ -14,6 +14,7 @@ from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import Document
 from inspector.core.embedding.spec import EmbedderSpec
 from inspector.core.errors import InputError
+from inspector.core.retrieval.kinds import DEFAULT_RETRIEVER as _DEFAULT_RETRIEVER
 from inspector.core.retrieval.kinds import RETRIEVERS, Retriever
 from inspector.core.text.embed_view import VIEWS, EmbedView
 
@@ -27,8 +28,9 @@ if TYPE_CHECKING:
 #: tuning set, BM25's pooled hit@5 is 4.8 points below dense's [-8.3, -1.3] and 28 points worse on
 #: paraphrased questions (0.650 vs 0.933), hybrid +1.3 [-1.1, +3.5] within noise, so dense stays
 #: the default (issue 29; BM25 had been chosen on questions that reuse the page's words, issue 12).
-#: Held out: paraphrased test questions dense 0.828 vs BM25 0.500 hit@5.
-DEFAULT_RETRIEVER: Retriever = "dense"
+#: Held out: paraphrased test questions dense 0.828 vs BM25 0.500 hit@5. Declared beside the
+#: retrievers (`retrieval.kinds`, which the window reads before it shows), one value for both.
+DEFAULT_RETRIEVER: Retriever = _DEFAULT_RETRIEVER
 
 
 #: Which vectors a configuration's index holds: "exact" or "pooled" (`EvalConfig.embedding`).
