@@ -114,3 +114,28 @@ def test_repeated_runs_are_encoded_once(monkeypatch):
     assert len(seen) == 1 and len(seen[0]) < 60  # the distinct runs only, once
     for a, b in ((0, len(text)), (3, 700), (41, 95), (len(text) - 80, len(text))):
         assert idx.count(a, b) == count_text(text[a:b])
+
+
+def test_runs_that_hardly_repeat_are_encoded_as_the_text_stands(monkeypatch):
+    """Distinct runs above DISTINCT_AT_MOST of those seen: the table of runs would hold most of the
+    text for nothing, so the text is encoded whole; the index is the same either way."""
+    from inspector.core.text import wordpieces
+
+    text = " ".join(f"id{i:05d}x" for i in range(400)) + "\nthe the the café\n"
+    calls: list[int] = []
+    real = wordpieces._encoded_words
+
+    def spy(t, tk):
+        calls.append(len(t))
+        return real(t, tk)
+
+    monkeypatch.setattr(wordpieces, "_encoded_words", spy)
+    monkeypatch.setattr(wordpieces, "RUN_STEP", 16)
+    got = wordpieces._deduplicated_words(text, tokenizer())
+    assert calls == [len(text)]  # the whole text, once: no table of distinct runs
+    assert [a.tolist() for a in got] == [a.tolist() for a in real(text, tokenizer())]
+    calls.clear()
+    monkeypatch.setattr(wordpieces, "DISTINCT_AT_MOST", 1.0)  # kept: the distinct runs only
+    again = wordpieces._deduplicated_words(text, tokenizer())
+    assert len(calls) == 1 and calls[0] < len(text)
+    assert [a.tolist() for a in again] == [a.tolist() for a in got]

@@ -510,6 +510,9 @@ def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.
 _RUN_RE = re.compile(r"[^ \t\n]+")
 #: Runs per step of `_deduplicated_words` (a few milliseconds of Python each).
 RUN_STEP = 1 << 15
+#: Above this share of distinct runs (after four steps), `_deduplicated_words` encodes the text
+#: as it stands. Real text: 15-18% (8.8 MB of package descriptions, sources and benchmarks/data).
+DISTINCT_AT_MOST = 0.6
 
 
 def _deduplicated_words(text: str, tk: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -535,6 +538,12 @@ def _deduplicated_words(text: str, tk: Any) -> tuple[np.ndarray, np.ndarray, np.
         a, b = int(run_starts[k]), int(run_ends[min(k + RUN_STEP, len(run_starts)) - 1])
         runs = findall(text, a, b)  # exactly the runs k.. of this step: they tile [a, b) with separators
         ids_parts.append(np.fromiter([setdefault(r, len(table)) for r in runs], dtype=np.int64, count=len(runs)))
+        seen = k + len(runs)
+        if seen >= 4 * RUN_STEP and len(table) > DISTINCT_AT_MOST * seen:
+            # Runs that hardly repeat (hashes, numbered ids, random text): the table would hold
+            # most of the text as Python strings for little gain; encode the text as it stands.
+            del table, ids_parts
+            return _encoded_words(text, tk)
     run_ids = np.concatenate(ids_parts) if ids_parts else np.zeros(0, dtype=np.int64)
     distinct = list(table)
     del table
