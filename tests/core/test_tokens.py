@@ -258,3 +258,21 @@ def test_the_token_byte_lengths_read_off_the_ranks_are_the_decoded_ones():
     assert fast.shape == decoded.shape == (tokens.encoding().n_vocab,)
     assert (fast == decoded).all()
     assert fast[tokens.encoding().eot_token] == len("<|endoftext|>")
+
+
+@given(_ANY_CHARS | any_text, st.data())
+def test_the_utf8_map_equals_the_offset_of_every_character(text, data):
+    """The token index converts offsets through the continuation bytes (`Utf8Map`, issue 31), not an
+    array of every character's byte offset: the same answers, byte offsets inside a multi-byte
+    character floored to its start."""
+    from inspector.core.text.tokens import Utf8Map
+
+    ref = utf8_offsets(text)
+    umap = Utf8Map(text)
+    assert umap.nbytes == int(ref[-1])
+    chars = np.asarray(data.draw(st.lists(st.integers(0, len(text)), max_size=20)), dtype=np.int64)
+    assert umap.byte_of(chars).tolist() == ref[chars].tolist()
+    nbytes = np.asarray(data.draw(st.lists(st.integers(0, int(ref[-1])), max_size=20)), dtype=np.int64)
+    assert umap.char_at(nbytes).tolist() == (np.searchsorted(ref, nbytes, side="right") - 1).tolist()
+    every = np.arange(len(text) + 1)
+    assert umap.byte_of(every).tolist() == ref.tolist()

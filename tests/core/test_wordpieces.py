@@ -77,3 +77,65 @@ def test_index_built_in_short_tokenizer_calls_equals_one_call(text, step, batch)
         wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH = saved
     assert cut.word_starts == whole.word_starts and cut.word_ends == whole.word_ends
     assert cut.word_pieces_prefix.tolist() == whole.word_pieces_prefix.tolist()
+
+
+@settings(max_examples=150)
+@given(text=any_text, repeats=st.integers(1, 4), step=st.integers(1, 6))
+def test_index_of_distinct_runs_equals_encoding_the_whole_text(text, repeats, step):
+    """The index encodes each distinct run between spaces, tabs and line breaks once and copies
+    its words to every place it stands (issue 31): the words, their offsets and pieces are those
+    of encoding the text itself, repeated runs, runs of control or odd characters included."""
+    from inspector.core.text import wordpieces
+
+    text = (text + "\n") * repeats
+    saved = wordpieces.RUN_STEP
+    wordpieces.RUN_STEP = step  # several steps of runs, as a big document takes
+    try:
+        got = wordpieces._deduplicated_words(text, tokenizer())
+    finally:
+        wordpieces.RUN_STEP = saved
+    want = wordpieces._encoded_words(text, tokenizer())
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
+
+
+def test_repeated_runs_are_encoded_once(monkeypatch):
+    from inspector.core.text import wordpieces
+
+    text = "Elterngeld café 🚀 don't\x01x\u00a0y\t14,5 — naïve\n" * 50 + "tail"
+    seen: list[str] = []
+    real = wordpieces._encoded_words
+
+    def spy(t, tk):
+        seen.append(t)
+        return real(t, tk)
+
+    monkeypatch.setattr(wordpieces, "_encoded_words", spy)
+    idx = WordPieceIndex(text)
+    assert len(seen) == 1 and len(seen[0]) < 60  # the distinct runs only, once
+    for a, b in ((0, len(text)), (3, 700), (41, 95), (len(text) - 80, len(text))):
+        assert idx.count(a, b) == count_text(text[a:b])
+
+
+def test_runs_that_hardly_repeat_are_encoded_as_the_text_stands(monkeypatch):
+    """Distinct runs above DISTINCT_AT_MOST of those seen: the table of runs would hold most of the
+    text for nothing, so the text is encoded whole; the index is the same either way."""
+    from inspector.core.text import wordpieces
+
+    text = " ".join(f"id{i:05d}x" for i in range(400)) + "\nthe the the café\n"
+    calls: list[int] = []
+    real = wordpieces._encoded_words
+
+    def spy(t, tk):
+        calls.append(len(t))
+        return real(t, tk)
+
+    monkeypatch.setattr(wordpieces, "_encoded_words", spy)
+    monkeypatch.setattr(wordpieces, "RUN_STEP", 16)
+    got = wordpieces._deduplicated_words(text, tokenizer())
+    assert calls == [len(text)]  # the whole text, once: no table of distinct runs
+    assert [a.tolist() for a in got] == [a.tolist() for a in real(text, tokenizer())]
+    calls.clear()
+    monkeypatch.setattr(wordpieces, "DISTINCT_AT_MOST", 1.0)  # kept: the distinct runs only
+    again = wordpieces._deduplicated_words(text, tokenizer())
+    assert len(calls) == 1 and calls[0] < len(text)
+    assert [a.tolist() for a in again] == [a.tolist() for a in got]

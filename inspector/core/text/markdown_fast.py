@@ -211,9 +211,11 @@ def _spans(text: str, ls: list[int], offsets: list[int]):
         chars = byte_offsets
     else:
         data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-        at = np.zeros(len(data) + 1, dtype=np.int64)  # characters before each byte offset
-        np.cumsum((data & 0xC0) != 0x80, out=at[1:])
-        chars = at[byte_offsets]
+        # Characters before a byte offset: the bytes before it less the continuation bytes
+        # (10xxxxxx) among them, which are few. Found for the offsets only: a count at every byte
+        # (a 160 MB array for 20 MB, filled afresh) took 0.4-0.75 s (issue 31).
+        continuation = np.flatnonzero((data & 0xC0) == 0x80)
+        chars = byte_offsets - np.searchsorted(continuation, byte_offsets, side="left")
     ls_np = np.asarray(ls, dtype=np.int64)
     first = chars[0::2]
     last_char = np.maximum(chars[1::2] - 1, first)

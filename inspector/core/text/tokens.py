@@ -166,6 +166,40 @@ def utf8_offsets(text: str) -> np.ndarray:
     return out
 
 
+class Utf8Map:
+    """Character offsets to UTF-8 byte offsets and back, for one text, read off its continuation
+    bytes (10xxxxxx): few in most text, so no array of an offset per character is made (for 20 MB,
+    `utf8_offsets` made a 160 MB array afresh, 0.2-0.9 s of the token index, issue 31)."""
+
+    def __init__(self, text: str) -> None:
+        self._cont: np.ndarray | None = None
+        """Byte offsets of the continuation bytes (None: the text is ASCII)."""
+        if text.isascii():
+            self.nbytes = len(text)
+            return
+        data = np.frombuffer(b"".join(utf8_slices(text)), dtype=np.uint8)
+        self.nbytes = len(data)
+        self._cont = np.flatnonzero((data & 0xC0) == 0x80)
+        # Characters before each continuation byte (non-decreasing): those before byte(c) are the
+        # ones whose count is at most c.
+        self._before = self._cont - np.arange(len(self._cont))
+
+    def char_at(self, byte_offsets: np.ndarray) -> np.ndarray:
+        """The character holding each byte offset (its start, inside a multi-byte character; the
+        text's length at its end): `searchsorted(utf8_offsets(text), b, "right") - 1`."""
+        b = np.asarray(byte_offsets, dtype=np.int64)
+        if self._cont is None:
+            return b.copy()
+        return b - searchsorted(self._cont, b, "right")
+
+    def byte_of(self, chars: np.ndarray) -> np.ndarray:
+        """Byte offset of each character offset: `utf8_offsets(text)[chars]`."""
+        c = np.asarray(chars, dtype=np.int64)
+        if self._cont is None:
+            return c.copy()
+        return c + searchsorted(self._before, c, "right")
+
+
 #: Characters encoded per tiktoken call when a whole document is tokenized (~5 ms of work each).
 ENCODE_SLICE = 1 << 17
 
@@ -330,9 +364,9 @@ class TokenIndex:
         self.tokens = _encode_in_slices(text, self._odd)
         byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
         np.cumsum(_token_byte_lengths()[self.tokens], out=byte_starts[1:])
-        char_bytes = utf8_offsets(text)
+        umap = Utf8Map(text)
         # Character offset at (or, inside a multi-byte character, before) each token boundary.
-        char_starts = searchsorted(char_bytes, byte_starts, side="right") - 1
+        char_starts = umap.char_at(byte_starts)
         char_starts[-1] = len(text)
         # Pre-tokenizer piece boundaries (character offsets), where the document's BPE restarts:
         # the ends of the pattern's matches (they tile the text: every character matches some
@@ -341,14 +375,14 @@ class TokenIndex:
         # list of millions of ints is millions of objects the cyclic garbage collector walks at
         # every full collection (seconds, holding the GIL: the window froze for that long).
         bounds = None
-        if self._odd is None and byte_starts[-1] == char_bytes[-1]:
+        if self._odd is None and byte_starts[-1] == umap.nbytes:
             bounds = piece_bounds(text, char_starts)
         if bounds is None:
             bounds = regex_piece_bounds(text)
         self.pieces: array[int] = bounds
         bounds_np = np.frombuffer(bounds, dtype=np.int64)  # a view, dropped at the end of this call
         # Document tokens before each piece boundary (pieces never split a token).
-        self._piece_tokens: array[int] = int_array(searchsorted(byte_starts, char_bytes[bounds_np], "left"))
+        self._piece_tokens: array[int] = int_array(searchsorted(byte_starts, umap.byte_of(bounds_np), "left"))
         self._char_starts_list: array[int] = int_array(char_starts)
         self._memo: dict[int, int] = {}
 

@@ -37,6 +37,7 @@ from inspector.core.documents.document import Document
 from inspector.core.errors import InputError
 from inspector.core.runtime.gcpause import paused_gc
 from inspector.core.runtime.lru import SizedLRU
+from inspector.core.runtime.slices import codepoints
 from inspector.core.text.tokens import TokenIndex, int_array
 
 MAX_WORD_PIECES = 256
@@ -474,6 +475,108 @@ def _words_of(enc: Any, pos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return offsets[first, 0], np.maximum.reduceat(offsets[:, 1], first), np.diff(np.append(first, len(wids)))
 
 
+def _encoded_words(text: str, tk: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start, end and piece count of every word of `text`, the text encoded in slices of about
+    ENCODE_STEP characters cut at a space or line break, ENCODE_BATCH slices a call."""
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    cuts: list[int] = [0]
+    while cuts[-1] < len(text):
+        cuts.append(_next_cut(text, cuts[-1]))
+    for g in range(0, len(cuts) - 1, ENCODE_BATCH):
+        starts = cuts[g:g + ENCODE_BATCH]
+        ends = cuts[g + 1:g + 1 + ENCODE_BATCH]
+        # encode_batch, not encode: the same encodings, but the tokenizer lets go of the GIL
+        # meanwhile (a 1 MB line without a break is one call of ~1 s, which `encode` spends
+        # holding it: the window's GUI thread froze for that long), and encodes a batch's slices
+        # on all cores (issue 31: one slice a call left the second core idle).
+        # The last batch holds one start more than ends (the text's end): zip stops there.
+        encs = tk.encode_batch([text[a:b] for a, b in zip(starts, ends, strict=False)], add_special_tokens=False)
+        for pos, enc in zip(starts, encs, strict=False):
+            if enc.ids:
+                parts.append(_words_of(enc, pos))
+    return _joined(parts)
+
+
+def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]))
+
+
+#: Runs of characters between spaces, tabs and line breaks (where `_next_cut` cuts: no word of a
+#: BERT-style tokenizer crosses one).
+_RUN_RE = re.compile(r"[^ \t\n]+")
+#: Runs per step of `_deduplicated_words` (a few milliseconds of Python each).
+RUN_STEP = 1 << 15
+#: Above this share of distinct runs (after four steps), `_deduplicated_words` encodes the text
+#: as it stands. Real text: 15-18% (8.8 MB of package descriptions, sources and benchmarks/data).
+DISTINCT_AT_MOST = 0.6
+
+
+def _deduplicated_words(text: str, tk: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_encoded_words(text, tk)`, each distinct run of text between spaces, tabs and line breaks
+    encoded once. No word crosses those characters (the same argument that lets `_encoded_words`
+    cut its slices there), so a run's words and pieces are the same wherever it stands, shifted
+    by its offset: the distinct runs are encoded joined by spaces, and every run of the document
+    takes its words from there.
+
+    Why (issue 31): the tokenizer was 80% of the index (~10 s of CPU for 20 MB), and a text's runs
+    repeat (words, numbers, markup: a few percent of them are distinct in prose; the hostile-inputs
+    test's 20 MB handbook repeats one document). Finding the runs and their distinct ids is a regex
+    and a dict per run, a fraction of encoding them."""
+    cps = codepoints(text)
+    sep = (cps == 32) | (cps == 9) | (cps == 10)
+    edge = np.flatnonzero(np.diff(np.concatenate(([True], sep, [True])).view(np.int8)))
+    run_starts, run_ends = edge[0::2], edge[1::2]  # [start, end) of every run, in order
+    del cps, sep, edge
+    table: dict[str, int] = {}
+    ids_parts: list[np.ndarray] = []
+    setdefault, findall = table.setdefault, _RUN_RE.findall
+    for k in range(0, len(run_starts), RUN_STEP):
+        a, b = int(run_starts[k]), int(run_ends[min(k + RUN_STEP, len(run_starts)) - 1])
+        runs = findall(text, a, b)  # exactly the runs k.. of this step: they tile [a, b) with separators
+        ids_parts.append(np.fromiter([setdefault(r, len(table)) for r in runs], dtype=np.int64, count=len(runs)))
+        seen = k + len(runs)
+        if seen >= 4 * RUN_STEP and len(table) > DISTINCT_AT_MOST * seen:
+            # Runs that hardly repeat (hashes, numbered ids, random text): the table would hold
+            # most of the text as Python strings for little gain; encode the text as it stands.
+            del table, ids_parts
+            return _encoded_words(text, tk)
+    run_ids = np.concatenate(ids_parts) if ids_parts else np.zeros(0, dtype=np.int64)
+    distinct = list(table)
+    del table
+    if not distinct:
+        return _joined([])
+    # The distinct runs joined by spaces, encoded as a document is; each word belongs to the run
+    # whose place in the joined text holds its start.
+    lengths = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
+    places = np.zeros(len(distinct), dtype=np.int64)
+    np.cumsum(lengths[:-1] + 1, out=places[1:])
+    w_starts, w_ends, w_pieces = _encoded_words(" ".join(distinct), tk)
+    del distinct
+    owner = np.searchsorted(places, w_starts, side="right") - 1
+    first_word = np.searchsorted(owner, np.arange(len(lengths) + 1))  # words of run u: [first[u], first[u+1])
+    rel_starts, rel_ends = w_starts - places[owner], w_ends - places[owner]
+    per_run = np.diff(first_word)
+    # Every run of the document gets its distinct run's words, shifted to where it stands (a step
+    # of runs at a time: the index arrays of 20 MB at once were ~200 MB more at the peak).
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for k in range(0, len(run_ids), 8 * RUN_STEP):
+        ids = run_ids[k:k + 8 * RUN_STEP]
+        counts = per_run[ids]
+        total = int(counts.sum())
+        if not total:
+            continue
+        which = np.repeat(np.arange(len(ids)), counts)
+        word = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        word += first_word[ids][which]
+        shift = run_starts[k:k + 8 * RUN_STEP][which]
+        parts.append((shift + rel_starts[word], shift + rel_ends[word], w_pieces[word]))
+    return _joined(parts)
+
+
 class WordPieceIndex:
     """Word-piece boundaries of one document, grouped into words."""
 
@@ -481,32 +584,11 @@ class WordPieceIndex:
         self.text = text
         tk = tokenizer() if tk is None else tk
         self._counter = _HFCounter(tk, drops_whitespace=True)
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        cuts: list[int] = [0]
-        while cuts[-1] < len(text):
-            cuts.append(_next_cut(text, cuts[-1]))
-        for g in range(0, len(cuts) - 1, ENCODE_BATCH):
-            starts = cuts[g:g + ENCODE_BATCH]
-            ends = cuts[g + 1:g + 1 + ENCODE_BATCH]
-            # encode_batch, not encode: the same encodings, but the tokenizer lets go of the GIL
-            # meanwhile (a 1 MB line without a break is one call of ~1 s, which `encode` spends
-            # holding it: the window's GUI thread froze for that long), and encodes a batch's slices
-            # on all cores (issue 31: one slice a call left the second core idle).
-            # The last batch holds one start more than ends (the text's end): zip stops there.
-            encs = tk.encode_batch([text[a:b] for a, b in zip(starts, ends, strict=False)], add_special_tokens=False)
-            for pos, enc in zip(starts, encs, strict=False):
-                if enc.ids:
-                    parts.append(_words_of(enc, pos))
-
-        def joined(k: int) -> np.ndarray:
-            return np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-
-        # Flat int arrays, not lists: millions of ints in a list are millions of objects each full
-        # garbage collection walks (see tokens.TokenIndex).
-        self.word_starts: array[int] = int_array(joined(0))
-        self.word_ends: array[int] = int_array(joined(1))
+        words = _deduplicated_words(text, tk)
+        self.word_starts: array[int] = int_array(words[0])
+        self.word_ends: array[int] = int_array(words[1])
         self.word_pieces_prefix = np.zeros(len(self.word_starts) + 1, dtype=np.int64)
-        np.cumsum(joined(2), out=self.word_pieces_prefix[1:])
+        np.cumsum(words[2], out=self.word_pieces_prefix[1:])
         self.word_starts_array = np.asarray(self.word_starts, dtype=np.int64)
         """`word_starts` for vectorized lookups (many chunks at once)."""
         self.word_ends_array = np.asarray(self.word_ends, dtype=np.int64)
@@ -626,3 +708,4 @@ def wordpiece_index(doc: Document) -> PieceIndex:
         return DirectPieceIndex(doc.text, _counter(counts))
 
     return _INDEXES.get_or_make((doc.sha256, kind, source), make, len(doc.text))
+
