@@ -179,15 +179,19 @@ def _spin_on_the_gui_thread(seconds: float) -> None:
         pass
 
 
-def test_the_watchdog_names_where_the_gui_thread_was(qtbot):
+def test_the_watchdog_names_where_the_gui_thread_was(qtbot, own_heap):
+    """The spin's pause carries the spin's stack. Not necessarily the worst pause: in a test
+    worker another one can be longer (make test once saw a 1,023 ms pause with no stack beside
+    the spin: a collection over the worker's heap, during which the watchdog, needing the GIL,
+    cannot sample)."""
     hb = Heartbeat(threshold_ms=50.0, watchdog=True)
     hb.start("spin")
     qtbot.wait(30)
     _spin_on_the_gui_thread(0.3)
     qtbot.wait(30)
     hb.stop()
-    worst = hb.worst(1)
-    assert worst and worst[0].ms >= 250 and "_spin_on_the_gui_thread" in worst[0].stack
+    spun = [p for p in hb.pauses if "_spin_on_the_gui_thread" in p.stack]
+    assert spun and max(p.ms for p in spun) >= 250, hb.worst(3)
 
 
 def test_the_watchdog_keeps_no_frame_of_another_thread():
