@@ -313,11 +313,28 @@ def test_the_cut_carries_the_gold_set_s_figures_and_the_advice_stays_the_same(ev
     assert (rec.keep_current, rec.reason, rec.fixes) == (without.keep_current, without.reason, without.fixes) \
         == (False, "fixes", ("truncated_by_embedder",))
     th, t, rh, r = evidence
+    gap = rh / r - th / t
     assert (f"46 of 50 chunks are cut (on the gold set, questions answered only in the text it never reads were "
-            f"hit {th} of {t} ({th / t:.0%}), the others {rh} of {r} ({rh / r:.0%}))") in recommendation_text(rec)
-    assert recommendation_json(rec)["findings"][0]["evidence"] == {"tail_hits": th, "tail": t, "read_hits": rh,
-                                                                   "read": r}
+            f"hit {th} of {t} ({th / t:.0%}), the others {rh} of {r} ({rh / r:.0%}): the others "
+            f"{100 * gap:+.0f} pts, 95% interval [") in recommendation_text(rec)
+    data = recommendation_json(rec)["findings"][0]["evidence"]
+    assert {k: data[k] for k in ("tail_hits", "tail", "read_hits", "read")} == {"tail_hits": th, "tail": t,
+                                                                                "read_hits": rh, "read": r}
+    assert data["gap"] == round(gap, 4) and data["gap_ci"][0] <= data["gap"] <= data["gap_ci"][1]
     assert recommendation_json(without)["findings"][0]["evidence"] is None
+
+
+def test_the_cut_s_gap_carries_its_interval():
+    """The two groups are different questions: each is resampled on its own. 2 of 10 against 18 of
+    20 is a gap the interval keeps away from 0; 9 of 10 against 18 of 20 is not."""
+    from inspector.core.evaluation.findings import CutEvidence
+
+    gap, lo, hi = CutEvidence(2, 10, 18, 20).gap()
+    assert gap == pytest.approx(0.7) and 0.0 < lo < gap < hi <= 1.0
+    gap, lo, hi = CutEvidence(9, 10, 18, 20).gap()
+    assert gap == pytest.approx(0.0) and lo < 0.0 < hi
+    assert CutEvidence(0, 0, 5, 5).gap() is None and CutEvidence(0, 0, 5, 5).to_dict()["gap_ci"] is None
+    assert CutEvidence(2, 10, 18, 20).gap() == CutEvidence(2, 10, 18, 20).gap()  # deterministic
 
 
 def test_the_gold_set_is_not_asked_about_a_cut_that_does_not_touch_the_retriever():

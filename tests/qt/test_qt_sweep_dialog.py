@@ -301,5 +301,6 @@ def test_findings_sentences_give_the_gold_set_s_figures_on_the_cut():
 
     text = sentences(with_evidence((cut,), CutEvidence(2, 10, 18, 20)))
     assert ("46 of 50 chunks are cut (on the gold set, questions answered only in the text it never reads were "
-            "hit 2 of 10 (20%), the others 18 of 20 (90%)). Fix:") in text
+            "hit 2 of 10 (20%), the others 18 of 20 (90%): the others +70 pts, 95% interval [+40, +95])."
+            " Fix:") in text
     assert "46 of 50 chunks are cut. Fix:" in sentences((cut,))

@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from inspector.core.chunking.annotate import annotate
 from inspector.core.chunking.chunk import STUB_TOKENS, Chunk
 from inspector.core.chunking.registry import get_strategy
@@ -358,14 +360,38 @@ class CutEvidence:
     read_hits: int
     read: int
 
+    def gap(self) -> tuple[float, float, float] | None:
+        """How much more often the other questions were hit than the tail ones (points of hit
+        rate, read - tail) and its 95 % bootstrap interval (each group's questions drawn with
+        replacement on their own: the groups are different questions); None with a group empty."""
+        if not self.tail or not self.read:
+            return None
+        from inspector.core.evaluation.uncertainty import LEVEL, resampled_means
+
+        def means(hits: int, n: int, seed: int) -> np.ndarray:
+            return resampled_means(np.array([1.0] * hits + [0.0] * (n - hits))[None, :], seed=seed)[:, 0]
+
+        diff = means(self.read_hits, self.read, 1) - means(self.tail_hits, self.tail, 2)
+        tail = (1.0 - LEVEL) / 2.0
+        lo, hi = np.quantile(diff, [tail, 1.0 - tail])
+        return self.read_hits / self.read - self.tail_hits / self.tail, float(lo), float(hi)
+
     def text(self) -> str:
         def rate(h: int, n: int) -> str:
             return f"{h} of {n}" + (f" ({h / n:.0%})" if n else "")
-        return (f"questions answered only in the text it never reads were hit {rate(self.tail_hits, self.tail)}, "
-                f"the others {rate(self.read_hits, self.read)}")
+        out = (f"questions answered only in the text it never reads were hit {rate(self.tail_hits, self.tail)}, "
+               f"the others {rate(self.read_hits, self.read)}")
+        gap = self.gap()
+        if gap is not None:
+            out += (f": the others {100 * gap[0]:+.0f} pts, 95% interval "
+                    f"[{100 * gap[1]:+.0f}, {100 * gap[2]:+.0f}]")
+        return out
 
-    def to_dict(self) -> dict[str, int]:
-        return {"tail_hits": self.tail_hits, "tail": self.tail, "read_hits": self.read_hits, "read": self.read}
+    def to_dict(self) -> dict[str, Any]:
+        gap = self.gap()
+        return {"tail_hits": self.tail_hits, "tail": self.tail, "read_hits": self.read_hits, "read": self.read,
+                "gap": None if gap is None else round(gap[0], 4),
+                "gap_ci": None if gap is None else [round(gap[1], 4), round(gap[2], 4)]}
 
 
 def cut_evidence(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]], config: EvalConfig,
