@@ -17,7 +17,9 @@ from inspector.core.evaluation.config import EvalConfig
 @pytest.fixture
 def fresh_worker(monkeypatch):
     """A worker process's state as new: no embedder kept, the semantic strategy's model put back."""
-    monkeypatch.setattr(tasks, "_WORKER_EMBEDDERS", {})
+    from inspector.core.runtime.lru import SizedLRU
+
+    monkeypatch.setattr(tasks, "_WORKER_EMBEDDERS", SizedLRU(tasks.WORKER_EMBEDDERS_KEPT, tasks.WORKER_EMBEDDERS_KEPT))
     before = chosen_semantic_embedder()
     yield
     set_semantic_embedder(before)

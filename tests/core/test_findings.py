@@ -360,6 +360,10 @@ def test_the_evaluator_weighs_the_cut_by_the_start_s_own_results(doc):
     start = EvalConfig("fixed_tokens", {"size": 1024, "overlap": 0}, 3, "bm25")
     report = wb.evaluator.evaluate(start)
     ev = wb.evaluator.evidence_for()(start, report.questions)
+    # The findings and the figures of one start read the same annotated chunks, made once.
+    wb.evaluator.findings_for()(start)
+    assert len(wb.evaluator._annotated_memo) == 1
+    assert wb.evaluator._annotated(start, [doc]) is wb.evaluator._annotated(start, [doc])
     from inspector.core.chunking.annotate import annotate
 
     chunks = annotate(doc, wb.chunk_store.chunks_for(start, [doc])[doc.doc_id], with_prefix=start.with_prefix)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import pickle
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ from inspector.core.documents.document import Document
 from inspector.core.embedding.cache import text_key
 from inspector.core.evaluation.config import EvalConfig
 from inspector.core.evaluation.gold import GoldQuestion
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.workbench import Workbench
 from inspector.core.workbench.evaluator import score_group
 from inspector.core.workbench.index_store import IndexStore
@@ -35,8 +35,7 @@ log = logging.getLogger(__name__)
 #: Embedders made in this worker process from travelling specs (`EmbedderSpec.worker_copy`), the
 #: most recently used last; at most this many are kept (a sweep over models uses a few).
 WORKER_EMBEDDERS_KEPT = 3
-_WORKER_EMBEDDERS: dict[tuple, Any] = {}
-_WORKER_LOCK = threading.Lock()
+_WORKER_EMBEDDERS: SizedLRU[Any] = SizedLRU(WORKER_EMBEDDERS_KEPT, WORKER_EMBEDDERS_KEPT)
 
 
 @dataclass(frozen=True)
@@ -93,14 +92,7 @@ class EmbedderSpec:
         now once per worker process."""
         key = (self.model_id, self.dim, self.max_seq_length, self.dtype, self.device, self.dtype_spec,
                self.batch_size, self.backend, self.minilm, type(self.obj).__qualname__)
-        with _WORKER_LOCK:
-            made = _WORKER_EMBEDDERS.pop(key, None)
-            if made is None:
-                made = self.make()
-            _WORKER_EMBEDDERS[key] = made  # the most recent last
-            while len(_WORKER_EMBEDDERS) > WORKER_EMBEDDERS_KEPT:
-                del _WORKER_EMBEDDERS[next(iter(_WORKER_EMBEDDERS))]
-        return made
+        return _WORKER_EMBEDDERS.get_or_make(key, self.make, 1)
 
 
     def shipped(self) -> Any:

@@ -228,25 +228,38 @@ class _Measured:
     doc_tokens: int
 
 
-def _measure(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]], with_prefix: bool,
-             limit: int) -> _Measured:
-    from inspector.core.text.tokens import token_index
-
-    annotated: dict[str, Sequence[Chunk]] = {}
-    headerless = no_context = doc_tokens = 0
+def annotated(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]], with_prefix: bool,
+              limit: int) -> dict[str, Sequence[Chunk]]:
+    """The documents' chunks measured in the embedder's word pieces (`annotate`: what is sent,
+    where the embedder stops reading), as `findings` and `cut_evidence` read them; chunks that
+    already are are kept as they are. Documents without chunks are left out."""
+    out: dict[str, Sequence[Chunk]] = {}
     for doc in docs:
         chunks = chunks_by_doc.get(doc.doc_id, ())
         if not chunks:
             continue
         if any(c.embed_tokens is None for c in chunks if c.role != "parent"):
             chunks = annotate(doc, chunks, with_prefix=with_prefix, limit=limit)
-        annotated[doc.doc_id] = chunks
+        out[doc.doc_id] = chunks
+    return out
+
+
+def _measure(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[Chunk]], with_prefix: bool,
+             limit: int) -> _Measured:
+    from inspector.core.text.tokens import token_index
+
+    annotated_by_doc = annotated(docs, chunks_by_doc, with_prefix, limit)
+    headerless = no_context = doc_tokens = 0
+    for doc in docs:
+        chunks = annotated_by_doc.get(doc.doc_id)
+        if chunks is None:
+            continue
         doc_tokens += len(token_index(doc))
         headerless += _headerless(doc, chunks, with_prefix)
         no_context += sum(1 for c in chunks if c.role != "parent" and "no_heading" in c.flags
                           and c.heading_path and not (with_prefix and c.prefix))
-    counted = [c for chunks in annotated.values() for c in chunks if c.role != "parent"]
-    return _Measured(docs, annotated, counted, headerless, no_context, doc_tokens)
+    counted = [c for chunks in annotated_by_doc.values() for c in chunks if c.role != "parent"]
+    return _Measured(docs, annotated_by_doc, counted, headerless, no_context, doc_tokens)
 
 
 def _split_tables(m: _Measured, config: EvalConfig) -> Finding | None:
@@ -407,8 +420,8 @@ def cut_evidence(docs: Sequence[Document], chunks_by_doc: Mapping[str, Sequence[
     from inspector.core.text.wordpieces import max_seq_length
 
     limit = max_seq_length() if limit is None else limit
-    m = _measure(docs, chunks_by_doc, bool(config.with_prefix), limit)
-    where = unread_answers([r.question for r in results], m.docs, m.chunks_by_doc)
+    chunks = annotated(docs, chunks_by_doc, bool(config.with_prefix), limit)
+    where = unread_answers([r.question for r in results], docs, chunks)
     tail = [r.hit for r, w in zip(results, where, strict=True) if w is True]
     read = [r.hit for r, w in zip(results, where, strict=True) if w is False]
     return CutEvidence(sum(tail), len(tail), sum(read), len(read))
@@ -436,5 +449,6 @@ def findings_text(found: Sequence[Finding], *, indent: str = "  ") -> str:
                      f"{f' ({f.note})' if f.note else ''}. Fix: {f.fix}." for f in found)
 
 
-__all__ = ["AFFECTS", "KINDS", "THRESHOLDS", "CutEvidence", "Finding", "affects", "cut_evidence", "findings",
+__all__ = ["AFFECTS", "KINDS", "THRESHOLDS", "CutEvidence", "Finding", "affects", "annotated", "cut_evidence",
+           "findings",
            "findings_text", "fixed_by", "with_evidence"]

@@ -348,12 +348,20 @@ class _Corpus:
         return out
 
 
+def _contains_any(start: int, end: int, spans: Sequence[tuple[int, int]]) -> bool:
+    return any(start <= a and b <= end for a, b in spans)
+
+
+def _overlaps_any(start: int, end: int, spans: Sequence[tuple[int, int]]) -> bool:
+    return any(start < b and a < end for a, b in spans)
+
+
 def _holds(c: Chunk, spans: Sequence[tuple[int, int]]) -> bool:
-    return any(c.start <= a and b <= c.end for a, b in spans)
+    return _contains_any(c.start, c.end, spans)
 
 
 def _overlaps(c: Chunk, spans: Sequence[tuple[int, int]]) -> bool:
-    return any(c.start < b and a < c.end for a, b in spans)
+    return _overlaps_any(c.start, c.end, spans)
 
 
 def _matcher(q: GoldQuestion, corpus: _Corpus) -> tuple[Callable[[Chunk], bool], dict[str, list[tuple[int, int]]]]:
@@ -381,18 +389,16 @@ def unread_answers(questions: Sequence[GoldQuestion], docs: Sequence[Document] |
     out: list[bool | None] = []
     for q in questions:
         _match, spans = _matcher(q, corpus)
-        contain = bool(q.answers)
+        within = _contains_any if q.answers else _overlaps_any  # as `_matcher` counts a hit
         held = read = False
         for doc_id, sp in spans.items():
             for c in embedded.get(doc_id, ()):
-                end = c.truncated_at if c.truncated_at is not None and c.start <= c.truncated_at < c.end else c.end
-                for a, b in sp:
-                    if (c.start <= a and b <= c.end) if contain else (c.start < b and a < c.end):
-                        held = True
-                        if (c.start <= a and b <= end) if contain else (c.start < b and a < end):
-                            read = True
-                            break
-                if read:
+                if not within(c.start, c.end, sp):
+                    continue
+                held = True
+                cut = c.truncated_at if c.truncated_at is not None and c.start <= c.truncated_at < c.end else c.end
+                if within(c.start, cut, sp):
+                    read = True
                     break
             if read:
                 break

@@ -5,18 +5,20 @@ it, and so does each evaluation task of the Ray engine (`inspector.core.distribu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
+from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.compare import Comparison, compare_reports
 from inspector.core.evaluation.config import Cancel, EvalConfig, Progress
-from inspector.core.evaluation.findings import CutEvidence, Finding, cut_evidence, findings, with_evidence
+from inspector.core.evaluation.findings import CutEvidence, Finding, annotated, cut_evidence, findings, with_evidence
 from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import IndexSearch, QuestionResult, Report, evaluate
 from inspector.core.evaluation.sweep import P_PARTIAL, P_SWITCH, Recommendation, SweepResult, SweepRow, rank_key
 from inspector.core.runtime.cancel import Cancelled
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.workbench.chunk_store import ChunksByDoc, ChunkStore
 from inspector.core.workbench.corpus import Corpus
 from inspector.core.workbench.index_store import IndexStore
@@ -25,6 +27,11 @@ if TYPE_CHECKING:
     from inspector.core.evaluation.reranked import RerankFigures
     from inspector.core.retrieval.index import Index, SearchIndex
     from inspector.core.retrieval.rerank import Reranker
+
+
+#: Configurations whose annotated chunks the evaluator keeps (`Evaluator._annotated`): a
+#: recommendation measures the start and each candidate that might fix it.
+ANNOTATED_KEPT = 4
 
 
 def score_group(members: Sequence[EvalConfig], index: SearchIndex, chunks: ChunksByDoc, docs: Sequence[Document],
@@ -83,7 +90,7 @@ def recommend(rows: Sequence[SweepRow], current: EvalConfig, *, budget: int | No
     sel = cross_validated_choice(matrix, cur, cost, folds=folds, seed=seed)
     marked = [replace(r, tied_with_best=bool(sel.tied_with_best[i]), current=i == cur) for i, r in enumerate(rows)]
     found = findings_for(current) if findings_for is not None else ()
-    if evidence_for is not None and any(f.kind == "truncated_by_embedder" and f.affects != "none" for f in found):
+    if evidence_for is not None and any(f.kind == "truncated_by_embedder" and f.counts for f in found):
         found = with_evidence(found, evidence_for(current, reports[cur].questions))
     # What the embedder drops costs BM25 nothing: it reads the whole span (`affects` "none").
     relevant = tuple(f for f in found if f.counts)
@@ -162,6 +169,7 @@ class Evaluator:
         self.corpus = corpus
         self.chunk_store = chunk_store
         self.index_store = index_store
+        self._annotated_memo: SizedLRU[Mapping[str, Sequence[Chunk]]] = SizedLRU(ANNOTATED_KEPT, ANNOTATED_KEPT)
 
     def evaluate(self, config: EvalConfig, *, chunks_by_doc: ChunksByDoc | None = None,
                  questions: Sequence[GoldQuestion] | None = None,
@@ -284,7 +292,7 @@ class Evaluator:
         docs = list(self.corpus.documents if docs is None else docs)
 
         def measure(config: EvalConfig) -> tuple[Finding, ...]:
-            return findings(docs, self.chunk_store.chunks_for(config, docs), config)
+            return findings(docs, self._annotated(config, docs), config)
         return measure
 
     def evidence_for(self, docs: Sequence[Document] | None = None,
@@ -294,8 +302,20 @@ class Evaluator:
         docs = list(self.corpus.documents if docs is None else docs)
 
         def measure(config: EvalConfig, results: Sequence[QuestionResult]) -> CutEvidence:
-            return cut_evidence(docs, self.chunk_store.chunks_for(config, docs), config, results)
+            return cut_evidence(docs, self._annotated(config, docs), config, results)
         return measure
+
+    def _annotated(self, config: EvalConfig, docs: Sequence[Document]) -> Mapping[str, Sequence[Chunk]]:
+        """`config`'s chunks of `docs` measured in the embedder's word pieces, made once for the
+        findings and the gold set's figures on the cut that a recommendation asks of the same
+        start (`findings.annotated`; kept for the last few configurations and models)."""
+        from inspector.core.text.wordpieces import current_piece_spec, max_seq_length
+
+        limit = max_seq_length()
+        key = (config, tuple((d.doc_id, d.sha256) for d in docs), current_piece_spec(), limit)
+        return self._annotated_memo.get_or_make(
+            key, lambda: annotated(docs, self.chunk_store.chunks_for(config, docs), bool(config.with_prefix), limit),
+            1)
 
 
 __all__ = ["Evaluator", "score_group", "recommend"]
