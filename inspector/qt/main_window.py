@@ -868,7 +868,7 @@ class MainWindow(QMainWindow):
                 self.strategy_panel.refresh_strategies()
                 self.show_strategy(self.state.strategy)
             elif replaced or list(after) != list(before):
-                self.strategy_panel.refresh_choices()
+                self.strategy_panel.refresh_strategies(controls=False)
 
         def on_chunks(result: ChunkResult | None) -> None:
             if result is not None and result.complete:

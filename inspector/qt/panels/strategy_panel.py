@@ -365,32 +365,23 @@ class StrategyPanel(QWidget):
         self._trace = trace
         self.rebuild()
 
-    def refresh_strategies(self) -> None:
+    def refresh_strategies(self, *, controls: bool = True) -> None:
         """Re-read the strategy registry (strategies registered or re-registered at run time: a
-        strategy file, imported chunks, plug-ins) and rebuild the selector and the controls."""
+        strategy file, imported chunks, plug-ins) into the selector, and rebuild the controls.
+        `controls=False` leaves the strategy shown and its controls as they are (a slider may be
+        held): for strategies registered beside it (the plug-ins, after the first paint)."""
         from inspector.core.api import strategies
 
         self._strategies = strategies()
         self._building = True
         try:
             self._fill_combo()
+            if not controls:
+                self.combo.setCurrentIndex(self.combo.findData(self.state.strategy))
         finally:
             self._building = False
-        self.rebuild()
-
-    def refresh_choices(self) -> None:
-        """Re-read the registry into the selector only, the strategy shown and its controls left
-        as they are (a slider may be held): for strategies registered beside it (the plug-ins,
-        after the first paint). When the strategy shown was replaced, `refresh_strategies`."""
-        from inspector.core.api import strategies
-
-        self._strategies = strategies()
-        self._building = True
-        try:
-            self._fill_combo()
-            self.combo.setCurrentIndex(self.combo.findData(self.state.strategy))
-        finally:
-            self._building = False
+        if controls:
+            self.rebuild()
 
     def _fill_combo(self) -> None:
         self.combo.blockSignals(True)
