@@ -10,6 +10,9 @@
   affordable on two shared CPU cores.
 - `public`: five real licensed documents (data/public), questions of one split ("tune" or "test").
   The test split is held out: only `defaults.py`, after its decision, reads it.
+- `paraphrase`: the same five documents with their paraphrased questions
+  (`<name>.paraphrase.gold.jsonl`, 118, mean word overlap 0.27: asked in other words than the
+  page's), one split or all. No advice rule was chosen on them.
 
 Each dataset comes as a `Workbench` holding its documents and questions; the embedder and the
 persistent embedding cache are the caller's (`make_workbench`).
@@ -33,6 +36,8 @@ PUBLIC = ROOT / "benchmarks" / "data" / "public"
 CACHE_ROOT = ROOT / "benchmarks" / "out" / "cache"
 
 DATASETS = ("handbook", "chroma", "public")
+#: Also accepted by `load`: chroma-small, paraphrase.
+EXTRA_DATASETS = ("chroma-small", "paraphrase")
 SMALL_CORPORA = ("chatlogs", "state_of_the_union", "wikitexts")
 
 
@@ -52,11 +57,12 @@ def bench_cache() -> Any:
     return EmbeddingCache(CACHE_ROOT)
 
 
-def public_split(wb: Workbench, split: str) -> tuple[GoldQuestion, ...]:
-    """The public documents' questions of one split ("tune", "test" or "all"), document by document."""
+def public_split(wb: Workbench, split: str, kind: str = "gold") -> tuple[GoldQuestion, ...]:
+    """The public documents' questions of one split ("tune", "test" or "all"), document by document
+    (`kind` "paraphrase": their paraphrased questions)."""
     out: list[GoldQuestion] = []
     for folder in sorted(p for p in PUBLIC.iterdir() if p.is_dir()):
-        path = folder / f"{folder.name}.gold.jsonl"
+        path = folder / (f"{folder.name}.gold.jsonl" if kind == "gold" else f"{folder.name}.{kind}.gold.jsonl")
         splits = {i: json.loads(line)["split"]
                   for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()}
         gold = load_gold(path, wb.documents)
@@ -79,13 +85,13 @@ def load(name: str, *, embedder: Any = None, cache: Any = None, split: str = "tu
             wb.set_documents([d for d in wb.documents if d.doc_id in keep])
             qs = tuple(q for q in qs if q.source in keep)
         spans = True
-    elif name == "public":
+    elif name in ("public", "paraphrase"):
         wb.open(sorted(p / f"{p.name}.md" for p in PUBLIC.iterdir() if p.is_dir()))
-        qs = public_split(wb, split)
+        qs = public_split(wb, split, "gold" if name == "public" else "paraphrase")
         spans = False
     else:
-        raise ValueError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+        raise ValueError(f"unknown dataset {name!r}; known: {', '.join(DATASETS + EXTRA_DATASETS)}")
     if not qs:
         raise ValueError(f"{name}: no questions")
     wb.set_gold(qs)
-    return Dataset(name if name != "public" else f"public-{split}", wb, qs, spans)
+    return Dataset(name if name not in ("public", "paraphrase") else f"{name}-{split}", wb, qs, spans)

@@ -255,7 +255,7 @@ def start_summary(rows: list[tuple[str, str, list[Outcome]]], budget: int | None
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", default=",".join(DATASETS),
-                    help="comma-separated: handbook,chroma,chroma-small,public")
+                    help="comma-separated: handbook,chroma,chroma-small,public,paraphrase")
     ap.add_argument("--retrievers", default="bm25", help="comma-separated: bm25,dense,hybrid")
     ap.add_argument("--budget", type=int, default=None,
                     help="rank and recommend by the hit rate within this many context tokens")
@@ -263,7 +263,7 @@ def main() -> int:
     ap.add_argument("--starts", default="",
                     help="comma-separated current settings to advise from: default,fixed_tokens:512:0,...")
     ap.add_argument("--small", action="store_true", help="the issue-29 grid (18 configurations)")
-    ap.add_argument("--split", default="tune", help="public set questions: tune, test or all")
+    ap.add_argument("--split", default="tune", help="public / paraphrase set questions: tune, test or all")
     ap.add_argument("--a-size", type=int, default=None,
                     help="questions the advice sees (half A); B is the rest (issue 29's users had 30)")
     args = ap.parse_args()
@@ -279,7 +279,7 @@ def main() -> int:
             outs = run(name, retriever, embedder=embedder, cache=cache, budget=args.budget,
                        seeds=tuple(range(args.seeds)), starts=tuple(s for s in args.starts.split(",") if s),
                        small=args.small, split_name=args.split, a_size=args.a_size)
-            rows.append((name if name != "public" else f"public-{args.split}", retriever, outs))
+            rows.append((name if name not in ("public", "paraphrase") else f"{name}-{args.split}", retriever, outs))
     summary(rows, args.budget)
     if args.starts:
         start_summary(rows, args.budget)
