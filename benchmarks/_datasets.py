@@ -13,6 +13,8 @@
 - `paraphrase`: the same five documents with their paraphrased questions
   (`<name>.paraphrase.gold.jsonl`, 118, mean word overlap 0.27: asked in other words than the
   page's), one split or all. No advice rule was chosen on them.
+- `heldout`: other real licensed documents (data/heldout) with paraphrased questions only, kept
+  to judge rules nobody chose on them (its README); one split or all.
 
 Each dataset comes as a `Workbench` holding its documents and questions; the embedder and the
 persistent embedding cache are the caller's (`make_workbench`).
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from _common import ROOT
@@ -32,12 +35,13 @@ from inspector.core.workbench import Workbench
 HANDBOOK_GOLD = ROOT / "sample_docs" / "handbook.gold.jsonl"
 CHROMA = ROOT / "benchmarks" / "data" / "chroma"
 PUBLIC = ROOT / "benchmarks" / "data" / "public"
+HELDOUT = ROOT / "benchmarks" / "data" / "heldout"
 #: Where the benchmarks keep their exact MiniLM vectors (git-ignored; see `bench_cache`).
 CACHE_ROOT = ROOT / "benchmarks" / "out" / "cache"
 
 DATASETS = ("handbook", "chroma", "public")
 #: Also accepted by `load`: chroma-small, paraphrase.
-EXTRA_DATASETS = ("chroma-small", "paraphrase")
+EXTRA_DATASETS = ("chroma-small", "paraphrase", "heldout")
 SMALL_CORPORA = ("chatlogs", "state_of_the_union", "wikitexts")
 
 
@@ -57,11 +61,15 @@ def bench_cache() -> Any:
     return EmbeddingCache(CACHE_ROOT)
 
 
-def public_split(wb: Workbench, split: str, kind: str = "gold") -> tuple[GoldQuestion, ...]:
+def _folders(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir())
+
+
+def public_split(wb: Workbench, split: str, kind: str = "gold", root: Path = PUBLIC) -> tuple[GoldQuestion, ...]:
     """The public documents' questions of one split ("tune", "test" or "all"), document by document
-    (`kind` "paraphrase": their paraphrased questions)."""
+    (`kind` "paraphrase": their paraphrased questions; `root`: another set laid out the same way)."""
     out: list[GoldQuestion] = []
-    for folder in sorted(p for p in PUBLIC.iterdir() if p.is_dir()):
+    for folder in _folders(root):
         path = folder / (f"{folder.name}.gold.jsonl" if kind == "gold" else f"{folder.name}.{kind}.gold.jsonl")
         splits = {i: json.loads(line)["split"]
                   for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()}
@@ -85,13 +93,14 @@ def load(name: str, *, embedder: Any = None, cache: Any = None, split: str = "tu
             wb.set_documents([d for d in wb.documents if d.doc_id in keep])
             qs = tuple(q for q in qs if q.source in keep)
         spans = True
-    elif name in ("public", "paraphrase"):
-        wb.open(sorted(p / f"{p.name}.md" for p in PUBLIC.iterdir() if p.is_dir()))
-        qs = public_split(wb, split, "gold" if name == "public" else "paraphrase")
+    elif name in ("public", "paraphrase", "heldout"):
+        root = HELDOUT if name == "heldout" else PUBLIC
+        wb.open([p / f"{p.name}.md" for p in _folders(root)])
+        qs = public_split(wb, split, "paraphrase" if name == "paraphrase" else "gold", root)
         spans = False
     else:
         raise ValueError(f"unknown dataset {name!r}; known: {', '.join(DATASETS + EXTRA_DATASETS)}")
     if not qs:
         raise ValueError(f"{name}: no questions")
     wb.set_gold(qs)
-    return Dataset(name if name not in ("public", "paraphrase") else f"{name}-{split}", wb, qs, spans)
+    return Dataset(name if name not in ("public", "paraphrase", "heldout") else f"{name}-{split}", wb, qs, spans)

@@ -255,7 +255,7 @@ def start_summary(rows: list[tuple[str, str, list[Outcome]]], budget: int | None
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", default=",".join(DATASETS),
-                    help="comma-separated: handbook,chroma,chroma-small,public,paraphrase")
+                    help="comma-separated: handbook,chroma,chroma-small,public,paraphrase,heldout")
     ap.add_argument("--retrievers", default="bm25", help="comma-separated: bm25,dense,hybrid")
     ap.add_argument("--budget", type=int, default=None,
                     help="rank and recommend by the hit rate within this many context tokens")
@@ -279,7 +279,8 @@ def main() -> int:
             outs = run(name, retriever, embedder=embedder, cache=cache, budget=args.budget,
                        seeds=tuple(range(args.seeds)), starts=tuple(s for s in args.starts.split(",") if s),
                        small=args.small, split_name=args.split, a_size=args.a_size)
-            rows.append((name if name not in ("public", "paraphrase") else f"{name}-{args.split}", retriever, outs))
+            split_set = name in ("public", "paraphrase", "heldout")
+            rows.append((f"{name}-{args.split}" if split_set else name, retriever, outs))
     summary(rows, args.budget)
     if args.starts:
         start_summary(rows, args.budget)
