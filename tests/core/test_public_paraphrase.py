@@ -2,35 +2,26 @@
 issue 29): questions written to avoid their answer's wording, so a retriever that only matches words
 is tested on what users ask. Model-free: every file loads with the project's loader, every answer is
 a short substring found once in its document, the split follows the public set's rule, the recorded
-word overlap is what `benchmarks/overlap.py` computes, and the set as a whole stays a paraphrase set
-(mean overlap below 0.5, where the original questions sit at 0.70-0.77)."""
+word overlap is what `benchmarks/overlap.py` computes, the `where` label is what the structure
+parser says (checks shared with the held-out set: tests/core/gold_checks_for_tests.py), and the set
+as a whole stays a paraphrase set (mean overlap below 0.5, where the original questions sit at
+0.70-0.77)."""
 
 from __future__ import annotations
-
-import importlib.util
-import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inspector.core.documents.document import load_document
-from inspector.core.evaluation.gold import load_gold, normalize, normalized_text
+from tests.core.gold_checks_for_tests import ROOT, check_paraphrase_gold, overlap_mod
+from tests.core.gold_checks_for_tests import records as read_records
 
-ROOT = Path(__file__).resolve().parents[2]
 PUBLIC = ROOT / "benchmarks" / "data" / "public"
 NAMES = sorted(p.name for p in PUBLIC.iterdir() if p.is_dir())
 
-_spec = importlib.util.spec_from_file_location("bench_overlap", ROOT / "benchmarks" / "overlap.py")
-assert _spec is not None and _spec.loader is not None
-overlap_mod = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(overlap_mod)
-
 
 def records(name: str) -> list[dict]:
-    path = PUBLIC / name / f"{name}.paraphrase.gold.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_records(PUBLIC / name / f"{name}.paraphrase.gold.jsonl")
 
 
 def test_at_least_100_paraphrased_questions_and_mean_overlap_below_half():
@@ -42,23 +33,7 @@ def test_at_least_100_paraphrased_questions_and_mean_overlap_below_half():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_paraphrase_gold_loads_answers_once_split_by_rule_overlap_recorded(name):
-    doc = load_document(PUBLIC / name / f"{name}.md")
-    gold = load_gold(PUBLIC / name / f"{name}.paraphrase.gold.jsonl", [doc])
-    assert gold.warnings == (), [w.one_line() for w in gold.warnings]
-    assert len(gold) >= 20
-    norm = normalized_text(doc)
-    recs = records(name)
-    rule = overlap_mod.split_of(name, [r["question"] for r in recs])
-    for r in recs:
-        answer = normalize(r["answer"])
-        assert 1 <= len(answer.split()) <= 10, r["answer"]
-        assert len(norm.find_all(answer)) == 1, f"{r['answer']!r} not once in {name}.md"
-        assert answer not in normalize(r["question"])
-        assert r["split"] == rule[r["question"]]
-        assert r["source"] == f"{name}.md"
-        assert r["overlap"] == round(overlap_mod.overlap(r["question"], doc.text, r["answer"]), 3)
-    tune = sum(r["split"] == "tune" for r in recs)
-    assert abs(2 * tune - len(recs)) <= 1
+    check_paraphrase_gold(name, PUBLIC / name / f"{name}.md", PUBLIC / name / f"{name}.paraphrase.gold.jsonl")
 
 
 def test_overlap_counts_content_words_near_the_answer():
