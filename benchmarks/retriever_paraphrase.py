@@ -192,8 +192,9 @@ def third_set(embedder: Any, cache: Any) -> None:
     for c in ("bm25", "hybrid"):
         for metric in ("hit_rate", "mrr"):
             pd = paired_delta(m.reports[("dense", SIZE)], m.reports[(c, SIZE)], metric, level=LEVEL, seed=SEED)
+            p = "" if pd.p_value is None else f" p={pd.p_value:.3f}"
             print(f"  {c} - dense, {'hit@5' if metric == 'hit_rate' else 'MRR'}: "
-                  f"{pd.delta:+.3f} [{pd.ci[0]:+.3f}, {pd.ci[1]:+.3f}] p={pd.p_value:.3f} {pd.verdict}")
+                  f"{pd.delta:+.3f} [{pd.ci[0]:+.3f}, {pd.ci[1]:+.3f}]{p} {pd.verdict}")
 
 
 def main() -> int:
