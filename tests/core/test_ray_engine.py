@@ -286,13 +286,18 @@ from inspector.core.workbench import Workbench
 DRIVER, SEEN, GO_ON = os.getpid(), {seen!r}, {go_on!r}
 
 # On the workers: once the driver has had a batch back (SEEN exists), no batch is embedded any
-# more until GO_ON exists (made after the driver has exited), so the Ctrl-C lands while embedding
-# is unfinished, whatever the machine's speed.
+# more until GO_ON exists (made after the driver has exited) or HOLD_S have passed, so the Ctrl-C
+# lands while embedding is unfinished, whatever the machine's speed. The hold is kept well under
+# the test's wait for the driver's exit: a driver whose interrupt takes effect only once batches in
+# flight come back waits out the hold (seen once under load: progress went on after the SIGINT,
+# and a 60 s hold outlasted the test's 60 s wait).
+HOLD_S = 15
+
 class SlowHash(HashEmbedder):
     def encode(self, texts):
         if os.getpid() != DRIVER:
             time.sleep(0.02)
-            end = time.monotonic() + 60
+            end = time.monotonic() + HOLD_S
             while os.path.exists(SEEN) and not os.path.exists(GO_ON) and time.monotonic() < end:
                 time.sleep(0.005)
         return super().encode(texts)
@@ -341,7 +346,7 @@ def test_sigint_to_a_driver_mid_embedding_leaves_whole_records(ray_cluster, tmp_
                 proc.send_signal(signal.SIGINT)
                 break
             assert time.monotonic() < deadline, lines
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
