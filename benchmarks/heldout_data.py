@@ -11,36 +11,12 @@ by anything that tunes them.
 
 from __future__ import annotations
 
-import json
 import sys
-from collections import Counter
 
 from _common import ROOT
-
-from inspector.core.documents.document import load_document
-from inspector.core.text.structure import _parser
-from inspector.core.text.tokens import count_text
+from public_data import inventory
 
 HELDOUT = ROOT / "benchmarks" / "data" / "heldout"
-
-
-def inventory(name: str) -> dict:
-    path = HELDOUT / name / f"{name}.md"
-    doc = load_document(path)
-    kinds = Counter(t.type for t in _parser().parse(doc.text))
-    recs = [json.loads(line) for line in
-            (HELDOUT / name / f"{name}.gold.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    overlaps = [r["overlap"] for r in recs]
-    return {
-        "kb": path.stat().st_size / 1024,
-        "tokens": count_text(doc.text),
-        "headings": kinds["heading_open"],
-        "tables": kinds["table_open"],
-        "items": kinds["list_item_open"],
-        "split": Counter(r["split"] for r in recs),
-        "where": Counter(r["where"] for r in recs),
-        "overlaps": overlaps,
-    }
 
 
 def main() -> int:
@@ -50,7 +26,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|---|---|")
     every: list[float] = []
     for name in names:
-        s = inventory(name)
+        s = inventory(name, HELDOUT)
         ov = s["overlaps"]
         every += ov
         other = sum(s["where"].values()) - s["where"]["list"] - s["where"]["table"]

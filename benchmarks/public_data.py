@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 from _common import ROOT
 
@@ -25,19 +26,23 @@ PUBLIC = ROOT / "benchmarks" / "data" / "public"
 CLI = "import sys; from inspector.cli import main; sys.exit(main())"
 
 
-def inventory(name: str) -> dict:
-    doc = load_document(PUBLIC / name / f"{name}.md")
+def inventory(name: str, root: Path = PUBLIC) -> dict:
+    """What one document of a set laid out as data/public holds (`root`: data/heldout too), and
+    its gold file's splits, answer places and recorded word overlaps (where lines carry one)."""
+    path = root / name / f"{name}.md"
+    doc = load_document(path)
     kinds = Counter(t.type for t in _parser().parse(doc.text))
     recs = [json.loads(line) for line in
-            (PUBLIC / name / f"{name}.gold.jsonl").read_text(encoding="utf-8").splitlines() if line]
+            (root / name / f"{name}.gold.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
     return {
-        "kb": (PUBLIC / name / f"{name}.md").stat().st_size / 1024,
+        "kb": path.stat().st_size / 1024,
         "tokens": count_text(doc.text),
         "headings": kinds["heading_open"],
         "tables": kinds["table_open"],
         "items": kinds["list_item_open"],
         "split": Counter(r["split"] for r in recs),
         "where": Counter(r["where"] for r in recs),
+        "overlaps": [r["overlap"] for r in recs if "overlap" in r],
     }
 
 

@@ -1,7 +1,8 @@
 """Checks shared by the gold files whose questions are paraphrases (issue 29): the public set's
 `<name>.paraphrase.gold.jsonl` (tests/core/test_public_paraphrase.py) and the held-out set's
-`<name>.gold.jsonl` (tests/core/test_heldout_data.py). Model-free: the project's own loader, the
-structure parser and `benchmarks/overlap.py` (its split rule and word overlap), nothing else."""
+`<name>.gold.jsonl` (tests/core/test_heldout_data.py); the folder check is the public set's too.
+Model-free: the project's own loader, the structure parser and `benchmarks/overlap.py` (its split
+rule and word overlap), nothing else."""
 
 from __future__ import annotations
 
@@ -19,6 +20,16 @@ _spec = importlib.util.spec_from_file_location("bench_overlap", ROOT / "benchmar
 assert _spec is not None and _spec.loader is not None
 overlap_mod = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(overlap_mod)
+
+
+def check_folder(folder: Path, name: str, min_kb: float, max_kb: float) -> None:
+    """A set's folder holds its document, gold file, LICENSE and PROVENANCE.md, none empty, and the
+    document's size is within [min_kb, max_kb]."""
+    for file in (f"{name}.md", f"{name}.gold.jsonl", "LICENSE", "PROVENANCE.md"):
+        assert (folder / file).is_file(), f"{name}: {file} missing"
+        assert (folder / file).stat().st_size > 0, f"{name}: {file} is empty"
+    size_kb = (folder / f"{name}.md").stat().st_size / 1024
+    assert min_kb <= size_kb <= max_kb, f"{name}.md is {size_kb:.1f} KB"
 
 
 def records(path: Path) -> list[dict]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.gold_checks_for_tests import ROOT, check_paraphrase_gold, records
+from tests.core.gold_checks_for_tests import ROOT, check_folder, check_paraphrase_gold, records
 
 HELDOUT = ROOT / "benchmarks" / "data" / "heldout"
 NAMES = sorted(p.name for p in HELDOUT.iterdir() if p.is_dir())
@@ -33,12 +33,7 @@ def test_the_set_has_documents_and_its_mean_overlap_is_below_half():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_folder_has_document_gold_licence_and_provenance(name):
-    folder = HELDOUT / name
-    for file in (f"{name}.md", f"{name}.gold.jsonl", "LICENSE", "PROVENANCE.md"):
-        assert (folder / file).is_file(), f"{name}: {file} missing"
-        assert (folder / file).stat().st_size > 0, f"{name}: {file} is empty"
-    size_kb = (folder / f"{name}.md").stat().st_size / 1024
-    assert 20 <= size_kb <= 45, f"{name}.md is {size_kb:.1f} KB"
+    check_folder(HELDOUT / name, name, 20, 45)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -17,6 +17,7 @@ import pytest
 from inspector.core.documents.document import load_document
 from inspector.core.evaluation.gold import load_gold, normalize, normalized_text
 from inspector.core.text.structure import structure_of
+from tests.core.gold_checks_for_tests import check_folder
 
 PUBLIC = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "public"
 NAMES = sorted(p.name for p in PUBLIC.iterdir() if p.is_dir())
@@ -41,12 +42,7 @@ def test_there_are_at_least_four_documents():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_folder_has_document_gold_licence_and_provenance(name):
-    folder = PUBLIC / name
-    for file in (f"{name}.md", f"{name}.gold.jsonl", "LICENSE", "PROVENANCE.md"):
-        assert (folder / file).is_file(), f"{name}: {file} missing"
-        assert (folder / file).stat().st_size > 0, f"{name}: {file} is empty"
-    size_kb = (folder / f"{name}.md").stat().st_size / 1024
-    assert 15 <= size_kb <= 120, f"{name}.md is {size_kb:.1f} KB"
+    check_folder(PUBLIC / name, name, 15, 120)
 
 
 @pytest.mark.parametrize("name", NAMES)
