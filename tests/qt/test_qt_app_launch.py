@@ -104,7 +104,7 @@ def test_the_first_paint_imports_no_heavy_package_and_no_command(tmp_path):
     modules = set(listing.read_text(encoding="utf-8").split("\n"))
     assert "inspector.qt.main_window" in modules  # the listing is the window's
     tops = {m.split(".")[0] for m in modules}
-    assert not tops & {"pyqtgraph", "torch", "sentence_transformers", "transformers", "scipy", "markdown_it",
+    assert not tops & {"numpy", "pyqtgraph", "torch", "sentence_transformers", "transformers", "scipy", "markdown_it",
                        "tiktoken", "tokenizers", "bm25s"}
     assert not {m for m in modules if m.startswith("inspector.cli.") and m != "inspector.cli.main"}
     # Nor the helper process's jobs and processes (it starts once the first chunks are painted),

@@ -48,12 +48,15 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from inspector.core.runtime.atomic import atomic_write_bytes, atomic_writer
 from inspector.core.runtime.cachedir import ENV_VAR, default_cache_dir  # noqa: F401  (ENV_VAR: tests read it here)
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 log = logging.getLogger(__name__)
 

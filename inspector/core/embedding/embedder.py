@@ -20,14 +20,17 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from inspector.core.embedding.cache import FLUSH_EVERY, VectorCache, text_key
 from inspector.core.embedding.rate import MIN_TEXTS, record
 from inspector.core.runtime.cancel import Cancelled, cancel_scope  # noqa: F401  (re-exported)
 from inspector.core.runtime.cancel import current as _current_cancel
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 log = logging.getLogger(__name__)

@@ -26,14 +26,17 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.documents.document import Document
 from inspector.core.documents.encoding import decode_bytes
 from inspector.core.errors import InputError
 from inspector.core.runtime.lru import SizedLRU
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 CSV_SUFFIXES = frozenset({".csv"})

@@ -30,8 +30,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.documents.document import Document
 from inspector.core.evaluation.budget import document_cut, pack
@@ -44,8 +42,12 @@ from inspector.core.evaluation.gold import (
 from inspector.core.retrieval.kinds import Retriever
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from inspector.core.embedding.embedder import Embedder
     from inspector.core.retrieval.index import SearchIndex
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 #: How deep a miss is searched again to tell a ranking miss from "not in top N".
 DEEP_K = 50

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 #: Characters per slice (a few milliseconds of work each).
 STEP = 1 << 20
@@ -83,9 +87,10 @@ def sha256_text(text: str) -> str:
     return h.hexdigest()
 
 
-def int_list_array(values: list[int], dtype: type = np.int64) -> np.ndarray:
-    """`np.asarray(values, dtype)` for a list of millions of ints, a slice at a time."""
-    out: np.ndarray = np.empty(len(values), dtype=dtype)
+def int_list_array(values: list[int], dtype: type | None = None) -> np.ndarray:
+    """`np.asarray(values, dtype)` for a list of millions of ints, a slice at a time (int64 when
+    `dtype` is None)."""
+    out: np.ndarray = np.empty(len(values), dtype=np.int64 if dtype is None else dtype)
     for a in range(0, len(values), INT_STEP):
         out[a:a + INT_STEP] = values[a:a + INT_STEP]
     return out

@@ -17,12 +17,17 @@ result is remembered per text, so the background loader can prepare it before th
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.runtime.slices import codepoints
 from inspector.core.viewmodel.offsets import Utf16Map
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 #: Source lines longer than this many code points are shown as several blocks.
 LONG_LINE = 20_000
@@ -33,9 +38,12 @@ LOOK_BACK = 1_000
 #: A run of this many characters without whitespace makes the view wrap anywhere.
 LONG_WORD = 10_000
 
-#: Whether each code point up to U+3000 is whitespace for str.isspace() (none above is): a lookup
-#: table, so a 20 MB text is classified in one vectorised step.
-_IS_SPACE = np.array([chr(c).isspace() for c in range(0x3001)], dtype=bool)
+@lru_cache(maxsize=1)
+def _is_space() -> np.ndarray:
+    """Whether each code point up to U+3000 is whitespace for str.isspace() (none above is): a
+    lookup table, so a 20 MB text is classified in one vectorised step (made at first use: numpy
+    is not imported before the window's first paint)."""
+    return np.array([chr(c).isspace() for c in range(0x3001)], dtype=bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +102,10 @@ def has_long_word(text: str, *, long_word: int = LONG_WORD, cps: np.ndarray | No
         return False
     cps = _codepoints(text) if cps is None else cps
     if cps.dtype == np.uint8:
-        mask = _IS_SPACE[:256][cps]
+        mask = _is_space()[:256][cps]
     else:
-        mask = _IS_SPACE[np.minimum(cps, len(_IS_SPACE) - 1)] & (cps < len(_IS_SPACE))
+        table = _is_space()
+        mask = table[np.minimum(cps, len(table) - 1)] & (cps < len(table))
     # A run of `long_word` without whitespace covers a whole aligned window of half that length:
     # look closely only around windows that hold no whitespace at all (none, in ordinary text).
     half = max(1, long_word // 2)

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from inspector.core.runtime.slices import codepoints
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 
 class Utf16Map:
@@ -34,6 +38,16 @@ class Utf16Map:
         """`cps`: the text's code points as an array, when the caller has them already."""
         self.length = len(text)
         """Length of the text in code points."""
+        if cps is None and not len(breaks) and text.isascii():
+            # Code points are UTF-16 units: nothing to map, and no numpy (the view's constructor
+            # makes one for the empty text before the window's first paint; issue 31). The array
+            # slots stay unset: they are read only when their lists are not empty.
+            self._astral = []
+            self._astral16 = []
+            self._breaks = []
+            self._breaks16 = []
+            self.length16 = self.length
+            return
         if (cps is not None and cps.dtype == np.uint8) or (cps is None and text.isascii()):
             astral = np.zeros(0, dtype=np.int64)
         else:
@@ -44,14 +58,14 @@ class Utf16Map:
         # (every astral character before it adds one extra unit).
         self._astral_np = astral
         self._astral16_np = astral + np.arange(len(astral), dtype=np.int64)
-        self._astral: list[int] = astral.tolist()
-        self._astral16: list[int] = self._astral16_np.tolist()
+        self._astral = astral.tolist()
+        self._astral16 = self._astral16_np.tolist()
         b = np.asarray(breaks, dtype=np.int64)
         # Each break's code-point offset, and the UTF-16 position of the unit inserted before it.
         self._breaks_np = b
         self._breaks16_np = b + np.searchsorted(astral, b, side="left") + np.arange(len(b), dtype=np.int64)
-        self._breaks: list[int] = b.tolist()
-        self._breaks16: list[int] = self._breaks16_np.tolist()
+        self._breaks = b.tolist()
+        self._breaks16 = self._breaks16_np.tolist()
         self.length16 = self.length + len(self._astral) + len(self._breaks)
         """Length of the text in UTF-16 units (inserted breaks included)."""
 

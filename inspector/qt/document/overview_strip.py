@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QWidget
 
 from inspector.qt import theme
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ class OverviewStrip(QWidget):
         self.setFixedWidth(self.WIDTH)
         self.setToolTip(self.TOOLTIP)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self._boundaries: np.ndarray = np.zeros(0)
+        self._boundaries: Sequence[float] | np.ndarray = ()  # no numpy before the first paint (issue 31)
         self._boundary_color = QColor(theme.QUIET)
         self._layers: dict[str, MarkLayer] = {}
         self._view = (0.0, 0.0)
@@ -98,7 +103,7 @@ class OverviewStrip(QWidget):
         return layer.fractions if layer else ()
 
     @property
-    def boundaries(self) -> np.ndarray:
+    def boundaries(self) -> Sequence[float] | np.ndarray:
         return self._boundaries
 
     def set_view(self, first: float, last: float) -> None:
@@ -142,6 +147,8 @@ class OverviewStrip(QWidget):
     def _hairlines(p: QPainter, fractions: Sequence[float] | np.ndarray, color: QColor, x0: int, x1: int,
                    h: float) -> None:
         """One line per pixel row that holds a boundary (thousands of boundaries share a row)."""
+        if not len(fractions):
+            return
         p.setPen(color)
         rows = np.unique((np.asarray(fractions, dtype=np.float64) * (h - 1)).astype(np.int64))
         for row in rows.tolist():

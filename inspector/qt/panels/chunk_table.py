@@ -13,9 +13,8 @@ is set), where Qt's QSortFilterProxyModel would call a Python `filterAcceptsRow`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 from PySide6.QtCore import (
     QAbstractProxyModel,
     QItemSelectionModel,
@@ -44,11 +43,17 @@ from inspector.qt.panels.table_model import TableModel, row_table
 from inspector.qt.theme import FLAG_ORDER, Theme
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from inspector.core.api import Chunk
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 COLUMNS = ("#", "Start–End", "Tokens", "Word pieces", "Chars", "Heading path", "Flags", "Page")
 COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS, COL_PATH, COL_FLAGS, COL_PAGE = range(len(COLUMNS))
 SORT_ROLE = Qt.ItemDataRole.UserRole
+#: The index arrays of a model that has had no chunks yet (see `ChunkTableModel.__init__`).
+_NO_ROWS = cast("np.ndarray", ())
 CHUNK_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 _HEADER_TIPS = (
@@ -72,9 +77,12 @@ class ChunkTableModel(TableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._chunks: tuple[Chunk, ...] = ()
-        self._order = np.zeros(0, dtype=np.int64)  # row -> index into _chunks
-        self._row_of_index = np.zeros(0, dtype=np.int64)  # index into _chunks -> row
-        self._id_of_index = np.zeros(0, dtype=np.int64)  # index into _chunks -> chunk id
+        # Int64 arrays once chunks are set. Until then empty tuples stand in (no numpy before the
+        # window's first paint, issue 31): with no rows nothing indexes them but the filter's
+        # `mask[_order]`, where an empty tuple selects the whole (empty) mask as well.
+        self._order: np.ndarray = _NO_ROWS  # row -> index into _chunks
+        self._row_of_index: np.ndarray = _NO_ROWS  # index into _chunks -> row
+        self._id_of_index: np.ndarray = _NO_ROWS  # index into _chunks -> chunk id
         self._ids_are_positions = True  # chunk id == index into _chunks (every built-in strategy)
         self._index_of_id: dict[int, int] | None = None  # otherwise, made on first use
         self._limit: int = 256

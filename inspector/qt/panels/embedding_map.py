@@ -24,9 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QStandardItemModel
 from PySide6.QtWidgets import (
@@ -48,6 +47,11 @@ from inspector.qt.controllers.state import InspectorState
 from inspector.qt.document.hits import answer_color, hit_color
 from inspector.qt.runner import JobRunner, Progress
 from inspector.qt.theme import BAD, Theme
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from inspector.core.runtime.lazy_numpy import np
 
 #: Point categories, drawn in this order of precedence (a hit that holds the answer is a hit).
 OTHER, CHUNK, MISSED, ANSWER, HIT = range(5)
@@ -108,7 +112,9 @@ class EmbeddingMap(QWidget):
         self.retrieval = retrieval
         self.runner = JobRunner(self, synchronous=synchronous, name="map")
         self.data: MapData | None = None
-        self.categories = np.zeros(0, dtype=np.int8)
+        # Each point's category (int8) once a map is made; until then an empty tuple stands in,
+        # read only through len() (no numpy before the window's first paint, issue 31).
+        self.categories: np.ndarray = cast("np.ndarray", ())
         self.rows: dict[tuple[str, int, str], int] = {}
         self.answer_rows: list[int] = []
         """Rows of the chunks holding the current gold question's answer (hits among them too)."""
