@@ -230,6 +230,7 @@ _WHERE: dict[str, str] = {
     "atomic_write_text": "inspector.core.runtime.atomic",
     "atomic_writer": "inspector.core.runtime.atomic",
     "promote_survivors": "inspector.core.runtime.gcpause",
+    "lazy_numpy": "inspector.core.runtime.lazy_numpy:np",
 }
 
 #: Modules handed out whole (each a namespace of related calls).
@@ -386,6 +387,7 @@ if TYPE_CHECKING:
     from inspector.core.runtime.atomic import atomic_write_bytes, atomic_write_text, atomic_writer
     from inspector.core.runtime.cancel import Cancelled, cancel_scope, check_cancelled
     from inspector.core.runtime.gcpause import promote_survivors
+    from inspector.core.runtime.lazy_numpy import np as lazy_numpy
     from inspector.core.runtime.lru import SizedLRU
     from inspector.core.stores.listing import list_collections
     from inspector.core.stores.read import read_store
@@ -449,5 +451,5 @@ __all__ = [
     "list_collections", "check_store_dimensions", "ModelFigures", "model_figures",
     # runtime
     "offload", "heap", "gcpause", "Cancelled", "cancel_scope", "check_cancelled", "SizedLRU",
-    "atomic_write_bytes", "atomic_write_text", "atomic_writer", "promote_survivors",
+    "atomic_write_bytes", "atomic_write_text", "atomic_writer", "promote_survivors", "lazy_numpy",
 ]

@@ -23,7 +23,7 @@ from inspector.qt import theme
 if TYPE_CHECKING:
     import numpy as np
 else:
-    from inspector.core.runtime.lazy_numpy import np
+    from inspector.core.api import lazy_numpy as np
 
 
 @dataclass(frozen=True)

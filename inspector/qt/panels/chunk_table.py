@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
     from inspector.core.api import Chunk
 else:
-    from inspector.core.runtime.lazy_numpy import np
+    from inspector.core.api import lazy_numpy as np
 
 COLUMNS = ("#", "Start–End", "Tokens", "Word pieces", "Chars", "Heading path", "Flags", "Page")
 COL_ID, COL_SPAN, COL_TOKENS, COL_PIECES, COL_CHARS, COL_PATH, COL_FLAGS, COL_PAGE = range(len(COLUMNS))

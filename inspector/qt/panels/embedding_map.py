@@ -51,7 +51,7 @@ from inspector.qt.theme import BAD, Theme
 if TYPE_CHECKING:
     import numpy as np
 else:
-    from inspector.core.runtime.lazy_numpy import np
+    from inspector.core.api import lazy_numpy as np
 
 #: Point categories, drawn in this order of precedence (a hit that holds the answer is a hit).
 OTHER, CHUNK, MISSED, ANSWER, HIT = range(5)
