@@ -98,6 +98,43 @@ def test_index_of_distinct_runs_equals_encoding_the_whole_text(text, repeats, st
     assert [a.tolist() for a in got] == [a.tolist() for a in want]
 
 
+#: Text with every kind of white space `bytes.split()` and the run expression may disagree on.
+_SPACY = st.lists(st.sampled_from(list("ab \t\n.é🚀") + ["\x0b", "\x0c", "\r", "\x1c", "\x85", "\xa0",
+                                                           "\u2003", "\u3000", "ab", "café "]),
+                  max_size=40).map("".join)
+
+
+@settings(max_examples=200)
+@given(text=_SPACY, repeats=st.integers(1, 3), step=st.integers(1, 5))
+def test_runs_found_by_split_or_expression_give_the_same_words(text, repeats, step):
+    """The runs come from `bytes.split()` of the UTF-8 text when a step of it has no "\\r", "\\v"
+    or "\\f" (issue 31: ~2x sooner than the expression), else from the expression: the words are
+    those of encoding the text itself either way, other white space included."""
+    from inspector.core.text import wordpieces
+
+    text = (text + "\n") * repeats
+    saved = wordpieces.RUN_STEP
+    wordpieces.RUN_STEP = step
+    try:
+        got = wordpieces._deduplicated_words(text, tokenizer())
+    finally:
+        wordpieces.RUN_STEP = saved
+    want = wordpieces._encoded_words(text, tokenizer())
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
+
+
+def test_handbook_words_from_distinct_runs_equal_the_whole_encoding():
+    from pathlib import Path
+
+    from inspector.core.text import wordpieces
+
+    text = (Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    for t in (text, text.replace("\n\n", "\n\r\n", 3)):  # the split path, then the expression's
+        got = wordpieces._deduplicated_words(t, tokenizer())
+        want = wordpieces._encoded_words(t, tokenizer())
+        assert [a.tolist() for a in got] == [a.tolist() for a in want]
+
+
 def test_repeated_runs_are_encoded_once(monkeypatch):
     from inspector.core.text import wordpieces
 
