@@ -116,3 +116,42 @@ def p50(xs: list[float]) -> float:
 def p95(xs: list[float]) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+
+
+def wait_for(cond: Callable[[], bool], timeout: float) -> bool:
+    """Run the Qt event loop until `cond()` holds (True) or `timeout` seconds pass (False)."""
+    from PySide6.QtWidgets import QApplication
+
+    end = time.perf_counter() + timeout
+    while not cond():
+        QApplication.processEvents()
+        if time.perf_counter() > end:
+            return False
+        time.sleep(0.001)
+    return True
+
+
+def settled(w, *, view: bool = False) -> bool:
+    """The window's latest chunks are complete and retrieval has settled (`view`: and the document
+    view has loaded its text, as tests/qt/test_qt_heartbeat.py waits)."""
+    r = w.state.result
+    return (r is not None and r.complete and r.request_id == w.runner.latest_id and not w.controller.pending
+            and not w.state.busy and not (view and w.view.loading))
+
+
+def bench_window(tmp: Path, *, strategy: str | None = None, view: bool = False):
+    """The real main window as the GUI benchmarks measure it: settings in `tmp`, 1400x900, shown,
+    BM25 (no model), `strategy` if given, the sample handbook opened and settled (`settled`)."""
+    from inspector.qt.main_window import MainWindow
+    from inspector.qt.settings import ini_store
+
+    w = MainWindow(ini_store(str(tmp / "settings.ini")))
+    w.resize(1400, 900)
+    w.show()
+    w.retrieval.set_retriever("bm25")
+    if strategy is not None:
+        w.state.set_strategy(strategy)
+    w.open_paths([str(ROOT / "sample_docs" / "handbook.md")])
+    wait_for(lambda: settled(w, view=view), 60)
+    return w
+

@@ -33,7 +33,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from _common import ROOT, big_markdown, idle_collector_line  # noqa: E402  (puts the repository on sys.path)
+from _common import ROOT, bench_window, big_markdown, idle_collector_line, settled, wait_for  # noqa: E402  (puts the repository on sys.path)
 
 BAD = ROOT / "tests" / "data" / "bad"
 #: Strategies dragged on every input, and the sizes the slider passes through.
@@ -66,39 +66,23 @@ def make_inputs(tmp: Path, only: str | None) -> list[tuple[str, Path]]:
     return out
 
 
-def wait_for(app, cond, timeout: float) -> bool:
-    end = time.perf_counter() + timeout
-    while not cond():
-        app.processEvents()
-        if time.perf_counter() > end:
-            return False
-        time.sleep(0.001)
-    return True
-
-
-def settled(w) -> bool:
-    r = w.state.result
-    return (r is not None and r.complete and r.request_id == w.runner.latest_id and not w.controller.pending
-            and not w.state.busy)
-
-
 def run_input(app, w, hb, label: str, path: Path, timeout: float) -> tuple[float, float, str]:
     """Open `path`, then drag; returns (worst open pause, worst drag pause, note)."""
     hb.phase(f"{label}|open")
     before = w.state.document
     w.messages.last_error = ""
     w.open_user_paths([str(path)])
-    opened = wait_for(app, lambda: w.state.document is not before or bool(w.messages.last_error), timeout)
+    opened = wait_for(lambda: w.state.document is not before or bool(w.messages.last_error), timeout)
     if w.state.document is before:
         return hb.max_for(f"{label}|open"), 0.0, "refused: " + (w.messages.last_error or "?")[:60]
-    if not opened or not wait_for(app, lambda: settled(w) and not w.view.loading, timeout):
+    if not opened or not wait_for(lambda: settled(w, view=True), timeout):
         return hb.max_for(f"{label}|open"), 0.0, "timed out opening"
     note = f"{len(w.state.document.text):,} chars"
     drag_note = []
     for strategy, sizes in DRAGS.items():
         hb.phase(f"{label}|switch {strategy}")
         w.strategy_panel.set_strategy(strategy)
-        if not wait_for(app, lambda: settled(w) and w.state.result.request.strategy == strategy, timeout):
+        if not wait_for(lambda: settled(w) and w.state.result.request.strategy == strategy, timeout):
             drag_note.append(f"{strategy} timed out")
             continue
         hb.phase(f"{label}|drag {strategy}")
@@ -109,7 +93,7 @@ def run_input(app, w, hb, label: str, path: Path, timeout: float) -> tuple[float
             while time.perf_counter() < end:
                 app.processEvents()
                 time.sleep(0.002)
-        ok = wait_for(app, lambda: settled(w) and w.state.params.get("size") == sizes[-1], timeout)
+        ok = wait_for(lambda: settled(w) and w.state.params.get("size") == sizes[-1], timeout)
         drag_note.append(f"{strategy} {len(w.state.result.chunks):,} chunks, settled in "
                          f"{time.perf_counter() - t0:.1f} s" + ("" if ok else " (timed out)"))
     return hb.max_for(f"{label}|open"), hb.max_for(f"{label}|drag") or hb.max_for(f"{label}|switch"), \
@@ -150,19 +134,12 @@ def main() -> int:
 
     from inspector.qt.app import create_app, start_helper
     from inspector.qt.heartbeat import Heartbeat
-    from inspector.qt.main_window import MainWindow
-    from inspector.qt.settings import ini_store
 
     app = create_app()
     start_helper(app)  # as the app does: large chunking and BM25 jobs in the helper process
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        w = MainWindow(ini_store(str(tmp / "settings.ini")))
-        w.resize(1400, 900)
-        w.show()
-        w.retrieval.set_retriever("bm25")
-        w.open_paths([str(ROOT / "sample_docs" / "handbook.md")])
-        wait_for(app, lambda: settled(w), 60)
+        w = bench_window(tmp)
         inputs = make_inputs(tmp, args.only)
         hb = Heartbeat(threshold_ms=50.0, watchdog=args.watchdog)
         # The noise floor: the window idle for 3 s. On a loaded machine the OS alone delays the
@@ -170,7 +147,7 @@ def main() -> int:
         gct = GcTimes()
         gc.collect()  # the window's idle collector would run this one inside the idle phase below
         hb.start("idle")
-        wait_for(app, lambda: False, 3.0)
+        wait_for(lambda: False, 3.0)
         print(f"idle window, 3 s: worst gap {hb.max_for('idle'):.0f} ms (the noise floor of this machine now; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         print(f"{'input':<32} {'open max':>9} {'drag max':>9}   notes")

@@ -40,7 +40,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from _common import ROOT  # noqa: E402  (puts the repository on sys.path)
+from _common import ROOT, bench_window, settled, wait_for  # noqa: E402  (puts the repository on sys.path)
 
 
 def write_doc(path: Path, chars: int, tag: int) -> None:
@@ -118,25 +118,6 @@ class Sampler:
             print("  total: " + "; ".join(f"{k} {v * ms / 1000:.2f}s" for k, v in self.total[name].most_common(n)))
 
 
-def wait_for(cond, timeout: float) -> bool:
-    from PySide6.QtWidgets import QApplication
-
-    end = time.perf_counter() + timeout
-    while not cond():
-        QApplication.processEvents()
-        if time.perf_counter() > end:
-            return False
-        time.sleep(0.001)
-    return True
-
-
-def settled(w) -> bool:
-    """As the heartbeat test waits: complete chunks, retrieval settled, the view loaded."""
-    r = w.state.result
-    return (r is not None and r.complete and r.request_id == w.runner.latest_id
-            and not w.controller.pending and not w.state.busy and not w.view.loading)
-
-
 def open_once(w, path: Path, pids: list[int], sampler: Sampler | None, timeout: float) -> tuple[dict[str, float], bool]:
     """Open `path` in the window `w` as File ▸ Open does; the marks (seconds from the call)."""
     marks: dict[str, float] = {}
@@ -162,7 +143,7 @@ def open_once(w, path: Path, pids: list[int], sampler: Sampler | None, timeout: 
                     marks.setdefault("complete", now)
             if not w.view.loading:
                 marks.setdefault("loaded", now)
-        return "document" in marks and settled(w)
+        return "document" in marks and settled(w, view=True)
 
     cpu0 = {p: cpu_seconds(p) for p in pids}
     own0 = time.process_time()
@@ -191,8 +172,6 @@ def main() -> int:
 
     from inspector.core.runtime import offload
     from inspector.qt.app import create_app, start_helper
-    from inspector.qt.main_window import MainWindow
-    from inspector.qt.settings import ini_store
 
     app = create_app()
     start_helper(app)
@@ -202,13 +181,7 @@ def main() -> int:
     results: dict[float, list[dict[str, float]]] = collections.defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        w = MainWindow(ini_store(str(tmp / "settings.ini")))
-        w.resize(1400, 900)
-        w.show()
-        w.retrieval.set_retriever("bm25")
-        w.state.set_strategy("recursive")
-        w.open_paths([str(ROOT / "sample_docs" / "handbook.md")])
-        wait_for(lambda: settled(w), 60)
+        w = bench_window(tmp, strategy="recursive", view=True)
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; helper pids {pids}")
         tag = 0
         for rep in range(args.repeats):

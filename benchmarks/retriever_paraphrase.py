@@ -31,17 +31,14 @@ below and at or above 0.5.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 import numpy as np
-from _datasets import PUBLIC, Dataset, bench_cache, load
+from _datasets import Dataset, bench_cache, load
 from defaults import LEVEL, SEED, Measured, cell, paired_delta, pooled, pooled_diff, values
 from overlap import overlap, overlap_span
 
 from inspector.core.evaluation.config import EvalConfig
-from inspector.core.evaluation.gold import GoldQuestion, load_gold
-from inspector.core.workbench import Workbench
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
 SIZE = 256
@@ -51,20 +48,6 @@ PREVIOUS = "bm25"
 
 def config(retriever: str) -> EvalConfig:
     return EvalConfig("markdown", {"size": SIZE}, K, retriever)
-
-
-def paraphrase(split: str, *, embedder: Any, cache: Any) -> Dataset:
-    """The public documents with their paraphrased questions of one split."""
-    wb = Workbench(embedder=embedder, cache=cache, lazy_model=False, indexes=2)
-    wb.open(sorted(p / f"{p.name}.md" for p in PUBLIC.iterdir() if p.is_dir()))
-    qs: list[GoldQuestion] = []
-    for folder in sorted(p for p in PUBLIC.iterdir() if p.is_dir()):
-        path = folder / f"{folder.name}.paraphrase.gold.jsonl"
-        splits = {i: json.loads(line)["split"]
-                  for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()}
-        qs.extend(q for q in load_gold(path, wb.documents).questions if splits[q.line] == split)
-    wb.set_gold(tuple(qs))
-    return Dataset(f"paraphrase-{split}", wb, tuple(qs), False)
 
 
 def overlaps(ds: Dataset) -> np.ndarray:
@@ -170,7 +153,7 @@ def decide(runs: list[Measured]) -> str:
 def held_out(chosen: str, embedder: Any, cache: Any) -> None:
     print(f"\nHeld-out check (read only now): chosen {chosen} vs {PREVIOUS} (the default before this run)\n")
     for ds in (load("public", embedder=embedder, cache=cache, split="test"),
-               paraphrase("test", embedder=embedder, cache=cache)):
+               load("paraphrase", embedder=embedder, cache=cache, split="test")):
         m = measure(ds)
         table(m, overlaps(ds))
         if chosen != PREVIOUS:
@@ -213,7 +196,7 @@ def main() -> int:
     for ds in (load("handbook", embedder=embedder, cache=cache),
                load("chroma", embedder=embedder, cache=cache),
                load("public", embedder=embedder, cache=cache, split="tune"),
-               paraphrase("tune", embedder=embedder, cache=cache)):
+               load("paraphrase", embedder=embedder, cache=cache, split="tune")):
         m, ov = measure(ds), overlaps(ds)
         table(m, ov)
         runs.append(m)

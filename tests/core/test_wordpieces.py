@@ -79,22 +79,28 @@ def test_index_built_in_short_tokenizer_calls_equals_one_call(text, step, batch)
     assert cut.word_pieces_prefix.tolist() == whole.word_pieces_prefix.tolist()
 
 
+def _distinct_runs_and_whole(text: str, repeats: int, step: int) -> tuple:
+    """(the index of distinct runs, the text encoded whole) of `text` + "\\n" repeated, the runs
+    taken `step` at a time (several steps, as a big document takes)."""
+    from inspector.core.text import wordpieces
+
+    text = (text + "\n") * repeats
+    saved = wordpieces.RUN_STEP
+    wordpieces.RUN_STEP = step
+    try:
+        got = wordpieces._deduplicated_words(text, tokenizer())
+    finally:
+        wordpieces.RUN_STEP = saved
+    return got, wordpieces._encoded_words(text, tokenizer())
+
+
 @settings(max_examples=150)
 @given(text=any_text, repeats=st.integers(1, 4), step=st.integers(1, 6))
 def test_index_of_distinct_runs_equals_encoding_the_whole_text(text, repeats, step):
     """The index encodes each distinct run between spaces, tabs and line breaks once and copies
     its words to every place it stands (issue 31): the words, their offsets and pieces are those
     of encoding the text itself, repeated runs, runs of control or odd characters included."""
-    from inspector.core.text import wordpieces
-
-    text = (text + "\n") * repeats
-    saved = wordpieces.RUN_STEP
-    wordpieces.RUN_STEP = step  # several steps of runs, as a big document takes
-    try:
-        got = wordpieces._deduplicated_words(text, tokenizer())
-    finally:
-        wordpieces.RUN_STEP = saved
-    want = wordpieces._encoded_words(text, tokenizer())
+    got, want = _distinct_runs_and_whole(text, repeats, step)
     assert [a.tolist() for a in got] == [a.tolist() for a in want]
 
 
@@ -110,16 +116,7 @@ def test_runs_found_by_split_or_expression_give_the_same_words(text, repeats, st
     """The runs come from `bytes.split()` of the UTF-8 text when a step of it has no "\\r", "\\v"
     or "\\f" (issue 31: ~2x sooner than the expression), else from the expression: the words are
     those of encoding the text itself either way, other white space included."""
-    from inspector.core.text import wordpieces
-
-    text = (text + "\n") * repeats
-    saved = wordpieces.RUN_STEP
-    wordpieces.RUN_STEP = step
-    try:
-        got = wordpieces._deduplicated_words(text, tokenizer())
-    finally:
-        wordpieces.RUN_STEP = saved
-    want = wordpieces._encoded_words(text, tokenizer())
+    got, want = _distinct_runs_and_whole(text, repeats, step)
     assert [a.tolist() for a in got] == [a.tolist() for a in want]
 
 
