@@ -42,6 +42,8 @@ CACHE_ROOT = ROOT / "benchmarks" / "out" / "cache"
 DATASETS = ("handbook", "chroma", "public")
 #: Also accepted by `load`: chroma-small, paraphrase.
 EXTRA_DATASETS = ("chroma-small", "paraphrase", "heldout")
+#: Sets whose questions come in halves: their name carries the split ("public-tune").
+SPLIT_SETS = ("public", "paraphrase", "heldout")
 SMALL_CORPORA = ("chatlogs", "state_of_the_union", "wikitexts")
 
 
@@ -93,7 +95,7 @@ def load(name: str, *, embedder: Any = None, cache: Any = None, split: str = "tu
             wb.set_documents([d for d in wb.documents if d.doc_id in keep])
             qs = tuple(q for q in qs if q.source in keep)
         spans = True
-    elif name in ("public", "paraphrase", "heldout"):
+    elif name in SPLIT_SETS:
         root = HELDOUT if name == "heldout" else PUBLIC
         wb.open([p / f"{p.name}.md" for p in _folders(root)])
         qs = public_split(wb, split, "paraphrase" if name == "paraphrase" else "gold", root)
@@ -103,4 +105,4 @@ def load(name: str, *, embedder: Any = None, cache: Any = None, split: str = "tu
     if not qs:
         raise ValueError(f"{name}: no questions")
     wb.set_gold(qs)
-    return Dataset(name if name not in ("public", "paraphrase", "heldout") else f"{name}-{split}", wb, qs, spans)
+    return Dataset(name if name not in SPLIT_SETS else f"{name}-{split}", wb, qs, spans)

@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from _datasets import DATASETS, bench_cache, load
+from _datasets import DATASETS, SPLIT_SETS, bench_cache, load
 
 from inspector.core.evaluation.config import EvalConfig, sized_params
 from inspector.core.evaluation.selection import score_matrix
@@ -279,8 +279,7 @@ def main() -> int:
             outs = run(name, retriever, embedder=embedder, cache=cache, budget=args.budget,
                        seeds=tuple(range(args.seeds)), starts=tuple(s for s in args.starts.split(",") if s),
                        small=args.small, split_name=args.split, a_size=args.a_size)
-            split_set = name in ("public", "paraphrase", "heldout")
-            rows.append((f"{name}-{args.split}" if split_set else name, retriever, outs))
+            rows.append((f"{name}-{args.split}" if name in SPLIT_SETS else name, retriever, outs))
     summary(rows, args.budget)
     if args.starts:
         start_summary(rows, args.budget)
