@@ -116,6 +116,30 @@ def test_sweep_same_rows_and_recommendation_as_local(ray_cluster, capsys, corpus
     assert "ray: pieces 2/2 documents" in err
 
 
+def test_a_worker_death_is_reported_on_stderr_not_in_the_report(ray_cluster, capsys):
+    """A worker that dies mid-task makes Ray's driver print "(raylet) A worker died or was killed
+    ..." from a thread of its own. On stdout, that broke a `--format json` sweep's report in CI;
+    it belongs on stderr. A real worker dies here (os._exit in a task), and the message, which
+    arrives when Ray delivers it, is awaited on stderr."""
+    ray = ray_cluster.ray
+
+    @ray.remote(max_retries=0)
+    def die() -> None:
+        os._exit(1)
+
+    capsys.readouterr()
+    with pytest.raises(ray.exceptions.WorkerCrashedError):
+        ray.get(die.remote(), timeout=60)
+    out = err = ""
+    deadline = time.monotonic() + 60
+    while "worker died" not in (out + err).lower() and time.monotonic() < deadline:
+        time.sleep(0.2)
+        got = capsys.readouterr()
+        out, err = out + got.out, err + got.err
+    assert "worker died" in err.lower(), (out, err)
+    assert "raylet" not in out and "worker died" not in out.lower(), out
+
+
 def test_sweep_over_two_models_same_as_local(ray_cluster, capsys, two_layer_model, corpus, gold):
     """`sweep --embedders` on the Ray engine: each model's grid is embedded by that model on the
     actors (a sentence-transformers folder travels as itself), so both tables, each model's best

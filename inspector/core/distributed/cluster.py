@@ -106,6 +106,26 @@ def quiet_ray_data(ray: Any) -> None:
         ctx.print_on_execution_start = False
     for name in ("ray.data", "ray._private", "ray"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    raylet_messages_to_stderr(ray)
+
+
+def raylet_messages_to_stderr(ray: Any) -> None:
+    """Ray's driver prints the cluster's error messages ("(raylet) A worker died or was killed
+    ...") to stdout from a thread of its own, whatever `log_to_driver` says, and at any moment:
+    in the middle of a `--format json` report, which then no longer parses (CI, stop 38). They are
+    diagnostics, so they go to stderr with the engine's stage lines. The hook is Ray's own printer,
+    looked up by name at each message; where a Ray release has no such printer, nothing changes
+    (a test holds the routing on the Ray we install)."""
+    worker: Any = getattr(getattr(ray, "_private", None), "worker", None)
+    printer = getattr(worker, "print_to_stdstream", None)
+    if worker is None or printer is None or getattr(printer, "_to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        return printer({**data, "is_err": True}, *args, **kwargs)
+
+    to_stderr._to_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
 
 
 @dataclass
