@@ -39,4 +39,39 @@ def _guard_singleton_refcounts() -> bool:
     return True
 
 
+def _read_sources_once() -> bool:
+    """PySide6 decides whether each module imported after it "uses PySide6" (for its `__feature__`
+    switches) by `inspect.getsource` of the whole module: through linecache, which then keeps
+    every line of every such module for the life of the process. At the window's launch that is
+    ~620 modules and ~0.12 s of CPU, most of it on the way to the first chunks (issue 31). The
+    same answer, whether the module's source holds "PySide6", comes from the file's bytes,
+    read once and not kept. Modules without a `.py` file, or whose file cannot be read, go to
+    PySide6's own check. Returns True if installed (False where this PySide6 has no such check:
+    nothing changes then)."""
+    import PySide6.QtCore  # noqa: F401  (shibokensupport exists once PySide6 is imported)
+
+    try:
+        from shibokensupport import feature  # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    own = getattr(feature, "_mod_uses_pyside", None)
+    if own is None or getattr(own, "reads_bytes", False):
+        return own is not None
+
+    def uses_pyside(module) -> bool:
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            return own(module)
+        try:
+            with open(path, "rb") as f:
+                return b"PySide6" in f.read()
+        except OSError:
+            return own(module)
+
+    uses_pyside.reads_bytes = True  # type: ignore[attr-defined]
+    feature._mod_uses_pyside = uses_pyside
+    return True
+
+
 SINGLETON_GUARD = _guard_singleton_refcounts()
+SOURCES_READ_ONCE = _read_sources_once()

@@ -181,3 +181,36 @@ def test_the_helper_process_starts_at_once_for_a_large_document(qtbot, make_wind
     finally:
         w.close()  # its chunking stops first: a job still on its way would start the helper again
         helper.shutdown()
+
+
+def test_pyside_s_module_check_reads_each_source_once_and_keeps_none():
+    """Issue 31: PySide6 asks of every module imported after it whether its source holds "PySide6"
+    (its `__feature__` switches), by `inspect.getsource`, which put every line of ~620 modules into
+    linecache (~0.12 s of CPU at the launch). The window's check answers the same from the file's
+    bytes for every module this process has loaded, and leaves linecache as it was."""
+    import inspect
+    import linecache
+
+    from shibokensupport import feature
+
+    import inspector.qt
+
+    assert inspector.qt.SOURCES_READ_ONCE
+    check = feature._mod_uses_pyside
+    assert getattr(check, "reads_bytes", False)
+
+    def pyside_s_own(module) -> bool:  # what PySide6's check does (6.6-6.11)
+        try:
+            return "PySide6" in inspect.getsource(module)
+        except (TypeError, OSError, SyntaxError):
+            return False
+
+    modules = [m for m in list(sys.modules.values())
+               if str(getattr(m, "__file__", "")).endswith(".py") and os.path.isfile(m.__file__)]
+    assert len(modules) > 300
+    cached = set(linecache.cache)
+    answers = [check(m) for m in modules]
+    assert set(linecache.cache) == cached  # the bytes were read and dropped
+    assert answers == [pyside_s_own(m) for m in modules]
+    assert sum(answers) >= 20  # the window's own modules say yes ...
+    assert not all(answers)  # ... the standard library's no
