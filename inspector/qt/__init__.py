@@ -51,7 +51,7 @@ def _read_sources_once() -> bool:
     import PySide6.QtCore  # noqa: F401  (shibokensupport exists once PySide6 is imported)
 
     try:
-        from shibokensupport import feature  # type: ignore[import-not-found]
+        from shibokensupport import feature
     except ImportError:
         return False
     own = getattr(feature, "_mod_uses_pyside", None)
