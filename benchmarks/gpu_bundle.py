@@ -14,9 +14,10 @@ reaches no registry, and a call carries at most 64 MiB. The bundle holds:
 - `run.sh`: a copy of benchmarks/gpu_check.sh.
 
 Then, in a session lent a GPU: device `run` with command `bash .gpu/run.sh 2>&1`, carry `[".gpu"]`,
-timeout_s 420. It prints embed_gpu.py's table, the handbook's dense evaluation on cuda
-(float32, float16, bfloat16) against the CPU's, and embed_devices.py's time to the first exact
-hit rate on cuda; the figures come back under $OUT.
+timeout_s 480 (it took ~360 s on an H200). It prints embed_gpu.py's table, the handbook's dense
+evaluation on cuda (float32, float16, bfloat16) against the CPU's, embed_devices.py's time to the
+first exact hit rate on cuda, and heldout_dtype.py's ranks of the held-out set's 204 questions per
+precision against the CPU's; the figures come back in the output (and under $OUT, 8 files at most).
 """
 
 from __future__ import annotations

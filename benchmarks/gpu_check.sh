@@ -46,4 +46,10 @@ for name, d in runs.items():
 PY
 echo "== first exact $(( $(date +%s) - T0 )) s"
 timeout 100 python3 benchmarks/embed_devices.py --devices cuda --skip-speed --first-runtimes torch 2>&1 | grep -v -i warn | tee $OUT/first_exact.txt
+echo "== heldout precision $(( $(date +%s) - T0 )) s"
+for run in "cpu float32" "cuda float32" "cuda float16" "cuda bfloat16"; do
+  set -- $run
+  CHUNK_INSPECTOR_CACHE_DIR=$(mktemp -d) timeout 120 python3 benchmarks/heldout_dtype.py run $1 $2 $OUT/ranks_$1_$2.json 2>&1 | grep -v -i warn | tee -a $OUT/heldout_dtype.txt
+done
+python3 benchmarks/heldout_dtype.py compare $OUT/ranks_cpu_float32.json $OUT/ranks_cuda_float32.json $OUT/ranks_cuda_float16.json $OUT/ranks_cuda_bfloat16.json | tee -a $OUT/heldout_dtype.txt
 echo "== done $(( $(date +%s) - T0 )) s"
