@@ -174,7 +174,7 @@ _WHERE: dict[str, str] = {
     "gold_from_audit": "inspector.core.evaluation.audit",
     "highlights": "inspector.core.evaluation.audit",
     "load_audits": "inspector.core.evaluation.audit",
-    "question_text": "inspector.core.evaluation.audit",
+    "question_text": "inspector.core.evaluation.verdicts",
     "replay": "inspector.core.evaluation.audit",
     "save_audits": "inspector.core.evaluation.audit",
     "summarize": "inspector.core.evaluation.audit",

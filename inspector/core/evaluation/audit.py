@@ -55,7 +55,7 @@ from inspector.core.errors import InputError
 from inspector.core.evaluation.format import pct
 from inspector.core.evaluation.gold import GoldQuestion
 from inspector.core.evaluation.metrics import union_ranges
-from inspector.core.evaluation.verdicts import NOT, PARTLY, RELEVANT, Verdict  # re-exported
+from inspector.core.evaluation.verdicts import NOT, PARTLY, RELEVANT, Verdict, question_text  # re-exported
 
 JUDGEMENTS = (RELEVANT, PARTLY, NOT)
 #: Gain of each judgement in the judged precision: a partly relevant chunk counts half.
@@ -72,11 +72,6 @@ Span = tuple[str, int, int]
 def digest(text: str) -> str:
     """Short content hash of a judged text (to notice an edited document)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-def question_text(question: str) -> str:
-    """The form questions are kept and compared in: surrounding spaces dropped."""
-    return question.strip()
 
 
 # -- the records ------------------------------------------------------------------------------------

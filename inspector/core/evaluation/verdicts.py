@@ -1,13 +1,19 @@
 """A person's judgement of a retrieved span: the three judgements and `Verdict`, without the audit's
-machinery (`evaluation.audit` re-exports them). Light on purpose: the window's audit card reads
-them while it is built, before the window shows, and the audit module brings numpy with the gold
-set's text matching (issue 31: the first paint imports what it needs only)."""
+machinery (`evaluation.audit` re-exports them), and the form a judged question is kept in. Light
+on purpose: the window's audit card and Reader read them while they are built, before the window
+shows, and the audit module brings numpy with the gold set's text matching (issue 31: the first
+paint imports what it needs only)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 RELEVANT, PARTLY, NOT = "relevant", "partly", "not"
+
+
+def question_text(question: str) -> str:
+    """The form questions are kept and compared in: surrounding spaces dropped."""
+    return question.strip()
 
 
 @dataclass(frozen=True, slots=True)

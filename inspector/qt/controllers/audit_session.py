@@ -14,6 +14,7 @@ hold are then kept in memory and the window says why.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from inspector.qt.controllers.state import InspectorState
 if TYPE_CHECKING:
     from inspector.core.api import (
         Audit,
+        AuditFiles,
         AuditSummary,
         Document,
         GoldProposal,
@@ -73,10 +75,8 @@ class AuditSession(QObject):
         super().__init__(parent)
         self.state = state
         self.retrieval = retrieval
-        self.audit = api.Audit()
-        self.files = api.AuditFiles(self.audit)
-        """The audit files of the open documents (a document read from no file has none: its marks
-        stay in memory)."""
+        # `audit` and `files` are made when first read (the first document's open replaces them):
+        # their module is not one the window's first paint needs (issue 31).
         self.problem = ""
         self.asked: list[str] = []
         """Questions asked in this session, in order (navigation offers them after the gold set's)."""
@@ -90,6 +90,17 @@ class AuditSession(QObject):
         retrieval.resultReady.connect(self._on_result)
         if state.document is not None:
             self._on_document(state.document)
+
+    @functools.cached_property
+    def audit(self) -> Audit:
+        """The judgements of the open documents."""
+        return api.Audit()
+
+    @functools.cached_property
+    def files(self) -> AuditFiles:
+        """The audit files of the open documents (a document read from no file has none: its marks
+        stay in memory)."""
+        return api.AuditFiles(self.audit)
 
     # -- the files -----------------------------------------------------------------------------
     def _open_documents(self, doc: Document | None) -> tuple[Document, ...]:
@@ -178,7 +189,8 @@ class AuditSession(QObject):
         """What next/previous question walks through: the gold set's questions about the open
         documents, then the audited ones, then the ones asked in this session."""
         gold = [api.question_text(g.question) for g in self.retrieval.gold_questions]
-        return list(dict.fromkeys([*gold, *self.audit.questions, *self.asked]))
+        audit = self.__dict__.get("audit")  # not made yet (before the first document): none audited
+        return list(dict.fromkeys([*gold, *(audit.questions if audit is not None else ()), *self.asked]))
 
     # -- summary and gold ----------------------------------------------------------------------
     def rankings(self) -> dict[str, list[Span]]:

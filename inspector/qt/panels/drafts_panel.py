@@ -90,7 +90,9 @@ class DraftsPanel(QWidget):
         self.banner.setObjectName("drafts_banner")
         self.banner.setAutoFillBackground(True)
         self.banner.setContentsMargins(6, 4, 6, 4)
-        self.measurement = QLabel(api.MEASUREMENT)
+        # Its text (the drafts' measured quality) is set when the panel is first shown: reading it
+        # imports the drafting rules, which the window's first paint does not need (issue 31).
+        self.measurement = QLabel()
         self.measurement.setWordWrap(True)
         self.measurement.setObjectName("drafts_measurement")
         self.measurement.setToolTip("benchmarks/drafted_gold.py on Chroma's chunking benchmark; "
@@ -346,6 +348,11 @@ class DraftsPanel(QWidget):
         font = self.measurement.font()
         font.setPointSizeF(max(7.0, font.pointSizeF() - 0.5))
         self.measurement.setFont(font)
+
+    def showEvent(self, e) -> None:
+        if not self.measurement.text():
+            self.measurement.setText(api.MEASUREMENT)
+        super().showEvent(e)
 
     def changeEvent(self, e) -> None:
         super().changeEvent(e)
