@@ -116,6 +116,9 @@ def test_the_first_paint_imports_no_heavy_package_and_no_command(tmp_path):
                           "inspector.core.workbench.staging", "inspector.core.evaluation.compare",
                           "inspector.core.evaluation.reranked", "inspector.core.evaluation.sweep",
                           "inspector.core.retrieval.index"}
+    # Nor what hidden panels need only when shown or used: the drafting rules (the Drafts panel's
+    # measurement line) and the audit module (the Reader's judgements, made at the first document).
+    assert not modules & {"inspector.core.evaluation.drafts", "inspector.core.evaluation.audit"}
     # Nor the chunkers (the strategy panel reads the built-ins' declarations, `chunking.builtins`;
     # the worker imports a chunker when it first runs), the plug-ins' entry points (scanned after
     # the first chunks) or ctypes' library search (the heap's glibc is loaded by its soname).
