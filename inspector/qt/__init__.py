@@ -69,6 +69,8 @@ def _read_sources_once() -> bool:
             return own(module)
 
     uses_pyside.reads_bytes = True  # type: ignore[attr-defined]
+    # (`replaced`: PySide6's own check, which a test compares this one with)
+    uses_pyside.replaced = own  # type: ignore[attr-defined]
     feature._mod_uses_pyside = uses_pyside
     return True
 

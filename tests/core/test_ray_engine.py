@@ -138,6 +138,12 @@ def test_a_worker_death_is_reported_on_stderr_not_in_the_report(ray_cluster, cap
         out, err = out + got.out, err + got.err
     assert "worker died" in err.lower(), (out, err)
     assert "raylet" not in out and "worker died" not in out.lower(), out
+    # Only the cluster's messages move: a worker's own printed line, through the same printer
+    # (as `log_to_driver=True` would send it), stays on stdout.
+    ray._private.worker.print_to_stdstream({"lines": ["a worker's print"], "pid": 4242, "ip": "127.0.0.1",
+                                            "is_err": False}, ignore_prefix=False)
+    got = capsys.readouterr()
+    assert "a worker's print" in got.out and "a worker's print" not in got.err
 
 
 def test_sweep_over_two_models_same_as_local(ray_cluster, capsys, two_layer_model, corpus, gold):

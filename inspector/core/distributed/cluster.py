@@ -114,15 +114,19 @@ def raylet_messages_to_stderr(ray: Any) -> None:
     ...") to stdout from a thread of its own, whatever `log_to_driver` says, and at any moment:
     in the middle of a `--format json` report, which then no longer parses (CI, stop 38). They are
     diagnostics, so they go to stderr with the engine's stage lines. The hook is Ray's own printer,
-    looked up by name at each message; where a Ray release has no such printer, nothing changes
-    (a test holds the routing on the Ray we install)."""
+    looked up by name at each message; only the cluster's messages (pid "raylet") change stream, so
+    a later `ray.init(log_to_driver=True)` in the same process still prints workers' stdout to
+    stdout. Where a Ray release has no such printer, nothing changes (a test holds the routing on
+    the Ray we install)."""
     worker: Any = getattr(getattr(ray, "_private", None), "worker", None)
     printer = getattr(worker, "print_to_stdstream", None)
     if worker is None or printer is None or getattr(printer, "_to_stderr", False):
         return
 
     def to_stderr(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        return printer({**data, "is_err": True}, *args, **kwargs)
+        if data.get("pid") == "raylet":
+            data = {**data, "is_err": True}
+        return printer(data, *args, **kwargs)
 
     to_stderr._to_stderr = True  # type: ignore[attr-defined]
     worker.print_to_stdstream = to_stderr

@@ -32,4 +32,4 @@ class Verdict:
         return self.judgement is not None
 
 
-__all__ = ["NOT", "PARTLY", "RELEVANT", "Verdict"]
+__all__ = ["NOT", "PARTLY", "RELEVANT", "Verdict", "question_text"]
