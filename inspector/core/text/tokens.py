@@ -118,7 +118,7 @@ def _piece_regex():
     return regex.compile(encoding()._pat_str)
 
 
-def odd_characters(text: str) -> array[int] | None:
+def odd_characters(text: str, cps: np.ndarray | None = None) -> array[int] | None:
     """Positions of the characters whose class (letter, digit, other) the piece expression here
     may judge unlike tiktoken's own, None when there are none (almost always).
 
@@ -132,8 +132,9 @@ def odd_characters(text: str) -> array[int] | None:
     import unicodedata
 
     # The distinct code points beyond ASCII from an array (a set of the whole text hashes every
-    # character: several times longer on a mostly-English megabyte).
-    cps = codepoints(text)
+    # character: several times longer on a mostly-English megabyte); `cps`, the text's
+    # `codepoints`, when the caller has them.
+    cps = codepoints(text) if cps is None else cps
     odd = [chr(c) for c in np.unique(cps[cps >= 0x80]).tolist() if unicodedata.category(chr(c)) == "Cn"]
     if not odd:
         return None
@@ -285,8 +286,8 @@ def _bmp_classes() -> np.ndarray:
     return out
 
 
-def _classes(text: str) -> np.ndarray:
-    cps = codepoints(text)
+def _classes(text: str, cps: np.ndarray | None = None) -> np.ndarray:
+    cps = codepoints(text) if cps is None else cps
     table = _bmp_classes()
     if cps.dtype == np.uint8:
         return table[cps]
@@ -316,7 +317,8 @@ def regex_piece_bounds(text: str) -> array[int]:
     return bounds
 
 
-def sure_piece_bounds(text: str, char_starts: np.ndarray) -> tuple[array[int], array[int]]:
+def sure_piece_bounds(text: str, char_starts: np.ndarray,
+                      cps: np.ndarray | None = None) -> tuple[array[int], array[int]]:
     """Piece boundaries read off the document's token boundaries (`char_starts`, sorted, one
     per token and one for the end), and the document's tokens before each: 0, every token
     boundary between two characters whose classes no match of the expression holds together
@@ -336,7 +338,7 @@ def sure_piece_bounds(text: str, char_starts: np.ndarray) -> tuple[array[int], a
     ntok = len(char_starts) - 1
     if n == 0:
         return array("q", [0]), array("q", [0])
-    cls = _classes(text)
+    cls = _classes(text, cps)
     inner = np.flatnonzero((char_starts > 0) & (char_starts < n))
     if len(inner):  # a boundary floored into a character repeats its start: the first is the token's
         inner = inner[np.concatenate(([True], char_starts[inner[1:]] != char_starts[inner[:-1]]))]
@@ -354,7 +356,10 @@ class TokenIndex:
         self.text = text
         # Memory matters (a few documents of several MB stay cached): token ids and offsets are
         # compact arrays; only the two lists the hot counting path indexes stay Python lists.
-        self._odd = odd_characters(text)
+        # Beyond ASCII, the text's code points are read once for the odd-character check and the
+        # piece boundaries (ASCII text needs them for the boundaries only: made there).
+        cps = None if text.isascii() else codepoints(text)
+        self._odd = odd_characters(text, cps)
         """Where the pieces here may not be tiktoken's (None: nowhere); spans near them are encoded whole."""
         self.tokens = _encode_in_slices(text, self._odd)
         byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
@@ -374,7 +379,7 @@ class TokenIndex:
         # Document tokens before each piece boundary (pieces never split a token).
         self._piece_tokens: array[int]
         if self._odd is None and byte_starts[-1] == umap.nbytes:
-            self.pieces, self._piece_tokens = sure_piece_bounds(text, char_starts)
+            self.pieces, self._piece_tokens = sure_piece_bounds(text, char_starts, cps)
         else:
             bounds = regex_piece_bounds(text)
             bounds_np = np.frombuffer(bounds, dtype=np.int64)  # a view, dropped at the end of this call
