@@ -30,7 +30,7 @@ from inspector.core.chunking.common import SpanContext
 from inspector.core.chunking.recursive import recursive_spans
 from inspector.core.chunking.registry import chunk_document
 from inspector.core.documents.document import Document
-from inspector.core.embedding.cache import default_cache, default_cache_dir
+from inspector.core.embedding.cache import default_cache
 from inspector.core.embedding.embedder import MiniLMEmbedder, embed_texts
 from inspector.core.evaluation.metrics import span_scores
 from inspector.core.retrieval.index import build_index
@@ -41,6 +41,7 @@ from inspector.core.retrieval.pooled import (
     build_piece_table,
     index_vectors,
 )
+from inspector.core.runtime.cachedir import default_cache_dir
 
 DATA = Path(__file__).resolve().parent / "data" / "chroma"
 CHROMA_SEPARATORS = [re.escape(s) for s in ["\n\n", "\n", ".", "?", "!", " ", ""]]

@@ -42,16 +42,17 @@ def pytest_collection_modifyitems(config, items):
 def _private_cache_dir(tmp_path_factory):
     """Nothing a test embeds lands in the user's cache folder."""
     from inspector.core.embedding import cache
+    from inspector.core.runtime import cachedir
 
-    old = os.environ.get(cache.ENV_VAR)
-    os.environ[cache.ENV_VAR] = str(tmp_path_factory.mktemp("chunk-inspector-cache"))
+    old = os.environ.get(cachedir.ENV_VAR)
+    os.environ[cachedir.ENV_VAR] = str(tmp_path_factory.mktemp("chunk-inspector-cache"))
     cache.set_default_cache(None)
     yield
     cache.set_default_cache(None)
     if old is None:
-        os.environ.pop(cache.ENV_VAR, None)
+        os.environ.pop(cachedir.ENV_VAR, None)
     else:
-        os.environ[cache.ENV_VAR] = old
+        os.environ[cachedir.ENV_VAR] = old
 
 
 @pytest.fixture()

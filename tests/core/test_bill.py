@@ -109,9 +109,9 @@ def test_bill_line_says_how_each_figure_was_made():
 
 @pytest.fixture
 def fresh_throughput(tmp_path, monkeypatch):
-    from inspector.core.embedding import cache
+    from inspector.core.runtime import cachedir
 
-    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path))
+    monkeypatch.setenv(cachedir.ENV_VAR, str(tmp_path))
     throughput.forget()
     yield tmp_path
     throughput.forget()

@@ -92,8 +92,8 @@ def test_sweep_same_rows_and_recommendation_as_local(ray_cluster, capsys, corpus
     cross-validated recommendation: all as the local engine's. Each engine starts without stored
     piece tables, so the actors build theirs rather than reading the local engine's (nor the local
     engine an earlier test's, kept in memory)."""
-    from inspector.core.embedding.cache import default_cache_dir
     from inspector.core.retrieval import pooled
+    from inspector.core.runtime.cachedir import default_cache_dir
 
     pooled._POOLED.clear()
 

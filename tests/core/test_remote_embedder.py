@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.embedding.cache import default_cache_dir
 from inspector.core.embedding.endpoint import retry_after_seconds, split_url
 from inspector.core.embedding.remote import DIMS_FILE, OpenAIEmbedder, Pieces
 from inspector.core.errors import InputError
+from inspector.core.runtime.cachedir import default_cache_dir
 from inspector.core.runtime.cancel import Cancelled, cancel_scope
 from tests.support.openai_server import DEFAULT_MODEL, OpenAIServer
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inspector.core.runtime.cachedir import ENV_VAR
+
 INSTALL_HINT = "pip install 'chunk-inspector[ray]'"
-CACHE_ENV = "CHUNK_INSPECTOR_CACHE_DIR"
 #: Seconds a cluster address has to answer before the engine gives up on it.
 CONNECT_TIMEOUT = 5.0
 #: Environment the workers need: offline model loading, and the tokenizer's threads off on the CPU
@@ -83,8 +84,8 @@ def runtime_env(*, remote: bool) -> dict[str, Any]:
     module (`py_modules`), so both engines run the same core. The cluster must have the
     dependencies installed (`pip install chunk-inspector[ray]` on its image)."""
     env = {k: os.environ[k] for k in _FORWARDED_ENV if k in os.environ}
-    if not remote and CACHE_ENV in os.environ:  # same machine: the same cache folder (read only there)
-        env[CACHE_ENV] = os.environ[CACHE_ENV]
+    if not remote and ENV_VAR in os.environ:  # same machine: the same cache folder (read only there)
+        env[ENV_VAR] = os.environ[ENV_VAR]
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
     env.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -343,12 +343,12 @@ class RayEngine:
 
         import ray.data
 
-        from inspector.core.embedding.cache import default_cache_dir
         from inspector.core.retrieval.pooled import (
             cached_piece_table,
             piece_encoder_for,
             store_piece_table,
         )
+        from inspector.core.runtime.cachedir import default_cache_dir
 
         t0 = time.perf_counter()
         encoder = piece_encoder_for(emb)

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from inspector.core.runtime.atomic import atomic_write_bytes, atomic_writer
-from inspector.core.runtime.cachedir import ENV_VAR, default_cache_dir  # noqa: F401  (ENV_VAR: tests read it here)
+from inspector.core.runtime.cachedir import default_cache_dir
 
 if TYPE_CHECKING:
     import numpy as np

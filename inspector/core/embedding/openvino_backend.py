@@ -85,7 +85,7 @@ def _model_key(model_path: Path) -> str:
 def model_folder(model_path: Path, cache_dir: Path | None = None) -> Path:
     """Where the converted model of `model_path` lives."""
     if cache_dir is None:
-        from inspector.core.embedding.cache import default_cache_dir
+        from inspector.core.runtime.cachedir import default_cache_dir
 
         cache_dir = default_cache_dir()
     return Path(cache_dir) / "openvino" / _model_key(model_path)

@@ -62,7 +62,7 @@ _LOADED = False
 
 
 def _path() -> Path:
-    from inspector.core.embedding.cache import default_cache_dir
+    from inspector.core.runtime.cachedir import default_cache_dir
 
     return default_cache_dir() / FILE_NAME
 

@@ -204,7 +204,7 @@ _DIMS_LOCK = threading.Lock()
 
 
 def _dims_path() -> Path:
-    from inspector.core.embedding.cache import default_cache_dir
+    from inspector.core.runtime.cachedir import default_cache_dir
 
     return default_cache_dir() / DIMS_FILE
 

@@ -743,7 +743,7 @@ def pooled_for(doc: Document, embedder: Embedder | None = None, *, piece_tokens:
     if hit is not None:
         return hit
     if cache_dir == "default":
-        from inspector.core.embedding.cache import default_cache_dir
+        from inspector.core.runtime.cachedir import default_cache_dir
 
         cache_dir = default_cache_dir()
     table = build_piece_table(doc, encoder, scheme=scheme, cache_dir=cache_dir,
