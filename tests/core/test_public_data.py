@@ -9,23 +9,21 @@ follows its stated rule, so nobody can quietly move a question from one half to 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import pytest
 
 from inspector.core.documents.document import load_document
 from inspector.core.evaluation.gold import load_gold, normalize, normalized_text
-from inspector.core.text.structure import structure_of
-from tests.core.gold_checks_for_tests import check_folder
+from tests.core.gold_checks_for_tests import check_folder, where_of
+from tests.core.gold_checks_for_tests import records as gold_records
 
 PUBLIC = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "public"
 NAMES = sorted(p.name for p in PUBLIC.iterdir() if p.is_dir())
 
 
 def records(name: str) -> list[dict]:
-    path = PUBLIC / name / f"{name}.gold.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return gold_records(PUBLIC / name / f"{name}.gold.jsonl")
 
 
 def expected_split(name: str, questions: list[str]) -> dict[str, str]:
@@ -67,13 +65,9 @@ def test_gold_loads_with_the_project_loader_and_every_answer_is_in_the_document(
 @pytest.mark.parametrize("name", NAMES)
 def test_where_labels_match_the_structure_parser_and_lists_tables_are_a_third(name):
     doc = load_document(PUBLIC / name / f"{name}.md")
-    blocks = structure_of(doc).blocks
-    norm = normalized_text(doc)
     recs = records(name)
     for r in recs:
-        start = norm.find_all(normalize(r["answer"]))[0][0]
-        kind = next((b.kind for b in blocks if b.start <= start < b.end), "paragraph")
-        assert r["where"] == {"paragraph": "prose"}.get(kind, kind), r["question"]
+        assert r["where"] == where_of(doc, r["answer"]), r["question"]
     in_lists_or_tables = sum(r["where"] in ("list", "table") for r in recs)
     assert 3 * in_lists_or_tables >= len(recs), f"{name}: {in_lists_or_tables}/{len(recs)}"
 
