@@ -50,6 +50,18 @@ def _rstrip_end(text: str, start: int, end: int) -> int:
     return end
 
 
+def rstrip_ends(text: str, starts: list[int], ends: list[int]) -> None:
+    """`_rstrip_end` of every span (starts[i], ends[i]), `ends` changed in place: one call for all
+    (a call per span was a third of the compiled parse's conversion, issue 31)."""
+    for i, b in enumerate(ends):
+        a = starts[i]
+        if b > a and text[b - 1].isspace():
+            b -= 1
+            while b > a and text[b - 1].isspace():
+                b -= 1
+            ends[i] = b
+
+
 _md_parser = None
 
 

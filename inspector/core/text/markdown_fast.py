@@ -36,6 +36,7 @@ from inspector.core.text.markdown_blocks import (
     _parser,
     blocks_of_tokens,
     line_starts,
+    rstrip_ends,
 )
 
 #: markdown-it.rs with its block rules only: inline parsing (emphasis, links...) builds nodes
@@ -108,7 +109,7 @@ def _suspect_offsets(text: str) -> list[int]:
 #: quotes was 15% slower with both parsers than with the reference alone).
 DENSE_SUSPECTS = 20
 
-_SIMPLE = {"paragraph": "paragraph", "code_block": "code", "html_block": "html", "hr": "hr"}
+_SIMPLE = {"code_block": "code", "html_block": "html", "hr": "hr"}  # a paragraph is made in `parse`'s loop
 _OPEN_AT_END = ("fence", "html_block", "front_matter")
 
 
@@ -171,8 +172,8 @@ def parse(text: str):
     return blocks, headings_raw, fm_title
 
 
-_KNOWN = frozenset(("heading", "lheading", "fence", "bullet_list", "ordered_list", "table", "blockquote",
-                    "front_matter", *_SIMPLE))
+_KNOWN = frozenset(("paragraph", "heading", "lheading", "fence", "bullet_list", "ordered_list", "table",
+                    "blockquote", "front_matter", *_SIMPLE))
 
 
 def _read_nodes(root) -> tuple[list[tuple[str, object, int]] | None, list[int]]:
@@ -221,14 +222,7 @@ def _spans(text: str, ls: list[int], offsets: list[int]):
     line_b = np.minimum(np.searchsorted(ls_np, last_char, side="right"), len(ls) - 1)
     starts = ls_np[line_a].tolist()
     ends = ls_np[line_b].tolist()
-    # `_rstrip_end` inline, all spans in one loop (a call per span was a third of the conversion).
-    for i, b in enumerate(ends):
-        a = starts[i]
-        if b > a and text[b - 1].isspace():
-            b -= 1
-            while b > a and text[b - 1].isspace():
-                b -= 1
-            ends[i] = b
+    rstrip_ends(text, starts, ends)
     return line_a.tolist(), line_b.tolist(), starts, ends
 
 
