@@ -63,7 +63,7 @@ def bench_cache() -> Any:
     return EmbeddingCache(CACHE_ROOT)
 
 
-def _folders(root: Path) -> list[Path]:
+def folders(root: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir())
 
 
@@ -71,7 +71,7 @@ def public_split(wb: Workbench, split: str, kind: str = "gold", root: Path = PUB
     """The public documents' questions of one split ("tune", "test" or "all"), document by document
     (`kind` "paraphrase": their paraphrased questions; `root`: another set laid out the same way)."""
     out: list[GoldQuestion] = []
-    for folder in _folders(root):
+    for folder in folders(root):
         path = folder / (f"{folder.name}.gold.jsonl" if kind == "gold" else f"{folder.name}.{kind}.gold.jsonl")
         splits = {i: json.loads(line)["split"]
                   for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()}
@@ -97,7 +97,7 @@ def load(name: str, *, embedder: Any = None, cache: Any = None, split: str = "tu
         spans = True
     elif name in SPLIT_SETS:
         root = HELDOUT if name == "heldout" else PUBLIC
-        wb.open([p / f"{p.name}.md" for p in _folders(root)])
+        wb.open([p / f"{p.name}.md" for p in folders(root)])
         qs = public_split(wb, split, "paraphrase" if name == "paraphrase" else "gold", root)
         spans = False
     else:

@@ -31,14 +31,14 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import ROOT  # noqa: F401  (puts the project on sys.path)
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-CHROMA = ROOT / "benchmarks" / "data" / "chroma" / "corpora"
+from _datasets import CHROMA  # noqa: E402  (after the offline switches: it imports the workbench)
+
 QUESTIONS = 256
 TOP_K = 50
 BLOCK = 1_000_000
@@ -49,7 +49,7 @@ def texts_and_pieces() -> tuple[list[str], list[str]]:
     from inspector.core.documents.document import load_paths
     from inspector.core.retrieval.pooled import piece_spans
 
-    docs = load_paths([str(CHROMA)]).documents
+    docs = load_paths([str(CHROMA / "corpora")]).documents
     chunks: list[str] = []
     pieces: list[str] = []
     for doc in docs:
@@ -66,15 +66,17 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def timed(fn, repeats: int, device: str) -> float:
+def timed(fn, repeats: int, device: str) -> tuple[float, object]:
+    """(median seconds of `repeats` calls of `fn`, the last call's result)."""
     times = []
+    result = None
     for _ in range(repeats):
         sync(device)
         t = time.perf_counter()
-        fn()
+        result = fn()
         sync(device)
         times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return statistics.median(times), result
 
 
 def word_pieces(emb, texts: list[str]) -> int:
@@ -96,6 +98,7 @@ def embedding(device: str, dtypes: list[str], batches: list[int], copies: int, r
     chunks, pieces = texts_and_pieces()
     if limit:  # a quick run (the CPU): the first `limit` of each
         chunks, pieces = chunks[:limit], pieces[:limit]
+    unique = chunks
     chunks = sorted(chunks * copies, key=len, reverse=True)  # embed_texts sends them longest first
     pieces = sorted(pieces, key=len, reverse=True)
     kw = {"model_path": model_dir} if model_dir else {}
@@ -106,7 +109,7 @@ def embedding(device: str, dtypes: list[str], batches: list[int], copies: int, r
         model = emb.load()
         params = next(model.parameters())
         if n_pieces is None:
-            n_pieces = word_pieces(emb, chunks)
+            n_pieces = word_pieces(emb, unique) * copies  # the copies read the same pieces
             print(f"  {len(chunks):,} chunks ({copies} copies of {len(chunks) // copies:,}), "
                   f"{n_pieces:,} word pieces read (mean {n_pieces / len(chunks):.0f}, limit "
                   f"{emb.max_seq_length}); {len(pieces):,} pooled pieces; median of {repeats}")
@@ -120,9 +123,9 @@ def embedding(device: str, dtypes: list[str], batches: list[int], copies: int, r
             def enc(e=emb, b=bs):
                 return [e.encode(chunks[i:i + b]) for i in range(0, len(chunks), b)]
 
-            s = timed(enc, repeats, device)
-            p = timed(lambda e=emb, b=bs: e.encode_pooled(pieces, b), repeats, device)
-            vecs = np.concatenate(enc())
+            s, last = timed(enc, repeats, device)
+            p, _ = timed(lambda e=emb, b=bs: e.encode_pooled(pieces, b), repeats, device)
+            vecs = np.concatenate(last)  # the timed pass's vectors: no extra pass for the check
             if dtype == "float32" and ref is None:
                 ref = vecs
             cos = float(np.min(np.sum(vecs * ref, axis=1))) if ref is not None else float("nan")
@@ -167,7 +170,7 @@ def scoring(device: str, sizes: list[int], repeats: int) -> None:
                 return best_i
 
             one_pass()
-            s = timed(one_pass, repeats, device)
+            s, _ = timed(one_pass, repeats, device)
             pairs = QUESTIONS * n
             print(f"  {str(dtype)[6:]:<9} {n:>11,} {s:>11.4f} {pairs / s:>14,.0f}  "
                   f"{2 * 384 * pairs / s / 1e12:>8.2f}", flush=True)

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import sys
 
-from _common import ROOT
+from _datasets import HELDOUT, folders
 from public_data import inventory
-
-HELDOUT = ROOT / "benchmarks" / "data" / "heldout"
 
 
 def main() -> int:
-    names = sorted(p.name for p in HELDOUT.iterdir() if p.is_dir())
+    names = [p.name for p in folders(HELDOUT)]
     print("| document | KB | cl100k tokens | headings | tables | list items | questions tune/test "
           "| mean overlap | below 0.5 | answers in list / table / other |")
     print("|---|---|---|---|---|---|---|---|---|---|")

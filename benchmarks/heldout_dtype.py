@@ -20,16 +20,15 @@ import sys
 import time
 from pathlib import Path
 
-from _common import ROOT
-
-HELDOUT = ROOT / "benchmarks" / "data" / "heldout"
+from _datasets import HELDOUT, folders
 
 
 def run(device: str, dtype: str, out: Path) -> None:
     from inspector.cli import main
 
     ranks = {}
-    for d in sorted(p for p in HELDOUT.iterdir() if p.is_dir()):
+    # Each document through the command users run (so the model loads once per document).
+    for d in folders(HELDOUT):
         buf = io.StringIO()
         t = time.perf_counter()
         with contextlib.redirect_stdout(buf):
