@@ -232,8 +232,10 @@ def test_query_embedding_is_cached_in_memory_without_a_file(tmp_path):
 
 
 def test_default_cache_folder_follows_the_environment(tmp_path, monkeypatch):
-    monkeypatch.setenv(cache_mod.ENV_VAR, str(tmp_path / "here"))
-    assert cache_mod.default_cache_dir() == tmp_path / "here"
+    from inspector.core.runtime import cachedir
+
+    monkeypatch.setenv(cachedir.ENV_VAR, str(tmp_path / "here"))
+    assert cachedir.default_cache_dir() == tmp_path / "here"
     assert EmbeddingCache().folder == tmp_path / "here" / "embeddings"
 
 
