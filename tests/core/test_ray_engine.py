@@ -313,6 +313,33 @@ def test_cancel_mid_embedding_leaves_whole_records(ray_cluster, tmp_path, corpus
     assert 0 < len(found) < len(texts)
 
 
+def test_an_interrupted_run_leaves_no_ray_data_thread_behind(ray_cluster, tmp_path, corpus, gold):
+    """Ctrl-C mid-embedding, with the traceback kept (as a driver's `except KeyboardInterrupt:` keeps
+    it while it shuts Ray down): the engine closed its batch iterator, so the threaded iterator's
+    workers end, and `settle_data_threads` stops the block prefetcher. A thread of either still
+    calling into Ray after `ray.shutdown()` ended the driver with status 1 instead of 130."""
+    import threading
+
+    from inspector.core.distributed import RayEngine
+    from inspector.core.distributed.cluster import settle_data_threads
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "embedding" and done > 0:
+            raise KeyboardInterrupt  # where Ctrl-C lands: the driver's thread, between batches
+
+    emb = HashEmbedder()
+    emb.batch_size = 2
+    wb = Workbench(embedder=emb, cache=EmbeddingCache(tmp_path / "cache"))
+    wb.open([corpus])
+    wb.load_gold(gold)
+    engine = RayEngine(wb, session=ray_cluster, progress=progress)
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        engine.evaluate(EvalConfig("fixed_tokens", {"size": 8, "overlap": 0}, 3, "dense"))
+    assert interrupted.tb is not None  # the frames (and the iteration's objects) are still held
+    assert settle_data_threads(timeout=30) == []
+    assert not [t.name for t in threading.enumerate() if t.name in ("Prefetcher", "iter_threaded")]
+
+
 _SIGINT_SCRIPT = """
 import os, sys, time
 sys.path.insert(0, {root!r})

@@ -304,7 +304,7 @@ class RayEngine:
         self._report("embedding", 0, total)
         ok = True
         first = True
-        it = ds.iter_batches(batch_size=None, batch_format="numpy")
+        it = iter(ds.iter_batches(batch_size=None, batch_format="numpy"))
         try:
             for out in it:
                 if first:  # the actors' start and model load, before any batch came back
@@ -372,7 +372,7 @@ class RayEngine:
         by_id = {d.doc_id: d for d in docs}
         done = 0
         self._report("pieces", 0, len(rows))
-        it = ds.iter_batches(batch_size=None, batch_format="numpy")
+        it = iter(ds.iter_batches(batch_size=None, batch_format="numpy"))
         try:
             for batch in it:
                 for raw in batch["result"]:
