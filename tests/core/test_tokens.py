@@ -345,3 +345,63 @@ def test_the_utf8_map_equals_the_offset_of_every_character(text, data):
     assert umap.char_at(nbytes).tolist() == (np.searchsorted(ref, nbytes, side="right") - 1).tolist()
     every = np.arange(len(text) + 1)
     assert umap.byte_of(every).tolist() == ref.tolist()
+
+
+def test_slices_encoded_on_threads_equal_one_encode(monkeypatch):
+    """Issue 31: a long document's slices are encoded on ENCODE_THREADS threads (tiktoken lets go
+    of the GIL); the tokens are the one whole encode's, in order, with one thread or two."""
+    import threading
+
+    from inspector.core.runtime import offload
+    from inspector.core.text import tokens
+
+    handbook = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
+    text = handbook.read_text(encoding="utf-8") + "\n\n café 12345 \u00e9t\u00e9\n" * 50
+    whole = encoding().encode_ordinary(text)
+    monkeypatch.setattr(tokens, "ENCODE_SLICE", 4096)  # dozens of slices
+    monkeypatch.setattr(offload, "cores", lambda: 2)
+    seen: set[str] = set()
+    encode_array = tokens._encode_array
+
+    def recording(part: str):
+        seen.add(threading.current_thread().name)
+        return encode_array(part)
+
+    monkeypatch.setattr(tokens, "_encode_array", recording)
+    for threads, on_pool in ((2, True), (1, False)):
+        seen.clear()
+        monkeypatch.setattr(tokens, "ENCODE_THREADS", threads)
+        assert _encode_in_slices(text).tolist() == whole
+        assert all(name.startswith("encode") for name in seen) is on_pool, seen
+
+
+def test_a_forked_child_encodes_on_threads_of_its_own(monkeypatch):
+    """The encoding threads do not survive a fork: a child given the parent's pool would queue its
+    slices for threads that are not there and wait forever. It makes its own."""
+    import os
+    import signal
+    import time
+
+    from inspector.core.runtime import offload
+    from inspector.core.text import tokens
+
+    monkeypatch.setattr(tokens, "ENCODE_SLICE", 4096)
+    monkeypatch.setattr(tokens, "ENCODE_THREADS", 2)
+    monkeypatch.setattr(offload, "cores", lambda: 2)
+    text = "A sentence of the handbook, 2024.\n" * 2000
+    expected = len(encoding().encode_ordinary(text))
+    assert len(_encode_in_slices(text)) == expected  # the parent's pool is made and used
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only when its own encode came back right
+        os._exit(0 if len(_encode_in_slices(text)) == expected else 1)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise AssertionError("the forked child's encode never came back")
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -61,20 +61,22 @@ def test_truncation_offset_matches_tokenizing_the_chunk(text, data):
 
 
 @settings(max_examples=100)
-@given(text=any_text, step=st.integers(1, 40), batch=st.integers(1, 5))
-def test_index_built_in_short_tokenizer_calls_equals_one_call(text, step, batch):
+@given(text=any_text, step=st.integers(1, 40), batch=st.integers(1, 5), threads=st.sampled_from([1, 2]))
+def test_index_built_in_short_tokenizer_calls_equals_one_call(text, step, batch, threads):
     """The index tokenizes a long document in calls cut at spaces and line breaks, `batch` slices a
-    call: words never cross them, so the words and their pieces are those of one call over the
-    whole text."""
-    from inspector.core.text import wordpieces
+    call, the calls on `threads` threads: words never cross the cuts, so the words and their pieces
+    are those of one call over the whole text."""
+    from inspector.core.runtime import offload
+    from inspector.core.text import tokens, wordpieces
 
     whole = WordPieceIndex(text)
-    saved = wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH
-    wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH = step, batch
+    saved = wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH, tokens.ENCODE_THREADS, offload.cores
+    wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH, tokens.ENCODE_THREADS = step, batch, threads
+    offload.cores = lambda: 2  # two threads wherever the test runs
     try:
         cut = WordPieceIndex(text)
     finally:
-        wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH = saved
+        wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH, tokens.ENCODE_THREADS, offload.cores = saved
     assert cut.word_starts == whole.word_starts and cut.word_ends == whole.word_ends
     assert cut.word_pieces_prefix.tolist() == whole.word_pieces_prefix.tolist()
 

@@ -38,7 +38,7 @@ from inspector.core.errors import InputError
 from inspector.core.runtime.gcpause import paused_gc
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.runtime.slices import codepoints
-from inspector.core.text.tokens import TokenIndex, int_array
+from inspector.core.text.tokens import TokenIndex, encode_pool, encode_threads, int_array
 
 MAX_WORD_PIECES = 256
 """all-MiniLM-L6-v2's max_seq_length, [CLS] and [SEP] included (the bundled default's limit)."""
@@ -477,24 +477,29 @@ def _words_of(enc: Any, pos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _encoded_words(text: str, tk: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Start, end and piece count of every word of `text`, the text encoded in slices of about
-    ENCODE_STEP characters cut at a space or line break, ENCODE_BATCH slices a call."""
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    ENCODE_STEP characters cut at a space or line break, ENCODE_BATCH slices a call, the calls
+    on the token index's encoding threads when there are several slices."""
     cuts: list[int] = [0]
     while cuts[-1] < len(text):
         cuts.append(_next_cut(text, cuts[-1]))
-    for g in range(0, len(cuts) - 1, ENCODE_BATCH):
-        starts = cuts[g:g + ENCODE_BATCH]
-        ends = cuts[g + 1:g + 1 + ENCODE_BATCH]
+    spans = list(zip(cuts, cuts[1:], strict=False))
+    threads = encode_threads() if len(spans) > 1 else 1
+    pool = encode_pool() if threads > 1 else None
+    # At least one call per thread (issue 31): the tokenizer lets go of the GIL while it encodes,
+    # and the window runs it with its own threads off (TOKENIZERS_PARALLELISM).
+    calls = max(-(-len(spans) // ENCODE_BATCH), min(threads, len(spans)), 1)
+    per = -(-len(spans) // calls)
+    groups = [spans[g:g + per] for g in range(0, len(spans), per)]
+
+    def encode(group: list[tuple[int, int]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         # encode_batch, not encode: the same encodings, but the tokenizer lets go of the GIL
         # meanwhile (a 1 MB line without a break is one call of ~1 s, which `encode` spends
-        # holding it: the window's GUI thread froze for that long), and encodes a batch's slices
-        # on all cores (issue 31: one slice a call left the second core idle).
-        # The last batch holds one start more than ends (the text's end): zip stops there.
-        encs = tk.encode_batch([text[a:b] for a, b in zip(starts, ends, strict=False)], add_special_tokens=False)
-        for pos, enc in zip(starts, encs, strict=False):
-            if enc.ids:
-                parts.append(_words_of(enc, pos))
-    return _joined(parts)
+        # holding it: the window's GUI thread froze for that long).
+        encs = tk.encode_batch([text[a:b] for a, b in group], add_special_tokens=False)
+        return [_words_of(enc, a) for (a, _b), enc in zip(group, encs, strict=True) if enc.ids]
+
+    results = pool.map(encode, groups) if pool is not None else map(encode, groups)
+    return _joined([part for parts in results for part in parts])
 
 
 def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
