@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from _common import ROOT, big_markdown, p50, timeit
 
+from inspector.core.chunking import markdown as markdown_mod
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import from_text
 from inspector.core.text import structure, tokens, wordpieces
@@ -39,6 +40,7 @@ def _ours(name: str, text: str, params: dict):
         tokens._INDEXES.clear()
         structure._STRUCTURES.clear()
         wordpieces._INDEXES.clear()
+        markdown_mod._UNITS.clear()
         return strat(from_text(text, "big.md"), params)
 
     doc = from_text(text, "big.md")

@@ -22,6 +22,7 @@ from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext, trim
 from inspector.core.chunking.fit import EmbedBudget, fit_spans, split_to_fit, token_reach
 from inspector.core.documents.document import Document
+from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.structure import Block, line_starts, sentence_spans
 from inspector.core.text.wordpieces import prefix_pieces
 
@@ -39,7 +40,26 @@ _CUT = frozenset({"cut_mid_sentence"})
 _Plan = tuple[int, int, frozenset[str], str]
 
 
-def _unit_ends(ctx: SpanContext, block: Block) -> list[int]:
+#: Unit ends of the blocks split so far, per document (content hash): they depend on the text
+#: alone, not on the sizes, so a slider drag finds them made. At most 16 documents and ~16 M
+#: characters of them (sized by the document's length).
+_UNITS: SizedLRU[dict[tuple[int, int], tuple[int, ...]]] = SizedLRU(16, 16_000_000)
+
+
+def _unit_ends(ctx: SpanContext, block: Block) -> tuple[int, ...]:
+    """Where a block may be split (`_find_unit_ends`), remembered per document and block: a long
+    paragraph's sentences were found again at every slider step, ~15% of a `markdown` re-chunk of
+    a document of long paragraphs (Chroma's corpora; issue 31's second look at real text)."""
+    doc = ctx.doc
+    known = _UNITS.get_or_make((doc.sha256, doc.kind), dict, len(doc.text))
+    key = (block.start, block.end)
+    ends = known.get(key)
+    if ends is None:
+        ends = known[key] = tuple(_find_unit_ends(ctx, block))
+    return ends
+
+
+def _find_unit_ends(ctx: SpanContext, block: Block) -> list[int]:
     """Where a block may be split: after its rows, items, lines or sentences."""
     text = ctx.text
     if block.kind == "table" and len(block.children) > 1:
