@@ -284,6 +284,35 @@ def test_sure_pieces_count_like_every_piece_on_the_handbook():
         assert index.offset_after(a, b, n) == ref.offset_after(a, b, n)
 
 
+@settings(max_examples=300)
+@given(text=PIECE_RUNS | any_text | RUNS | ODD_RUNS, data=st.data())
+def test_spans_ending_where_a_document_piece_ends_count_exactly(text, data):
+    """A span that ends on a document piece boundary after a character that is not whitespace takes
+    its last tokens from the document (nothing encoded afresh at its end): the count and the offsets
+    are still those of the span encoded on its own."""
+    index = TokenIndex(text)
+    ends = [b for b in index.pieces if b > 0]
+    if not ends:
+        return
+    b = data.draw(st.sampled_from(ends))
+    a = data.draw(st.integers(0, b - 1))
+    assert index.count(a, b) == count_text(text[a:b]), (a, b)
+    n = data.draw(st.integers(0, 80))
+    assert index.offset_after(a, b, n) == _oracle_offset_after(text, a, b, n), (a, b, n)
+
+
+def test_spans_ending_where_a_document_piece_ends_on_the_corpora():
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    index = TokenIndex(text)
+    rng = random.Random(5)
+    ends = list(index.pieces)
+    for _ in range(3000):
+        b = ends[rng.randrange(1, len(ends))]
+        a = max(0, b - rng.randrange(1, 3000))
+        assert index.count(a, b) == count_text(text[a:b]), (a, b)
+
+
 def test_every_character_class_is_the_expressions():
     """The class table read by sure_piece_bounds agrees with the `regex` module on every code point
     below U+10000 (and a few above)."""

@@ -484,6 +484,13 @@ class TokenIndex:
         j = bisect.bisect_right(p, q) - 1
         if j <= 0 or p[j] - start < 24:
             return None
+        if q == end - 1 and j + 1 < len(p) and p[j + 1] == end:
+            # The span ends where a document piece does, on a character that is not whitespace:
+            # its last piece is the document's (no alternative of the expression reads past a
+            # match that ends on such a character, and BPE stays inside pieces), so the tokens
+            # run up to `end` and nothing is left to encode afresh (issue 31: half the recursive
+            # chunker's encodes were these tails).
+            j += 1
         right = p[j]
         # Find where the span's own cut meets the document's. The head before it is encoded on
         # its own, where the expression sees the head's end as the text's end: a whitespace run
@@ -519,8 +526,12 @@ class TokenIndex:
             return count_text(self.text[start:end])
         left_i, j = sync
         left, right = self.pieces[left_i], self.pieces[j]
-        return (count_text(self.text[start:left]) + self._piece_tokens[j] - self._piece_tokens[left_i]
-                + count_text(self.text[right:end]))
+        n = self._piece_tokens[j] - self._piece_tokens[left_i]
+        if left > start:
+            n += count_text(self.text[start:left])
+        if right < end:
+            n += count_text(self.text[right:end])
+        return n
 
     def offset_after(self, start: int, end: int, n: int) -> int:
         """Where the first `n` tokens of `text[start:end]`, encoded on its own, end: the offset a
