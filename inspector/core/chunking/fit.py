@@ -20,8 +20,6 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 
-import numpy as np
-
 from inspector.core.chunking.common import SpanContext, context_prefix, trim
 from inspector.core.documents.document import Document
 from inspector.core.runtime.lru import SizedLRU
@@ -192,7 +190,7 @@ def token_reach(ctx: SpanContext, budget: EmbedBudget | None, s: int, cap: int, 
         base = int(idx.word_pieces_prefix[w0])
         n_words = len(idx.word_ends)
         for target, which in ((max(room, 0), 0), (2 * max(room, 0) + 16, 1)):
-            w = int(np.searchsorted(idx.word_pieces_prefix, base + target, side="right")) - 1
+            w = int(idx.word_pieces_prefix.searchsorted(base + target, side="right")) - 1
             if w > w0:  # noqa: SIM108  (the else arm needs its comment; a nested ternary hides it)
                 at = idx.word_ends[w - 1]
             else:

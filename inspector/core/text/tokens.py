@@ -484,7 +484,7 @@ class TokenIndex:
         j = bisect.bisect_right(p, q) - 1
         if j <= 0 or p[j] - start < 24:
             return None
-        if q == end - 1 and j + 1 < len(p) and p[j + 1] == end:
+        if q == end - 1 and j + 1 < len(p) and p[j + 1] == end and not _is_space(text[q]):
             # The span ends where a document piece does, on a character that is not whitespace:
             # its last piece is the document's (no alternative of the expression reads past a
             # match that ends on such a character, and BPE stays inside pieces), so the tokens
