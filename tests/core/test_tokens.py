@@ -389,6 +389,7 @@ def test_slices_encoded_on_threads_equal_one_encode(monkeypatch):
     whole = encoding().encode_ordinary(text)
     monkeypatch.setattr(tokens, "ENCODE_SLICE", 4096)  # dozens of slices
     monkeypatch.setattr(offload, "cores", lambda: 2)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # one thread per xdist worker otherwise
     seen: set[str] = set()
     encode_array = tokens._encode_array
 
@@ -417,6 +418,7 @@ def test_a_forked_child_encodes_on_threads_of_its_own(monkeypatch):
     monkeypatch.setattr(tokens, "ENCODE_SLICE", 4096)
     monkeypatch.setattr(tokens, "ENCODE_THREADS", 2)
     monkeypatch.setattr(offload, "cores", lambda: 2)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     text = "A sentence of the handbook, 2024.\n" * 2000
     expected = len(encoding().encode_ordinary(text))
     assert len(_encode_in_slices(text)) == expected  # the parent's pool is made and used
@@ -434,3 +436,22 @@ def test_a_forked_child_encodes_on_threads_of_its_own(monkeypatch):
         os.waitpid(pid, 0)
         raise AssertionError("the forked child's encode never came back")
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_encode_threads_follow_the_cores_and_omp_num_threads(monkeypatch):
+    """Two threads at most, no more than the cores, and no more than OMP_NUM_THREADS (a Ray
+    worker's CPUs, or a user's limit); a value that is not a positive number is ignored."""
+    from inspector.core.runtime import offload
+    from inspector.core.text import tokens
+
+    monkeypatch.setattr(tokens, "ENCODE_THREADS", 2)
+    monkeypatch.setattr(offload, "cores", lambda: 8)
+    for value, expected in ((None, 2), ("1", 1), ("4", 2), ("0", 2), ("lots", 2)):
+        if value is None:
+            monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+        else:
+            monkeypatch.setenv("OMP_NUM_THREADS", value)
+        assert tokens.encode_threads() == expected, value
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(offload, "cores", lambda: 1)
+    assert tokens.encode_threads() == 1 and tokens.encode_pool() is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,12 +73,16 @@ def test_index_built_in_short_tokenizer_calls_equals_one_call(text, step, batch,
 
     whole = WordPieceIndex(text)
     saved = wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH, tokens.ENCODE_THREADS, offload.cores
+    omp = os.environ.pop("OMP_NUM_THREADS", None)  # xdist workers set it to one
     wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH, tokens.ENCODE_THREADS = step, batch, threads
     offload.cores = lambda: 2  # two threads wherever the test runs
     try:
+        assert tokens.encode_threads() == threads
         cut = WordPieceIndex(text)
     finally:
         wordpieces.ENCODE_STEP, wordpieces.ENCODE_BATCH, tokens.ENCODE_THREADS, offload.cores = saved
+        if omp is not None:
+            os.environ["OMP_NUM_THREADS"] = omp
     assert cut.word_starts == whole.word_starts and cut.word_ends == whole.word_ends
     assert cut.word_pieces_prefix.tolist() == whole.word_pieces_prefix.tolist()
 
