@@ -296,10 +296,10 @@ def encode_threads() -> int:
     return max(1, limit)
 
 
-def encode_pool() -> Any:
-    """The encoding threads (None when `encode_threads` is one), made once; the word-piece index
-    encodes its slices on them too."""
-    workers = encode_threads()
+def encode_pool(workers: int | None = None) -> Any:
+    """The encoding threads (None when there is to be one: `workers`, by default
+    `encode_threads()`), made once per count; the word-piece index encodes its slices on them too."""
+    workers = encode_threads() if workers is None else workers
     if workers < 2:
         return None
     with _POOL_LOCK:

@@ -484,7 +484,7 @@ def _encoded_words(text: str, tk: Any) -> tuple[np.ndarray, np.ndarray, np.ndarr
         cuts.append(_next_cut(text, cuts[-1]))
     spans = list(zip(cuts, cuts[1:], strict=False))
     threads = encode_threads() if len(spans) > 1 else 1
-    pool = encode_pool() if threads > 1 else None
+    pool = encode_pool(threads)
     # At least one call per thread (issue 31): the tokenizer lets go of the GIL while it encodes,
     # and the window runs it with its own threads off (TOKENIZERS_PARALLELISM).
     calls = max(-(-len(spans) // ENCODE_BATCH), min(threads, len(spans)), 1)
