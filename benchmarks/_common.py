@@ -27,6 +27,25 @@ def big_markdown(target_bytes: int = 1_000_000) -> str:
     return "".join(parts)
 
 
+def chroma_text() -> str:
+    """Chroma's five public corpora joined (1.45 MB of text written by others, no repeats;
+    benchmarks/data/chroma, MIT): the document beside `big_markdown` that no rule was set on."""
+    corpora = sorted((ROOT / "benchmarks" / "data" / "chroma" / "corpora").glob("*.md"))
+    return "\n\n".join(p.read_text(encoding="utf-8") for p in corpora)
+
+
+def forget_document_caches() -> None:
+    """Empty this process's per-document caches (token and word-piece indexes, structures, the
+    detected languages, sentence units, markdown's split points, the widest prefixes), so that
+    the next chunking of any document is a first one: what every "cold" figure starts from."""
+    from inspector.core.chunking import fit, markdown, sentences
+    from inspector.core.text import language, structure, tokens, wordpieces
+
+    for cache in (tokens._INDEXES, structure._STRUCTURES, wordpieces._INDEXES, language._LANGUAGES,
+                  sentences._UNITS, markdown._UNITS, fit._WIDEST):
+        cache.clear()
+
+
 def helpers_rss_mb() -> float:
     """Resident set size of the helper process(es) (`inspector.core.runtime.offload`) in MB: work moved
     there still counts."""

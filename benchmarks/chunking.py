@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import argparse
 
-from _common import ROOT, big_markdown, p50, p95, timeit
+from _common import big_markdown, chroma_text, forget_document_caches, p50, p95, timeit
 
-from inspector.core.chunking import markdown as markdown_mod
-from inspector.core.chunking import sentences as sentences_mod
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import from_text
-from inspector.core.text import structure, tokens, wordpieces
 
 #: A slider drag: every step a size not seen before, so no span count is reused from a memo.
 STEPS = range(200, 200 + 8 * 16, 8)
@@ -35,21 +32,13 @@ DRAGS = {
 TARGETS = {"fixed_chars": 30, "fixed_tokens": 30, "sentences": 30, "recursive": 100, "markdown": 100}
 
 
-def _clear_caches() -> None:
-    tokens._INDEXES.clear()
-    structure._STRUCTURES.clear()
-    sentences_mod._UNITS.clear()
-    markdown_mod._UNITS.clear()
-    wordpieces._INDEXES.clear()
-
-
 def run(text: str) -> None:
     print(f"document: {len(text.encode()) / 1e6:.2f} MB, {len(text):,} code points")
     print(f"{'strategy':<14}{'cold ms':>10}{'re-chunk p50':>14}{'p95':>8}{'chunks':>8}  target p50")
     per_mb = len(text.encode()) / 1e6
     for name, drag in DRAGS.items():
         strat = get_strategy(name)
-        _clear_caches()
+        forget_document_caches()
         cold = timeit(lambda: strat(from_text(text, "big.md"), drag[0]), repeat=1)[0]
         doc = from_text(text, "big.md")
         strat(doc, drag[0])
@@ -71,9 +60,8 @@ def main() -> None:
         print("== handbook x11")
         run(big_markdown())
     if args.doc in ("both", "chroma"):
-        corpora = sorted((ROOT / "benchmarks" / "data" / "chroma" / "corpora").glob("*.md"))
         print("\n== chroma (five corpora joined)")
-        run("\n\n".join(p.read_text(encoding="utf-8") for p in corpora))
+        run(chroma_text())
 
 
 if __name__ == "__main__":

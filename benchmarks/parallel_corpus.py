@@ -25,12 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ROOT
+from _common import ROOT, forget_document_caches
 
 from inspector.core.chunking import helper_jobs
 from inspector.core.documents.document import load_paths
 from inspector.core.runtime import offload
-from inspector.core.text import structure, tokens, wordpieces
 from inspector.core.workbench.chunk_store import ChunkStore
 
 DATA = ROOT / "benchmarks" / "data"
@@ -88,12 +87,6 @@ def open_and_chunk(folder: Path, strategy: str, parallel: bool, pool: offload.Of
     return time.perf_counter() - t0, len(loaded.documents), chunks
 
 
-def _clear_here() -> None:
-    tokens._INDEXES.clear()
-    structure._STRUCTURES.clear()
-    wordpieces._INDEXES.clear()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--strategy", default="fixed_tokens")
@@ -112,11 +105,11 @@ def main() -> None:
             build_folder(folders[tag], f"pass {number}", args.docs, int(args.mb * 1_000_000))
         size = sum(p.stat().st_size for p in folders["serial"].iterdir())
         print(f"folder: {args.docs} documents, {size / 1e6:.1f} MB; strategy {args.strategy} (defaults)")
-        _clear_here()
+        forget_document_caches()
         c0 = time.process_time()
         serial, n, count = open_and_chunk(folders["serial"], args.strategy, parallel=False)
         c1 = time.process_time()
-        _clear_here()
+        forget_document_caches()
         print(f"serial (this process):      {serial:6.2f} s  ({n} documents, {count:,} chunks; CPU {c1 - c0:.2f} s)")
         one = offload.Offload(enabled=True, warm_up=helper_jobs.corpus_warm_up)  # as the pool, 1 process
         list(one.call_each(offload._pid, [()]))  # started and warmed: only the work is timed

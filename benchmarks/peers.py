@@ -22,12 +22,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from _common import ROOT, big_markdown, p50, timeit
+from _common import big_markdown, chroma_text, forget_document_caches, p50, timeit
 
-from inspector.core.chunking import markdown as markdown_mod
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import from_text
-from inspector.core.text import structure, tokens, wordpieces
 from inspector.core.text.tokens import ENCODING_NAME, encoding
 
 SIZE, OVERLAP = 256, 32
@@ -37,10 +35,7 @@ def _ours(name: str, text: str, params: dict):
     strat = get_strategy(name)
 
     def cold():
-        tokens._INDEXES.clear()
-        structure._STRUCTURES.clear()
-        wordpieces._INDEXES.clear()
-        markdown_mod._UNITS.clear()
+        forget_document_caches()
         return strat(from_text(text, "big.md"), params)
 
     doc = from_text(text, "big.md")
@@ -121,8 +116,7 @@ def _documents(which: str) -> dict[str, str]:
     if which in ("both", "handbook"):
         docs["handbook x11"] = big_markdown()
     if which in ("both", "chroma"):
-        corpora = sorted((ROOT / "benchmarks" / "data" / "chroma" / "corpora").glob("*.md"))
-        docs["chroma"] = "\n\n".join(p.read_text(encoding="utf-8") for p in corpora)
+        docs["chroma"] = chroma_text()
     return docs
 
 
