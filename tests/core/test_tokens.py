@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -403,6 +404,97 @@ def test_slices_encoded_on_threads_equal_one_encode(monkeypatch):
         monkeypatch.setattr(tokens, "ENCODE_THREADS", threads)
         assert _encode_in_slices(text).tolist() == whole
         assert all(name.startswith("encode") for name in seen) is on_pool, seen
+
+
+def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_slices_encode(monkeypatch):
+    """Issue 31: `token_index(doc, meanwhile)` calls `meanwhile` (the structure's parse, which holds
+    the GIL) once, on the calling thread, while the slices encode on the encoding threads (one
+    slice per thread, so no thread waits for the GIL between slices); with one thread, before the
+    encode; with the index cached, at once. The tokens stay the one whole encode's."""
+    import threading
+
+    from inspector.core.documents.document import from_text
+    from inspector.core.runtime import offload
+    from inspector.core.text import tokens
+
+    handbook = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
+    long_text = handbook.read_text(encoding="utf-8") + "\n\n café 12345 \u00e9t\u00e9\n" * 50
+    monkeypatch.setattr(tokens, "ENCODE_SLICE", 4096)
+    monkeypatch.setattr(offload, "cores", lambda: 2)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    encode_array = tokens._encode_array
+    slices: list[str] = []
+    encoding_started = threading.Event()
+
+    def recording(part: str):
+        slices.append(threading.current_thread().name)
+        encoding_started.set()
+        return encode_array(part)
+
+    monkeypatch.setattr(tokens, "_encode_array", recording)
+    for text in (long_text, long_text[:3000]):
+        whole = encoding().encode_ordinary(text)
+        for threads in (2, 1):
+            monkeypatch.setattr(tokens, "ENCODE_THREADS", threads)
+            slices.clear()
+            encoding_started.clear()
+            calls: list[tuple[str, bool]] = []
+
+            def meanwhile(threads: int = threads, calls: list[tuple[str, bool]] = calls) -> None:
+                # With threads, the slices were handed out before: the first one starts meanwhile.
+                overlapped = threads > 1 and encoding_started.wait(30)
+                calls.append((threading.current_thread().name, overlapped))
+
+            tokens._INDEXES.clear()
+            doc = from_text(text, "meanwhile.md")
+            index = tokens.token_index(doc, meanwhile)
+            assert index.tokens.tolist() == whole
+            assert calls == [(threading.current_thread().name, threads > 1)]
+            if threads > 1:
+                assert slices and all(name.startswith("encode") for name in slices)
+                assert len(slices) <= threads + 1  # about one slice per thread, not dozens
+            calls.clear()
+            assert tokens.token_index(doc, meanwhile) is index  # cached: called at once, still once
+            assert len(calls) == 1
+
+
+def test_an_error_meanwhile_reaches_the_caller_after_the_slices(monkeypatch):
+    """An error in the work done meanwhile reaches the caller once the slices are back (none is
+    left encoding), nothing is cached, and the next build works."""
+    from inspector.core.documents.document import from_text
+    from inspector.core.runtime import offload
+    from inspector.core.text import tokens
+
+    monkeypatch.setattr(tokens, "ENCODE_SLICE", 4096)
+    monkeypatch.setattr(tokens, "ENCODE_THREADS", 2)
+    monkeypatch.setattr(offload, "cores", lambda: 2)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    doc = from_text("A sentence of the handbook, 2024.\n" * 2000, "error.md")
+
+    def failing() -> None:
+        raise ValueError("the parse failed")
+
+    tokens._INDEXES.clear()
+    with pytest.raises(ValueError, match="the parse failed"):
+        tokens.token_index(doc, failing)
+    assert tokens._INDEXES.lookup(doc.sha256) is None
+    assert len(tokens.token_index(doc)) == len(encoding().encode_ordinary(doc.text))
+
+
+def test_span_context_parses_the_structure_while_the_text_encodes(monkeypatch):
+    """The chunkers' context takes the document's structure from the parse run meanwhile: the
+    same Structure `structure_of` caches, built once."""
+    from inspector.core.chunking.common import SpanContext
+    from inspector.core.documents.document import from_text
+    from inspector.core.text import structure, tokens
+
+    text = (Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    doc = from_text(text, "handbook.md")
+    tokens._INDEXES.clear()
+    structure._STRUCTURES.clear()
+    ctx = SpanContext(doc)
+    assert ctx.structure is structure.structure_of(doc)
+    assert ctx.structure.headings and ctx.tokens is tokens.token_index(doc)
 
 
 def test_a_forked_child_encodes_on_threads_of_its_own(monkeypatch):

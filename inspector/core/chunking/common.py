@@ -31,8 +31,11 @@ class SpanContext:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.text = doc.text
-        self.structure: Structure = structure_of(doc)
-        self.tokens: TokenIndex = token_index(doc)
+        # The structure parsed while the text encodes (`token_index`: the parse holds the GIL,
+        # the encodes let go of it).
+        parsed: list[Structure] = []
+        self.tokens: TokenIndex = token_index(doc, lambda: parsed.append(structure_of(doc)))
+        self.structure: Structure = parsed[0]
         #: Exact cl100k count of a span (the hottest call of every strategy: bound once).
         self.count = self.tokens.count
         self._prefixes: dict[tuple[str, ...], str] = {}
