@@ -181,3 +181,88 @@ def test_runs_that_hardly_repeat_are_encoded_as_the_text_stands(monkeypatch):
     again = wordpieces._deduplicated_words(text, tokenizer())
     assert len(calls) == 1 and calls[0] < len(text)
     assert [a.tolist() for a in again] == [a.tolist() for a in got]
+
+
+#: Printable ASCII with white space, words past the model's 100-character limit, numbers, marks,
+#: cases, and text the ASCII path must leave to the tokenizer (an added token's text, any case).
+_ASCII = st.lists(st.sampled_from(["Parental", "leave", "LEAVE", "e.g.", "don't", "14,5%", "x" * 101,
+                                   "un" * 30 + "able", "(see §3)", "[MASK]", "[mask]", "[CLS", "]",
+                                   " ", "  ", "\t", "\n", "\n\n", "a-b_c", "~`^|\\", "{}", "Q&A:", "##ing"]),
+                  max_size=30).map("".join)
+
+
+def _tokenizer_with(change):
+    """The bundled tokenizer.json changed by `change(data)`: a second real tokenizer."""
+    import json
+
+    from tokenizers import Tokenizer
+
+    data = json.loads(tokenizer().to_str())
+    change(data)
+    tk = Tokenizer.from_str(json.dumps(data))
+    tk.no_truncation()
+    tk.no_padding()
+    return tk
+
+
+@settings(max_examples=300)
+@given(text=_ASCII | st.text(st.characters(min_codepoint=9, max_codepoint=0x7F), max_size=120))
+def test_ascii_words_and_counts_equal_the_tokenizers(text):
+    """Issue 31: for printable ASCII, BERT's words and pieces come from an expression and the
+    WordPiece model per distinct word, not the tokenizer's pipeline: the same words, offsets and
+    pieces, the same counts; text with an added token's text, a control character or anything
+    beyond ASCII is not taken."""
+    from inspector.core.text import wordpieces
+
+    tk = tokenizer()
+    fast = wordpieces.AsciiWordPieces.of(tk)
+    assert fast is not None
+    want = len(tk.encode(text, add_special_tokens=False).ids)
+    if not fast.plain(text):
+        assert fast.count(text) is None
+        assert "mask" in text.lower() or "cls" in text.lower() or any(
+            not (" " <= c <= "~" or c in "\t\n") for c in text)
+        return
+    assert fast.count(text) == want
+    got = fast.words(text)
+    assert [a.tolist() for a in got] == [a.tolist() for a in wordpieces._encoded_words(text, tk)]
+
+
+def test_a_cased_bert_tokenizer_keeps_its_case_and_others_take_the_pipeline():
+    """The ASCII path follows the normalizer's lowercase setting (a cased model's "Leave" is not
+    "leave"), and is not used for a tokenizer that is not BERT's pipeline (its counts come from
+    the tokenizer, still exact)."""
+    from inspector.core.text import wordpieces
+
+    def cased(data):
+        data["normalizer"]["lowercase"] = False
+
+    def whitespace(data):
+        data["pre_tokenizer"] = {"type": "Whitespace"}
+
+    text = "Parental Leave LEAVE leave, e.g. (don't) x1 Q&A:\tHandbooks done.\n" * 3
+    cased_tk = _tokenizer_with(cased)
+    fast = wordpieces.AsciiWordPieces.of(cased_tk)
+    assert fast is not None and not fast.lowercase
+    want = wordpieces._encoded_words(text, cased_tk)
+    assert [a.tolist() for a in fast.words(text)] == [a.tolist() for a in want]
+    assert fast.count(text) == len(cased_tk.encode(text, add_special_tokens=False).ids)
+    # "Handbooks": one [UNK] to the cased vocabulary-as-is, "handbook" "##s" once lowercased.
+    assert fast.count("Handbooks") == len(cased_tk.encode("Handbooks", add_special_tokens=False).ids) == 1
+    assert wordpieces.AsciiWordPieces.of(tokenizer()).count("Handbooks") == 2
+    other = _tokenizer_with(whitespace)
+    assert wordpieces.AsciiWordPieces.of(other) is None
+    idx = WordPieceIndex(text * 5, other)
+    assert idx.count(0, len(text) * 5) == len(other.encode(text * 5, add_special_tokens=False).ids)
+
+
+def test_runs_of_ascii_and_others_are_put_back_in_place():
+    """A document of ASCII runs and runs the tokenizer must read (accents, an emoji, a control
+    character, an added token's text): the index from both paths is the whole encoding's."""
+    from inspector.core.text import wordpieces
+
+    text = ("Elterngeld café 🚀 don't\x01x [MASK] x\u00a0y\t14,5 — naïve e.g. Leave\n" * 40
+            + "tail [mask]")
+    got = wordpieces._deduplicated_words(text, tokenizer())
+    want = wordpieces._encoded_words(text, tokenizer())
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
