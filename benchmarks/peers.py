@@ -14,6 +14,10 @@ numbered; every paragraph repeats, which a per-piece memo answers from the secon
 `chroma`, Chroma's five public corpora joined (1.45 MB of real text that does not repeat;
 benchmarks/data/chroma, MIT). `--doc handbook|chroma` runs one.
 
+The calls a ratio compares are timed in rounds (ours, `encode_ordinary`, each peer, once a round;
+`--repeat` rounds), and a ratio is the median of each round's ratio: this host's speed moves by
+1.5x within minutes, and medians timed minutes apart made the ratios swing by as much.
+
     make bench   (or: .venv/bin/pip install -e '.[bench]' && .venv/bin/python benchmarks/peers.py)
 """
 
@@ -97,18 +101,22 @@ def _peers(kind: str, text: str) -> dict[str, tuple[Callable[[], list], Callable
     return out
 
 
-def _cold(fn: Callable[[], list], forget: Callable[[], None], repeat: int) -> float:
-    """Median of `repeat` calls, each after `forget` (not timed)."""
-    times = []
+def _rounds(calls: dict[str, tuple[Callable[[], object], Callable[[], None]]], repeat: int
+            ) -> dict[str, list[float]]:
+    """Milliseconds of each call, `repeat` rounds, every call once a round after its `forget` (not
+    timed): the figures a ratio compares are taken moments apart, not minutes (this host's speed
+    moves by 1.5x within a run, which made ratios of separately timed medians swing)."""
+    times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(repeat):
-        forget()
-        times.append(timeit(fn, repeat=1)[0])
-    return p50(times)
+        for name, (fn, forget) in calls.items():
+            forget()
+            times[name].append(timeit(fn, repeat=1)[0])
+    return times
 
 
-def _encode_ms(text: str) -> float:
-    enc = encoding()
-    return p50(timeit(lambda: enc.encode_ordinary(text), repeat=3))
+def _ratio(num: list[float], den: list[float]) -> float:
+    """Median of the per-round ratios num / den."""
+    return p50([a / b for a, b in zip(num, den, strict=True)])
 
 
 def _documents(which: str) -> dict[str, str]:
@@ -120,47 +128,53 @@ def _documents(which: str) -> dict[str, str]:
     return docs
 
 
-def run(name: str, text: str) -> None:
+def run(name: str, text: str, repeat: int) -> None:
     print(f"\n== {name}: {len(text.encode()) / 1e6:.2f} MB; size {SIZE}, overlap {OVERLAP} (fixed_tokens), "
-          f"0 (recursive)")
+          f"0 (recursive); {repeat} rounds, medians (ratios: the median of each round's ratio)")
+    enc = encoding()
+    encode = (lambda: enc.encode_ordinary(text), _nothing)
     for ours_name, params in (("fixed_tokens", {"size": SIZE, "overlap": OVERLAP}),
                               ("recursive", {"size": SIZE, "overlap": 0})):
         cold, cached = _ours(ours_name, text, params)
-        t_cold = p50(timeit(cold, repeat=3))
+        peers = _peers(ours_name, text)
+        times = _rounds({"ours": (cold, _nothing), "encode": encode,
+                         **{peer: (fn, forget) for peer, (fn, forget) in peers.items()}}, repeat)
+        t_cold, t_enc = p50(times["ours"]), p50(times["encode"])
         t_cached = p50(timeit(cached, repeat=5))
-        t_enc = _encode_ms(text)
         target = " (target <= 2x)" if ours_name == "fixed_tokens" else ""
         print(f"\n{ours_name}: ours cold {t_cold:.0f} ms, cached {t_cached:.0f} ms; encode_ordinary {t_enc:.0f} ms, "
-              f"cold / encode_ordinary {t_cold / t_enc:.2f}x{target}")
-        best = None
-        for peer, (fn, forget) in _peers(ours_name, text).items():
-            t = _cold(fn, forget, repeat=3)
-            n = len(fn())
-            best = t if best is None else min(best, t)
+              f"cold / encode_ordinary {_ratio(times['ours'], times['encode']):.2f}x{target}")
+        best: tuple[float, str] | None = None
+        for peer, (fn, forget) in peers.items():
+            t = p50(times[peer])
+            n = len(fn())  # type: ignore[arg-type]
+            ratio = _ratio(times[peer], times["ours"])
+            best = (ratio, peer) if best is None or ratio < best[0] else best
             kept = ""
             if forget is not _nothing:
                 t_kept = p50(timeit(fn, repeat=3))
                 kept = f"  (memo kept: {t_kept:.0f} ms, {t_kept / t_cold:.2f}x)"
-            print(f"  {peer:<10} {t:>8.0f} ms  {n:>6} chunks  ratio cold {t / t_cold:5.2f}x  "
+            print(f"  {peer:<10} {t:>8.0f} ms  {n:>6} chunks  ratio cold {ratio:5.2f}x  "
                   f"cached {t / t_cached:6.2f}x{kept}")
         if best is not None:
-            print(f"  vs fastest peer: cold {best / t_cold:.2f}x, cached {best / t_cached:.2f}x"
+            print(f"  vs fastest peer ({best[1]}): cold {best[0]:.2f}x"
                   + (" (target cold >= 1.0x)" if ours_name == "recursive" else ""))
     md = get_strategy("markdown")
     cold, cached = _ours("markdown", text, {p.name: p.default for p in md.params})
-    t_cold = p50(timeit(cold, repeat=3))
+    times = _rounds({"ours": (cold, _nothing), "encode": encode}, repeat)
     t_cached = p50(timeit(cached, repeat=5))
-    t_enc = _encode_ms(text)
-    print(f"\nmarkdown (fit_embedder on, defaults): ours cold {t_cold:.0f} ms, cached {t_cached:.0f} ms; "
-          f"encode_ordinary {t_enc:.0f} ms, cold / encode_ordinary {t_cold / t_enc:.2f}x (target <= 4x)")
+    print(f"\nmarkdown (fit_embedder on, defaults): ours cold {p50(times['ours']):.0f} ms, cached {t_cached:.0f} ms; "
+          f"encode_ordinary {p50(times['encode']):.0f} ms, cold / encode_ordinary "
+          f"{_ratio(times['ours'], times['encode']):.2f}x (target <= 4x)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--doc", choices=("both", "handbook", "chroma"), default="both")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds of timed calls (each call once a round)")
     args = ap.parse_args()
     for name, text in _documents(args.doc).items():
-        run(name, text)
+        run(name, text, args.repeat)
 
 
 if __name__ == "__main__":
