@@ -432,6 +432,7 @@ def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_slices_encode(
         return encode_array(part)
 
     monkeypatch.setattr(tokens, "_encode_array", recording)
+    monkeypatch.setattr(tokens, "OVERLAP_AT_LEAST", 1000)
     for text in (long_text, long_text[:3000]):
         whole = encoding().encode_ordinary(text)
         for threads in (2, 1):
@@ -456,11 +457,23 @@ def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_slices_encode(
             calls.clear()
             assert tokens.token_index(doc, meanwhile) is index  # cached: called at once, still once
             assert len(calls) == 1
+    # A text shorter than OVERLAP_AT_LEAST: meanwhile first, then the encode on this thread.
+    monkeypatch.setattr(tokens, "OVERLAP_AT_LEAST", 5000)
+    monkeypatch.setattr(tokens, "ENCODE_THREADS", 2)
+    order: list[str] = []
+    slices.clear()
+    tokens._INDEXES.clear()
+    short = from_text(long_text[:3000], "short.md")
+    index = tokens.token_index(short, lambda: order.append("meanwhile" if not slices else "after"))
+    assert order == ["meanwhile"] and slices == [threading.current_thread().name]
+    assert index.tokens.tolist() == encoding().encode_ordinary(short.text)
 
 
 def test_an_error_meanwhile_reaches_the_caller_after_the_slices(monkeypatch):
     """An error in the work done meanwhile reaches the caller once the slices are back (none is
     left encoding), nothing is cached, and the next build works."""
+    import time
+
     from inspector.core.documents.document import from_text
     from inspector.core.runtime import offload
     from inspector.core.text import tokens
@@ -470,14 +483,26 @@ def test_an_error_meanwhile_reaches_the_caller_after_the_slices(monkeypatch):
     monkeypatch.setattr(offload, "cores", lambda: 2)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     doc = from_text("A sentence of the handbook, 2024.\n" * 2000, "error.md")
+    encode_array = tokens._encode_array
+    started: list[int] = []
+    finished: list[int] = []
+
+    def slow(part: str):
+        started.append(len(part))
+        time.sleep(0.2)  # still encoding when the error is raised
+        finished.append(len(part))
+        return encode_array(part)
 
     def failing() -> None:
         raise ValueError("the parse failed")
 
+    monkeypatch.setattr(tokens, "_encode_array", slow)
     tokens._INDEXES.clear()
     with pytest.raises(ValueError, match="the parse failed"):
         tokens.token_index(doc, failing)
+    assert started and len(finished) == len(started)  # every slice was done before the error came
     assert tokens._INDEXES.lookup(doc.sha256) is None
+    monkeypatch.setattr(tokens, "_encode_array", encode_array)
     assert len(tokens.token_index(doc)) == len(encoding().encode_ordinary(doc.text))
 
 

@@ -266,3 +266,47 @@ def test_runs_of_ascii_and_others_are_put_back_in_place():
     got = wordpieces._deduplicated_words(text, tokenizer())
     want = wordpieces._encoded_words(text, tokenizer())
     assert [a.tolist() for a in got] == [a.tolist() for a in want]
+
+
+def test_added_tokens_found_in_the_normalized_text_are_left_to_the_tokenizer():
+    """The tokenizer finds an added token marked `normalized` in the normalized text: "naïveté"
+    in "Naivete" (accents stripped, case folded), "Zorblax" in "ZORBLAX". Such text is not taken
+    by the ASCII path (found by review: it counted "Naivete" as two pieces, the tokenizer one),
+    and a token with white space in it, or one taking the white space around it, turns the path
+    off, and the word index too (it could match across the places the index cuts at)."""
+    from tokenizers import AddedToken
+
+    from inspector.core.text import wordpieces
+
+    tk = _tokenizer_with(lambda data: None)
+    tk.add_tokens([AddedToken("naïveté", normalized=True), AddedToken("Zorblax", normalized=True)])
+    fast = wordpieces.AsciiWordPieces.of(tk)
+    assert fast is not None
+    text = "Mr Naivete met Ms NAIVETE and zorblax, ZORBLAX and Zorblaxes.\n" * 3
+    for piece in ("Naivete", "ZORBLAX", "zorblax,", text):
+        assert fast.count(piece) is None
+        assert wordpieces._HFCounter(tk, True).count(piece) == len(tk.encode(piece, add_special_tokens=False).ids)
+    assert WordPieceIndex(text, tk).count(0, len(text)) == len(tk.encode(text, add_special_tokens=False).ids)
+    assert fast.count("Mr met Ms") == len(tk.encode("Mr met Ms", add_special_tokens=False).ids)
+
+    spaced = _tokenizer_with(lambda data: None)
+    spaced.add_tokens([AddedToken("new york", normalized=True)])
+    assert wordpieces.AsciiWordPieces.of(spaced) is None
+    assert wordpieces._HFCounter(spaced, True).count("new\tyork") == 1
+
+
+def test_a_tokenizer_whose_added_tokens_take_white_space_is_counted_whole(tmp_path):
+    """A tokenizer.json whose [MASK] takes the white space before it (lstrip) can match across a
+    run boundary, so the word index (which cuts at white space) is not used for it."""
+    import json
+
+    from inspector.core.text import wordpieces
+
+    bundled = wordpieces.model_path()
+    assert wordpieces._splits_at_whitespace(bundled)
+    data = json.loads((bundled / "tokenizer.json").read_text(encoding="utf-8"))
+    for token in data["added_tokens"]:
+        if token["content"] == "[MASK]":
+            token["lstrip"] = True
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+    assert not wordpieces._splits_at_whitespace(tmp_path)

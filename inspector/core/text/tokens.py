@@ -253,7 +253,7 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
     holds it for its whole call (tens of milliseconds), so small slices left the threads idle
     while it ran."""
     n = len(text)
-    pool = encode_pool() if n > ENCODE_SLICE or meanwhile is not None else None
+    pool = encode_pool() if n > ENCODE_SLICE or (meanwhile is not None and n >= OVERLAP_AT_LEAST) else None
     if pool is None:
         if meanwhile is not None:
             meanwhile()
@@ -269,14 +269,28 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
         parts = [_encode_array(text[a:b]) for a, b in spans]
     else:
         _core_buffer_encode()  # the encoding built here, once, not raced for by the threads
-        futures = [pool.submit(_encode_array, text[a:b]) for a, b in spans]
+        # Each slice cut where it is encoded: cut here, all of them would be a second copy of
+        # the text before the first encode ends.
+        futures = [pool.submit(_encode_slice, text, a, b) for a, b in spans]
         try:
             if meanwhile is not None:
                 meanwhile()
-        finally:  # no slice left encoding behind an error
-            parts = [f.result() for f in futures]
+        finally:  # every slice done before anything is returned or raised: none left encoding
+            from concurrent.futures import wait
+
+            wait(futures)
+        parts = [f.result() for f in futures]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
+
+def _encode_slice(text: str, a: int, b: int) -> np.ndarray:
+    return _encode_array(text[a:b])
+
+
+#: Characters from which `meanwhile` runs beside the encode (`_encode_in_slices`); a shorter text
+#: is encoded on the calling thread after it (handing it to a thread cost ~0.1 ms, as much as
+#: the parse of a few kilobytes it would run beside).
+OVERLAP_AT_LEAST = 1 << 14
 
 #: Threads that encode a long document's slices (1: the calling thread alone). Two at most: the
 #: gain on two cores is ~1.5x, and a process of the corpus pool (one per core) should not take
@@ -430,8 +444,10 @@ def sure_piece_bounds(text: str, char_starts: np.ndarray,
     return int_array(bounds), int_array(before)
 
 
-#: Pieces of at most this many characters have their counts remembered per index (`_count_piece`).
+#: Pieces of at most this many characters have their counts remembered per index (`_count_piece`),
+#: SHORT_PIECES_KEPT of them at most (~1.5 MB).
 SHORT_PIECE = 16
+SHORT_PIECES_KEPT = 20_000
 
 
 class TokenIndex:
@@ -575,7 +591,7 @@ class TokenIndex:
             return count_text(piece)
         n = self._short.get(piece)
         if n is None:
-            if len(self._short) >= 100_000:
+            if len(self._short) >= SHORT_PIECES_KEPT:
                 self._short.clear()
             n = self._short[piece] = count_text(piece)
         return n

@@ -529,7 +529,7 @@ _NOT_PLAIN = r"[^!-~ \t\n]"
 
 
 #: Distinct words whose pieces one `AsciiWordPieces` keeps at most.
-PIECE_COUNTS_KEPT = 200_000
+PIECE_COUNTS_KEPT = 50_000
 
 
 class _PieceCounts(dict):
@@ -540,6 +540,8 @@ class _PieceCounts(dict):
         self._tokenize = model.tokenize
 
     def __missing__(self, word: str) -> int:
+        if word.isspace():  # (the presets, even while another thread empties the table)
+            return 0
         n = len(self._tokenize(word))
         if len(self) >= PIECE_COUNTS_KEPT:  # a process-wide counter's: bounded
             self.clear()
@@ -571,13 +573,27 @@ class AsciiWordPieces:
     @classmethod
     def of(cls, tk: Any) -> AsciiWordPieces | None:
         """The ASCII path for tokenizer `tk`, or None when it is not BERT's pipeline: a
-        BertNormalizer, a BertPreTokenizer and a WordPiece model, nothing else."""
+        BertNormalizer, a BertPreTokenizer and a WordPiece model, nothing else, and added tokens
+        that are single words matched as written.
+
+        The tokenizer finds its added tokens before anything else, a token marked `normalized`
+        in the normalized text: plain text holding a token's text, or its normalized form (accents
+        stripped, case folded: "naïveté" is found in "Naivete"), in any case, is left to the
+        tokenizer. A token with white space in it, or one that takes the white space around it
+        (lstrip, rstrip), can match across the places the index cuts at, so such a tokenizer
+        counts through its pipeline."""
         try:
             norm, pre, model = tk.normalizer, tk.pre_tokenizer, tk.model
             if (type(norm).__name__, type(pre).__name__, type(model).__name__) != \
                     ("BertNormalizer", "BertPreTokenizer", "WordPiece"):
                 return None
-            added = [str(t.content) for t in tk.get_added_tokens_decoder().values()]
+            added: list[str] = []
+            for token in tk.get_added_tokens_decoder().values():
+                content = str(token.content)
+                forms = [content, norm.normalize_str(content)] if token.normalized else [content]
+                if token.lstrip or token.rstrip or any(ch.isspace() for form in forms for ch in form):
+                    return None
+                added.extend(forms)
             return cls(model, bool(norm.lowercase), added)
         except AttributeError:  # a tokenizers release without these accessors: the pipeline counts
             return None
@@ -822,8 +838,14 @@ def _splits_at_whitespace(folder: Path) -> bool:
 
     pre = types(data.get("pre_tokenizer"), "pretokenizers")
     norm = types(data.get("normalizer"), "normalizers")
+    # An added token is found before the pre-tokenizer cuts: one holding white space, or taking
+    # the white space around it (lstrip, rstrip), can span the places the index cuts at.
+    added = data.get("added_tokens") or []
+    crossing = any(isinstance(t, dict) and (t.get("lstrip") or t.get("rstrip")
+                                            or any(ch.isspace() for ch in str(t.get("content", ""))))
+                   for t in added)
     return (bool(pre) and pre is not None and set(pre) <= _WORD_PRE_TOKENIZERS
-            and norm is not None and set(norm) <= _WORD_NORMALIZERS)
+            and norm is not None and set(norm) <= _WORD_NORMALIZERS and not crossing)
 
 
 @lru_cache(maxsize=8)
