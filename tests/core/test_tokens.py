@@ -472,7 +472,8 @@ def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_slices_encode(
 def test_an_error_meanwhile_reaches_the_caller_after_the_slices(monkeypatch):
     """An error in the work done meanwhile reaches the caller once the slices are back (none is
     left encoding), nothing is cached, and the next build works."""
-    import time
+    import concurrent.futures
+    import threading
 
     from inspector.core.documents.document import from_text
     from inspector.core.runtime import offload
@@ -484,19 +485,28 @@ def test_an_error_meanwhile_reaches_the_caller_after_the_slices(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     doc = from_text("A sentence of the handbook, 2024.\n" * 2000, "error.md")
     encode_array = tokens._encode_array
+    real_wait = concurrent.futures.wait
+    caller_waits = threading.Event()
     started: list[int] = []
     finished: list[int] = []
 
-    def slow(part: str):
+    def waiting(futures, *args, **kwargs):
+        caller_waits.set()
+        return real_wait(futures, *args, **kwargs)
+
+    def held(part: str):
+        # Still encoding when the error is raised: a slice ends only once the caller waits for
+        # it (the bound only keeps a broken build from hanging the test).
         started.append(len(part))
-        time.sleep(0.2)  # still encoding when the error is raised
+        caller_waits.wait(30)
         finished.append(len(part))
         return encode_array(part)
 
     def failing() -> None:
         raise ValueError("the parse failed")
 
-    monkeypatch.setattr(tokens, "_encode_array", slow)
+    monkeypatch.setattr(concurrent.futures, "wait", waiting)
+    monkeypatch.setattr(tokens, "_encode_array", held)
     tokens._INDEXES.clear()
     with pytest.raises(ValueError, match="the parse failed"):
         tokens.token_index(doc, failing)
