@@ -253,13 +253,12 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
     holds it for its whole call (tens of milliseconds), so small slices left the threads idle
     while it ran."""
     n = len(text)
-    pool = encode_pool() if n > ENCODE_SLICE or (meanwhile is not None and n >= OVERLAP_AT_LEAST) else None
-    if pool is None:
-        if meanwhile is not None:
-            meanwhile()
-        if n <= ENCODE_SLICE:
-            return _encode_array(text)
-    step = ENCODE_SLICE if meanwhile is None or pool is None else max(ENCODE_SLICE, n // encode_threads() + 1)
+    overlap = meanwhile is not None and n >= OVERLAP_AT_LEAST
+    pool = encode_pool() if n > ENCODE_SLICE or overlap else None
+    if meanwhile is not None and pool is None:  # one thread, or a text too short to hand over
+        meanwhile()
+        meanwhile = None
+    step = max(ENCODE_SLICE, n // encode_threads() + 1) if meanwhile is not None else ENCODE_SLICE
     cuts = [0]
     while cuts[-1] < n:
         a = cuts[-1]
@@ -268,6 +267,8 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
     if pool is None:
         parts = [_encode_array(text[a:b]) for a, b in spans]
     else:
+        from concurrent.futures import wait
+
         _core_buffer_encode()  # the encoding built here, once, not raced for by the threads
         # Each slice cut where it is encoded: cut here, all of them would be a second copy of
         # the text before the first encode ends.
@@ -276,8 +277,6 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
             if meanwhile is not None:
                 meanwhile()
         finally:  # every slice done before anything is returned or raised: none left encoding
-            from concurrent.futures import wait
-
             wait(futures)
         parts = [f.result() for f in futures]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
@@ -640,19 +639,14 @@ def token_index(doc: Document, meanwhile: Callable[[], object] | None = None) ->
     the encoding threads when the index is built, at once when it is cached. For work that holds
     the GIL (the structure's parse: `SpanContext`), which the encodes, letting go of it, run beside
     on the other cores (issue 31: a first chunking 10-25% sooner on two cores)."""
-    called = False
-
-    def run_meanwhile() -> None:
-        nonlocal called
-        called = True
-        if meanwhile is not None:
-            meanwhile()
-
-    def make() -> TokenIndex:
+    def make(during: Callable[[], object] | None = None) -> TokenIndex:
         with paused_gc():  # lists of millions of ints while building: not for the collector to walk
-            return TokenIndex(doc.text, run_meanwhile if meanwhile is not None else None)
+            return TokenIndex(doc.text, during)
 
-    index = _INDEXES.get_or_make(doc.sha256, make, len(doc.text))
-    if meanwhile is not None and not called:
+    if meanwhile is None:
+        return _INDEXES.get_or_make(doc.sha256, make, len(doc.text))
+    ran: list[object] = []
+    index = _INDEXES.get_or_make(doc.sha256, lambda: make(lambda: ran.append(meanwhile())), len(doc.text))
+    if not ran:  # the index was cached
         meanwhile()
     return index

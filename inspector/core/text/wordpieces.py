@@ -550,6 +550,41 @@ class _PieceCounts(dict):
         return n
 
 
+def _crosses_cuts(content: str, lstrip: bool, rstrip: bool) -> bool:
+    """Whether an added token can match across the places a word index cuts at (white space):
+    it holds white space, or takes the white space around it. The tokenizer finds added tokens
+    before its pre-tokenizer cuts, so such a token can span two runs of the document."""
+    return bool(lstrip or rstrip) or any(ch.isspace() for ch in content)
+
+
+@lru_cache(maxsize=8)
+def _ascii_terms(tk: Any) -> tuple[Any, bool, re.Pattern[str]] | None:
+    """(model, lowercase, what the ASCII path leaves to the tokenizer) for `AsciiWordPieces`, once
+    per tokenizer; None when `tk` is not BERT's pipeline: a BertNormalizer, a BertPreTokenizer and
+    a WordPiece model, nothing else, and added tokens that cannot cross a cut (`_crosses_cuts`).
+
+    The tokenizer finds its added tokens before anything else, a token marked `normalized` in the
+    normalized text: plain text holding a token's text, or its normalized form (accents stripped,
+    case folded: "naïveté" is found in "Naivete"), in any case, is left to the tokenizer."""
+    try:
+        norm, pre, model = tk.normalizer, tk.pre_tokenizer, tk.model
+        if (type(norm).__name__, type(pre).__name__, type(model).__name__) != \
+                ("BertNormalizer", "BertPreTokenizer", "WordPiece"):
+            return None
+        added: list[str] = []
+        for token in tk.get_added_tokens_decoder().values():
+            forms = [str(token.content)]
+            if token.normalized:
+                forms.append(norm.normalize_str(forms[0]))
+            if any(_crosses_cuts(form, token.lstrip, token.rstrip) for form in forms):
+                return None
+            added.extend(form for form in forms if form)
+    except AttributeError:  # a tokenizers release without these accessors: the pipeline counts
+        return None
+    not_plain = re.compile("|".join([_NOT_PLAIN] + ["(?i:" + re.escape(a) + ")" for a in added]))
+    return model, bool(norm.lowercase), not_plain
+
+
 class AsciiWordPieces:
     """A BERT tokenizer's words and pieces for printable ASCII text, without its pipeline.
 
@@ -563,40 +598,18 @@ class AsciiWordPieces:
     (issue 31: ~90 ms of CPU a megabyte, most of it normalizing and aligning). Text holding an
     added token's text ("[MASK]", any case) or any other character is left to the tokenizer."""
 
-    def __init__(self, model: Any, lowercase: bool, added: list[str]) -> None:
+    def __init__(self, model: Any, lowercase: bool, not_plain: re.Pattern[str]) -> None:
         self.lowercase = lowercase
         self.pieces = _PieceCounts(model)
         """Pieces per distinct word (kept for one document: `WordPieceIndex` makes one each)."""
-        alternatives = [_NOT_PLAIN] + ["(?i:" + re.escape(a) + ")" for a in added if a]
-        self._not_plain = re.compile("|".join(alternatives))
+        self._not_plain = not_plain
 
     @classmethod
     def of(cls, tk: Any) -> AsciiWordPieces | None:
-        """The ASCII path for tokenizer `tk`, or None when it is not BERT's pipeline: a
-        BertNormalizer, a BertPreTokenizer and a WordPiece model, nothing else, and added tokens
-        that are single words matched as written.
-
-        The tokenizer finds its added tokens before anything else, a token marked `normalized`
-        in the normalized text: plain text holding a token's text, or its normalized form (accents
-        stripped, case folded: "naïveté" is found in "Naivete"), in any case, is left to the
-        tokenizer. A token with white space in it, or one that takes the white space around it
-        (lstrip, rstrip), can match across the places the index cuts at, so such a tokenizer
-        counts through its pipeline."""
-        try:
-            norm, pre, model = tk.normalizer, tk.pre_tokenizer, tk.model
-            if (type(norm).__name__, type(pre).__name__, type(model).__name__) != \
-                    ("BertNormalizer", "BertPreTokenizer", "WordPiece"):
-                return None
-            added: list[str] = []
-            for token in tk.get_added_tokens_decoder().values():
-                content = str(token.content)
-                forms = [content, norm.normalize_str(content)] if token.normalized else [content]
-                if token.lstrip or token.rstrip or any(ch.isspace() for form in forms for ch in form):
-                    return None
-                added.extend(forms)
-            return cls(model, bool(norm.lowercase), added)
-        except AttributeError:  # a tokenizers release without these accessors: the pipeline counts
-            return None
+        """The ASCII path for tokenizer `tk` (with a table of word pieces of its own), or None
+        when it is not BERT's pipeline (`_ascii_terms`)."""
+        terms = _ascii_terms(tk)
+        return None if terms is None else cls(*terms)
 
     def plain(self, text: str) -> bool:
         """Whether the ASCII path takes `text`."""
@@ -838,11 +851,9 @@ def _splits_at_whitespace(folder: Path) -> bool:
 
     pre = types(data.get("pre_tokenizer"), "pretokenizers")
     norm = types(data.get("normalizer"), "normalizers")
-    # An added token is found before the pre-tokenizer cuts: one holding white space, or taking
-    # the white space around it (lstrip, rstrip), can span the places the index cuts at.
     added = data.get("added_tokens") or []
-    crossing = any(isinstance(t, dict) and (t.get("lstrip") or t.get("rstrip")
-                                            or any(ch.isspace() for ch in str(t.get("content", ""))))
+    crossing = any(isinstance(t, dict) and _crosses_cuts(str(t.get("content", "")), t.get("lstrip", False),
+                                                         t.get("rstrip", False))
                    for t in added)
     return (bool(pre) and pre is not None and set(pre) <= _WORD_PRE_TOKENIZERS
             and norm is not None and set(norm) <= _WORD_NORMALIZERS and not crossing)
