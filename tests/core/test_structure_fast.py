@@ -105,6 +105,61 @@ def test_a_region_grows_past_a_fence_the_reference_leaves_open():
 
 
 def test_a_text_of_quotes_goes_to_the_reference_whole():
-    text = "".join(f"> line {i}\n>\n" for i in range(50))
+    text = "".join(f"> line {i}\nlazy\n>\n" for i in range(50))  # lazy lines: not plain quotes
     assert markdown_fast.parse(text) is None
     assert markdown_fast.parse("# A\n\n> one quote\n\n" + "Text.\n\n" * 50) is not None
+
+
+# Plain quotes and plain front matter are read by the compiled parser alone (issue 31: the sample
+# handbook's one quote and its front matter sent regions to markdown-it-py, imported for them at
+# the first paint). Lines for documents of quotes: plain quote lines and every near miss (a lead
+# that opens a block, a pipe, a tab or another space, a lazy line, no blank line around).
+_QUOTE_LINES = st.sampled_from([
+    "> Plain words here.", ">", "> — The founders", "> \u00e9t\u00e9 *em* `code`", "> x", "> q: y",
+    "> - item", "> 1. one", "> # heading", "> | a | b |", "> a | b", "> |---|", "> ```", "> <div>", ">  two",
+    ">\tx", "> x\u00a0y", ">x", "> > nested", "> =", "> ---", "> [ref]: http://x", "> !x", "> \\x", "   > x",
+    "- > x", "",  "", "", "Text line", "lazy continuation", "| a | b |", "|---|---|", "---", "===", "# H",
+    "    code", "```", "<div>", "---\ntitle: x\n---",
+])
+_quote_documents = st.builds("\n".join, st.lists(_QUOTE_LINES, max_size=24))
+_FRONT_LINES = st.sampled_from(["title: Handbook", "title: 'Quoted'", 'title: "Double"', "owner: x",
+                                "Title: Upper", "x: 1", "- item", "  indented: y", "...", "----", "--- x",
+                                "---0", "# comment", "", "\u00e9t\u00e9: x", "tags: [a, b]"])
+_front_documents = st.builds(lambda head, lines, close, rest: head + "\n".join(lines) + close + rest,
+                             st.sampled_from(["---\n", "----\n", "--- \n", "---"]),
+                             st.lists(_FRONT_LINES, max_size=6),
+                             st.sampled_from(["\n---\n", "\n---", "\n--- \n", "\n...\n", "\n----\n", ""]),
+                             st.sampled_from(["", "# Title\n\nText.\n", "Text\n---\n", "> q\n"]))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(_quote_documents | _front_documents)
+def test_plain_quotes_and_front_matter_equal_markdown_it_py(text):
+    _same_as_reference(text)
+
+
+def test_plain_quotes_and_front_matter_are_not_suspect():
+    handbook = (ROOT / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    assert handbook.startswith("---\n") and "\n> " in handbook
+    assert markdown_fast._suspect_offsets(handbook) == []
+    plain = "---\ntitle: T\nowner: x\n---\n\n# A\n\n> One.\n>\n> — Two\n\nText.\n\n> Last"
+    assert markdown_fast._suspect_offsets(plain) == []
+    _same_as_reference(plain)
+    # Near misses stay suspect: a lazy line, no blank line before, a pipe, a list in the quote.
+    for text in ("> One.\nlazy\n", "Text\n> One.\n", "\n> a | b\n", "\n> - item\n", "> a\n>b\n"):
+        assert markdown_fast._suspect_offsets(text), text
+    for text in ("---\ntitle: T\n---0\n---\n", "---\n...\n---\n", "---\n  x: 1\n---\n", "---\ntitle: T\n"):
+        assert markdown_fast._suspect_offsets(text) == [0], text
+
+
+def test_the_first_paint_needs_no_markdown_it_py():
+    """The sample handbook's structure from the compiled parser alone, in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom pathlib import Path\nfrom inspector.core.text.structure import parse_markdown\n"
+            f"s = parse_markdown(Path({str(ROOT / 'sample_docs' / 'handbook.md')!r}).read_text('utf-8'), 'h')\n"
+            "assert s.title == 'Employee Handbook' and s.headings, s.title\n"
+            "print('markdown_it' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"

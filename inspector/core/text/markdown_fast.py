@@ -77,9 +77,10 @@ ODD_SPACES = ("\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\
 
 
 def _suspect_offsets(text: str) -> list[int]:
-    """Offsets in the lines where the parsers may disagree (`_QUOTE_RE` and the rules above)."""
-    out = [m.start() for m in _QUOTE_RE.finditer("\n" + text)]  # where each quote line starts
-    if text.startswith("---"):
+    """Offsets in the lines where the parsers may disagree (`_QUOTE_RE` and the rules above), but
+    for plain quotes and plain front matter (`_plain_quotes`, `_plain_front_matter`)."""
+    out = _plain_quotes(text, [m.start() for m in _QUOTE_RE.finditer("\n" + text)])  # quote lines' starts
+    if text.startswith("---") and not _plain_front_matter(text):
         out.append(0)  # front matter: its closing line is read differently ("---0" closes it to markdown-it.rs)
     for m in _DELIMITER_RE.finditer(text):
         prev = text.rfind("\n", 0, m.start()) + 1
@@ -103,6 +104,71 @@ def _suspect_offsets(text: str) -> list[int]:
             odd = search(text, b)
     out.sort()
     return out
+
+
+#: What a plain quote line's text may not begin with (after "> "): what may start another block
+#: in the quote (a list, a heading, a fence, a table, HTML, indented code...) or be read otherwise.
+_QUOTE_LEADS = frozenset(" \t-+*0123456789>#`~<_=:|\\[!")
+
+
+def _plain_quote_line(line: str) -> bool:
+    """A line of nothing but a paragraph's text in a quote: ">" alone, or "> " and text that opens
+    no block, with no pipe (no table) and no white space but blanks."""
+    if line == ">":
+        return True
+    return (len(line) > 2 and line[0] == ">" and line[1] == " " and line[2] not in _QUOTE_LEADS
+            and "|" not in line and all(c == " " or not c.isspace() for c in line))
+
+
+def _line_at(text: str, a: int) -> str:
+    """The line that starts at offset `a` (without its line break)."""
+    e = text.find("\n", a)
+    return text[a:] if e < 0 else text[a:e]
+
+
+def _plain_quotes(text: str, starts: list[int]) -> list[int]:
+    """The quote lines (their starts, in order) that are not in a plain quote: a run of quote lines,
+    each `_plain_quote_line`, with an empty line (or the text's edge) before and after. Such a
+    quote has no lazy line (where the two parsers part: a table or paragraph line with no ">"
+    going on with a quote) and nothing in it but paragraphs, which both read alike. Issue 31: the
+    sample handbook's one quote sent its region to markdown-it-py, and the first paint imported
+    markdown-it-py for it (~35 ms)."""
+    out: list[int] = []
+    k = 0
+    while k < len(starts):
+        run = [starts[k]]
+        k += 1
+        while k < len(starts) and text.find("\n", run[-1]) + 1 == starts[k]:  # the next line quotes too
+            run.append(starts[k])
+            k += 1
+        a = run[0]
+        end = text.find("\n", run[-1])  # the run's last line break (-1: the text's end)
+        before = a in (0, 1) or text[a - 2] == "\n"
+        after = end < 0 or end + 1 == len(text) or text[end + 1] == "\n"
+        if not (before and after and all(_plain_quote_line(_line_at(text, s)) for s in run)):
+            out.extend(run)
+    return out
+
+
+#: Lines of front matter looked at by `_plain_front_matter` at most.
+FRONT_MATTER_LINES = 64
+
+
+def _plain_front_matter(text: str) -> bool:
+    """Front matter both parsers read alike: "---" alone on the first line, lines that each begin
+    with an ASCII letter, then "---" alone (markdown-it-py's closing rules for "...", indented and
+    longer marker lines, and markdown-it.rs's for "---" with text after it, never come into it)."""
+    if not text.startswith("---\n"):
+        return False
+    a = 4
+    for _ in range(FRONT_MATTER_LINES):
+        line = _line_at(text, a)
+        if line == "---":
+            return True
+        if not (line[:1].isascii() and line[:1].isalpha()) or a + len(line) >= len(text):
+            return False
+        a += len(line) + 1
+    return False
 
 
 #: One suspect line in this many lines or more: markdown-it-py parses the whole text (a text of
@@ -276,6 +342,11 @@ def _table_suspects(text: str, ls: list[int], tables: list[tuple[int, int]]) -> 
     return out
 
 
+#: Lines that may close front matter to markdown-it-py (a superset: dashes alone, or "...", with
+#: white space around).
+_FM_CLOSE_RE = re.compile(r"(?m)^[^\S\n]*(?:-+|\.\.\.)[^\S\n]*$")
+
+
 def _regions(text: str, ls: list[int], starts: list[int], suspect: list[int],
              more: list[int]) -> list[tuple[int, int, list]]:
     """(first line, end line, markdown-it-py tokens) of each region the reference parses: around
@@ -295,6 +366,14 @@ def _regions(text: str, ls: list[int], starts: list[int], suspect: list[int],
     bounds.append(nlines)
     out: list[tuple[int, int, list]] = []
     parser = _parser()
+    # The last line that may close front matter (markdown-it-py's rule, widened): a region from
+    # the text's start must reach past it while its own parse has no front matter. markdown-it-py
+    # makes none where it finds no closing line, so cut short of the closing line the front matter
+    # read as a rule and a paragraph ("---\n--- x\n\ntitle: x\n---": found by hypothesis).
+    fm_close = -1
+    if text.startswith("---"):
+        for m in _FM_CLOSE_RE.finditer(text):
+            fm_close = bisect.bisect_right(ls, m.start()) - 1
     for line in suspects:
         if out and line < out[-1][1]:
             continue
@@ -306,8 +385,9 @@ def _regions(text: str, ls: list[int], starts: list[int], suspect: list[int],
             e = bounds[j]
             tokens = parser.parse(text[ls[s]:ls[e]])
             count = e - s
-            if e >= nlines or not any(t.level == 0 and t.type in _OPEN_AT_END and t.map is not None
-                                      and t.map[1] >= count for t in tokens):
+            fm_open = s == 0 and e <= fm_close and not any(t.type == "front_matter" for t in tokens)
+            if e >= nlines or not (fm_open or any(t.level == 0 and t.type in _OPEN_AT_END and t.map is not None
+                                                  and t.map[1] >= count for t in tokens)):
                 break
             # Grown by a doubling number of boundaries: a block left open by many is parsed a
             # few times, not once per boundary.
