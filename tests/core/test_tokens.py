@@ -582,3 +582,48 @@ def test_encode_threads_follow_the_cores_and_omp_num_threads(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(offload, "cores", lambda: 1)
     assert tokens.encode_threads() == 1 and tokens.encode_pool() is None
+
+
+# -- spans that begin with line breaks (issue 31: their head found without the expression) -------
+
+@settings(max_examples=300)
+@given(text=PIECE_RUNS | RUNS | any_text, data=st.data())
+def test_spans_beginning_with_line_breaks_count_exactly(text, data):
+    """A span opening on a run of line breaks (a paragraph the recursive chunker split off at a
+    blank line) counts and cuts as the span encoded on its own, whatever follows the run."""
+    starts = [a for a in range(len(text)) if text[a] == "\n"]
+    if not starts:
+        return
+    index = TokenIndex(text)
+    for _ in range(6):
+        a = data.draw(st.sampled_from(starts))
+        b = data.draw(st.integers(a + 1, len(text)))
+        assert index.count(a, b) == count_text(text[a:b]), (a, b)
+        n = data.draw(st.integers(0, 40))
+        assert index.offset_after(a, b, n) == _oracle_offset_after(text, a, b, n), (a, b, n)
+
+
+def test_paragraph_heads_of_line_breaks_need_no_expression(monkeypatch):
+    """The handbook's paragraphs split off at their blank lines count exactly, and the head of
+    each is found without running the piece expression."""
+    from inspector.core.text import tokens
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    index = TokenIndex(text)
+    cuts = [i for i in range(1, len(text) - 2) if text[i:i + 2] == "\n\n" and text[i - 1] != "\n"]
+    spans = list(zip(cuts, cuts[1:], strict=False))
+    ran = []
+    real = tokens._piece_regex()
+
+    class Counting:
+        def finditer(self, *args):
+            ran.append(args[1:])
+            return real.finditer(*args)
+
+    monkeypatch.setattr(tokens, "_piece_regex", lambda: Counting())
+    assert len(spans) > 100
+    for a, b in spans:
+        assert index.count(a, b) == count_text(text[a:b]), (a, b)
+    # Only heads whose line breaks are followed by white space (an indented line) run it.
+    assert all(text[a:b].lstrip("\n")[:1].isspace() for a, b in ((s, s + 40) for s, _e in ran)), ran[:3]

@@ -396,8 +396,22 @@ def _classes(text: str, cps: np.ndarray | None = None) -> np.ndarray:
 def _is_space(ch: str) -> bool:
     """Whether `ch` is whitespace to the piece expression (its class table) or to Python: either
     way the caller takes the safe side."""
-    c = ord(ch)
-    return ch.isspace() or (c < 0x10000 and _bmp_classes()[c] in (_S, _NL))
+    return ch.isspace() or ch in _regex_only_spaces()
+
+
+_REGEX_ONLY_SPACES: frozenset[str] | None = None
+
+
+def _regex_only_spaces() -> frozenset[str]:
+    """The characters below U+10000 that are whitespace to the piece expression (`_bmp_classes`)
+    but not to `str.isspace`, found once: a set look-up in `_is_space` instead of a read of the
+    class table (a numpy scalar compared with two others: ~1 us, at most spans counted)."""
+    global _REGEX_ONLY_SPACES
+    if _REGEX_ONLY_SPACES is None:
+        table = _bmp_classes()
+        codes = np.flatnonzero((table == _S) | (table == _NL)).tolist()
+        _REGEX_ONLY_SPACES = frozenset(ch for ch in map(chr, codes) if not ch.isspace())
+    return _REGEX_ONLY_SPACES
 
 
 def regex_piece_bounds(text: str) -> array[int]:
@@ -443,6 +457,12 @@ def sure_piece_bounds(text: str, char_starts: np.ndarray,
     return int_array(bounds), int_array(before)
 
 
+#: Characters per block of `TokenIndex._blocks` (2 ** PIECE_SHIFT): a bisection over the pieces
+#: probes a block's ~60 instead of a megabyte's ~300,000 (~0.3 instead of ~0.8 us; two or three per
+#: span counted, ~10,000 spans in a recursive chunking of a megabyte; issue 31).
+PIECE_SHIFT = 8
+PIECE_BLOCK = 1 << PIECE_SHIFT
+
 #: Pieces of at most this many characters have their counts remembered per index (`_count_piece`),
 #: SHORT_PIECES_KEPT of them at most (~1.5 MB).
 SHORT_PIECE = 16
@@ -487,6 +507,11 @@ class TokenIndex:
             self.pieces = bounds
             self._piece_tokens = int_array(searchsorted(byte_starts, umap.byte_of(bounds_np), "left"))
         self._char_starts_list: array[int] = int_array(char_starts)
+        # Where the pieces of each PIECE_BLOCK characters begin: a bisection over the pieces
+        # starts inside one block's few, not the whole document's (`_sync`).
+        block_starts = np.arange(0, len(text) + 2 * PIECE_BLOCK, PIECE_BLOCK, dtype=np.int64)
+        self._blocks: array[int] = int_array(np.searchsorted(np.frombuffer(self.pieces, dtype=np.int64),
+                                                             block_starts, side="left"))
         self._memo: dict[int, int] = {}
         self._short: dict[str, int] = {}
 
@@ -530,7 +555,9 @@ class TokenIndex:
         q = end - 1
         while q > start and text[q].isspace():
             q -= 1
-        j = bisect.bisect_right(p, q) - 1
+        blocks = self._blocks
+        k = q >> PIECE_SHIFT
+        j = bisect.bisect_right(p, q, blocks[k], blocks[k + 1]) - 1
         if j <= 0 or p[j] - start < 24:
             return None
         if q == end - 1 and j + 1 < len(p) and p[j + 1] == end and not _is_space(text[q]):
@@ -548,15 +575,30 @@ class TokenIndex:
         # not whitespace (no alternative then looks past its end). With every piece boundary in
         # `pieces` the first match almost always meets one; with the sure ones only (issue 31)
         # the head may hold several ("\n" then two spaces before a number: found by hypothesis).
-        i = bisect.bisect_left(p, start)
+        k = start >> PIECE_SHIFT
+        i = bisect.bisect_left(p, start, blocks[k], blocks[k + 1])
         if p[i] == start:
             left_i = i
         else:
             left_i = -1
+            # Most heads are line breaks (a paragraph split off at its blank line): before a
+            # character that is not white space, the expression's first match is the run of them
+            # (`\s*[\r\n]`: no earlier alternative starts with a line break, and `\s++$` needs
+            # the run to reach the span's end), found without starting the expression.
+            r = start
+            while r < end and text[r] == "\n":
+                r += 1
+            if start < r < end and not text[r].isspace():
+                b = r >> PIECE_SHIFT
+                k = bisect.bisect_left(p, r, max(i, blocks[b]), blocks[b + 1])
+                if k < len(p) and p[k] == r:
+                    left_i = k
+        if left_i < 0:
             first = True
             for m in _piece_regex().finditer(text, start, end):
                 me = m.end()
-                k = bisect.bisect_left(p, me, i)
+                b = me >> PIECE_SHIFT
+                k = bisect.bisect_left(p, me, max(i, blocks[b]), blocks[b + 1])
                 if k < len(p) and p[k] == me and (first or not _is_space(text[me - 1])):
                     left_i = k
                     break
