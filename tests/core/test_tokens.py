@@ -200,6 +200,7 @@ def _with_every_piece(index: TokenIndex) -> TokenIndex:
     ref = copy.copy(index)
     ref._memo = {}
     ref.pieces = tokens.regex_piece_bounds(text)
+    ref._blocks = tokens.piece_blocks(ref.pieces, len(text))
     byte_starts = np.zeros(len(index) + 1, dtype=np.int64)
     np.cumsum(tokens._token_byte_lengths()[index.tokens], out=byte_starts[1:])
     piece_bytes = utf8_offsets(text)[np.frombuffer(ref.pieces, dtype=np.int64)]
@@ -627,3 +628,28 @@ def test_paragraph_heads_of_line_breaks_need_no_expression(monkeypatch):
         assert index.count(a, b) == count_text(text[a:b]), (a, b)
     # Only heads whose line breaks are followed by white space (an indented line) run it.
     assert all(text[a:b].lstrip("\n")[:1].isspace() for a, b in ((s, s + 40) for s, _e in ran)), ran[:3]
+
+
+def _bisections_hold(text: str) -> None:
+    import bisect
+
+    from inspector.core.text import tokens
+
+    index = TokenIndex(text)
+    p, blocks = index.pieces, index._blocks
+    for x in range(len(text) + 1):
+        k = x >> tokens.PIECE_SHIFT
+        assert bisect.bisect_left(p, x, blocks[k], blocks[k + 1]) == bisect.bisect_left(p, x), x
+        assert bisect.bisect_right(p, x, blocks[k], blocks[k + 1]) == bisect.bisect_right(p, x), x
+
+
+@settings(max_examples=60)
+@given(text=st.lists(PIECE_RUNS | RUNS, min_size=1, max_size=40).map("".join))
+def test_bisections_inside_a_block_equal_bisections_over_every_piece(text):
+    """`piece_blocks`: for every offset, the bisection bounded by its block's entries finds what one
+    over all the piece boundaries finds (`TokenIndex._sync` bisects that way)."""
+    _bisections_hold(text)
+
+
+def test_bisections_inside_a_block_on_the_handbook():
+    _bisections_hold((Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md").read_text(encoding="utf-8"))

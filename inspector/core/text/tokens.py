@@ -463,6 +463,15 @@ def sure_piece_bounds(text: str, char_starts: np.ndarray,
 PIECE_SHIFT = 8
 PIECE_BLOCK = 1 << PIECE_SHIFT
 
+def piece_blocks(pieces: array[int], n: int) -> array[int]:
+    """Where the pieces of each PIECE_BLOCK characters of a text of `n` begin (the index of the first
+    piece boundary at or after k * PIECE_BLOCK, for every block and two more): a bisection over
+    the pieces for an offset in block k starts between entries k and k + 1 (`TokenIndex._sync`),
+    not over the whole document's. Made again whenever the pieces change."""
+    block_starts = np.arange(0, n + 2 * PIECE_BLOCK, PIECE_BLOCK, dtype=np.int64)
+    return int_array(np.searchsorted(np.frombuffer(pieces, dtype=np.int64), block_starts, side="left"))
+
+
 #: Pieces of at most this many characters have their counts remembered per index (`_count_piece`),
 #: SHORT_PIECES_KEPT of them at most (~1.5 MB).
 SHORT_PIECE = 16
@@ -507,11 +516,7 @@ class TokenIndex:
             self.pieces = bounds
             self._piece_tokens = int_array(searchsorted(byte_starts, umap.byte_of(bounds_np), "left"))
         self._char_starts_list: array[int] = int_array(char_starts)
-        # Where the pieces of each PIECE_BLOCK characters begin: a bisection over the pieces
-        # starts inside one block's few, not the whole document's (`_sync`).
-        block_starts = np.arange(0, len(text) + 2 * PIECE_BLOCK, PIECE_BLOCK, dtype=np.int64)
-        self._blocks: array[int] = int_array(np.searchsorted(np.frombuffer(self.pieces, dtype=np.int64),
-                                                             block_starts, side="left"))
+        self._blocks: array[int] = piece_blocks(self.pieces, len(text))
         self._memo: dict[int, int] = {}
         self._short: dict[str, int] = {}
 
