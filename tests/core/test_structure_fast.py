@@ -76,7 +76,8 @@ def test_the_disagreements_found_are_read_by_the_reference():
                  "> q\n+\t\t\n\na  \nb\na | b\n`|\u3000\x0b\n|---|\na | b\n\x0c[",
                  "-\n| a | b |\n|---|:-:|\nx_*#]]x \n-\n=1)-\n\n]\na ]",  # "-" ends a table here only
                  ":-\n:-\n", "text\n:--\n", "- a\n:-\n", "# h\n:-:\n",  # no pipe at all: no table here
-                 "---\n---0"):  # no front matter here
+                 "---\n---0",  # no front matter here
+                 "---\n--- x\n\ntitle: Handbook\n---\n" + "Text.\n" * 30):  # closed past the region's first cut
         _same_as_reference(text)
     quoted = parse_markdown("> q\n| a | b |\n|---|---|\n| x | 0 |\n\nAfter\n", "n")
     assert [b.kind for b in quoted.blocks] == ["blockquote", "paragraph"]

@@ -366,14 +366,7 @@ def _regions(text: str, ls: list[int], starts: list[int], suspect: list[int],
     bounds.append(nlines)
     out: list[tuple[int, int, list]] = []
     parser = _parser()
-    # The last line that may close front matter (markdown-it-py's rule, widened): a region from
-    # the text's start must reach past it while its own parse has no front matter. markdown-it-py
-    # makes none where it finds no closing line, so cut short of the closing line the front matter
-    # read as a rule and a paragraph ("---\n--- x\n\ntitle: x\n---": found by hypothesis).
-    fm_close = -1
-    if text.startswith("---"):
-        for m in _FM_CLOSE_RE.finditer(text):
-            fm_close = bisect.bisect_right(ls, m.start()) - 1
+    may_open = text.startswith("---")  # front matter, to markdown-it-py, if a line closes it
     for line in suspects:
         if out and line < out[-1][1]:
             continue
@@ -385,7 +378,12 @@ def _regions(text: str, ls: list[int], starts: list[int], suspect: list[int],
             e = bounds[j]
             tokens = parser.parse(text[ls[s]:ls[e]])
             count = e - s
-            fm_open = s == 0 and e <= fm_close and not any(t.type == "front_matter" for t in tokens)
+            # A region from the text's start grows while its parse has no front matter and a line
+            # that may close it lies beyond: markdown-it-py makes none where it finds no closing
+            # line, so a region cut short of that line read the front matter as a rule and a
+            # paragraph ("---\n--- x\n\ntitle: x\n---": found by hypothesis).
+            fm_open = (may_open and s == 0 and e < nlines and not any(t.type == "front_matter" for t in tokens)
+                       and _FM_CLOSE_RE.search(text, ls[e]) is not None)
             if e >= nlines or not (fm_open or any(t.level == 0 and t.type in _OPEN_AT_END and t.map is not None
                                                   and t.map[1] >= count for t in tokens)):
                 break
