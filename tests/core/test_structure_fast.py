@@ -77,7 +77,9 @@ def test_the_disagreements_found_are_read_by_the_reference():
                  "-\n| a | b |\n|---|:-:|\nx_*#]]x \n-\n=1)-\n\n]\na ]",  # "-" ends a table here only
                  ":-\n:-\n", "text\n:--\n", "- a\n:-\n", "# h\n:-:\n",  # no pipe at all: no table here
                  "---\n---0",  # no front matter here
-                 "---\n--- x\n\ntitle: Handbook\n---\n" + "Text.\n" * 30):  # closed past the region's first cut
+                 "---\n--- x\n\ntitle: Handbook\n---\n" + "Text.\n" * 30,  # closed past the region's first cut
+                 # A definition's destination on the next line: a definition to one, a heading to the other.
+                 "Text\n\n[a]:\n-\n\nmore", "> q\n\n[a]:\n1.\n", "---\ntitle: x\n---\n[a]:\n-", "[a\nb]:\n-"):
         _same_as_reference(text)
     quoted = parse_markdown("> q\n| a | b |\n|---|---|\n| x | 0 |\n\nAfter\n", "n")
     assert [b.kind for b in quoted.blocks] == ["blockquote", "paragraph"]
@@ -120,7 +122,7 @@ _QUOTE_LINES = st.sampled_from([
     "> - item", "> 1. one", "> # heading", "> | a | b |", "> a | b", "> |---|", "> ```", "> <div>", ">  two",
     ">\tx", "> x\u00a0y", ">x", "> > nested", "> =", "> ---", "> [ref]: http://x", "> !x", "> \\x", "   > x",
     "- > x", "",  "", "", "Text line", "lazy continuation", "| a | b |", "|---|---|", "---", "===", "# H",
-    "    code", "```", "<div>", "---\ntitle: x\n---",
+    "    code", "```", "<div>", "---\ntitle: x\n---", "[a]:", "[a]: /b", "[a", "b]: /c", "- [a]:", "'t'", "*", "1.",
 ])
 _quote_documents = st.builds("\n".join, st.lists(_QUOTE_LINES, max_size=24))
 _FRONT_LINES = st.sampled_from(["title: Handbook", "title: 'Quoted'", 'title: "Double"', "owner: x",

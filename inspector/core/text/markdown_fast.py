@@ -60,7 +60,8 @@ def _compiled_parser():
 
 
 #: Lines where the parsers may disagree: a `>` after nothing but indentation and list markers (a
-#: block quote, maybe in a list item); a delimiter-like row (`|`, `-`, `:` and blanks) under a line
+#: block quote, maybe in a list item); the first line of a link reference definition; a
+#: delimiter-like row (`|`, `-`, `:` and blanks) under a line
 #: when one of the two has a pipe and the other not, or neither has one and the row a colon
 #: ("a\n:-" is a table to markdown-it.rs, a paragraph to markdown-it-py). And front matter.
 #: Also a line with white space other than blanks and line breaks (a form feed, a no-break space)
@@ -70,6 +71,11 @@ def _compiled_parser():
 #: position.)
 _QUOTE_RE = re.compile(r"\n[ \t\-+*0-9.)]*>")
 _DELIMITER_RE = re.compile(r"\n[ \t]*[-:|][-:| \t]*(?=\n|\Z)")
+#: The first line of what may be a link reference definition (after indentation and list or quote
+#: markers): a label and a colon, or a "[" whose label may go on over the next line. The parsers
+#: differ on some ("[a]:\n-" is a definition to markdown-it.rs, a heading "[a]:" to markdown-it-py),
+#: and markdown-it.rs leaves no node where it reads one.
+_DEFINITION_RE = re.compile(r"\n[ \t\-+*0-9.)>]*\[(?:[^\]\n]*\]:|[^\]\n]*(?=\n|\Z))")
 #: Every character but " ", "\t" and "\n" that Python's `str.isspace` (a superset of Rust's
 #: `char::is_whitespace`) takes for white space (tests/core/test_structure_fast.py checks the list).
 ODD_SPACES = ("\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
@@ -80,6 +86,7 @@ def _suspect_offsets(text: str) -> list[int]:
     """Offsets in the lines where the parsers may disagree (`_QUOTE_RE` and the rules above), but
     for plain quotes and plain front matter (`_plain_quotes`, `_plain_front_matter`)."""
     out = _plain_quotes(text, [m.start() for m in _QUOTE_RE.finditer("\n" + text)])  # quote lines' starts
+    out += [m.start() for m in _DEFINITION_RE.finditer("\n" + text)]  # where each such line starts
     if text.startswith("---") and not _plain_front_matter(text):
         out.append(0)  # front matter: its closing line is read differently ("---0" closes it to markdown-it.rs)
     for m in _DELIMITER_RE.finditer(text):
