@@ -310,3 +310,27 @@ def test_a_tokenizer_whose_added_tokens_take_white_space_is_counted_whole(tmp_pa
             token["lstrip"] = True
     (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
     assert not wordpieces._splits_at_whitespace(tmp_path)
+
+
+def test_the_index_and_its_counter_share_one_table_of_word_pieces():
+    """The word-piece index is built by its counter's ASCII path: each distinct word is asked of
+    the model once, and the spans' ends the counter counts later are answered from that table."""
+    import random
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    text = text.encode("ascii", "ignore").decode("ascii")  # every run on the ASCII path
+    index = WordPieceIndex(text)
+    fast = index._counter.ascii
+    assert fast is not None and len(fast.pieces) > 1000  # filled while the index was built
+    asked: list[str] = []
+    tokenize = fast.pieces._tokenize
+    fast.pieces._tokenize = lambda word: (asked.append(word), tokenize(word))[1]
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    rng = random.Random(7)
+    for _ in range(500):
+        a, b = sorted(rng.sample(spaces, 2))
+        a = max(0, a - rng.randrange(0, 3))  # heads and tails of a word or two around a space
+        assert index.count(a, b) == count_text(text[a:b])
+    whole = [w for w in asked if f" {w} " in f" {text.lower()} "]
+    assert not whole, whole[:5]  # words of the document were not asked again

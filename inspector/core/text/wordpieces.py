@@ -315,15 +315,15 @@ class _HFCounter:
     def __init__(self, tk: Any, drops_whitespace: bool = False) -> None:
         self.tk = tk
         self.drops_whitespace = drops_whitespace
-        self._ascii = AsciiWordPieces.of(tk)
+        self.ascii = AsciiWordPieces.of(tk)
         """BERT's pieces of printable ASCII text without the pipeline (None: not BERT's): the
         partial words at a span's ends, counted for every span (issue 31)."""
 
     def count(self, text: str) -> int:
         if not text or (self.drops_whitespace and text.isspace()):
             return 0
-        if self._ascii is not None:
-            n = self._ascii.count(text)
+        if self.ascii is not None:
+            n = self.ascii.count(text)
             if n is not None:
                 return n
         return len(self.tk.encode(text, add_special_tokens=False).ids)
@@ -532,11 +532,15 @@ _NOT_PLAIN = r"[^!-~ \t\n]"
 PIECE_COUNTS_KEPT = 50_000
 
 
+#: The white space `_ASCII_TOKEN_RE` yields on its own: no pieces, no word.
+_NO_PIECES = {" ": 0, "\t": 0, "\n": 0}
+
+
 class _PieceCounts(dict):
     """Word -> its pieces under a WordPiece model, asked of the model once per word."""
 
     def __init__(self, model: Any) -> None:
-        super().__init__({" ": 0, "\t": 0, "\n": 0})  # white space: no pieces, no word
+        super().__init__(_NO_PIECES)
         self._tokenize = model.tokenize
 
     def __missing__(self, word: str) -> int:
@@ -545,7 +549,7 @@ class _PieceCounts(dict):
         n = len(self._tokenize(word))
         if len(self) >= PIECE_COUNTS_KEPT:  # a process-wide counter's: bounded
             self.clear()
-            self.update({" ": 0, "\t": 0, "\n": 0})
+            self.update(_NO_PIECES)
         self[word] = n
         return n
 
@@ -601,7 +605,8 @@ class AsciiWordPieces:
     def __init__(self, model: Any, lowercase: bool, not_plain: re.Pattern[str]) -> None:
         self.lowercase = lowercase
         self.pieces = _PieceCounts(model)
-        """Pieces per distinct word (kept for one document: `WordPieceIndex` makes one each)."""
+        """Pieces per distinct word (kept for one document: its `WordPieceIndex`'s counter holds
+        the one that built the index, and counts its spans' ends from the same table)."""
         self._not_plain = not_plain
 
     @classmethod
@@ -648,7 +653,8 @@ RUN_STEP = 1 << 15
 DISTINCT_AT_MOST = 0.6
 
 
-def _deduplicated_words(text: str, tk: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _deduplicated_words(text: str, tk: Any,
+                        fast: AsciiWordPieces | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`_encoded_words(text, tk)`, each distinct run of text between spaces, tabs and line breaks
     encoded once. No word crosses those characters (the same argument that lets `_encoded_words`
     cut its slices there), so a run's words and pieces are the same wherever it stands, shifted
@@ -698,7 +704,7 @@ def _deduplicated_words(text: str, tk: Any) -> tuple[np.ndarray, np.ndarray, np.
     lengths = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
     places = np.zeros(len(distinct), dtype=np.int64)
     np.cumsum(lengths[:-1] + 1, out=places[1:])
-    w_starts, w_ends, w_pieces = _words_of_runs(distinct, lengths, places, tk)
+    w_starts, w_ends, w_pieces = _words_of_runs(distinct, lengths, places, tk, fast)
     del distinct
     owner = np.searchsorted(places, w_starts, side="right") - 1
     first_word = np.searchsorted(owner, np.arange(len(lengths) + 1))  # words of run u: [first[u], first[u+1])
@@ -721,13 +727,14 @@ def _deduplicated_words(text: str, tk: Any) -> tuple[np.ndarray, np.ndarray, np.
     return _joined(parts)
 
 
-def _words_of_runs(runs: list[str], lengths: np.ndarray, places: np.ndarray,
-                   tk: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _words_of_runs(runs: list[str], lengths: np.ndarray, places: np.ndarray, tk: Any,
+                   fast: AsciiWordPieces | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`_encoded_words(" ".join(runs), tk)` (`places`: where each run stands in that text,
     `lengths`: their lengths): the runs of printable ASCII by `AsciiWordPieces` when the tokenizer
     is BERT's, the others by the tokenizer, each set joined and encoded on its own, the words put
-    back where their runs stand in the whole."""
-    fast = AsciiWordPieces.of(tk)
+    back where their runs stand in the whole. `fast`: the ASCII path to use (its table of pieces
+    then holds every word of the runs), by default one of its own."""
+    fast = AsciiWordPieces.of(tk) if fast is None else fast
     joined = " ".join(runs)
     if fast is None:
         return _encoded_words(joined, tk)
@@ -758,7 +765,9 @@ class WordPieceIndex:
         self.text = text
         tk = tokenizer() if tk is None else tk
         self._counter = _HFCounter(tk, drops_whitespace=True)
-        words = _deduplicated_words(text, tk)
+        # The counter's ASCII path builds the index: each distinct word asked of the model once,
+        # for the index and for the partial words at the spans' ends the counter counts later.
+        words = _deduplicated_words(text, tk, self._counter.ascii)
         self.word_starts: array[int] = int_array(words[0])
         self.word_ends: array[int] = int_array(words[1])
         self.word_pieces_prefix = np.zeros(len(self.word_starts) + 1, dtype=np.int64)
