@@ -51,8 +51,7 @@ def _match_starts(separator: str, sub: str, offset: int = 0) -> list[int]:
 
 def _found(separator: str, sub: str) -> bool:
     """Whether `separator` matches somewhere in `sub`."""
-    shifted = _SHIFTED.get(separator)
-    return _compile(separator if shifted is None else shifted[0]).search(sub) is not None
+    return _compile(_SHIFTED.get(separator, (separator, 0))[0]).search(sub) is not None
 
 
 def _character_lengths(text: str, a: int, b: int, length: Callable[[int, int], int]) -> np.ndarray:

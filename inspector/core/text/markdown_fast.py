@@ -183,7 +183,10 @@ def _plain_front_matter(text: str) -> bool:
 DENSE_SUSPECTS = 20
 
 _SIMPLE = {"code_block": "code", "html_block": "html", "hr": "hr"}  # a paragraph is made in `parse`'s loop
-_OPEN_AT_END = ("fence", "html_block", "front_matter")
+#: Blocks markdown-it-py leaves open at the end of a region it parses (which then grows). Not front
+#: matter: markdown-it-py makes none without its closing line, so `_regions` grows a region that
+#: may hold it on another rule (`_FM_CLOSE_RE`).
+_OPEN_AT_END = ("fence", "html_block")
 
 
 def parse(text: str):

@@ -463,6 +463,7 @@ def sure_piece_bounds(text: str, char_starts: np.ndarray,
 PIECE_SHIFT = 8
 PIECE_BLOCK = 1 << PIECE_SHIFT
 
+
 def piece_blocks(pieces: array[int], n: int) -> array[int]:
     """Where the pieces of each PIECE_BLOCK characters of a text of `n` begin (the index of the first
     piece boundary at or after k * PIECE_BLOCK, for every block and two more): a bisection over
@@ -655,7 +656,7 @@ class TokenIndex:
             return start + _chars_of_first_tokens(self.text[start:end], n)
         left_i, j = sync
         left, right = self.pieces[left_i], self.pieces[j]
-        head = count_text(self.text[start:left])
+        head = self._count_piece(self.text[start:left])
         if n <= head:
             return start + _chars_of_first_tokens(self.text[start:left], n)
         t = self._piece_tokens[left_i] + (n - head)
