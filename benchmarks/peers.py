@@ -12,7 +12,8 @@ ours starts with our caches emptied; the peer reused with its memo kept is print
 ("memo kept"). Two documents: `handbook x11`, the sample handbook repeated to ~1 MB (headings
 numbered; every paragraph repeats, which a per-piece memo answers from the second copy on), and
 `chroma`, Chroma's five public corpora joined (1.45 MB of real text that does not repeat;
-benchmarks/data/chroma, MIT). `--doc handbook|chroma` runs one.
+benchmarks/data/chroma, MIT). `--doc handbook|chroma` runs one; `--doc sample` the sample
+handbook itself (95 KB, the window's first document), `--doc all` the three.
 
 The calls a ratio compares are timed in rounds (ours, `encode_ordinary`, each peer, once a round;
 `--repeat` rounds), and a ratio is the median of each round's ratio: this host's speed moves by
@@ -26,7 +27,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from _common import big_markdown, chroma_text, forget_document_caches, p50, timeit
+from _common import HANDBOOK, big_markdown, chroma_text, forget_document_caches, p50, timeit
 
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import from_text
@@ -121,9 +122,11 @@ def _ratio(num: list[float], den: list[float]) -> float:
 
 def _documents(which: str) -> dict[str, str]:
     docs = {}
-    if which in ("both", "handbook"):
+    if which in ("sample", "all"):
+        docs["sample handbook"] = HANDBOOK.read_text(encoding="utf-8")
+    if which in ("both", "handbook", "all"):
         docs["handbook x11"] = big_markdown()
-    if which in ("both", "chroma"):
+    if which in ("both", "chroma", "all"):
         docs["chroma"] = chroma_text()
     return docs
 
@@ -170,7 +173,8 @@ def run(name: str, text: str, repeat: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--doc", choices=("both", "handbook", "chroma"), default="both")
+    ap.add_argument("--doc", choices=("both", "handbook", "chroma", "sample", "all"), default="both",
+                    help="both: handbook x11 and chroma; sample: the sample handbook itself; all: the three")
     ap.add_argument("--repeat", type=int, default=5, help="rounds of timed calls (each call once a round)")
     args = ap.parse_args()
     for name, text in _documents(args.doc).items():

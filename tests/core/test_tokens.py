@@ -470,6 +470,43 @@ def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_slices_encode(
     assert index.tokens.tolist() == encoding().encode_ordinary(short.text)
 
 
+def test_the_first_slice_begins_encoding_before_the_work_meanwhile(monkeypatch):
+    """Issue 31: the caller waits until the first encoding thread has begun its slice before the
+    work meanwhile (the parse) takes the GIL; before, the thread waited for Python's 5 ms switch
+    interval or the parse's end, and the two ran one after the other. Checked without waiting in
+    `meanwhile` (five builds; without the wait the slice has not begun in any, checked). Four of
+    five: a thread descheduled for 5 ms between its start and the encode may lose the GIL to the
+    caller on a loaded host."""
+    import threading
+
+    from inspector.core.documents.document import from_text
+    from inspector.core.runtime import offload
+    from inspector.core.text import tokens
+
+    handbook = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
+    text = handbook.read_text(encoding="utf-8")
+    monkeypatch.setattr(offload, "cores", lambda: 2)
+    monkeypatch.setattr(tokens, "ENCODE_THREADS", 2)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert len(text) >= tokens.OVERLAP_AT_LEAST
+    encode_array = tokens._encode_array
+    begun = threading.Event()
+
+    def recording(part: str):
+        begun.set()
+        return encode_array(part)
+
+    monkeypatch.setattr(tokens, "_encode_array", recording)
+    seen: list[bool] = []
+    for k in range(5):
+        begun.clear()
+        tokens._INDEXES.clear()
+        doc = from_text(text + f"\n\nBuild {k}.\n", "first-slice.md")
+        index = tokens.token_index(doc, lambda: seen.append(begun.is_set()))
+        assert index.tokens.tolist() == encoding().encode_ordinary(doc.text)
+    assert sum(seen) >= 4, seen
+
+
 def test_an_error_meanwhile_reaches_the_caller_after_the_slices(monkeypatch):
     """An error in the work done meanwhile reaches the caller once the slices are back (none is
     left encoding), nothing is cached, and the next build works."""
