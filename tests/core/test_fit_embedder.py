@@ -234,3 +234,89 @@ def test_chunks_table_shows_word_pieces(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:5] == ["id", "start", "end", "tokens", "WP"]
     assert all(int(line.split()[4]) <= max_seq_length() for line in lines[1:-1])
+
+
+# -- the word-piece index built while the text encodes (issue 31) ----------------------------------
+def _ascii_handbook(copies: int = 1) -> str:
+    """The handbook without its few characters beyond ASCII: its word pieces all take the ASCII
+    path (no encode of the tokenizer's on the encoding threads)."""
+    text = HANDBOOK.read_text(encoding="utf-8").encode("ascii", "ignore").decode("ascii")
+    return "\n\n".join([text] * copies)
+
+
+@pytest.mark.parametrize("strategy", ["markdown", "parent_child"])
+def test_the_word_piece_index_is_built_while_the_text_encodes(monkeypatch, strategy):
+    """Issue 31: with `fit_embedder` on, the word-piece index (mostly Python) is built on the
+    calling thread while the document's text encodes on the encoding threads (which hold no GIL),
+    not after the token index on one core while the other idles. Every slice is held until the
+    index is built: with the index built after the token index, they would wait out the bound and
+    find it not built (checked). With `fit_embedder` off, no index is built. The chunks are the
+    same either way: the one cached index counts them."""
+    import threading
+
+    from inspector.core.runtime import offload
+    from inspector.core.text import structure, tokens, wordpieces
+
+    monkeypatch.setattr(offload, "cores", lambda: 2)
+    monkeypatch.setattr(tokens, "ENCODE_THREADS", 2)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    built = threading.Event()
+    seen: list[bool] = []
+    real_init = wordpieces.WordPieceIndex.__init__
+    encode_array = tokens._encode_array
+
+    def building(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        built.set()
+
+    def held(part: str):
+        seen.append(built.wait(20))
+        return encode_array(part)
+
+    monkeypatch.setattr(wordpieces.WordPieceIndex, "__init__", building)
+    doc = from_text(_ascii_handbook(2), "ascii.md")
+    assert len(doc.text) >= tokens.OVERLAP_AT_LEAST
+    tokens._INDEXES.clear()
+    structure._STRUCTURES.clear()
+    wordpieces._INDEXES.clear()
+    monkeypatch.setattr(tokens, "_encode_array", held)
+    params = {p.name: p.default for p in get_strategy(strategy).params}
+    assert params["fit_embedder"] is True
+    chunks = get_strategy(strategy)(doc, params)
+    assert seen and all(seen), seen
+    monkeypatch.setattr(tokens, "_encode_array", encode_array)
+    # The same chunks as a call that finds every index cached.
+    assert get_strategy(strategy)(doc, params) == chunks
+    # fit_embedder off: no index built, meanwhile or after.
+    built.clear()
+    tokens._INDEXES.clear()
+    wordpieces._INDEXES.clear()
+    get_strategy(strategy)(doc, {**params, "fit_embedder": False})
+    assert not built.is_set()
+
+
+def test_the_index_built_ahead_is_the_one_the_budget_counts_with(restore_pieces):
+    """`prepare_budget` builds the index an `EmbedBudget` of the document then takes from the
+    cache: the raw text's, or under the "clean" view the clean text's. Where pieces are counted
+    with cl100k, the budget's index is the chunkers' token index, which `SpanContext` is building
+    when `prepare_budget` runs: nothing is built there (a token index built from within its own
+    build would be a second one)."""
+    from inspector.core.chunking.common import SpanContext
+    from inspector.core.chunking.fit import EmbedBudget, counting_view, prepare_budget
+    from inspector.core.text import tokens, wordpieces
+
+    doc = from_text(HANDBOOK.read_text(encoding="utf-8"), "handbook.md")
+    for view in ("raw", "clean"):
+        wordpieces._INDEXES.clear()
+        with counting_view(view):
+            prepare_budget(doc)
+            assert len(wordpieces._INDEXES) == 1
+            ahead = next(iter(wordpieces._INDEXES.values()))
+            assert EmbedBudget(SpanContext(doc)).index is ahead
+            assert len(wordpieces._INDEXES) == 1
+        assert (ahead.text == doc.text) is (view == "raw")
+    wordpieces.use_piece_spec(("tiktoken", "cl100k_base", 8191, 0))
+    tokens._INDEXES.clear()
+    prepare_budget(doc)
+    assert tokens._INDEXES.lookup(doc.sha256) is None
+    assert EmbedBudget(SpanContext(doc)).index is tokens._INDEXES.lookup(doc.sha256)

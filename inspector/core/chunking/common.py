@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from inspector.core.chunking.chunk import PREFIX_SEPARATOR, STUB_TOKENS, Chunk, new_chunk
 from inspector.core.documents.document import Document
@@ -28,13 +28,21 @@ def context_prefix(title: str, path: tuple[str, ...]) -> str:
 class SpanContext:
     """Per-call helper with the document's cached structure and tokens."""
 
-    def __init__(self, doc: Document) -> None:
+    def __init__(self, doc: Document, also: Callable[[], object] | None = None) -> None:
+        """`also`: more work for this thread while the text encodes, after the structure's parse
+        (a strategy's own index: `fit.prepare_budget`)."""
         self.doc = doc
         self.text = doc.text
         # The structure parsed while the text encodes (`token_index`: the parse holds the GIL,
         # the encodes let go of it).
         parsed: list[Structure] = []
-        self.tokens: TokenIndex = token_index(doc, lambda: parsed.append(structure_of(doc)))
+
+        def meanwhile() -> None:
+            parsed.append(structure_of(doc))
+            if also is not None:
+                also()
+
+        self.tokens: TokenIndex = token_index(doc, meanwhile)
         self.structure: Structure = parsed[0]
         #: Exact cl100k count of a span (the hottest call of every strategy: bound once).
         self.count = self.tokens.count

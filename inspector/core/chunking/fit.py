@@ -29,6 +29,7 @@ from inspector.core.text.tokens import TokenIndex
 from inspector.core.text.wordpieces import (
     PieceIndex,
     WordPieceIndex,
+    counts_with_token_index,
     current_piece_spec,
     embedded_pieces,
     max_seq_length,
@@ -75,6 +76,29 @@ def counting_view(view: str) -> Iterator[None]:
 _WIDEST: SizedLRU[int] = SizedLRU(64, 64)
 
 
+def _counted_document(doc: Document, view: str) -> tuple[Document, CleanMap | None]:
+    """The document whose pieces an `EmbedBudget` under `view` counts (under "clean", the clean
+    view of the text, a document of its own), and the map of its offsets (None: the same)."""
+    if view != "clean":
+        return doc, None
+    cmap = clean_map(doc.text)
+    return Document(text=cmap.clean, name=doc.name, kind=doc.kind, doc_id=doc.doc_id), cmap
+
+
+def prepare_budget(doc: Document) -> None:
+    """Build the piece index that an `EmbedBudget` of `doc` will count with (it is cached), for a
+    strategy to call as work beside the document's encode (`SpanContext(doc, also=...)`).
+
+    Why (issue 31): the word-piece index is mostly Python (runs, a table of distinct words), built
+    after the token index on one core while the other idled; built while the token index's text
+    encodes on the encoding threads, which hold no GIL, the two share the cores. Nothing is built
+    where the piece model counts with the chunkers' own token index (cl100k): that index is the one
+    being built."""
+    if counts_with_token_index():
+        return
+    wordpiece_index(_counted_document(doc, _COUNTED_VIEW.get())[0])
+
+
 class EmbedBudget:
     """The embedder's limit for one document: word pieces of a span's embedded text (context
     prefix, blank line, span; [CLS]/[SEP] included), counted as `annotate` counts them."""
@@ -87,10 +111,7 @@ class EmbedBudget:
         self.view = _COUNTED_VIEW.get()
         """The view whose text is counted (`counting_view`): under "clean", the pieces of the clean
         view of prefix and span, counted on one index of the whole document's clean text."""
-        self._map: CleanMap | None = None
-        if self.view == "clean":
-            self._map = clean_map(doc.text)
-            doc = Document(text=self._map.clean, name=doc.name, kind=doc.kind, doc_id=doc.doc_id)
+        doc, self._map = _counted_document(doc, self.view)
         self.index: PieceIndex = wordpiece_index(doc)
         """The pieces of the text counted: the document's, or under "clean" its clean text's (whose
         offsets `_at` gives)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext, trim
-from inspector.core.chunking.fit import EmbedBudget, fit_spans, split_to_fit, token_reach
+from inspector.core.chunking.fit import EmbedBudget, fit_spans, prepare_budget, split_to_fit, token_reach
 from inspector.core.documents.document import Document
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.structure import Block, line_starts, sentence_spans
@@ -320,7 +320,8 @@ def _fit(ctx: SpanContext, budget: EmbedBudget, cap: int, spans: list[tuple[int,
 
 
 def markdown(doc: Document, params: dict) -> tuple[Chunk, ...]:
-    ctx = SpanContext(doc)
+    # The word-piece index built while the text encodes (`prepare_budget`).
+    ctx = SpanContext(doc, (lambda: prepare_budget(doc)) if params["fit_embedder"] else None)
     size, hard_cap = params["size"], params["hard_cap"]
     budget = EmbedBudget(ctx) if params["fit_embedder"] else None
     text = ctx.text

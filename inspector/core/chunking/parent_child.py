@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from inspector.core.chunking.chunk import STUB_TOKENS, Chunk
 from inspector.core.chunking.common import SpanContext, trim
-from inspector.core.chunking.fit import EmbedBudget, split_to_fit, token_reach
+from inspector.core.chunking.fit import EmbedBudget, prepare_budget, split_to_fit, token_reach
 from inspector.core.chunking.recursive import recursive_spans
 from inspector.core.documents.document import Document
 
@@ -47,7 +47,8 @@ def _fit_children(ctx: SpanContext, budget: EmbedBudget, prefix: str, size: int,
 def parent_child(doc: Document, params: dict) -> tuple[Chunk, ...]:
     from inspector.core.chunking.markdown import markdown
 
-    ctx = SpanContext(doc)
+    # The word-piece index built while the text encodes (`prepare_budget`).
+    ctx = SpanContext(doc, (lambda: prepare_budget(doc)) if params["fit_embedder"] else None)
     psize, csize = params["parent_size"], params["child_size"]
     parents = markdown(doc, {"size": psize, "hard_cap": psize, "fit_embedder": False,
                              "min_tokens": STUB_TOKENS})

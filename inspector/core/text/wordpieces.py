@@ -877,13 +877,20 @@ def _word_index_ok(folder: Path) -> bool:
 _INDEXES: SizedLRU[PieceIndex] = SizedLRU(8, 8_000_000)
 
 
+def counts_with_token_index() -> bool:
+    """Whether the current piece model's index is the chunkers' own token index (cl100k): then
+    `wordpiece_index` returns `tokens.token_index`, not an index of its own."""
+    kind, source = current_piece_spec().counts
+    return kind == "tiktoken" and source == _CL100K
+
+
 def wordpiece_index(doc: Document) -> PieceIndex:
     """The document's pieces under the current piece model, built once per content and model:
     a `WordPieceIndex` for BERT-style tokenizers, cl100k's `tokens.TokenIndex`, else a
     `DirectPieceIndex`."""
     counts = current_piece_spec().counts
     kind, source = counts
-    if kind == "tiktoken" and source == _CL100K:
+    if counts_with_token_index():
         from inspector.core.text.tokens import token_index
 
         return token_index(doc)  # the chunkers' own index: one per document, not two
