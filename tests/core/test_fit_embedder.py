@@ -320,3 +320,25 @@ def test_the_index_built_ahead_is_the_one_the_budget_counts_with(restore_pieces)
     prepare_budget(doc)
     assert tokens._INDEXES.lookup(doc.sha256) is None
     assert EmbedBudget(SpanContext(doc)).index is tokens._INDEXES.lookup(doc.sha256)
+
+
+def test_an_error_in_the_index_built_ahead_reaches_the_caller_from_the_budget(monkeypatch):
+    """The word-piece index failing while the text encodes costs nothing else: the error reaches
+    the caller from `EmbedBudget`, as before, and the token index and structure stay cached
+    (raised meanwhile, it would have discarded the token index: checked)."""
+    from inspector.core.chunking import fit
+    from inspector.core.text import structure, tokens
+
+    def broken(_doc):
+        raise RuntimeError("no word pieces today")
+
+    monkeypatch.setattr(fit, "wordpiece_index", broken)
+    doc = from_text(_ascii_handbook(1) + "\n\nAn error of its own.\n", "broken.md")
+    tokens._INDEXES.clear()
+    structure._STRUCTURES.clear()
+    params = {p.name: p.default for p in get_strategy("markdown").params}
+    with pytest.raises(RuntimeError, match="no word pieces today"):
+        get_strategy("markdown")(doc, params)
+    assert tokens._INDEXES.lookup(doc.sha256) is not None
+    monkeypatch.undo()
+    assert get_strategy("markdown")(doc, params)

@@ -93,10 +93,15 @@ def prepare_budget(doc: Document) -> None:
     after the token index on one core while the other idled; built while the token index's text
     encodes on the encoding threads, which hold no GIL, the two share the cores. Nothing is built
     where the piece model counts with the chunkers' own token index (cl100k): that index is the one
-    being built."""
+    being built. An error here is left to `EmbedBudget`, which meets it again where it always did:
+    raised here, it would cost the token index being built (an error in the work meanwhile
+    leaves nothing cached)."""
     if counts_with_token_index():
         return
-    wordpiece_index(_counted_document(doc, _COUNTED_VIEW.get())[0])
+    try:
+        wordpiece_index(_counted_document(doc, _COUNTED_VIEW.get())[0])
+    except Exception:  # noqa: BLE001  (the budget's own error, raised again by EmbedBudget)
+        return
 
 
 class EmbedBudget:
