@@ -315,6 +315,15 @@ def test_the_index_built_ahead_is_the_one_the_budget_counts_with(restore_pieces)
             assert EmbedBudget(SpanContext(doc)).index is ahead
             assert len(wordpieces._INDEXES) == 1
         assert (ahead.text == doc.text) is (view == "raw")
+    # A text over BUDGET_AHEAD_AT_MOST: nothing ahead (the peak memory), the budget builds its own.
+    wordpieces._INDEXES.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        from inspector.core.chunking import fit
+
+        mp.setattr(fit, "BUDGET_AHEAD_AT_MOST", len(doc.text) - 1)
+        prepare_budget(doc)
+        assert len(wordpieces._INDEXES) == 0
+        assert EmbedBudget(SpanContext(doc)).index is next(iter(wordpieces._INDEXES.values()))
     wordpieces.use_piece_spec(("tiktoken", "cl100k_base", 8191, 0))
     tokens._INDEXES.clear()
     prepare_budget(doc)
