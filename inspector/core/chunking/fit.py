@@ -92,7 +92,7 @@ BUDGET_AHEAD_AT_MOST = 4_000_000
 
 def prepare_budget(doc: Document) -> None:
     """Build the piece index that an `EmbedBudget` of `doc` will count with (it is cached), for a
-    strategy to call as work beside the document's encode (`SpanContext(doc, also=...)`).
+    strategy's context to run beside the document's encode (`budgeted_context`).
 
     Why (issue 31): the word-piece index is mostly Python (runs, a table of distinct words), built
     after the token index on one core while the other idled; built while the token index's text
@@ -194,6 +194,16 @@ def _farthest(cands: Sequence[int], lo: int, hi: int, ok: Callable[[int], bool],
         else:
             bad = mid
     return good
+
+
+
+def budgeted_context(doc: Document, fit_embedder: bool) -> tuple[SpanContext, EmbedBudget | None]:
+    """The chunkers' context of `doc` and, with `fit_embedder`, the embedder's budget for it, its
+    piece index built while the text encodes (`prepare_budget`)."""
+    if not fit_embedder:
+        return SpanContext(doc), None
+    ctx = SpanContext(doc, lambda: prepare_budget(doc))
+    return ctx, EmbedBudget(ctx)
 
 
 def token_reach(ctx: SpanContext, budget: EmbedBudget | None, s: int, cap: int, prefix: str,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from inspector.core.chunking.chunk import Chunk
 from inspector.core.chunking.common import SpanContext, trim
-from inspector.core.chunking.fit import EmbedBudget, fit_spans, prepare_budget, split_to_fit, token_reach
+from inspector.core.chunking.fit import EmbedBudget, budgeted_context, fit_spans, split_to_fit, token_reach
 from inspector.core.documents.document import Document
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.text.structure import Block, line_starts, sentence_spans
@@ -320,10 +320,8 @@ def _fit(ctx: SpanContext, budget: EmbedBudget, cap: int, spans: list[tuple[int,
 
 
 def markdown(doc: Document, params: dict) -> tuple[Chunk, ...]:
-    # The word-piece index built while the text encodes (`prepare_budget`).
-    ctx = SpanContext(doc, (lambda: prepare_budget(doc)) if params["fit_embedder"] else None)
+    ctx, budget = budgeted_context(doc, params["fit_embedder"])
     size, hard_cap = params["size"], params["hard_cap"]
-    budget = EmbedBudget(ctx) if params["fit_embedder"] else None
     text = ctx.text
     if doc.kind != "markdown" or not ctx.structure.blocks:
         from inspector.core.chunking.recursive import recursive_spans

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from inspector.core.chunking.chunk import STUB_TOKENS, Chunk
 from inspector.core.chunking.common import SpanContext, trim
-from inspector.core.chunking.fit import EmbedBudget, prepare_budget, split_to_fit, token_reach
+from inspector.core.chunking.fit import EmbedBudget, budgeted_context, split_to_fit, token_reach
 from inspector.core.chunking.recursive import recursive_spans
 from inspector.core.documents.document import Document
 
@@ -47,12 +47,10 @@ def _fit_children(ctx: SpanContext, budget: EmbedBudget, prefix: str, size: int,
 def parent_child(doc: Document, params: dict) -> tuple[Chunk, ...]:
     from inspector.core.chunking.markdown import markdown
 
-    # The word-piece index built while the text encodes (`prepare_budget`).
-    ctx = SpanContext(doc, (lambda: prepare_budget(doc)) if params["fit_embedder"] else None)
+    ctx, budget = budgeted_context(doc, params["fit_embedder"])
     psize, csize = params["parent_size"], params["child_size"]
     parents = markdown(doc, {"size": psize, "hard_cap": psize, "fit_embedder": False,
                              "min_tokens": STUB_TOKENS})
-    budget = EmbedBudget(ctx) if params["fit_embedder"] else None
     out: list[Chunk] = []
     for parent in parents:
         pid = len(out)

@@ -270,15 +270,14 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
         from concurrent.futures import wait
 
         _core_buffer_encode()  # the encoding built here, once, not raced for by the threads
-        # Each slice cut where it is encoded: cut here, all of them would be a second copy of
-        # the text before the first encode ends.
-        # The first slice's thread started before the work meanwhile takes the GIL: see
-        # `_encode_slice`.
-        started = threading.Event() if meanwhile is not None else None
+        # Each slice cut where it is encoded (cut here, all of them would be a second copy of the
+        # text before the first encode ends); the work meanwhile waits until the first slice's
+        # thread has begun (`_encode_slice`).
+        started = threading.Event()
         futures = [pool.submit(_encode_slice, text, a, b, started if k == 0 else None)
                    for k, (a, b) in enumerate(spans)]
         try:
-            if meanwhile is not None and started is not None:
+            if meanwhile is not None:
                 started.wait(START_WAIT)
                 meanwhile()
         finally:  # every slice done before anything is returned or raised: none left encoding
@@ -423,19 +422,14 @@ def _is_space(ch: str) -> bool:
     return ch.isspace() or ch in _regex_only_spaces()
 
 
-_REGEX_ONLY_SPACES: frozenset[str] | None = None
-
-
+@lru_cache(maxsize=1)
 def _regex_only_spaces() -> frozenset[str]:
     """The characters below U+10000 that are whitespace to the piece expression (`_bmp_classes`)
     but not to `str.isspace`, found once: a set look-up in `_is_space` instead of a read of the
     class table (a numpy scalar compared with two others: ~1 us, at most spans counted)."""
-    global _REGEX_ONLY_SPACES
-    if _REGEX_ONLY_SPACES is None:
-        table = _bmp_classes()
-        codes = np.flatnonzero((table == _S) | (table == _NL)).tolist()
-        _REGEX_ONLY_SPACES = frozenset(ch for ch in map(chr, codes) if not ch.isspace())
-    return _REGEX_ONLY_SPACES
+    table = _bmp_classes()
+    codes = np.flatnonzero((table == _S) | (table == _NL)).tolist()
+    return frozenset(ch for ch in map(chr, codes) if not ch.isspace())
 
 
 def regex_piece_bounds(text: str) -> array[int]:
