@@ -509,6 +509,53 @@ def test_the_first_slice_begins_encoding_before_the_work_meanwhile(monkeypatch):
     assert sum(seen) >= 4, seen
 
 
+def test_the_other_slices_are_handed_over_after_the_first_has_begun(monkeypatch):
+    """With work meanwhile, only the first slice is handed to the encoding threads before the wait
+    for its start; the others after it. Handed over before, a second slice took the GIL before the
+    caller as often as not, and on a text whose parse is the longer part two encodes beside the
+    parse from its start slowed it (issue 31). Five builds of a text of three slices, four of five
+    (as the first-slice test: a thread descheduled between its start and its encode)."""
+    import threading
+
+    from inspector.core.documents.document import from_text
+    from inspector.core.runtime import offload
+    from inspector.core.text import tokens
+
+    handbook = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
+    text = handbook.read_text(encoding="utf-8") * 3
+    monkeypatch.setattr(offload, "cores", lambda: 2)
+    monkeypatch.setattr(tokens, "ENCODE_THREADS", 2)
+    monkeypatch.setattr(tokens, "ENCODE_SLICE", len(text) // 3)
+    monkeypatch.setattr(tokens, "START_WAIT", 10.0)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    encode_array = tokens._encode_array
+    begun = threading.Event()
+
+    def recording(part: str):
+        begun.set()
+        return encode_array(part)
+
+    pool = tokens.encode_pool()
+    seen: list[list[bool]] = []
+
+    class Recording:
+        def submit(self, fn, *args):
+            seen[-1].append(begun.is_set())
+            return pool.submit(fn, *args)
+
+    monkeypatch.setattr(tokens, "_encode_array", recording)
+    monkeypatch.setattr(tokens, "encode_pool", lambda workers=None: Recording())
+    for k in range(5):
+        begun.clear()
+        seen.append([])
+        tokens._INDEXES.clear()
+        doc = from_text(text + f"\n\nBuild {k}.\n", "handed-over.md")
+        index = tokens.token_index(doc, lambda: None)
+        assert index.tokens.tolist() == encoding().encode_ordinary(doc.text)
+    assert all(len(s) >= 2 and not s[0] for s in seen), seen  # slices after the first
+    assert sum(all(s[1:]) for s in seen) >= 4, seen
+
+
 def test_an_error_meanwhile_reaches_the_caller_after_the_slices(monkeypatch):
     """An error in the work done meanwhile reaches the caller once the slices are back (none is
     left encoding), nothing is cached, and the next build works."""

@@ -271,14 +271,15 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
 
         _core_buffer_encode()  # the encoding built here, once, not raced for by the threads
         # Each slice cut where it is encoded (cut here, all of them would be a second copy of the
-        # text before the first encode ends); the work meanwhile waits until the first slice's
-        # thread has begun (`_encode_slice`).
+        # text before the first encode ends). With work meanwhile, the first slice's thread has
+        # begun before it, and the other slices are handed over after the wait (`_encode_slice`).
         started = threading.Event()
-        futures = [pool.submit(_encode_slice, text, a, b, started if k == 0 else None)
-                   for k, (a, b) in enumerate(spans)]
+        futures = [pool.submit(_encode_slice, text, *spans[0], started)]
         try:
             if meanwhile is not None:
                 started.wait(START_WAIT)
+            futures += [pool.submit(_encode_slice, text, a, b) for a, b in spans[1:]]
+            if meanwhile is not None:
                 meanwhile()
         finally:  # every slice done before anything is returned or raised: none left encoding
             wait(futures)
@@ -294,9 +295,12 @@ def _encode_slice(text: str, a: int, b: int, started: threading.Event | None = N
     parse) held the GIL from the moment the slices were handed over, so the first encode began
     only when Python forced a switch (its 5 ms interval) or the parse ended: on the sample
     handbook (95 KB, one slice) the two ran one after the other (5.0 + 4.0 ms alone, 9.5 together;
-    6.1 once the caller waited for the thread to start). Only the first thread is waited for: on a
-    megabyte whose parse is the longer part (the handbook x11), a second encode beside the parse
-    from its start slowed the parse more than it sped the encode."""
+    6.1 once the caller waited for the thread to start). Only the first thread is waited for, and
+    the other slices are handed over after the wait: on a megabyte whose parse is the longer part
+    (the handbook x11), a second encode beside the parse from its start slowed the parse more than
+    it sped the encode (125-131 -> 154-163 ms), and a second slice handed over before the wait
+    took the GIL first as often as not (fixed_tokens, between the peers' calls: 118-138 against
+    105-109 ms before the wait)."""
     piece = text[a:b]
     if started is not None:
         started.set()  # this thread keeps the GIL from here until tiktoken lets go of it
