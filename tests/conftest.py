@@ -40,19 +40,24 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache_dir(tmp_path_factory):
-    """Nothing a test embeds lands in the user's cache folder."""
+    """Nothing a test embeds lands in the user's cache folder. And no document's data is kept on disk
+    (`keptfiles`: token indexes, structures; tested on their own): a test that times or watches a
+    document's first chunking (its encode threads, its work meanwhile) must build it, whichever
+    test of the session opened the same text before."""
     from inspector.core.embedding import cache
-    from inspector.core.runtime import cachedir
+    from inspector.core.runtime import cachedir, keptfiles
 
-    old = os.environ.get(cachedir.ENV_VAR)
+    saved = {var: os.environ.get(var) for var in (cachedir.ENV_VAR, keptfiles.ENV_VAR)}
     os.environ[cachedir.ENV_VAR] = str(tmp_path_factory.mktemp("chunk-inspector-cache"))
+    os.environ[keptfiles.ENV_VAR] = "0"
     cache.set_default_cache(None)
     yield
     cache.set_default_cache(None)
-    if old is None:
-        os.environ.pop(cachedir.ENV_VAR, None)
-    else:
-        os.environ[cachedir.ENV_VAR] = old
+    for var, old in saved.items():
+        if old is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = old
 
 
 @pytest.fixture()

@@ -23,12 +23,13 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 @contextmanager
-def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+def atomic_writer(path: str | os.PathLike[str], *, sync: bool = True) -> Iterator[BinaryIO]:
     """A binary file to write in pieces, published like `atomic_write_bytes` publishes: for a file
     too big to build in memory first (the embedding cache streams a compacted segment of any size
     through it). The block writes into a temporary file in the target's folder; when it ends
     normally the file is fsynced and renamed over the target, when it raises the temporary file
-    is removed and the target is left as it was."""
+    is removed and the target is left as it was. `sync=False` skips the fsync, for a cache whose
+    files check themselves when read (a crash may then leave the new name on unwritten data)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     mode = publish_mode(target)
@@ -40,7 +41,8 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         with os.fdopen(fd, "wb") as fh:
             yield fh
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         with suppress(OSError):

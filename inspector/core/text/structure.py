@@ -64,16 +64,37 @@ def parse_markdown(text: str, name: str = "", parser=None) -> Structure:
     With markdown-it-pyrs installed (and no `parser` given), the compiled parser reads the text
     and markdown-it-py only the regions around the few constructs where the two disagree
     (`inspector.core.text.markdown_fast`); the result is the same Structure (issue 31)."""
+    return _structure(text, name, *_markdown_parts(text, parser))
+
+
+def _markdown_parts(text: str, parser=None) -> tuple[list[Block], list[tuple[int, str, int, int]], str | None]:
+    """The parse's own result: blocks, raw headings (level, title, start, end), front matter's title."""
     if parser is None:
         from inspector.core.text import markdown_fast
 
         fast = markdown_fast.parse(text)
         if fast is not None:
-            return _structure(text, name, *fast)
+            return fast
     blocks: list[Block] = []
     headings_raw: list[tuple[int, str, int, int]] = []
     fm_title = blocks_of_tokens((parser or _parser()).parse(text), text, line_starts(text), 0, blocks, headings_raw)
-    return _structure(text, name, blocks, headings_raw, fm_title)
+    return blocks, headings_raw, fm_title
+
+
+def _kept_markdown(doc: Document) -> Structure:
+    """`parse_markdown` of a document, read from the disk where a long text's parse is kept
+    (`structurecache`), else parsed and kept there."""
+    from inspector.core.runtime import keptfiles
+
+    if not keptfiles.wanted(len(doc.text)):
+        return parse_markdown(doc.text, doc.name)
+    from inspector.core.text import structurecache
+
+    parts = structurecache.read(doc.sha256, len(doc.text))
+    if parts is None:
+        parts = _markdown_parts(doc.text)
+        structurecache.write(doc.sha256, parts)
+    return _structure(doc.text, doc.name, *parts)
 
 
 def _structure(text: str, name: str, blocks: list[Block], headings_raw: list[tuple[int, str, int, int]],
@@ -118,7 +139,7 @@ def structure_of(doc: Document) -> Structure:
     def parse() -> Structure:
         with paused_gc():  # millions of acyclic parser tokens: no full collections meanwhile
             if doc.kind == "markdown":
-                return parse_markdown(doc.text, doc.name)
+                return _kept_markdown(doc)
             return parse_text(doc.text, doc.name)
 
     return _STRUCTURES.get_or_make((doc.sha256, doc.kind, doc.name), parse, len(doc.text))

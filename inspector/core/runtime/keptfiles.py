@@ -1,0 +1,165 @@
+"""Files that keep a long document's expensive, derived data (its token index, its Markdown
+structure) on disk between sessions and processes: one folder per kind of data under the app's
+cache folder, one file per document text and key, checked when read, bounded in size (issue 31).
+
+A file: a magic of 8 bytes (the kind and its format), the payload, a CRC-32 of both. One whose
+magic or checksum does not check out is removed and reported as missing: the caller builds the
+data again and keeps it again. Written atomically without fsync (a file a crash left unwritten
+fails its checksum). An unreadable or unwritable folder only costs the build. The folder is kept
+under its bound, the least recently used files (by the time they were last read or written) first.
+
+`$CHUNK_INSPECTOR_DOCUMENT_CACHE=0` turns every such folder off (the test suite does; the
+benchmarks that time a first chunking empty them, `forget`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from inspector.core.runtime.atomic import atomic_writer
+from inspector.core.runtime.cachedir import default_cache_dir
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+ENV_VAR = "CHUNK_INSPECTOR_DOCUMENT_CACHE"
+#: Texts shorter than this keep nothing on disk: their data is built in a few milliseconds, and a
+#: corpus of small files would fill the folders with small files.
+PERSIST_AT_LEAST = 1 << 17
+_CRC = struct.Struct("<I")
+#: Seconds after which a temporary file of a write that never finished (a process killed while
+#: writing) is removed by the eviction.
+STALE_TMP_S = 3600.0
+
+
+def enabled() -> bool:
+    """False when `$CHUNK_INSPECTOR_DOCUMENT_CACHE` says off ("0", "off", "no", "false")."""
+    return os.environ.get(ENV_VAR, "").strip().lower() not in ("0", "off", "no", "false")
+
+
+def wanted(text_len: int) -> bool:
+    """Whether a text of this length keeps its data on disk (and looks for it there)."""
+    return text_len >= PERSIST_AT_LEAST and enabled()
+
+
+@dataclass(frozen=True)
+class KeptFolder:
+    """One kind of kept data: its folder's name, its files' suffix and magic, its bound."""
+
+    name: str
+    suffix: str
+    magic: bytes
+    max_bytes: int
+
+    def folder(self, base: Path | None = None) -> Path:
+        return (default_cache_dir() if base is None else Path(base)) / self.name
+
+    def path(self, sha256: str, key: str, base: Path | None = None) -> Path:
+        """The file of the text with this sha256, for this key (what else the data depends on)."""
+        return self.folder(base) / f"{sha256}-{key[:16]}{self.suffix}"
+
+    def read(self, sha256: str, key: str, base: Path | None = None) -> memoryview | None:
+        """The payload kept for this text and key, None when there is none or it does not check
+        out (then the file is removed). A file read is marked as used, for the eviction's order."""
+        path = self.path(sha256, key, base)
+        try:
+            with open(path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                buf = bytearray(size)
+                got = fh.readinto(buf)
+        except OSError:
+            return None
+        view = memoryview(buf)[:got]
+        head = len(self.magic)
+        if got != size or got < head + _CRC.size or bytes(view[:head]) != self.magic \
+                or zlib.crc32(view[:got - _CRC.size]) != _CRC.unpack(view[got - _CRC.size:])[0]:
+            self.discard(path, "does not check out")
+            return None
+        with suppress(OSError):
+            os.utime(path)
+        return view[head:got - _CRC.size]
+
+    def load(self, sha256: str, key: str, decode: Callable[[memoryview], T | None],
+             base: Path | None = None) -> T | None:
+        """`decode` of the payload kept for this text and key; None when there is none, or it does
+        not check out, or `decode` refuses it (None: then the file is removed)."""
+        payload = self.read(sha256, key, base)
+        if payload is None:
+            return None
+        value = decode(payload)
+        if value is None:
+            self.discard(self.path(sha256, key, base), "refused by its reader")
+        return value
+
+    def discard(self, path: Path, why: str) -> None:
+        log.debug("%s: %s, ignored", path, why)
+        with suppress(OSError):
+            path.unlink()
+
+    def write(self, sha256: str, key: str, payload: Sequence[bytes | memoryview],
+              base: Path | None = None, max_bytes: int | None = None) -> bool:
+        """Keep a payload (given as parts written one after another), then bring the folder back
+        under `max_bytes` (default: the folder's bound). False when it could not be written
+        (the cache is an optimisation: nothing raises)."""
+        path = self.path(sha256, key, base)
+        try:
+            # No fsync (~5 ms a megabyte on a first chunking's path): a file a crash left
+            # unwritten fails its checksum when read, and is built again.
+            with atomic_writer(path, sync=False) as fh:
+                crc = zlib.crc32(self.magic)
+                fh.write(self.magic)
+                for part in payload:
+                    crc = zlib.crc32(part, crc)
+                    fh.write(part)
+                fh.write(_CRC.pack(crc))
+        except (OSError, ValueError) as exc:
+            log.debug("%s not kept: %s", path, exc)
+            return False
+        self.evict(self.max_bytes if max_bytes is None else max_bytes, keep=path, base=base)
+        return True
+
+    def evict(self, max_bytes: int, keep: Path | None = None, base: Path | None = None) -> None:
+        """Remove the least recently used files until the folder holds at most `max_bytes`
+        (`keep`, the file just written, goes last), and temporary files left by a killed writer."""
+        files: list[tuple[float, int, str]] = []
+        now = time.time()
+        try:
+            entries = list(os.scandir(self.folder(base)))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            if entry.name.endswith(".tmp"):
+                if now - st.st_mtime > STALE_TMP_S:
+                    with suppress(OSError):
+                        os.unlink(entry.path)
+            elif entry.name.endswith(self.suffix):
+                used = float("inf") if keep is not None and entry.path == str(keep) else st.st_mtime
+                files.append((used, st.st_size, entry.path))
+        total = sum(size for _t, size, _p in files)
+        for _t, size, path in sorted(files):
+            if total <= max_bytes:
+                break
+            with suppress(OSError):
+                os.unlink(path)
+                total -= size
+
+    def forget(self, base: Path | None = None) -> None:
+        """Remove every file of this kind (benchmarks that time a first chunking start from none)."""
+        with suppress(OSError):
+            for entry in os.scandir(self.folder(base)):
+                if entry.name.endswith(self.suffix):
+                    with suppress(OSError):
+                        os.unlink(entry.path)

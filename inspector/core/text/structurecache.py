@@ -1,0 +1,126 @@
+"""A long Markdown document's structure kept on disk, so that opening it again reads its blocks and
+headings instead of parsing the text again (issue 31: the cold path; `tokencache` keeps its
+token index the same way).
+
+Why: the structure is the other half of a long document's first chunking. A 20 MB handbook's
+parse is ~1.6 s (markdown-it.rs's tree 1.2 s, the rest Python over ~90,000 blocks); the 1 MB
+handbook x11's ~60 ms, longer than its token index built on two threads. Read back, it is the
+blocks made again from plain tuples (~10x sooner).
+
+What is kept, per document text (`runtime.keptfiles`: one checked file per text, the folder
+bounded): the parse's own result (the blocks with their children, the raw headings, the front
+matter's title) as nested tuples of strings and integers, in `marshal`'s format (loading it runs
+no code). Not the Structure: its title falls back on the document's name, which is not the text's.
+The file's key is everything else the parse depends on: this format, `marshal`'s version,
+markdown-it-py's, its plugins' and markdown-it-pyrs's versions, and the parse's own code
+(`structure_key`). A payload whose shape or values a parse cannot give (a kind not known, a span
+out of the text or out of order) is refused like a failed checksum.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+from contextlib import suppress
+from functools import lru_cache
+from pathlib import Path
+
+from inspector.core.runtime.keptfiles import KeptFolder
+from inspector.core.text.markdown_blocks import BLOCK_KINDS, Block
+
+MAGIC = b"CISTRU01"
+#: Where the structures are kept (below the app's cache folder), and how much at most.
+FILES = KeptFolder("structures", ".structure", MAGIC, 256 << 20)
+_KINDS = frozenset(BLOCK_KINDS)
+
+#: The modules that read a text's blocks (beside this one, in `inspector.core.text`).
+_SOURCES = ("markdown_blocks.py", "markdown_fast.py", "structure.py")
+
+Parts = tuple[list[Block], list[tuple[int, str, int, int]], "str | None"]
+
+
+@lru_cache(maxsize=1)
+def structure_key() -> str:
+    """sha256 (hex) of what a parse depends on besides its text: this format, `marshal`'s
+    version, the parsers' packages' versions, and the sources of the modules that read blocks."""
+    from importlib import metadata
+
+    h = hashlib.sha256(MAGIC + marshal.version.to_bytes(4, "little"))
+    for package in ("markdown-it-py", "mdit-py-plugins", "markdown-it-pyrs"):
+        try:
+            version = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            version = "none"
+        h.update(f"{package}={version}\0".encode())
+    for module in _SOURCES:
+        h.update(module.encode() + b"\0")
+        with suppress(OSError):  # tests/core/test_structure_cache.py checks that each is there
+            h.update(Path(__file__).with_name(module).read_bytes())
+    return h.hexdigest()
+
+
+def _plain(block: Block) -> tuple:
+    return (block.kind, block.start, block.end, block.level, block.info,
+            tuple([_plain(c) for c in block.children]) if block.children else ())
+
+
+def encode(parts: Parts) -> bytes:
+    """The payload for a parse's result."""
+    blocks, headings, title = parts
+    return marshal.dumps((tuple([_plain(b) for b in blocks]), tuple(headings), title))
+
+
+class _Refused(Exception):
+    pass
+
+
+def _block(t: tuple, text_len: int, floor: int) -> Block:
+    kind, start, end, level, info, children = t
+    if kind not in _KINDS or not (floor <= start <= end <= text_len) or type(level) is not int \
+            or type(info) is not str:
+        raise _Refused
+    kids: tuple[Block, ...] = ()
+    if children:
+        out = []
+        low = start
+        for c in children:
+            child = _block(c, text_len, low)
+            low = child.start
+            out.append(child)
+        kids = tuple(out)
+    return Block(kind, start, end, level, kids, info)
+
+
+def decode(payload: bytes | memoryview, text_len: int) -> Parts | None:
+    """A parse's result from a payload, None when it is not one a text of `text_len` characters
+    can have (its shape, the kinds, the spans within the text and in order)."""
+    try:
+        plain_blocks, headings, title = marshal.loads(payload)
+        blocks: list[Block] = []
+        low = 0
+        for t in plain_blocks:
+            block = _block(t, text_len, low)
+            low = block.start
+            blocks.append(block)
+        heads = [(int(level), str(name), int(a), int(b)) for level, name, a, b in headings]
+        if title is not None and type(title) is not str:
+            raise _Refused
+    except (_Refused, ValueError, TypeError, EOFError):
+        return None
+    return blocks, heads, title
+
+
+def read(sha256: str, text_len: int, base: Path | None = None) -> Parts | None:
+    """The parse kept for this text, None when there is none or it does not check out (then the
+    file is removed)."""
+    return FILES.load(sha256, structure_key(), lambda payload: decode(payload, text_len), base)
+
+
+def write(sha256: str, parts: Parts, base: Path | None = None) -> bool:
+    """Keep a parse's result; False when it could not be written."""
+    return FILES.write(sha256, structure_key(), [encode(parts)], base)
+
+
+def forget(base: Path | None = None) -> None:
+    """Remove every kept structure."""
+    FILES.forget(base)
