@@ -37,12 +37,20 @@ def chroma_text() -> str:
 def forget_document_caches(disk: bool = True) -> None:
     """Empty this process's per-document caches (token and word-piece indexes, structures, the
     detected languages, sentence units, markdown's split points, the widest prefixes), and the
-    token indexes and structures kept on disk (`tokencache`, `structurecache`, in the cache folder
-    in use), so that the next chunking of any document is a first one: what every "cold" figure
-    starts from. `disk=False` keeps those on disk: the next chunking is then that of a document
-    opened again in a new session."""
+    token indexes, structures and word-piece indexes kept on disk (`tokencache`, `structurecache`,
+    `piececache`, in the cache folder in use), so that the next chunking of any document is a
+    first one: what every "cold" figure starts from. `disk=False` keeps those on disk: the next
+    chunking is then that of a document opened again in a new session."""
     from inspector.core.chunking import fit, markdown, sentences
-    from inspector.core.text import language, structure, structurecache, tokencache, tokens, wordpieces
+    from inspector.core.text import (
+        language,
+        piececache,
+        structure,
+        structurecache,
+        tokencache,
+        tokens,
+        wordpieces,
+    )
 
     for cache in (tokens._INDEXES, structure._STRUCTURES, wordpieces._INDEXES, language._LANGUAGES,
                   sentences._UNITS, markdown._UNITS, fit._WIDEST):
@@ -50,6 +58,7 @@ def forget_document_caches(disk: bool = True) -> None:
     if disk:
         tokencache.forget()
         structurecache.forget()
+        piececache.forget()
 
 
 def helpers_rss_mb() -> float:

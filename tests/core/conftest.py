@@ -69,14 +69,15 @@ def static_model(tmp_path_factory) -> Path:
 @pytest.fixture()
 def kept_on_disk(monkeypatch, tmp_path):
     """A document's data kept on disk (`keptfiles`: token indexes, structures), which the suite
-    runs without, in a cache folder of this test's own, for short texts too; no index or
-    structure in memory before or after. Yields the cache folder."""
+    runs without, in a cache folder of this test's own, for short texts too, written at once; no
+    index or structure in memory before or after. Yields the cache folder."""
     from inspector.core.runtime import keptfiles
     from inspector.core.text import structure, tokens
 
     monkeypatch.setenv(keptfiles.ENV_VAR, "1")
     monkeypatch.setenv("CHUNK_INSPECTOR_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(keptfiles, "PERSIST_AT_LEAST", 1)
+    monkeypatch.setattr(keptfiles, "IN_BACKGROUND", False)  # written before the call returns
     tokens._INDEXES.clear()
     structure._STRUCTURES.clear()
     yield tmp_path

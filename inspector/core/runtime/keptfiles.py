@@ -1,6 +1,11 @@
 """Files that keep a long document's expensive, derived data (its token index, its Markdown
-structure) on disk between sessions and processes: one folder per kind of data under the app's
-cache folder, one file per document text and key, checked when read, bounded in size (issue 31).
+structure, its word pieces) on disk between sessions and processes: one folder per kind of data
+under the app's cache folder, one file per document text and key, checked when read, bounded in
+size (issue 31).
+
+Files are written on one writer thread (`KeptFolder.write_later`), off the path of the first
+chunking that made their data (writing a 1 MB text's token index and structure took ~8 ms, 5-10%
+of its first chunking); a process that exits normally writes them first.
 
 A file: a magic of 8 bytes (the kind and its format), the payload, a CRC-32 of both. One whose
 magic or checksum does not check out is removed and reported as missing: the caller builds the
@@ -17,13 +22,15 @@ from __future__ import annotations
 import logging
 import os
 import struct
+import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, wait
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from inspector.core.runtime.atomic import atomic_writer
 from inspector.core.runtime.cachedir import default_cache_dir
@@ -49,6 +56,43 @@ def enabled() -> bool:
 def wanted(text_len: int) -> bool:
     """Whether a text of this length keeps its data on disk (and looks for it there)."""
     return text_len >= PERSIST_AT_LEAST and enabled()
+
+
+#: Files written on the writer thread (`KeptFolder.write_later`); False: by the caller, at once.
+IN_BACKGROUND = True
+_LOCK = threading.Lock()
+_POOL: list[Any] = []  # the writer thread's executor, made on first use
+_PENDING: set[Future[None]] = set()
+
+
+def _writer() -> Any:
+    """The one writer thread: a ThreadPoolExecutor of one, whose work is done before the
+    interpreter exits, in a multiprocessing child too (its bootstrap joins the threads like the
+    main interpreter's exit; tests/core/test_piece_cache.py checks it with a spawned child)."""
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="keep"))
+    return _POOL[0]
+
+
+def flush(timeout: float | None = None) -> None:
+    """Wait until every file handed to the writer thread is written (or `timeout` seconds)."""
+    with _LOCK:
+        pending = list(_PENDING)
+    if pending:
+        wait(pending, timeout)
+
+
+def _forget_writer() -> None:
+    """In a forked child, which has none of the parent's threads: a writer of its own when needed."""
+    global _LOCK, _PENDING
+    _LOCK = threading.Lock()
+    _POOL.clear()
+    _PENDING = set()
+
+
+os.register_at_fork(after_in_child=_forget_writer)
 
 
 @dataclass(frozen=True)
@@ -105,6 +149,27 @@ class KeptFolder:
         with suppress(OSError):
             path.unlink()
 
+    def write_later(self, sha256: str, key: str, payload: Callable[[], Sequence[bytes | memoryview]],
+                    base: Path | None = None) -> None:
+        """`write(sha256, key, payload())` on the writer thread, off the caller's path (a first
+        chunking of a long text should not wait for its files), or at once without
+        `IN_BACKGROUND`. `flush` waits for it; a process that exits normally writes it first."""
+        if not IN_BACKGROUND:
+            self.write(sha256, key, payload(), base)
+            return
+
+        def job() -> None:
+            try:
+                self.write(sha256, key, payload(), base)
+            except Exception:  # never raised to anyone: the data is built again next time
+                log.exception("%s not kept", self.path(sha256, key, base))
+
+        with _LOCK:
+            pending = _PENDING
+            future = _writer().submit(job)
+            pending.add(future)
+        future.add_done_callback(pending.discard)
+
     def write(self, sha256: str, key: str, payload: Sequence[bytes | memoryview],
               base: Path | None = None, max_bytes: int | None = None) -> bool:
         """Keep a payload (given as parts written one after another), then bring the folder back
@@ -157,7 +222,9 @@ class KeptFolder:
                 total -= size
 
     def forget(self, base: Path | None = None) -> None:
-        """Remove every file of this kind (benchmarks that time a first chunking start from none)."""
+        """Remove every file of this kind (benchmarks that time a first chunking start from none),
+        after the writes pending: one landing later would answer the next "first" chunking."""
+        flush()
         with suppress(OSError):
             for entry in os.scandir(self.folder(base)):
                 if entry.name.endswith(self.suffix):

@@ -93,7 +93,7 @@ def _kept_markdown(doc: Document) -> Structure:
     parts = structurecache.read(doc.sha256, len(doc.text))
     if parts is None:
         parts = _markdown_parts(doc.text)
-        structurecache.write(doc.sha256, parts)
+        structurecache.write_later(doc.sha256, parts)
     return _structure(doc.text, doc.name, *parts)
 
 

@@ -121,6 +121,11 @@ def write(sha256: str, parts: Parts, base: Path | None = None) -> bool:
     return FILES.write(sha256, structure_key(), [encode(parts)], base)
 
 
+def write_later(sha256: str, parts: Parts) -> None:
+    """Keep a parse's result, on the writer thread (`KeptFolder.write_later`)."""
+    FILES.write_later(sha256, structure_key(), lambda: [encode(parts)])
+
+
 def forget(base: Path | None = None) -> None:
     """Remove every kept structure."""
     FILES.forget(base)

@@ -96,6 +96,11 @@ def write(sha256: str, text_len: int, key: str, arrays: dict[str, np.ndarray],
     return FILES.write(sha256, key, encode(text_len, arrays), base, max_bytes)
 
 
+def write_later(sha256: str, text_len: int, key: str, arrays: dict[str, np.ndarray]) -> None:
+    """Keep an index's arrays, on the writer thread (`KeptFolder.write_later`)."""
+    FILES.write_later(sha256, key, lambda: encode(text_len, arrays))
+
+
 def forget(base: Path | None = None) -> None:
     """Remove every kept index."""
     FILES.forget(base)

@@ -801,7 +801,7 @@ def token_index(doc: Document, meanwhile: Callable[[], object] | None = None) ->
         with paused_gc():  # lists of millions of ints while building: not for the collector to walk
             index = TokenIndex(doc.text, during)
         if kept:
-            tokencache.write(doc.sha256, len(doc.text), index_key(), index.arrays())
+            tokencache.write_later(doc.sha256, len(doc.text), index_key(), index.arrays())
         return index
 
     if meanwhile is None:

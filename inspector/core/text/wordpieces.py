@@ -767,14 +767,30 @@ class WordPieceIndex:
         self._counter = _HFCounter(tk, drops_whitespace=True)
         # The counter's ASCII path builds the index: each distinct word asked of the model once,
         # for the index and for the partial words at the spans' ends the counter counts later.
-        words = _deduplicated_words(text, tk, self._counter.ascii)
-        self.word_starts: array[int] = int_array(words[0])
-        self.word_ends: array[int] = int_array(words[1])
+        self._set_words(*_deduplicated_words(text, tk, self._counter.ascii))
+
+    def _set_words(self, starts: np.ndarray, ends: np.ndarray, pieces: np.ndarray) -> None:
+        self.word_starts: array[int] = int_array(starts)
+        self.word_ends: array[int] = int_array(ends)
         self.word_pieces_prefix = np.zeros(len(self.word_starts) + 1, dtype=np.int64)
-        np.cumsum(words[2], out=self.word_pieces_prefix[1:])
+        np.cumsum(pieces, out=self.word_pieces_prefix[1:])
         self.word_starts_array = np.asarray(self.word_starts, dtype=np.int64)
         """`word_starts` for vectorized lookups (many chunks at once)."""
         self.word_ends_array = np.asarray(self.word_ends, dtype=np.int64)
+
+    def words(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each word's start, end and pieces: what `restored` makes the same index again from."""
+        return self.word_starts_array, self.word_ends_array, np.diff(self.word_pieces_prefix)
+
+    @classmethod
+    def restored(cls, text: str, tk: Any, starts: np.ndarray, ends: np.ndarray, pieces: np.ndarray
+                 ) -> WordPieceIndex:
+        """The index `WordPieceIndex(text, tk)` would build, from its `words()` (nothing encoded)."""
+        index = cls.__new__(cls)
+        index.text = text
+        index._counter = _HFCounter(tk, drops_whitespace=True)
+        index._set_words(starts, ends, pieces)
+        return index
 
     def count(self, start: int, end: int) -> int:
         """Word pieces of text[start:end], no special tokens (== count_text of the slice)."""
@@ -877,6 +893,24 @@ def _word_index_ok(folder: Path) -> bool:
 _INDEXES: SizedLRU[PieceIndex] = SizedLRU(8, 8_000_000)
 
 
+def _kept_word_index(doc: Document, folder: Path) -> WordPieceIndex:
+    """The document's `WordPieceIndex` under the tokenizer in `folder`, read from the disk where a
+    long text's index is kept (`piececache`), else built and kept there."""
+    from inspector.core.text import piececache
+
+    kept = piececache.wanted(len(doc.text))
+    if kept:
+        words = piececache.read(doc.sha256, len(doc.text), folder)
+        if words is not None:
+            return WordPieceIndex.restored(doc.text, _tokenizer_at(folder), words["starts"], words["ends"],
+                                           words["pieces"])
+    with paused_gc():
+        index = WordPieceIndex(doc.text, _tokenizer_at(folder))
+    if kept:
+        piececache.write_later(doc.sha256, len(doc.text), folder, *index.words())
+    return index
+
+
 def counts_with_token_index() -> bool:
     """Whether the current piece model's index is the chunkers' own token index (cl100k): then
     `wordpiece_index` returns `tokens.token_index`, not an index of its own."""
@@ -897,8 +931,7 @@ def wordpiece_index(doc: Document) -> PieceIndex:
 
     def make() -> PieceIndex:
         if kind == "hf" and _word_index_ok(Path(source)):
-            with paused_gc():
-                return WordPieceIndex(doc.text, _tokenizer_at(Path(source)))
+            return _kept_word_index(doc, Path(source))
         return DirectPieceIndex(doc.text, _counter(counts))
 
     return _INDEXES.get_or_make((doc.sha256, kind, source), make, len(doc.text))
