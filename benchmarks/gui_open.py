@@ -18,7 +18,11 @@ through `open_user_paths` as File ▸ Open does, and the clock marks, from the c
 * `settled`: as the heartbeat test waits for: complete, retrieval settled, view loaded.
 
 Each document is written afresh for every open (its own path and a distinct first line), so no
-per-document cache of an earlier open answers. `--profile N` also samples every thread's stack
+per-document cache of an earlier open answers. With `--again`, every open of a size after its
+first is of the same text as that first (on a new path), after the helper process was stopped and
+this process's per-document caches emptied: a document opened again in a later session, its
+token index, structure and word pieces read from the disk cache (`keptfiles`; the disk cache is
+emptied before the first open). `--profile N` also samples every thread's stack
 every 5 ms (the GUI thread, the worker threads) and prints the N functions seen most often as
 running per thread ("self"), and on the stack ("total"); the helper process's CPU seconds are
 read from /proc.
@@ -40,7 +44,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from _common import ROOT, bench_window, settled, wait_for  # noqa: E402  (puts the repository on sys.path)
+from _common import ROOT, bench_window, forget_document_caches, settled, wait_for  # noqa: E402  (puts the repository on sys.path)
 
 
 def write_doc(path: Path, chars: int, tag: int) -> None:
@@ -168,6 +172,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--profile", type=int, default=0, help="sample stacks, print the N commonest functions")
     ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--again", action="store_true",
+                    help="open each size's first text again, as a later session would (see above)")
     args = ap.parse_args()
 
     from inspector.core.runtime import offload
@@ -184,11 +190,19 @@ def main() -> int:
         w = bench_window(tmp, strategy="recursive", view=True)
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; helper pids {pids}")
         tag = 0
+        first: dict[float, int] = {}
+        if args.again:
+            forget_document_caches()
         for rep in range(args.repeats):
             for mb in args.mb:
                 tag += 1
                 path = tmp / f"doc_{tag}.md"
-                write_doc(path, int(mb * 1_000_000), tag)
+                if args.again and mb in first:  # a later session: no helper, nothing in memory
+                    helper.shutdown()
+                    forget_document_caches(disk=False)
+                    helper.call(offload._pid)
+                    pids = helper.pids()
+                write_doc(path, int(mb * 1_000_000), first.setdefault(mb, tag) if args.again else tag)
                 sampler = Sampler() if args.profile else None
                 marks, ok = open_once(w, path, pids, sampler, args.timeout)
                 results[mb].append(marks)
