@@ -181,6 +181,16 @@ def test_the_folder_keeps_the_most_recently_used_within_its_bound(kept, monkeypa
     assert not stale.exists()
 
 
+def test_an_index_larger_than_the_bound_is_not_written(kept):
+    text = _text(1)
+    doc = from_text(text)
+    arrays = TokenIndex(text).arrays()
+    size = sum(len(p) for p in tokencache.encode(len(text), arrays))
+    assert not tokencache.write(doc.sha256, len(text), index_key(), arrays, max_bytes=size)
+    assert not kept.exists() or not list(kept.iterdir())
+    assert tokencache.write(doc.sha256, len(text), index_key(), arrays, max_bytes=size + 12)
+
+
 def test_forget_removes_every_kept_index(kept):
     token_index(from_text(_text(1)))
     assert list(kept.glob(f"*{tokencache.FILES.suffix}"))

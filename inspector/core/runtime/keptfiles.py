@@ -176,6 +176,10 @@ class KeptFolder:
         under `max_bytes` (default: the folder's bound). False when it could not be written
         (the cache is an optimisation: nothing raises)."""
         path = self.path(sha256, key, base)
+        bound = self.max_bytes if max_bytes is None else max_bytes
+        if sum(len(part) for part in payload) + len(self.magic) + _CRC.size > bound:
+            log.debug("%s not kept: larger than the folder's bound", path)
+            return False  # it would be written and evicted at once
         try:
             # No fsync (~5 ms a megabyte on a first chunking's path): a file a crash left
             # unwritten fails its checksum when read, and is built again.
@@ -189,7 +193,7 @@ class KeptFolder:
         except (OSError, ValueError) as exc:
             log.debug("%s not kept: %s", path, exc)
             return False
-        self.evict(self.max_bytes if max_bytes is None else max_bytes, keep=path, base=base)
+        self.evict(bound, keep=path, base=base)
         return True
 
     def evict(self, max_bytes: int, keep: Path | None = None, base: Path | None = None) -> None:
