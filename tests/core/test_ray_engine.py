@@ -426,3 +426,17 @@ def test_sigint_to_a_driver_mid_embedding_leaves_whole_records(ray_cluster, tmp_
     cache, found = _cache_records(cache_dir, emb, texts)
     _assert_whole(cache, found, texts, emb)
     assert 0 < len(found) < len(texts)
+
+
+def test_the_workers_keep_the_drivers_switches_and_cache_folder(monkeypatch, tmp_path):
+    """A local cluster's workers read and write the driver's cache folder, and keep (or not, as
+    the driver says) a long document's token index, structure and word pieces there."""
+    from inspector.core.distributed.cluster import runtime_env
+    from inspector.core.runtime import cachedir, keptfiles
+
+    monkeypatch.setenv(cachedir.ENV_VAR, str(tmp_path))
+    monkeypatch.setenv(keptfiles.ENV_VAR, "0")
+    local = runtime_env(remote=False)["env_vars"]
+    assert local[cachedir.ENV_VAR] == str(tmp_path) and local[keptfiles.ENV_VAR] == "0"
+    remote = runtime_env(remote=True)["env_vars"]
+    assert cachedir.ENV_VAR not in remote and remote[keptfiles.ENV_VAR] == "0"

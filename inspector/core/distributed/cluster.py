@@ -16,14 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inspector.core.runtime import keptfiles
 from inspector.core.runtime.cachedir import ENV_VAR
 
 INSTALL_HINT = "pip install 'chunk-inspector[ray]'"
 #: Seconds a cluster address has to answer before the engine gives up on it.
 CONNECT_TIMEOUT = 5.0
 #: Environment the workers need: offline model loading, and the tokenizer's threads off on the CPU
-#: (as the Makefile sets for the app); the backend choice travels with the driver's.
-_FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM", "CHUNK_INSPECTOR_BACKEND")
+#: (as the Makefile sets for the app); the backend choice travels with the driver's, and whether a
+#: long document's token index, structure and word pieces are kept on disk (`keptfiles`).
+_FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM", "CHUNK_INSPECTOR_BACKEND",
+                  keptfiles.ENV_VAR)
 
 
 class EngineError(RuntimeError):
@@ -86,7 +89,9 @@ def runtime_env(*, remote: bool) -> dict[str, Any]:
     module (`py_modules`), so both engines run the same core. The cluster must have the
     dependencies installed (`pip install chunk-inspector[ray]` on its image)."""
     env = {k: os.environ[k] for k in _FORWARDED_ENV if k in os.environ}
-    if not remote and ENV_VAR in os.environ:  # same machine: the same cache folder (read only there)
+    # Same machine: the same cache folder (the embedding cache only read there, by the one-writer
+    # rule; a long document's kept files written by the task that builds them, each atomically).
+    if not remote and ENV_VAR in os.environ:
         env[ENV_VAR] = os.environ[ENV_VAR]
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
