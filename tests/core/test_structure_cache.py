@@ -87,6 +87,8 @@ def test_a_file_that_does_not_check_out_is_never_read(kept, monkeypatch):
         "a span beyond the text": [(*plain[0][:2], len(text) + 1, *plain[0][3:]), *plain[1:]],
         "blocks out of order": plain[::-1],
         "a kind no parse makes": [("script", *plain[0][1:]), *plain[1:]],
+        "children of children": [(*plain[0][:5], ((*plain[0][:5], ((*plain[0][:5], ()),)),)), *plain[1:]],
+        "a span that is not a number": [(plain[0][0], str(plain[0][1]), *plain[0][2:]), *plain[1:]],
     }
     for what, bad in wrong.items():
         payload = marshal.dumps((tuple(bad), tuple(headings), title))

@@ -74,17 +74,19 @@ class _Refused(Exception):
     pass
 
 
-def _block(t: tuple, text_len: int, floor: int) -> Block:
+def _block(t: tuple, text_len: int, floor: int, nested: bool = False) -> Block:
+    """A Block from its tuple; its children (list items, table rows: one level, a parse makes no
+    deeper nesting) in order within the text."""
     kind, start, end, level, info, children = t
-    if kind not in _KINDS or not (floor <= start <= end <= text_len) or type(level) is not int \
-            or type(info) is not str:
+    if kind not in _KINDS or type(start) is not int or type(end) is not int or not (floor <= start <= end <= text_len) \
+            or type(level) is not int or type(info) is not str or (children and nested):
         raise _Refused
     kids: tuple[Block, ...] = ()
     if children:
         out = []
         low = start
         for c in children:
-            child = _block(c, text_len, low)
+            child = _block(c, text_len, low, True)
             low = child.start
             out.append(child)
         kids = tuple(out)
