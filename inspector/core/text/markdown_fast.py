@@ -202,7 +202,10 @@ def parse(text: str):
     ls = line_starts(text)
     if len(suspect) * DENSE_SUSPECTS > len(ls):
         return None  # mostly quotes (a mail thread): the reference would re-read most of it anyway
-    root = md.tree(text)
+    try:
+        root = md.tree(text)
+    except UnicodeEncodeError:  # a lone surrogate (a text made in memory): no UTF-8 for markdown-it.rs
+        return None
     nodes, offsets = _read_nodes(root)
     if nodes is None:
         return None
