@@ -56,9 +56,8 @@ def forget_document_caches(disk: bool = True) -> None:
                   sentences._UNITS, markdown._UNITS, fit._WIDEST):
         cache.clear()
     if disk:
-        tokencache.forget()
-        structurecache.forget()
-        piececache.forget()
+        for kept in (tokencache.FILES, structurecache.FILES, piececache.FILES):
+            kept.forget()
 
 
 def helpers_rss_mb() -> float:

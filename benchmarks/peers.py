@@ -120,9 +120,8 @@ def _reopened(cold: Callable[[], object], text: str, repeat: int) -> str:
     pieces are on disk (`keptfiles`) but nothing is in memory: a document opened again in a new
     session."""
     from inspector.core.runtime import keptfiles
-    from inspector.core.text import tokencache
 
-    if not tokencache.wanted(len(text)):
+    if not keptfiles.wanted(len(text)):
         return f"not kept (under {keptfiles.PERSIST_AT_LEAST:,} characters, or ${keptfiles.ENV_VAR} off)"
     forget_document_caches()
     cold()  # hands its files to the writer thread

@@ -70,16 +70,23 @@ def static_model(tmp_path_factory) -> Path:
 def kept_on_disk(monkeypatch, tmp_path):
     """A document's data kept on disk (`keptfiles`: token indexes, structures), which the suite
     runs without, in a cache folder of this test's own, for short texts too, written at once; no
-    index or structure in memory before or after. Yields the cache folder."""
+    index, structure or word-piece index in memory before or after. Yields the cache folder."""
     from inspector.core.runtime import keptfiles
-    from inspector.core.text import structure, tokens
+    from inspector.core.text import structure, tokens, wordpieces
 
     monkeypatch.setenv(keptfiles.ENV_VAR, "1")
     monkeypatch.setenv("CHUNK_INSPECTOR_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(keptfiles, "PERSIST_AT_LEAST", 1)
     monkeypatch.setattr(keptfiles, "IN_BACKGROUND", False)  # written before the call returns
-    tokens._INDEXES.clear()
-    structure._STRUCTURES.clear()
+    caches = (tokens._INDEXES, structure._STRUCTURES, wordpieces._INDEXES)
+    for cache in caches:
+        cache.clear()
     yield tmp_path
-    tokens._INDEXES.clear()
-    structure._STRUCTURES.clear()
+    for cache in caches:
+        cache.clear()
+
+
+@pytest.fixture()
+def kept(kept_on_disk, request):
+    """The folder of the test module's kind of kept data (its `KEPT`), the cache on (`kept_on_disk`)."""
+    return request.module.KEPT.folder(kept_on_disk)

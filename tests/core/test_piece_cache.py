@@ -3,14 +3,16 @@ writer thread that keeps every such file off the first chunking's path (`keptfil
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing as mp
 import os
 import random
+import shutil
 import threading
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from inspector.core.chunking.registry import get_strategy
 from inspector.core.documents.document import from_text
@@ -23,12 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HANDBOOK = ROOT / "sample_docs" / "handbook.md"
 
 
-@pytest.fixture()
-def kept(kept_on_disk):
-    """This cache's folder, the cache on (`kept_on_disk`), no word-piece index in memory."""
-    wordpieces._INDEXES.clear()
-    yield kept_on_disk / piececache.FILES.name
-    wordpieces._INDEXES.clear()
+#: The folder the `kept` fixture (tests/core/conftest.py) yields.
+KEPT = piececache.FILES
 
 
 def _text() -> str:
@@ -54,13 +52,43 @@ def test_a_document_opened_again_reads_its_word_pieces(kept, monkeypatch):
         b = min(len(text), a + rng.randrange(1, 2500))
         assert again.count(a, b) == count_text(text[a:b]) == built.count(a, b)
     # Another tokenizer is another key: not this file.
-    assert piececache.piece_key(model_path()) != piececache.piece_key(ROOT)
+    bundled = wordpieces._loaded_tokenizer(model_path())[1]
+    assert piececache.piece_key(bundled) != piececache.piece_key(hashlib.sha256(b"another tokenizer").hexdigest())
     # A damaged file is never read: built again, and kept again.
     good = path.read_bytes()
     path.write_bytes(good[:50] + bytes([good[50] ^ 4]) + good[51:])
     wordpieces._INDEXES.clear()
     wordpiece_index(from_text(text, "c.md"))
     assert len(made) == 1 and path.read_bytes() == good
+
+
+def test_a_tokenizer_replaced_while_the_process_runs_keys_nothing_it_did_not_count(kept, tmp_path):
+    """The word pieces a process counts come from the tokenizer it loaded, so they are kept under
+    that tokenizer's bytes, not under those of a tokenizer.json replaced on disk since."""
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in ("tokenizer.json", "config.json", "tokenizer_config.json", "sentence_bert_config.json"):
+        if (model_path() / name).is_file():
+            shutil.copy(model_path() / name, model)
+    first = "Hello World. Chunking Inspector Reads Capitalised Words.\n" * 20
+    second = "Another Document With Many Capitalised Words, Zebra Quokka Xylophone.\n" * 20
+    folder = model.resolve()
+    try:
+        wordpieces.use_piece_spec(wordpieces.hf_piece_spec(model))
+        wordpiece_index(from_text(first, "one.md"))  # the tokenizer loaded: lowercase
+        spec = json.loads((model / "tokenizer.json").read_text(encoding="utf-8"))
+        spec["normalizer"]["lowercase"] = False  # replaced on disk: a cased variant
+        (model / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+        old = wordpiece_index(from_text(second, "two.md"))  # counted by the tokenizer still loaded
+        # A later process loads the new file: it must count afresh, not read what the old one counted.
+        wordpieces._loaded_tokenizer.cache_clear()
+        wordpieces._INDEXES.clear()
+        new = wordpiece_index(from_text(second, "two.md"))
+        truth = wordpieces._HFCounter(wordpieces._tokenizer_at(folder), True).count(second)
+        assert int(new.word_pieces_prefix[-1]) == truth != int(old.word_pieces_prefix[-1])
+    finally:
+        wordpieces.use_piece_spec(None)
+        wordpieces._loaded_tokenizer.cache_clear()
 
 
 def test_words_that_no_index_holds_are_refused(kept):
@@ -111,14 +139,15 @@ def test_files_are_written_off_the_callers_path_and_flushed(kept, monkeypatch):
     release.set()
     keptfiles.flush(10)
     (path,) = folder.glob(f"*{tokencache.FILES.suffix}")
-    assert tokencache.read(from_text(text).sha256, len(text), index_key()) is not None
+    assert tokencache.FILES.load(from_text(text).sha256, index_key(),
+                                 lambda payload: tokencache.decode(payload, len(text))) is not None
     # `forget` waits for a pending write: a file landing after it would answer the next "first" chunking.
     release.clear()
     tokens._INDEXES.clear()
     path.unlink()
     tokens.token_index(from_text(text))
     threading.Timer(0.2, release.set).start()
-    tokencache.forget()
+    tokencache.FILES.forget()
     keptfiles.flush(10)
     assert not list(folder.glob(f"*{tokencache.FILES.suffix}"))
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import marshal
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 
 from inspector.core.documents.document import from_text
@@ -19,10 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HANDBOOK = ROOT / "sample_docs" / "handbook.md"
 
 
-@pytest.fixture()
-def kept(kept_on_disk):
-    """This cache's folder, the cache on (`kept_on_disk`)."""
-    return kept_on_disk / structurecache.FILES.name
+#: The folder the `kept` fixture (tests/core/conftest.py) yields.
+KEPT = structurecache.FILES
 
 
 def _parses(monkeypatch) -> list[int]:
@@ -94,7 +91,8 @@ def test_a_file_that_does_not_check_out_is_never_read(kept, monkeypatch):
         payload = marshal.dumps((tuple(bad), tuple(headings), title))
         assert structurecache.decode(payload, len(text)) is None, what
         assert structurecache.FILES.write(doc.sha256, structurecache.structure_key(), [payload])
-        assert structurecache.read(doc.sha256, len(text)) is None
+        assert structurecache.FILES.load(doc.sha256, structurecache.structure_key(),
+                                         lambda p: structurecache.decode(p, len(text))) is None
         assert not path.exists()
     assert structurecache.decode(b"not marshal", len(text)) is None
 

@@ -8,7 +8,6 @@ import random
 import time
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 
 from inspector.core.chunking.registry import get_strategy
@@ -21,10 +20,17 @@ from tests.core.strategies_for_tests import any_text
 HANDBOOK = os.path.join(os.path.dirname(__file__), "..", "..", "sample_docs", "handbook.md")
 
 
-@pytest.fixture()
-def kept(kept_on_disk):
-    """This cache's folder, the cache on (`kept_on_disk`)."""
-    return kept_on_disk / tokencache.FILES.name
+#: The folder the `kept` fixture (tests/core/conftest.py) yields.
+KEPT = tokencache.FILES
+
+
+def _read(sha256: str, text_len: int, key: str):
+    """The arrays kept for a text, as `token_index` reads them (None: none that check out)."""
+    return tokencache.FILES.load(sha256, key, lambda payload: tokencache.decode(payload, text_len))
+
+
+def _write(sha256: str, text_len: int, key: str, arrays, max_bytes: int) -> bool:
+    return tokencache.FILES.write(sha256, key, tokencache.encode(text_len, arrays), max_bytes=max_bytes)
 
 
 def _builds(monkeypatch) -> list[int]:
@@ -83,7 +89,7 @@ def test_chunks_from_a_read_index_are_the_built_ones(kept):
         strategy = get_strategy(name)
         params = {p.name: p.default for p in strategy.params}
         tokens._INDEXES.clear()
-        tokencache.forget()
+        tokencache.FILES.forget()
         built = strategy(from_text(text, "h.md"), params)
         tokens._INDEXES.clear()
         assert list(kept.glob(f"*{tokencache.FILES.suffix}"))
@@ -122,7 +128,7 @@ def test_a_file_that_does_not_check_out_is_never_read(kept, monkeypatch):
         assert path.read_bytes() == good, what  # built again and kept again
     assert len(builds) == len(damaged)
     # Another key (another encoding, format or version) is another file: not this one.
-    assert tokencache.read(doc.sha256, len(text), "cd" * 32) is None
+    assert _read(doc.sha256, len(text), "cd" * 32) is None
     # The right length and checksum over values no index holds: refused, not counted from.
     payload = good[len(tokencache.MAGIC):-4]
     assert tokencache.decode(payload, len(text)) is not None
@@ -132,7 +138,7 @@ def test_a_file_that_does_not_check_out_is_never_read(kept, monkeypatch):
     assert tokencache.decode(b"".join(bytes(p) for p in tokencache.encode(len(text), arrays)), len(text)) is None
     # Such a payload in a file whose checksum is right: refused all the same, and removed.
     assert tokencache.FILES.write(doc.sha256, index_key(), tokencache.encode(len(text), arrays))
-    assert tokencache.read(doc.sha256, len(text), index_key()) is None
+    assert _read(doc.sha256, len(text), index_key()) is None
     assert not path.exists()
 
 
@@ -144,7 +150,7 @@ def test_off_by_the_environment_and_for_short_texts(kept, monkeypatch):
     monkeypatch.setattr(keptfiles, "PERSIST_AT_LEAST", 10_000)
     token_index(from_text("short text " * 100))
     assert not kept.exists() or not list(kept.iterdir())
-    assert not tokencache.wanted(9_999) and tokencache.wanted(10_000)
+    assert not keptfiles.wanted(9_999) and keptfiles.wanted(10_000)
 
 
 def test_an_unwritable_folder_costs_only_the_build(kept, monkeypatch):
@@ -167,14 +173,14 @@ def test_the_folder_keeps_the_most_recently_used_within_its_bound(kept, monkeypa
         os.utime(p, (old + i, old + i))
     tokens._INDEXES.clear()
     first = from_text(texts[0])
-    assert tokencache.read(first.sha256, len(texts[0]), index_key()) is not None
+    assert _read(first.sha256, len(texts[0]), index_key()) is not None
     stale = kept / ".x.tokens.1234.tmp"
     stale.write_bytes(b"left by a killed writer")
     os.utime(stale, (old - keptfiles.STALE_TMP_S, old - keptfiles.STALE_TMP_S))
     one = max(sizes.values())
     fifth = _text(1) + "\n\ncopy 4\n"
     doc = from_text(fifth)
-    assert tokencache.write(doc.sha256, len(fifth), index_key(), TokenIndex(fifth).arrays(), max_bytes=3 * one)
+    assert _write(doc.sha256, len(fifth), index_key(), TokenIndex(fifth).arrays(), max_bytes=3 * one)
     names = {p.name.split("-")[0] for p in kept.glob(f"*{tokencache.FILES.suffix}")}
     assert len(names) == 3
     assert first.sha256 in names and doc.sha256 in names
@@ -186,15 +192,15 @@ def test_an_index_larger_than_the_bound_is_not_written(kept):
     doc = from_text(text)
     arrays = TokenIndex(text).arrays()
     size = sum(len(p) for p in tokencache.encode(len(text), arrays))
-    assert not tokencache.write(doc.sha256, len(text), index_key(), arrays, max_bytes=size)
+    assert not _write(doc.sha256, len(text), index_key(), arrays, max_bytes=size)
     assert not kept.exists() or not list(kept.iterdir())
-    assert tokencache.write(doc.sha256, len(text), index_key(), arrays, max_bytes=size + 12)
+    assert _write(doc.sha256, len(text), index_key(), arrays, max_bytes=size + 12)
 
 
 def test_forget_removes_every_kept_index(kept):
     token_index(from_text(_text(1)))
     assert list(kept.glob(f"*{tokencache.FILES.suffix}"))
-    tokencache.forget()
+    tokencache.FILES.forget()
     assert not list(kept.glob(f"*{tokencache.FILES.suffix}"))
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import struct
 import threading
 import time
@@ -53,9 +54,37 @@ def enabled() -> bool:
     return os.environ.get(ENV_VAR, "").strip().lower() not in ("0", "off", "no", "false")
 
 
+#: Texts this long or longer keep nothing: offsets are kept as int32.
+PERSIST_BELOW = 1 << 31
+
+
 def wanted(text_len: int) -> bool:
     """Whether a text of this length keeps its data on disk (and looks for it there)."""
-    return text_len >= PERSIST_AT_LEAST and enabled()
+    return PERSIST_AT_LEAST <= text_len < PERSIST_BELOW and enabled()
+
+
+def code_key(magic: bytes, *, packages: Sequence[str] = (), parts: Sequence[str | bytes] = (),
+             files: Sequence[Path] = ()) -> str:
+    """sha256 (hex) of what kept data depends on besides its text: the format (`magic`), the
+    installed versions of `packages`, other `parts`, and the bytes of `files` (the modules whose
+    code made the data; a file that cannot be read counts by its name alone)."""
+    import hashlib
+    from importlib import metadata
+
+    h = hashlib.sha256(magic)
+    for package in packages:
+        try:
+            version = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            version = "none"
+        h.update(f"{package}={version}\0".encode())
+    for part in parts:
+        h.update((part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")) + b"\0")
+    for path in files:
+        h.update(path.name.encode() + b"\0")
+        with suppress(OSError):
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 #: Files written on the writer thread (`KeptFolder.write_later`); False: by the caller, at once.
@@ -95,6 +124,10 @@ def _forget_writer() -> None:
 os.register_at_fork(after_in_child=_forget_writer)
 
 
+class _NotKept(Exception):
+    pass
+
+
 @dataclass(frozen=True)
 class KeptFolder:
     """One kind of kept data: its folder's name, its files' suffix and magic, its bound."""
@@ -116,10 +149,22 @@ class KeptFolder:
         out (then the file is removed). A file read is marked as used, for the eviction's order."""
         path = self.path(sha256, key, base)
         try:
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
+            # Not blocking on open (a named pipe put there would wait for a writer for good), and
+            # checked before a byte is allocated: a regular file no larger than the folder's bound.
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return None
+        try:
+            with os.fdopen(fd, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes:
+                    raise _NotKept
+                size = st.st_size
                 buf = bytearray(size)
                 got = fh.readinto(buf)
+        except _NotKept:
+            self.discard(path, "not a file this folder writes")
+            return None
         except OSError:
             return None
         view = memoryview(buf)[:got]
@@ -139,10 +184,30 @@ class KeptFolder:
         payload = self.read(sha256, key, base)
         if payload is None:
             return None
-        value = decode(payload)
+        try:
+            value = decode(payload)
+        except Exception as exc:  # a payload no writer of ours made (MemoryError, OverflowError...)
+            log.debug("%s: %r", self.path(sha256, key, base), exc)
+            value = None
         if value is None:
             self.discard(self.path(sha256, key, base), "refused by its reader")
         return value
+
+    def read_or_build(self, sha256: str, text_len: int, key: Callable[[], str],
+                      decode: Callable[[memoryview], T | None], build: Callable[[], T],
+                      encode: Callable[[T], Sequence[bytes | memoryview]]) -> tuple[T, bool]:
+        """(the data of a text, whether it was read): `decode` of its file when the text is long
+        enough to keep one (`wanted`) and the file is there and checks out, else `build()`, kept
+        for next time (`encode` of it, on the writer thread). `key()`: what else it depends on."""
+        if not wanted(text_len):
+            return build(), False
+        k = key()
+        value = self.load(sha256, k, decode)
+        if value is not None:
+            return value, True
+        value = build()
+        self.write_later(sha256, k, lambda: encode(value))
+        return value, False
 
     def discard(self, path: Path, why: str) -> None:
         log.debug("%s: %s, ignored", path, why)

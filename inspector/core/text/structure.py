@@ -84,17 +84,13 @@ def _markdown_parts(text: str, parser=None) -> tuple[list[Block], list[tuple[int
 def _kept_markdown(doc: Document) -> Structure:
     """`parse_markdown` of a document, read from the disk where a long text's parse is kept
     (`structurecache`), else parsed and kept there."""
-    from inspector.core.runtime import keptfiles
-
-    if not keptfiles.wanted(len(doc.text)):
-        return parse_markdown(doc.text, doc.name)
     from inspector.core.text import structurecache
 
-    parts = structurecache.read(doc.sha256, len(doc.text))
-    if parts is None:
-        parts = _markdown_parts(doc.text)
-        structurecache.write_later(doc.sha256, parts)
-    return _structure(doc.text, doc.name, *parts)
+    text = doc.text
+    parts, _read = structurecache.FILES.read_or_build(
+        doc.sha256, len(text), structurecache.structure_key, lambda payload: structurecache.decode(payload, len(text)),
+        lambda: _markdown_parts(text), lambda kept: [structurecache.encode(kept)])
+    return _structure(text, doc.name, *parts)
 
 
 def _structure(text: str, name: str, blocks: list[Block], headings_raw: list[tuple[int, str, int, int]],

@@ -13,18 +13,18 @@ matter's title) as nested tuples of strings and integers, in `marshal`'s format 
 no code). Not the Structure: its title falls back on the document's name, which is not the text's.
 The file's key is everything else the parse depends on: this format, `marshal`'s version,
 markdown-it-py's, its plugins' and markdown-it-pyrs's versions, and the parse's own code
-(`structure_key`). A payload whose shape or values a parse cannot give (a kind not known, a span
-out of the text or out of order) is refused like a failed checksum.
+(`structure_key`). A payload whose shape or values a parse cannot give (a kind not known, a
+block or heading out of the text or out of order, blocks nested deeper than a list's items or a
+table's rows) is refused like a failed checksum.
 """
 
 from __future__ import annotations
 
-import hashlib
 import marshal
-from contextlib import suppress
 from functools import lru_cache
 from pathlib import Path
 
+from inspector.core.runtime import keptfiles
 from inspector.core.runtime.keptfiles import KeptFolder
 from inspector.core.text.markdown_blocks import BLOCK_KINDS, Block
 
@@ -41,22 +41,15 @@ Parts = tuple[list[Block], list[tuple[int, str, int, int]], "str | None"]
 
 @lru_cache(maxsize=1)
 def structure_key() -> str:
-    """sha256 (hex) of what a parse depends on besides its text: this format, `marshal`'s
-    version, the parsers' packages' versions, and the sources of the modules that read blocks."""
-    from importlib import metadata
+    """What a parse depends on besides its text: this format, `marshal`'s version, the parsers'
+    packages' versions, and the code that reads blocks (the modules `_SOURCES`, and
+    `runtime.slices`' offsets)."""
+    from inspector.core.runtime import slices
 
-    h = hashlib.sha256(MAGIC + marshal.version.to_bytes(4, "little"))
-    for package in ("markdown-it-py", "mdit-py-plugins", "markdown-it-pyrs"):
-        try:
-            version = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            version = "none"
-        h.update(f"{package}={version}\0".encode())
-    for module in _SOURCES:
-        h.update(module.encode() + b"\0")
-        with suppress(OSError):  # tests/core/test_structure_cache.py checks that each is there
-            h.update(Path(__file__).with_name(module).read_bytes())
-    return h.hexdigest()
+    here = Path(__file__).parent
+    return keptfiles.code_key(MAGIC, packages=("markdown-it-py", "mdit-py-plugins", "markdown-it-pyrs"),
+                              parts=(str(marshal.version),),
+                              files=(*(here / name for name in _SOURCES), Path(slices.__file__)))
 
 
 def _plain(block: Block) -> tuple:
@@ -104,30 +97,19 @@ def decode(payload: bytes | memoryview, text_len: int) -> Parts | None:
             block = _block(t, text_len, low)
             low = block.start
             blocks.append(block)
-        heads = [(int(level), str(name), int(a), int(b)) for level, name, a, b in headings]
+        heads = [_heading(h, text_len) for h in headings]
         if title is not None and type(title) is not str:
             raise _Refused
     except (_Refused, ValueError, TypeError, EOFError):
         return None
+    if any(a[2] > b[2] for a, b in zip(heads, heads[1:], strict=False)):
+        return None  # headings in the text's order
     return blocks, heads, title
 
 
-def read(sha256: str, text_len: int, base: Path | None = None) -> Parts | None:
-    """The parse kept for this text, None when there is none or it does not check out (then the
-    file is removed)."""
-    return FILES.load(sha256, structure_key(), lambda payload: decode(payload, text_len), base)
-
-
-def write(sha256: str, parts: Parts, base: Path | None = None) -> bool:
-    """Keep a parse's result; False when it could not be written."""
-    return FILES.write(sha256, structure_key(), [encode(parts)], base)
-
-
-def write_later(sha256: str, parts: Parts) -> None:
-    """Keep a parse's result, on the writer thread (`KeptFolder.write_later`)."""
-    FILES.write_later(sha256, structure_key(), lambda: [encode(parts)])
-
-
-def forget(base: Path | None = None) -> None:
-    """Remove every kept structure."""
-    FILES.forget(base)
+def _heading(h: tuple, text_len: int) -> tuple[int, str, int, int]:
+    level, title, start, end = h
+    if type(level) is not int or not 1 <= level <= 6 or type(title) is not str or type(start) is not int \
+            or type(end) is not int or not 0 <= start <= end <= text_len:
+        raise _Refused
+    return level, title, start, end

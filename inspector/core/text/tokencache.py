@@ -10,9 +10,9 @@ is a copy of its arrays (~70 ms).
 What is kept, per document text (`runtime.keptfiles`: one checked file per text, the folder
 bounded): the token ids, each token's character offset, the piece boundaries with the tokens
 before each, and where odd characters are (`tokens.TokenIndex.arrays`), as int32 (offsets of texts
-under 2**31 characters), ~3.5 bytes a character. The file's key is everything else the index
+under 2**31 characters: `keptfiles.wanted`), ~3.5 bytes a character. The file's key is everything else the index
 depends on: this format, the encoding (its ranks and expression), tiktoken's, `regex`'s and
-Unicode's versions, the index's own code (`tokens.index_key`). A changed encoding therefore misses
+Unicode's versions, the code that made the index (`tokens.index_key`). A changed encoding therefore misses
 the cache, never reads an old index. Values an index cannot hold (offsets out of order or beyond
 the text) are refused like a failed checksum.
 """
@@ -20,11 +20,9 @@ the text) are refused like a failed checksum.
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 import numpy as np
 
-from inspector.core.runtime import keptfiles
 from inspector.core.runtime.keptfiles import KeptFolder
 
 MAGIC = b"CITOKS02"
@@ -33,12 +31,6 @@ FILES = KeptFolder("tokens", ".tokens", MAGIC, 512 << 20)
 #: The arrays of a kept index, in the file's order.
 ARRAYS = ("tokens", "char_starts", "pieces", "piece_tokens", "odd")
 _HEADER = struct.Struct("<Q5Q")  # text length, the arrays' lengths
-_LIMIT = 1 << 31  # offsets kept as int32
-
-
-def wanted(text_len: int) -> bool:
-    """Whether a text of this length has its index kept (and looked for) on disk."""
-    return text_len < _LIMIT and keptfiles.wanted(text_len)
 
 
 def encode(text_len: int, arrays: dict[str, np.ndarray]) -> list[bytes | memoryview]:
@@ -82,25 +74,3 @@ def _plausible(a: dict[str, np.ndarray], text_len: int) -> bool:
         if len(arr) > 1 and bool((np.diff(arr) < 0).any()):
             return False
     return not (len(odd) and (odd[0] < 0 or odd[-1] >= text_len))
-
-
-def read(sha256: str, text_len: int, key: str, base: Path | None = None) -> dict[str, np.ndarray] | None:
-    """The arrays kept for this text and key, None when there are none or they do not check out
-    (then the file is removed)."""
-    return FILES.load(sha256, key, lambda payload: decode(payload, text_len), base)
-
-
-def write(sha256: str, text_len: int, key: str, arrays: dict[str, np.ndarray],
-          base: Path | None = None, max_bytes: int | None = None) -> bool:
-    """Keep an index's arrays; False when they could not be written."""
-    return FILES.write(sha256, key, encode(text_len, arrays), base, max_bytes)
-
-
-def write_later(sha256: str, text_len: int, key: str, arrays: dict[str, np.ndarray]) -> None:
-    """Keep an index's arrays, on the writer thread (`KeptFolder.write_later`)."""
-    FILES.write_later(sha256, key, lambda: encode(text_len, arrays))
-
-
-def forget(base: Path | None = None) -> None:
-    """Remove every kept index."""
-    FILES.forget(base)

@@ -17,7 +17,6 @@ import os
 import threading
 from array import array
 from collections.abc import Callable, Sequence
-from contextlib import suppress
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -734,31 +733,25 @@ class TokenIndex:
 
 @lru_cache(maxsize=1)
 def index_key() -> str:
-    """sha256 (hex) of what a token index depends on besides its text (`tokencache`'s key): the
-    kept format, the encoding's ranks and expression, tiktoken's, `regex`'s, numpy's and Unicode's
-    versions (the piece expression and the odd characters' categories), this module's source (its
-    rules for piece boundaries)."""
-    import hashlib
+    """What a token index depends on besides its text (`tokencache`'s key): the kept format, the
+    encoding (the files it was made from, else its ranks; its expression), tiktoken's, `regex`'s,
+    numpy's and Unicode's versions (the piece expression and the odd characters' categories), and
+    the code that made the index (this module, and `runtime.slices`' offsets)."""
     import unicodedata
 
-    import regex
-    import tiktoken
+    from inspector.core.runtime import keptfiles, slices
 
     enc = encoding()
-    h = hashlib.sha256(tokencache.MAGIC)
-    for part in (enc.name, enc._pat_str, str(enc.n_vocab), tiktoken.__version__, regex.__version__,
-                 np.__version__, unicodedata.unidata_version):
-        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
     found = _offline_sources()
     if found is not None:  # the files the encoding was made from (~3 ms to hash)
         from inspector.core.text import rankcache
 
-        h.update(rankcache.source_key(found[1]).encode())
+        ranks = rankcache.source_key(found[1])
     else:
-        h.update(_ranks_digest(enc))
-    with suppress(OSError):
-        h.update(Path(__file__).read_bytes())
-    return h.hexdigest()
+        ranks = _ranks_digest(enc).hex()
+    return keptfiles.code_key(tokencache.MAGIC, packages=("tiktoken", "regex", "numpy"),
+                              parts=(enc.name, enc._pat_str, str(enc.n_vocab), unicodedata.unidata_version, ranks),
+                              files=(Path(__file__), Path(slices.__file__)))
 
 
 def _ranks_digest(enc) -> bytes:
@@ -789,19 +782,22 @@ def token_index(doc: Document, meanwhile: Callable[[], object] | None = None) ->
     the encoding threads when the index is built, at once when it is cached. For work that holds
     the GIL (the structure's parse: `SpanContext`), which the encodes, letting go of it, run beside
     on the other cores (issue 31: a first chunking 10-25% sooner on two cores)."""
+    text = doc.text
+
     def make(during: Callable[[], object] | None = None) -> TokenIndex:
-        kept = tokencache.wanted(len(doc.text))
-        if kept:
-            arrays = tokencache.read(doc.sha256, len(doc.text), index_key())
-            if arrays is not None:
-                index = TokenIndex.restored(doc.text, arrays)
-                if during is not None:
-                    during()
-                return index
-        with paused_gc():  # lists of millions of ints while building: not for the collector to walk
-            index = TokenIndex(doc.text, during)
-        if kept:
-            tokencache.write_later(doc.sha256, len(doc.text), index_key(), index.arrays())
+        def build() -> TokenIndex:
+            with paused_gc():  # lists of millions of ints while building: not for the collector to walk
+                return TokenIndex(text, during)
+
+        def restore(payload: memoryview) -> TokenIndex | None:
+            arrays = tokencache.decode(payload, len(text))
+            return None if arrays is None else TokenIndex.restored(text, arrays)
+
+        # A long text's index kept on disk: read when it is there (issue 31: opened again).
+        index, read = tokencache.FILES.read_or_build(
+            doc.sha256, len(text), index_key, restore, build, lambda i: tokencache.encode(len(text), i.arrays()))
+        if read and during is not None:
+            during()
         return index
 
     if meanwhile is None:

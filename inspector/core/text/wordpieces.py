@@ -203,14 +203,24 @@ def tokenizer(path: str | os.PathLike[str] | None = None):
     return _tokenizer_at(Path(path) if path is not None else model_path())
 
 
-@lru_cache(maxsize=8)
 def _tokenizer_at(path: Path):
+    return _loaded_tokenizer(path)[0]
+
+
+@lru_cache(maxsize=8)
+def _loaded_tokenizer(path: Path) -> tuple[Any, str]:
+    """The tokenizer in `path` (kept for the process) and the sha256 of the tokenizer.json bytes
+    it was made from: what its word pieces kept on disk are keyed by (`piececache`), so that a
+    file replaced while the process runs never keys what this tokenizer counted."""
+    import hashlib
+
     from tokenizers import Tokenizer
 
-    tk = Tokenizer.from_file(str(path / "tokenizer.json"))
+    data = (path / "tokenizer.json").read_bytes()
+    tk = Tokenizer.from_str(data.decode("utf-8"))
     tk.no_truncation()
     tk.no_padding()
-    return tk
+    return tk, hashlib.sha256(data).hexdigest()
 
 
 def max_seq_length(path: str | os.PathLike[str] | None = None) -> int:
@@ -898,16 +908,19 @@ def _kept_word_index(doc: Document, folder: Path) -> WordPieceIndex:
     long text's index is kept (`piececache`), else built and kept there."""
     from inspector.core.text import piececache
 
-    kept = piececache.wanted(len(doc.text))
-    if kept:
-        words = piececache.read(doc.sha256, len(doc.text), folder)
-        if words is not None:
-            return WordPieceIndex.restored(doc.text, _tokenizer_at(folder), words["starts"], words["ends"],
-                                           words["pieces"])
-    with paused_gc():
-        index = WordPieceIndex(doc.text, _tokenizer_at(folder))
-    if kept:
-        piececache.write_later(doc.sha256, len(doc.text), folder, *index.words())
+    text = doc.text
+    tk, digest = _loaded_tokenizer(folder)
+
+    def build() -> WordPieceIndex:
+        with paused_gc():
+            return WordPieceIndex(text, tk)
+
+    def restore(payload: memoryview) -> WordPieceIndex | None:
+        words = piececache.decode(payload, len(text))
+        return None if words is None else WordPieceIndex.restored(text, tk, *words)
+
+    index, _read = piececache.FILES.read_or_build(doc.sha256, len(text), lambda: piececache.piece_key(digest),
+                                                  restore, build, lambda i: piececache.encode(len(text), *i.words()))
     return index
 
 
