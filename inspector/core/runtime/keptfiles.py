@@ -124,10 +124,6 @@ def _forget_writer() -> None:
 os.register_at_fork(after_in_child=_forget_writer)
 
 
-class _NotKept(Exception):
-    pass
-
-
 @dataclass(frozen=True)
 class KeptFolder:
     """One kind of kept data: its folder's name, its files' suffix and magic, its bound."""
@@ -149,22 +145,20 @@ class KeptFolder:
         out (then the file is removed). A file read is marked as used, for the eviction's order."""
         path = self.path(sha256, key, base)
         try:
-            # Not blocking on open (a named pipe put there would wait for a writer for good), and
-            # checked before a byte is allocated: a regular file no larger than the folder's bound.
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            # Checked before it is opened or a byte allocated, as `documents.document.load_document` checks
+            # a user's file: a regular file (a named pipe would wait for a writer for good) no
+            # larger than the folder's bound.
+            st = path.stat()
         except OSError:
             return None
-        try:
-            with os.fdopen(fd, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes:
-                    raise _NotKept
-                size = st.st_size
-                buf = bytearray(size)
-                got = fh.readinto(buf)
-        except _NotKept:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes:
             self.discard(path, "not a file this folder writes")
             return None
+        try:
+            with open(path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                buf = bytearray(min(size, self.max_bytes))
+                got = fh.readinto(buf)
         except OSError:
             return None
         view = memoryview(buf)[:got]
