@@ -42,6 +42,7 @@ _WHERE: dict[str, str] = {
     "MARKDOWN_SUFFIXES": "inspector.core.documents.document",
     "TEXT_SUFFIXES": "inspector.core.documents.document",
     "CONVERTED_SUFFIXES": "inspector.core.documents.converters",
+    "CONVERSION_KEPT": "inspector.core.documents.convertcache:KEPT_FLAG",
     "canonical_codec": "inspector.core.documents.encoding",
     "PDF_BACKENDS": "inspector.core.documents.pdf_convert",
     "set_pdf_backend": "inspector.core.documents.pdf_convert",
@@ -273,6 +274,7 @@ if TYPE_CHECKING:
     from inspector.core.chunking.stats import ChunkStats, chunk_stats
     from inspector.core.distributed import EngineError, RayEngine
     from inspector.core.distributed.engine import UNITS as STAGE_UNITS
+    from inspector.core.documents.convertcache import KEPT_FLAG as CONVERSION_KEPT
     from inspector.core.documents.converters import CONVERTED_SUFFIXES
     from inspector.core.documents.document import (
         DEFAULT_MAX_BYTES,
@@ -408,7 +410,7 @@ if TYPE_CHECKING:
 __all__ = [
     # documents and text
     "Document", "LoadResult", "load_paths", "DEFAULT_MAX_BYTES", "MARKDOWN_SUFFIXES", "TEXT_SUFFIXES",
-    "CONVERTED_SUFFIXES", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
+    "CONVERTED_SUFFIXES", "CONVERSION_KEPT", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
     "PDF_BACKENDS", "set_pdf_backend", "pdf_backend", "docling_available", "PageImage", "render_pdf_page",
     "text_boxes",
     "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "ModelFit",

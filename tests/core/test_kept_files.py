@@ -88,3 +88,54 @@ def test_every_key_reads_the_offsets_code(monkeypatch):
         for key in (tokens.index_key, structurecache.structure_key, piececache.piece_key):
             key.cache_clear()
     assert len(seen) == 2 and all(Path(slices.__file__) in files for files in seen)
+
+
+def _spy_evictions(monkeypatch) -> list[int]:
+    scans: list[int] = []
+    evict = KeptFolder.evict
+
+    def counted(self, *args, **kwargs):
+        scans.append(1)
+        return evict(self, *args, **kwargs)
+
+    monkeypatch.setattr(KeptFolder, "evict", counted)
+    return scans
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.glob(f"*{FILES.suffix}"))
+
+
+def test_the_folder_is_scanned_only_when_its_known_size_may_pass_the_bound(tmp_path, monkeypatch):
+    scans = _spy_evictions(monkeypatch)
+    bound = 10_000
+    for i in range(40):
+        assert FILES.write(f"{i:064x}", KEY, [b"x" * 900], tmp_path, max_bytes=bound)
+        assert _folder_bytes(FILES.folder(tmp_path)) <= bound
+    # A file is 912 bytes with its magic and checksum: ten fill the bound. A scan when the known
+    # size would pass it, which brings the folder down to LOW_WATER of it (nine files): every
+    # second write once full, not every write (with LOW_WATER 1.0, 31 scans).
+    assert len(scans) == 16
+    assert 9 <= len(list(FILES.folder(tmp_path).glob(f"*{FILES.suffix}"))) <= 10
+
+
+def test_another_process_s_files_are_counted_at_the_next_scan(tmp_path, monkeypatch):
+    scans = _spy_evictions(monkeypatch)
+    assert FILES.write("a" * 64, KEY, [b"x" * 100], tmp_path, max_bytes=10_000)
+    folder = FILES.folder(tmp_path)
+    for i in range(5):  # written by another process: this one does not know of them
+        (folder / f"{i:064x}-{KEY[:16]}{FILES.suffix}").write_bytes(b"y" * 3_000)
+    assert FILES.write("b" * 64, KEY, [b"x" * 100], tmp_path, max_bytes=10_000)
+    assert len(scans) == 1  # within RESCAN_S of the last scan, and the known size under the bound
+    monkeypatch.setattr(keptfiles, "RESCAN_S", 0.0)
+    assert FILES.write("c" * 64, KEY, [b"x" * 100], tmp_path, max_bytes=10_000)
+    assert len(scans) == 2 and _folder_bytes(folder) <= 10_000
+    assert FILES.path("c" * 64, KEY, tmp_path).exists()
+
+
+def test_forget_empties_what_is_known_of_the_folder(tmp_path, monkeypatch):
+    scans = _spy_evictions(monkeypatch)
+    FILES.write("a" * 64, KEY, [b"x" * 100], tmp_path)
+    FILES.forget(tmp_path)
+    FILES.write("b" * 64, KEY, [b"x" * 100], tmp_path)
+    assert len(scans) == 2

@@ -375,3 +375,25 @@ def test_a_folder_opened_with_the_helper_is_chunked_in_the_corpus_pool(qtbot, ma
     finally:
         h.shutdown()
         offload.shutdown_corpus_pool()
+
+
+def test_a_pdf_s_structure_note_follows_its_opening_and_says_when_it_was_kept(make_window, wait_complete, tmp_path,
+                                                                               monkeypatch):
+    from inspector.core.runtime import keptfiles
+    from inspector.qt.actions.pdf_actions import KEPT_NOTE
+
+    monkeypatch.setenv(keptfiles.ENV_VAR, "1")  # the suite runs without kept files
+    monkeypatch.setenv("CHUNK_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(keptfiles, "IN_BACKGROUND", False)
+    path = _pdf(tmp_path, PDF_PAGES)
+    w = make_window()
+    assert w.open_paths([str(path)])
+    doc = wait_complete(w).document
+    note = doc.meta["structure_note"]
+    # What was recovered, not "Opened policy.pdf" posted over it.
+    assert w.messages.text == f"policy.pdf: {note}" and "conversion_kept" not in doc.meta
+    assert w.open_paths([str(path)])
+    again = wait_complete(w).document
+    assert again.meta["conversion_kept"] and again.text == doc.text
+    assert w.messages.text == f"policy.pdf ({KEPT_NOTE}): {note}"
+    assert w.messages.label.toolTip()  # the whole note, where the status bar cuts it

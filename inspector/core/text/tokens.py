@@ -336,6 +336,8 @@ ENCODE_THREADS = 2
 
 _POOL: dict[int, Any] = {}
 _POOL_LOCK = threading.Lock()
+#: The encoding threads' names begin with this (they live as long as the process).
+ENCODE_THREAD_PREFIX = "encode"
 
 
 def _forget_pool() -> None:
@@ -373,7 +375,7 @@ def encode_pool(workers: int | None = None) -> Any:
         if workers not in _POOL:
             from concurrent.futures import ThreadPoolExecutor
 
-            _POOL[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="encode")
+            _POOL[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=ENCODE_THREAD_PREFIX)
         return _POOL[workers]
 
 

@@ -9,7 +9,8 @@
 The choice is stored (`settings_schema.PDF_BACKEND`) and applied at start-up; a change applies to
 the PDFs opened after it, and the status bar says so (File ▸ Open again re-reads an open PDF).
 When a PDF opens with the built-in backend, the status bar says what was recovered (headings and
-how sure, tables, lists, running heads dropped, hyphens joined).
+how sure, tables, lists, running heads dropped, hyphens joined), and when its conversion was read
+from the disk (`convertcache`: the same file opened before with the same backend).
 A stored "docling" on a machine without it falls back to the built-in backend, and says why.
 """
 
@@ -17,9 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.core.api import PDF_BACKENDS, docling_available, set_pdf_backend
+from inspector.core.api import CONVERSION_KEPT, PDF_BACKENDS, docling_available, set_pdf_backend
 from inspector.core.viewmodel.settings_schema import PDF_BACKEND
 from inspector.qt.actions.make_action import choice_menu, settings_menu
+from inspector.qt.messages import INFO
+
+#: Said of a PDF whose conversion was read from the disk (`convertcache`).
+KEPT_NOTE = "its conversion read from the disk, not made again"
 
 LABELS = {"builtin": "&Built-in: headings, lists and tables (offline)", "plain": "&Plain text per page",
           "docling": "&Docling (optional package)"}
@@ -53,14 +58,21 @@ class PdfBackendActions:
         if self.note:
             window.messages.warning(self.note)
         window.state.documentChanged.connect(self._on_document)
+        # Opening posts "Opened <name>" after the document changed: the note follows it.
+        window.files.opened.connect(self._on_document)
 
     def _on_document(self, doc: Any) -> None:
-        """A PDF opened with the built-in backend: what was recovered, in the status bar (unless
-        the file brought warnings, which the status bar shows instead)."""
+        """A PDF opened with the built-in backend: what was recovered, in the status bar, and
+        whether its conversion was read from the disk; never over a warning or an error (the
+        file's own warnings, a file skipped), which the status bar keeps."""
         meta = getattr(doc, "meta", None) or {}
         note = meta.get("structure_note")
-        if note and not meta.get("warnings"):
-            self.window.messages.info(f"{doc.name}: {note}", tag="pdf-structure")
+        messages = self.window.messages
+        if note and not meta.get("warnings") and messages.kind == INFO:
+            # Said first: the note runs past a narrow window's status bar (whole in the tooltip).
+            kept = f" ({KEPT_NOTE})" if meta.get(CONVERSION_KEPT) else ""
+            text = f"{doc.name}{kept}: {note}"
+            messages.info(text, text, tag="pdf-structure")
 
     def set_backend(self, name: str) -> None:
         """Store the choice and use it for the PDFs opened from now on."""
