@@ -511,3 +511,100 @@ def test_a_right_to_left_pages_columns_are_read_from_the_right():
 
     assert page(["שלישי", "רביעי"], ["ראשון", "שני"]) == ["ראשון", "שלישי"]
     assert page(["first", "second"], ["third", "fourth"]) == ["first", "third"]
+
+
+def test_a_long_pdf_s_pages_read_in_the_corpus_pool_make_the_same_document(monkeypatch):
+    """Pages read in ranges on the pool's processes (`pdf_convert._all_pages`) give the Markdown,
+    page map and notes of pages read one after another here, running heads dropped across the
+    ranges as across the pages."""
+    from inspector.core.documents import pdf_convert
+    from inspector.core.runtime import offload
+
+    pages = []
+    for p in range(1, 8):
+        page = [("text", 72, 40, 9, "R", "Kestrelbrook handbook (running head)"),
+                ("text", 72, 72, 18, "B", f"Section {p}"),
+                ("text", 72, 110, 11, "R", f"Body text of page {p}, which says what section {p} covers."),
+                ("text", 72, 126, 11, "R", "A second line of the same paragraph, long enough to count.")]
+        if p == 4:
+            page += [("rule", 72, 160, 400, 160), ("rule", 72, 180, 400, 180), ("rule", 72, 200, 400, 200),
+                     ("rule", 72, 160, 72, 200), ("rule", 236, 160, 236, 200), ("rule", 400, 160, 400, 200),
+                     ("text", 80, 166, 10, "R", "Country"), ("text", 244, 166, 10, "R", "Weeks"),
+                     ("text", 80, 186, 10, "R", "Germany"), ("text", 244, 186, 10, "R", "14")]
+        pages.append(page)
+    data = make_layout_pdf(pages)
+    serial = pdf_convert.builtin_pdf(data, "long.pdf")
+    monkeypatch.setattr(pdf_convert, "PARALLEL_PAGES_AT_LEAST", 3)
+    monkeypatch.setattr(offload, "allowed_cores", lambda: 2)
+    pool = offload.corpus_pool()
+    before = pool.calls
+    try:
+        parallel = pdf_convert.builtin_pdf(data, "long.pdf")
+        assert pool.calls - before == 4  # two ranges a process
+    finally:
+        offload.shutdown_corpus_pool()
+    assert parallel[0] == serial[0] and parallel[1] == serial[1]
+    assert "| Germany | 14 |" in serial[0] and "running head" not in serial[0]
+
+    def timeless(meta: dict) -> dict:
+        return {**meta, "structure": {k: v for k, v in meta["structure"].items() if k != "seconds"}}
+
+    assert timeless(parallel[2]) == timeless(serial[2])
+
+
+def test_a_pdf_s_pages_stay_in_this_process_where_one_core_is_allowed(monkeypatch):
+    """A Ray task of one CPU (OMP_NUM_THREADS=1), or a pool's process, starts no pool of its own."""
+    import multiprocessing
+
+    from inspector.core.documents import pdf_convert
+    from inspector.core.runtime import offload
+
+    def no_pool(*_args, **_kwargs):
+        raise AssertionError("a pool was started")
+
+    data = make_layout_pdf([[("text", 72, 72, 11, "R", f"Page {p} of the policy.")] for p in range(1, 5)])
+    monkeypatch.setattr(pdf_convert, "PARALLEL_PAGES_AT_LEAST", 2)
+    monkeypatch.setattr(offload, "corpus_pool", no_pool)
+    monkeypatch.setattr(offload, "cores", lambda: 4)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert offload.allowed_cores() == 1
+    assert "Page 4 of the policy." in pdf_convert.builtin_pdf(data, "one.pdf")[0]
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert offload.allowed_cores() == 3
+    monkeypatch.setattr(multiprocessing, "parent_process", lambda: object())  # as in a pool's process
+    assert "Page 4 of the policy." in pdf_convert.builtin_pdf(data, "one.pdf")[0]
+
+
+def test_a_folder_s_pdfs_converted_in_the_corpus_pool_load_as_they_load_here(tmp_path, monkeypatch):
+    """The same documents, order and problems as one file after another: a broken PDF is a
+    problem naming it, the other files load here meanwhile."""
+    import shutil
+    from pathlib import Path
+
+    from inspector.core.documents import document
+    from inspector.core.documents.document import load_paths
+    from inspector.core.runtime import offload
+
+    folder = tmp_path / "policies"
+    (folder / "sub").mkdir(parents=True)
+    for k in range(3):
+        page = [("text", 72, 72, 18, "B", f"Policy {k}"), ("text", 72, 110, 11, "R", f"Body of policy {k}.")]
+        (folder / ("sub" if k == 1 else "") / f"p{k}.pdf").write_bytes(make_layout_pdf([page, page]))
+    bad = Path(__file__).resolve().parents[1] / "data" / "bad" / "truncated.pdf"
+    shutil.copyfile(bad, folder / "broken.pdf")
+    (folder / "notes.md").write_text("# Notes\n\nNot a PDF.\n", encoding="utf-8")
+    serial = load_paths([folder])
+    monkeypatch.setattr(offload, "allowed_cores", lambda: 2)
+    pool = offload.corpus_pool()
+    before = pool.calls
+    try:
+        pooled = load_paths([folder])
+        assert pool.calls - before == 4  # the four PDFs, the broken one too
+    finally:
+        offload.shutdown_corpus_pool()
+    assert [d.doc_id for d in pooled.documents] == ["notes.md", "p0.pdf", "p2.pdf", "sub/p1.pdf"]
+    assert pooled.documents == serial.documents
+    assert [p.one_line() for p in pooled.problems] == [p.one_line() for p in serial.problems]
+    assert len(serial.problems) == 1 and "broken.pdf" in serial.problems[0].one_line()
+    monkeypatch.setattr(document, "PARALLEL_PDFS_AT_LEAST", 5)
+    assert load_paths([folder]).documents == serial.documents  # under the rule: no pool

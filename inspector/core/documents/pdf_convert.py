@@ -16,6 +16,7 @@ import io
 import time
 
 from inspector.core.errors import InputError
+from inspector.core.runtime.cancel import Cancelled, check_cancelled
 
 #: Backends a user can choose (`--pdf-backend`, Settings).
 PDF_BACKENDS: tuple[str, ...] = ("builtin", "plain", "docling")
@@ -96,6 +97,54 @@ def _outline(reader) -> list[tuple[str, int, int]]:
     return out
 
 
+#: Pages from which a PDF's pages are read in the corpus pool's processes (`offload.corpus_pool`,
+#: one per core), a range each: a page takes ~0.07 s, the pool's start ~1 s the first time.
+PARALLEL_PAGES_AT_LEAST = 48
+
+
+def read_pages(data: bytes, first: int = 0, stop: int | None = None) -> list:
+    """The blocks of pages [first, stop) (counted from 0) of a PDF's bytes, as `pdf_structure`
+    reads them; a page that cannot be read is a PageResult with its failure (one odd page must
+    not cost the whole document). Raises what opening the PDF raises."""
+    from inspector.core.documents import formats
+    from inspector.core.documents import pdf_structure as ps
+
+    out: list[ps.PageResult] = []
+    with ps.open_plumber(data) as pdf:
+        for number, page in enumerate(pdf.pages[first:stop], start=first + 1):
+            check_cancelled()
+            try:
+                out.append(ps.page_blocks(page))
+            except Exception as exc:
+                out.append(ps.PageResult(number=number, failure=formats._reason(exc)))
+            finally:
+                page.close()
+    return out
+
+
+def _all_pages(data: bytes, count: int) -> list:
+    """Every page's blocks (`read_pages`), in ranges on the corpus pool's processes when the PDF
+    has PARALLEL_PAGES_AT_LEAST pages or more and this is the main process of a machine with more
+    than one core allowed (`offload.allowed_cores`: a Ray task of one CPU reads its pages itself,
+    as does a pool's or the helper's process: no pool in a pool)."""
+    import multiprocessing as mp
+
+    from inspector.core.runtime import offload
+
+    workers = offload.allowed_cores()
+    if count < PARALLEL_PAGES_AT_LEAST or workers < 2 or mp.parent_process() is not None:
+        return read_pages(data)
+    parts = min(2 * workers, count)  # two ranges a process: one slow range does not hold the rest
+    cuts = [count * k // parts for k in range(parts + 1)]
+    calls = [(data, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]
+    ranges: list[list | None] = [None] * len(calls)
+    for i, pages, failure in offload.corpus_pool().call_each(read_pages, calls):
+        if failure is not None:
+            raise failure
+        ranges[i] = pages
+    return [page for part in ranges for page in part or ()]
+
+
 def builtin_pdf(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
     """Markdown of a PDF's structure (kind "markdown"); a page that cannot be structured is its
     plain text, and the warnings say so. meta: page_starts, pages, title, structure (counts),
@@ -111,19 +160,11 @@ def builtin_pdf(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
     notes = [f"pypdf: {w}" for w in warnings]
     results: list[ps.PageResult] = []
     try:
-        pdf = ps.open_plumber(data)
+        results = _all_pages(data, len(pages))
+    except Cancelled:
+        raise
     except Exception as exc:
-        pdf = None
         notes.append(f"structure not recovered ({formats._reason(exc)}): plain text of every page")
-    if pdf is not None:
-        with pdf:
-            for number, page in enumerate(pdf.pages, start=1):
-                try:
-                    results.append(ps.page_blocks(page))
-                except Exception as exc:  # one odd page must not cost the whole document
-                    results.append(ps.PageResult(number=number, failure=formats._reason(exc)))
-                finally:
-                    page.close()
     if len(results) != len(pages):  # pdfplumber and pypdf disagree on the pages: trust pypdf's
         results = [ps.PageResult(number=n, failure="pages not readable for structure")
                    for n in range(1, len(pages) + 1)]

@@ -596,6 +596,17 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def allowed_cores() -> int:
+    """The cores this process may run on, or fewer where OMP_NUM_THREADS says so (Ray sets it to a
+    worker's CPUs: a one-CPU task runs one thread and starts no processes; a user who set it to
+    limit threads is obeyed too)."""
+    limit = cores()
+    omp = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if omp.isdigit() and int(omp) > 0:
+        limit = min(limit, int(omp))
+    return max(1, limit)
+
+
 def corpus_pool(warm_up: Callable[[], object] | None = None) -> Offload:
     """The process-wide pool for a corpus's independent jobs (`Offload.call_each`: every document
     of a folder chunked at once), one process per core, started on first use; separate from the

@@ -356,13 +356,9 @@ def encode_threads() -> int:
     """How many threads encode a long text's slices here: ENCODE_THREADS, or fewer cores, or
     fewer than OMP_NUM_THREADS says (Ray sets it to a worker's CPUs: a one-CPU task encodes on
     one thread; a user who set it to limit threads is obeyed too)."""
-    from inspector.core.runtime.offload import cores
+    from inspector.core.runtime.offload import allowed_cores
 
-    limit = min(ENCODE_THREADS, cores())
-    omp = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if omp.isdigit() and int(omp) > 0:
-        limit = min(limit, int(omp))
-    return max(1, limit)
+    return min(ENCODE_THREADS, allowed_cores())
 
 
 def encode_pool(workers: int | None = None) -> Any:

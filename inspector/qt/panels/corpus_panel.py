@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import InputError
+from inspector.core.api import Cancelled, InputError
 from inspector.qt import theme
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.panels.table_model import TableModel, bold_font, row_table
@@ -82,6 +82,8 @@ def load_corpus(paths: Sequence[str], *, max_bytes: int | None = None) -> Corpus
         except InputError as exc:
             problems.append(exc.one_line())
             continue
+        except Cancelled:  # a newer opening replaced this one (a long PDF stops between pages)
+            raise
         except OSError as exc:
             problems.append(InputError(f"cannot read: {exc.strerror or exc}", path=str(raw)).one_line())
             continue
