@@ -606,5 +606,20 @@ def test_a_folder_s_pdfs_converted_in_the_corpus_pool_load_as_they_load_here(tmp
     assert pooled.documents == serial.documents
     assert [p.one_line() for p in pooled.problems] == [p.one_line() for p in serial.problems]
     assert len(serial.problems) == 1 and "broken.pdf" in serial.problems[0].one_line()
+    # The backend chosen here converts them there too (the pool's processes have the default).
+    set_pdf_backend("plain")
+    try:
+        plain = load_paths([folder])
+        pool = offload.corpus_pool()
+        before = pool.calls
+        try:
+            plain_pooled = load_paths([folder])
+            assert pool.calls - before == 4
+        finally:
+            offload.shutdown_corpus_pool()
+    finally:
+        set_pdf_backend("builtin")
+    assert [d.kind for d in plain_pooled.documents] == ["markdown", "text", "text", "text"]
+    assert plain_pooled.documents == plain.documents
     monkeypatch.setattr(document, "PARALLEL_PDFS_AT_LEAST", 5)
     assert load_paths([folder]).documents == serial.documents  # under the rule: no pool

@@ -165,8 +165,12 @@ class LoadResult:
 PARALLEL_PDFS_AT_LEAST = 2
 
 
-def _load_in_pool(path: Path, max_bytes: int, doc_id: str, encoding: str | None) -> Document:
-    """`load_document` of a file found in a folder, in a process of the corpus pool."""
+def _load_in_pool(path: Path, max_bytes: int, doc_id: str, encoding: str | None, backend: str) -> Document:
+    """`load_document` of a file found in a folder, in a process of the corpus pool, a PDF with
+    the backend chosen in the process that asked (the pool's own is the default)."""
+    from inspector.core.documents import pdf_convert
+
+    pdf_convert.set_pdf_backend(backend)
     return load_document(path, max_bytes=max_bytes, doc_id=doc_id, pipes=False, encoding=encoding)
 
 
@@ -185,12 +189,15 @@ def _load_folder(folder: Path, files: list[Path], max_bytes: int, encoding: str 
     else waits for them: their conversion is most of a folder's opening, and one core idled."""
     import multiprocessing as mp
 
+    from inspector.core.documents.pdf_convert import pdf_backend
     from inspector.core.runtime import offload
 
-    args = [(f, max_bytes, str(f.relative_to(folder)), encoding) for f in files]
+    backend = pdf_backend()
+    args = [(f, max_bytes, str(f.relative_to(folder)), encoding, backend) for f in files]
     out: list[Document | InputError | None] = [None] * len(files)
     pdfs = [i for i, f in enumerate(files) if f.suffix.lower() == ".pdf"]
-    if len(pdfs) < PARALLEL_PDFS_AT_LEAST or offload.allowed_cores() < 2 or mp.parent_process() is not None:
+    if len(pdfs) < PARALLEL_PDFS_AT_LEAST or offload.allowed_cores() < 2 or mp.parent_process() is not None \
+            or backend == "docling":  # its models loaded in every process: GBs each, and it has threads of its own
         pdfs = []
     # The largest first: a long PDF started last would hold one process while the others idle.
     # (Opening a long one here instead, its pages in ranges on the pool as `pdf_convert` reads a
