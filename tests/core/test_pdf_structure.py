@@ -622,4 +622,9 @@ def test_a_folder_s_pdfs_converted_in_the_corpus_pool_load_as_they_load_here(tmp
     assert [d.kind for d in plain_pooled.documents] == ["markdown", "text", "text", "text"]
     assert plain_pooled.documents == plain.documents
     monkeypatch.setattr(document, "PARALLEL_PDFS_AT_LEAST", 5)
+
+    def chosen_meanwhile(_name):  # the window's Settings may choose one while a folder loads
+        raise AssertionError("the backend was set where the user chooses it")
+
+    monkeypatch.setattr(pdf_convert, "set_pdf_backend", chosen_meanwhile)
     assert load_paths([folder]).documents == serial.documents  # under the rule: no pool

@@ -165,13 +165,18 @@ class LoadResult:
 PARALLEL_PDFS_AT_LEAST = 2
 
 
+def _load_found(path: Path, max_bytes: int, doc_id: str, encoding: str | None) -> Document:
+    """`load_document` of a file found in a folder."""
+    return load_document(path, max_bytes=max_bytes, doc_id=doc_id, pipes=False, encoding=encoding)
+
+
 def _load_in_pool(path: Path, max_bytes: int, doc_id: str, encoding: str | None, backend: str) -> Document:
-    """`load_document` of a file found in a folder, in a process of the corpus pool, a PDF with
-    the backend chosen in the process that asked (the pool's own is the default)."""
+    """`_load_found` in a process of the corpus pool, a PDF with the backend chosen in the process
+    that asked (the pool's own is the default; never set where the user may be choosing one)."""
     from inspector.core.documents import pdf_convert
 
     pdf_convert.set_pdf_backend(backend)
-    return load_document(path, max_bytes=max_bytes, doc_id=doc_id, pipes=False, encoding=encoding)
+    return _load_found(path, max_bytes, doc_id, encoding)
 
 
 def _size(path: Path) -> int:
@@ -193,7 +198,7 @@ def _load_folder(folder: Path, files: list[Path], max_bytes: int, encoding: str 
     from inspector.core.runtime import offload
 
     backend = pdf_backend()
-    args = [(f, max_bytes, str(f.relative_to(folder)), encoding, backend) for f in files]
+    args = [(f, max_bytes, str(f.relative_to(folder)), encoding) for f in files]
     out: list[Document | InputError | None] = [None] * len(files)
     pdfs = [i for i, f in enumerate(files) if f.suffix.lower() == ".pdf"]
     if len(pdfs) < PARALLEL_PDFS_AT_LEAST or offload.allowed_cores() < 2 or mp.parent_process() is not None \
@@ -208,11 +213,12 @@ def _load_folder(folder: Path, files: list[Path], max_bytes: int, encoding: str 
     for i in range(len(files)):
         if i not in pooled:
             try:
-                out[i] = _load_in_pool(*args[i])
+                out[i] = _load_found(*args[i])
             except InputError as exc:
                 out[i] = exc
     if pdfs:
-        for n, doc, failure in offload.corpus_pool().call_each(_load_in_pool, [args[i] for i in pdfs]):
+        calls = [(*args[i], backend) for i in pdfs]
+        for n, doc, failure in offload.corpus_pool().call_each(_load_in_pool, calls):
             if failure is not None and not isinstance(failure, InputError):
                 raise failure  # as loading here raises it: not a problem with the file
             out[pdfs[n]] = doc if failure is None else failure

@@ -135,7 +135,10 @@ def _all_pages(data: bytes, count: int) -> list:
     if count < PARALLEL_PAGES_AT_LEAST or workers < 2 or mp.parent_process() is not None:
         return read_pages(data)
     parts = min(2 * workers, count)  # two ranges a process: one slow range does not hold the rest
-    cuts = [count * k // parts for k in range(parts + 1)]
+    cuts: list[int | None] = [count * k // parts for k in range(parts)]
+    # The last range to pdfplumber's last page, as read here: where it counts other pages than
+    # pypdf (`count`), the caller sees the same mismatch either way.
+    cuts.append(None)
     calls = [(data, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]
     ranges: list[list | None] = [None] * len(calls)
     for i, pages, failure in offload.corpus_pool().call_each(read_pages, calls):
