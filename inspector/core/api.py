@@ -225,6 +225,7 @@ _WHERE: dict[str, str] = {
     # runtime
     "Cancelled": "inspector.core.runtime.cancel",
     "cancel_scope": "inspector.core.runtime.cancel",
+    "progress_scope": "inspector.core.runtime.cancel",
     "check_cancelled": "inspector.core.runtime.cancel",
     "SizedLRU": "inspector.core.runtime.lru",
     "atomic_write_bytes": "inspector.core.runtime.atomic",
@@ -387,7 +388,7 @@ if TYPE_CHECKING:
     from inspector.core.retrieval.rerank import RERANK_DEPTH, Reranker, RerankResult, parse_reranker_spec, rerank_hits
     from inspector.core.runtime import gcpause, heap, offload
     from inspector.core.runtime.atomic import atomic_write_bytes, atomic_write_text, atomic_writer
-    from inspector.core.runtime.cancel import Cancelled, cancel_scope, check_cancelled
+    from inspector.core.runtime.cancel import Cancelled, cancel_scope, check_cancelled, progress_scope
     from inspector.core.runtime.gcpause import promote_survivors
     from inspector.core.runtime.lazy_numpy import np as lazy_numpy
     from inspector.core.runtime.lru import SizedLRU
@@ -452,6 +453,6 @@ __all__ = [
     "store_strategy_name",
     "list_collections", "check_store_dimensions", "ModelFigures", "model_figures",
     # runtime
-    "offload", "heap", "gcpause", "Cancelled", "cancel_scope", "check_cancelled", "SizedLRU",
+    "offload", "heap", "gcpause", "Cancelled", "cancel_scope", "progress_scope", "check_cancelled", "SizedLRU",
     "atomic_write_bytes", "atomic_write_text", "atomic_writer", "promote_survivors", "lazy_numpy",
 ]

@@ -16,6 +16,7 @@ from inspector.core.documents.document import load_document
 from inspector.core.documents.pdf_convert import builtin_pdf, convert_pdf, set_pdf_backend
 from inspector.core.documents.pdf_layout import Word, join_lines, make_blocks, make_lines, reading_order
 from inspector.core.errors import InputError
+from inspector.core.runtime.cancel import progress_scope
 from inspector.core.text.structure import structure_of
 from tests.pdf_fixture import PDF_PAGES, grid, make_layout_pdf, make_pdf, text_lines
 
@@ -533,16 +534,25 @@ def test_a_long_pdf_s_pages_read_in_the_corpus_pool_make_the_same_document(monke
                      ("text", 80, 186, 10, "R", "Germany"), ("text", 244, 186, 10, "R", "14")]
         pages.append(page)
     data = make_layout_pdf(pages)
-    serial = pdf_convert.builtin_pdf(data, "long.pdf")
+    said: list[tuple[int, int, str]] = []
+    with progress_scope(lambda *report: said.append(report)):
+        serial = pdf_convert.builtin_pdf(data, "long.pdf")
+    label = "Reading the pages of long.pdf"
+    assert said == [(k, 7, label) for k in range(8)]  # before each page, and when all are read
     monkeypatch.setattr(pdf_convert, "PARALLEL_PAGES_AT_LEAST", 3)
     monkeypatch.setattr(offload, "allowed_cores", lambda: 2)
     pool = offload.corpus_pool()
     before = pool.calls
+    said.clear()
     try:
-        parallel = pdf_convert.builtin_pdf(data, "long.pdf")
+        with progress_scope(lambda *report: said.append(report)):
+            parallel = pdf_convert.builtin_pdf(data, "long.pdf")
         assert pool.calls - before == 4  # two ranges a process
     finally:
         offload.shutdown_corpus_pool()
+    # As each range comes back (ranges of 1-2 pages, in any order): from none to all seven.
+    done = [d for d, total, text in said if total == 7 and text == label]
+    assert len(said) == 5 and done[0] == 0 and done[-1] == 7 and done == sorted(done)
     assert parallel[0] == serial[0] and parallel[1] == serial[1]
     assert "| Germany | 14 |" in serial[0] and "running head" not in serial[0]
 
@@ -597,9 +607,12 @@ def test_a_folder_s_pdfs_converted_in_the_corpus_pool_load_as_they_load_here(tmp
     monkeypatch.setattr(offload, "allowed_cores", lambda: 2)
     pool = offload.corpus_pool()
     before = pool.calls
+    said: list[tuple[int, int, str]] = []
     try:
-        pooled = load_paths([folder])
+        with progress_scope(lambda *report: said.append(report)):
+            pooled = load_paths([folder])
         assert pool.calls - before == 4  # the four PDFs, the broken one too
+        assert said == [(k, 4, "Converting the PDFs of policies") for k in range(5)]
     finally:
         offload.shutdown_corpus_pool()
     assert [d.doc_id for d in pooled.documents] == ["notes.md", "p0.pdf", "p2.pdf", "sub/p1.pdf"]

@@ -397,3 +397,21 @@ def test_a_pdf_s_structure_note_follows_its_opening_and_says_when_it_was_kept(ma
     assert again.meta["conversion_kept"] and again.text == doc.text
     assert w.messages.text == f"policy.pdf ({KEPT_NOTE}): {note}"
     assert w.messages.label.toolTip()  # the whole note, where the status bar cuts it
+
+
+def test_a_pdf_loading_in_the_background_says_how_far_it_is(qtbot, make_window, wait_complete, tmp_path):
+    """Its pages counted in the status bar while it loads, over the "Loading …" line only; the
+    opening's own message follows."""
+    path = _pdf(tmp_path, PDF_PAGES)
+    w = make_window()
+    shown: list[str] = []
+    w.messages.shown.connect(lambda _kind, text, _details: shown.append(text))
+    rid = w.open_user_paths([str(path)])
+    assert isinstance(rid, int) and rid is not True  # a PDF loads in the background
+    qtbot.waitUntil(lambda: w.state.document is not None and w.state.document.name == "policy.pdf", timeout=10_000)
+    wait_complete(w)
+    counted = [t for t in shown if t.startswith("Reading the pages of policy.pdf:")]
+    assert shown[0] == "Loading policy.pdf …"
+    assert counted[-1] == "Reading the pages of policy.pdf: 3 of 3 …" and len(counted) >= 2
+    assert shown.index(counted[-1]) < len(shown) - 1  # then what was opened, not the count
+    assert not w.messages.text.startswith("Reading the pages")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from inspector.core.documents.encoding import decode
 from inspector.core.errors import InputError
+from inspector.core.runtime.cancel import report_progress
 from inspector.core.runtime.slices import sha256_text
 
 #: File suffixes opened as Markdown; everything in TEXT_SUFFIXES is plain text.
@@ -218,10 +219,13 @@ def _load_folder(folder: Path, files: list[Path], max_bytes: int, encoding: str 
                 out[i] = exc
     if pdfs:
         calls = [(*args[i], backend) for i in pdfs]
-        for n, doc, failure in offload.corpus_pool().call_each(_load_in_pool, calls):
+        label = f"Converting the PDFs of {folder.name}"
+        report_progress(0, len(pdfs), label)
+        for done, (n, doc, failure) in enumerate(offload.corpus_pool().call_each(_load_in_pool, calls), start=1):
             if failure is not None and not isinstance(failure, InputError):
                 raise failure  # as loading here raises it: not a problem with the file
             out[pdfs[n]] = doc if failure is None else failure
+            report_progress(done, len(pdfs), label)
     return [d for d in out if d is not None]
 
 

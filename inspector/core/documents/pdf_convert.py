@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import io
 import time
+from pathlib import Path
 
 from inspector.core.errors import InputError
-from inspector.core.runtime.cancel import Cancelled, check_cancelled
+from inspector.core.runtime.cancel import Cancelled, check_cancelled, report_progress
 
 #: Backends a user can choose (`--pdf-backend`, Settings).
 PDF_BACKENDS: tuple[str, ...] = ("builtin", "plain", "docling")
@@ -102,27 +103,33 @@ def _outline(reader) -> list[tuple[str, int, int]]:
 PARALLEL_PAGES_AT_LEAST = 48
 
 
-def read_pages(data: bytes, first: int = 0, stop: int | None = None) -> list:
+def read_pages(data: bytes, first: int = 0, stop: int | None = None, label: str = "") -> list:
     """The blocks of pages [first, stop) (counted from 0) of a PDF's bytes, as `pdf_structure`
     reads them; a page that cannot be read is a PageResult with its failure (one odd page must
-    not cost the whole document). Raises what opening the PDF raises."""
+    not cost the whole document). Raises what opening the PDF raises. `label`: said with each
+    page's progress (`report_progress`), where anyone listens."""
     from inspector.core.documents import formats
     from inspector.core.documents import pdf_structure as ps
 
     out: list[ps.PageResult] = []
     with ps.open_plumber(data) as pdf:
-        for number, page in enumerate(pdf.pages[first:stop], start=first + 1):
+        pages = pdf.pages[first:stop]
+        for number, page in enumerate(pages, start=first + 1):
             check_cancelled()
+            if label:
+                report_progress(number - first - 1, len(pages), label)
             try:
                 out.append(ps.page_blocks(page))
             except Exception as exc:
                 out.append(ps.PageResult(number=number, failure=formats._reason(exc)))
             finally:
                 page.close()
+        if label:
+            report_progress(len(pages), len(pages), label)
     return out
 
 
-def _all_pages(data: bytes, count: int) -> list:
+def _all_pages(data: bytes, count: int, label: str = "") -> list:
     """Every page's blocks (`read_pages`), in ranges on the corpus pool's processes when the PDF
     has PARALLEL_PAGES_AT_LEAST pages or more and this is the main process of a machine with more
     than one core allowed (`offload.allowed_cores`: a Ray task of one CPU reads its pages itself,
@@ -133,7 +140,7 @@ def _all_pages(data: bytes, count: int) -> list:
 
     workers = offload.allowed_cores()
     if count < PARALLEL_PAGES_AT_LEAST or workers < 2 or mp.parent_process() is not None:
-        return read_pages(data)
+        return read_pages(data, label=label)
     parts = min(2 * workers, count)  # two ranges a process: one slow range does not hold the rest
     cuts: list[int | None] = [count * k // parts for k in range(parts)]
     # The last range to pdfplumber's last page, as read here: where it counts other pages than
@@ -141,10 +148,14 @@ def _all_pages(data: bytes, count: int) -> list:
     cuts.append(None)
     calls = [(data, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]
     ranges: list[list | None] = [None] * len(calls)
+    done = 0
+    report_progress(0, count, label)
     for i, pages, failure in offload.corpus_pool().call_each(read_pages, calls):
         if failure is not None:
             raise failure
         ranges[i] = pages
+        done += len(pages or ())
+        report_progress(done, count, label)
     return [page for part in ranges for page in part or ()]
 
 
@@ -163,7 +174,7 @@ def builtin_pdf(data: bytes, path: str = "<pdf>") -> tuple[str, str, dict]:
     notes = [f"pypdf: {w}" for w in warnings]
     results: list[ps.PageResult] = []
     try:
-        results = _all_pages(data, len(pages))
+        results = _all_pages(data, len(pages), f"Reading the pages of {Path(path).name}")
     except Cancelled:
         raise
     except Exception as exc:

@@ -52,6 +52,8 @@ FILE_FILTER = file_filter()
 #: the GUI thread. Below it the bytes are read twice on the GUI thread, once to check whether
 #: their encoding would be guessed (2-3 ms a megabyte), once to load them: 4 MB cost 8-11 ms more.
 BACKGROUND_LOAD_BYTES = 1_000_000
+#: The status line's tag while a background loading runs (its progress replaces only that line).
+LOADING = "loading"
 _CONVERTED = (".pdf", ".docx", ".html", ".htm")
 
 
@@ -175,9 +177,13 @@ class FileActions(QObject):
             loader = self.loader = JobRunner(self, name="loader")
             loader.stageReady.connect(lambda _rid, stage: self._finish_open(*stage))
             loader.errored.connect(lambda _rid, msg: self.messages.error(msg, loader.last_error_details, popup=True))
+            loader.progressed.connect(self._on_load_progress)
 
         def job(cancelled, progress):
-            loaded = load_corpus(names)
+            from inspector.core.api import progress_scope
+
+            with progress_scope(progress):  # a long PDF's pages, a folder's PDFs: how far
+                loaded = load_corpus(names)
             if loaded.documents:
                 # What the view needs of the document shown first, made here rather than on the
                 # GUI thread (huge lines cut into blocks, the offset map, the wrap decision).
@@ -191,8 +197,14 @@ class FileActions(QObject):
             yield (names, loaded)
 
         self.messages.info(f"Loading {Path(names[0]).name}"
-                           f"{' …' if len(names) == 1 else f' and {len(names) - 1} more …'}")
+                           f"{' …' if len(names) == 1 else f' and {len(names) - 1} more …'}", tag=LOADING)
         return self.loader.submit(job)
+
+    def _on_load_progress(self, _rid: int, done: int, total: int, label: str) -> None:
+        """How far the background loading is, over its own "Loading …" line only (never over a
+        message posted meanwhile)."""
+        if label and total > 0 and self.messages.tag == LOADING:
+            self.messages.info(f"{label}: {done} of {total} …", tag=LOADING)
 
     def open_paths(self, paths: Sequence[str | os.PathLike[str]]) -> bool:
         """Load files and folders (a corpus), on the calling thread. A file that cannot be opened
