@@ -59,13 +59,20 @@ def conversion_key(suffix: str, backend: str) -> str:
 
 
 def encode(conversion: Conversion) -> bytes | None:
-    """The payload of a conversion; None when its meta holds what `marshal` cannot write (then it
-    is not kept)."""
+    """The payload of a conversion; None when its meta holds what `marshal` cannot write."""
     text, kind, meta = conversion
     try:
         return marshal.dumps((text, kind, meta))
     except ValueError:
         return None
+
+
+def _parts(conversion: Conversion) -> list[bytes]:
+    """What the writer thread writes of a conversion (no document's meta is changed once made)."""
+    payload = encode(conversion)
+    if payload is None:
+        raise ValueError("its meta holds what marshal cannot write")  # logged there, not kept
+    return [payload]
 
 
 def decode(payload: memoryview) -> Conversion | None:
@@ -90,17 +97,13 @@ def decode(payload: memoryview) -> Conversion | None:
 
 def read_or_convert(data: bytes, suffix: str, backend: str, convert: Callable[[], Conversion]) -> Conversion:
     """The conversion of a file's bytes: read from the disk when it was kept there (its meta then
-    says `KEPT_FLAG`), else `convert()`, kept for next time (on the writer thread)."""
+    says `KEPT_FLAG`), else `convert()`, kept for next time (`KeptFolder.read_or_build`, whatever
+    the text's length)."""
     if suffix not in KEPT_SUFFIXES or not keptfiles.enabled():
         return convert()
-    sha = hashlib.sha256(data).hexdigest()
-    key = conversion_key(suffix, backend)
-    kept = FILES.load(sha, key, decode)
-    if kept is not None:
-        text, kind, meta = kept
+    conversion, read = FILES.read_or_build(hashlib.sha256(data).hexdigest(), None,
+                                           lambda: conversion_key(suffix, backend), decode, convert, _parts)
+    if read:
+        text, kind, meta = conversion
         return text, kind, {**meta, KEPT_FLAG: True}
-    conversion = convert()
-    payload = encode(conversion)  # now: the caller owns the meta from here on
-    if payload is not None and len(payload) + len(MAGIC) + 4 <= FILES.max_bytes:
-        FILES.write_later(sha, key, lambda: [payload])
     return conversion

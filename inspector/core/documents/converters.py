@@ -27,7 +27,7 @@ def convert(data: bytes, suffix: str, path: str) -> tuple[str, str, dict]:
     if func is None:
         raise InputError(f"unsupported file type {suffix}", path=path)
     if suffix != ".pdf":
-        return convertcache.read_or_convert(data, suffix, "", lambda: func(data, path))
+        return func(data, path)  # milliseconds: nothing kept
     # A PDF converted before is read from the disk (`convertcache`: ~0.07 s a page saved), with
     # the backend read once: the key and the conversion are the same backend's.
     backend = pdf_backend()

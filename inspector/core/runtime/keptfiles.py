@@ -198,13 +198,15 @@ class KeptFolder:
             self.discard(self.path(sha256, key, base), "refused by its reader")
         return value
 
-    def read_or_build(self, sha256: str, text_len: int, key: Callable[[], str],
+    def read_or_build(self, sha256: str, text_len: int | None, key: Callable[[], str],
                       decode: Callable[[memoryview], T | None], build: Callable[[], T],
                       encode: Callable[[T], Sequence[bytes | memoryview]]) -> tuple[T, bool]:
         """(the data of a text, whether it was read): `decode` of its file when the text is long
-        enough to keep one (`wanted`) and the file is there and checks out, else `build()`, kept
-        for next time (`encode` of it, on the writer thread). `key()`: what else it depends on."""
-        if not wanted(text_len):
+        enough to keep one (`wanted`; `text_len` None: kept whatever the length, where the data is
+        dear however short its text, a PDF's conversion) and the file is there and checks out, else
+        `build()`, kept for next time (`encode` of it, on the writer thread). `key()`: what else it
+        depends on."""
+        if not (enabled() if text_len is None else wanted(text_len)):
             return build(), False
         k = key()
         value = self.load(sha256, k, decode)

@@ -238,10 +238,19 @@ class FileActions(QObject):
         self.state.set_error("")
         self.aboutToReplace.emit(f"Open {loaded.documents[0].name}" if len(loaded.documents) == 1
                                  else f"Open {len(loaded.documents)} documents")
+        # What was opened is said before the documents are set: what their listeners say of them
+        # then (a PDF's structure note) follows it instead of being overwritten by it.
+        self._say_opened(loaded, problems)
         self.state.set_documents(loaded.documents, problems=problems)
         for p in loaded.opened:
             self.add_recent(p)
         self.settings.set(keys.LAST_DIR, str(Path(paths[0]).parent if Path(paths[0]).is_file() else Path(paths[0])))
+        self.opened.emit(self.state.document)
+        return True
+
+    def _say_opened(self, loaded, problems: list[str]) -> None:
+        """The status line of an opening: the files skipped, else the documents' own warnings, else
+        what was opened."""
         notes = [w for d in loaded.documents for w in document_warnings(d)]
         notes += [f"{d.doc_id}: no text to chunk (the file is empty or only whitespace)"
                   for d in loaded.documents if _blank(d.text)]
@@ -255,8 +264,6 @@ class FileActions(QObject):
         else:
             self.messages.info(f"Opened {loaded.documents[0].name}" if len(loaded.documents) == 1
                                else f"Opened {len(loaded.documents)} documents")
-        self.opened.emit(self.state.document)
-        return True
 
     def shutdown(self) -> None:
         """Stop the background loader (the window is closing)."""

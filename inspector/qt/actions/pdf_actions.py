@@ -58,8 +58,6 @@ class PdfBackendActions:
         if self.note:
             window.messages.warning(self.note)
         window.state.documentChanged.connect(self._on_document)
-        # Opening posts "Opened <name>" after the document changed: the note follows it.
-        window.files.opened.connect(self._on_document)
 
     def _on_document(self, doc: Any) -> None:
         """A PDF opened with the built-in backend: what was recovered, in the status bar, and
