@@ -52,7 +52,7 @@ def forget_document_caches(disk: bool = True) -> None:
         wordpieces,
     )
 
-    for cache in (tokens._INDEXES, structure._STRUCTURES, wordpieces._INDEXES, language._LANGUAGES,
+    for cache in (tokens._INDEXES, structure._STRUCTURES, structure._OUTLINES, wordpieces._INDEXES, language._LANGUAGES,
                   sentences._UNITS, markdown._UNITS, fit._WIDEST):
         cache.clear()
     if disk:

@@ -78,7 +78,7 @@ def kept_on_disk(monkeypatch, tmp_path):
     monkeypatch.setenv("CHUNK_INSPECTOR_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(keptfiles, "PERSIST_AT_LEAST", 1)
     monkeypatch.setattr(keptfiles, "IN_BACKGROUND", False)  # written before the call returns
-    caches = (tokens._INDEXES, structure._STRUCTURES, wordpieces._INDEXES)
+    caches = (tokens._INDEXES, structure._STRUCTURES, structure._OUTLINES, wordpieces._INDEXES)
     for cache in caches:
         cache.clear()
     yield tmp_path

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from inspector.core.chunking.chunk import PREFIX_SEPARATOR, STUB_TOKENS, Chunk, new_chunk
 from inspector.core.documents.document import Document
 from inspector.core.runtime.cancel import check_cancelled
-from inspector.core.text.structure import Structure, structure_of
+from inspector.core.text.structure import Outline, Structure, outline_of, structure_of
 from inspector.core.text.tokens import TokenIndex, token_index
 
 _SENTENCE_END = frozenset(".!?:;\u2026\u3002\uff01\uff1f")
@@ -28,30 +28,38 @@ def context_prefix(title: str, path: tuple[str, ...]) -> str:
 class SpanContext:
     """Per-call helper with the document's cached structure and tokens."""
 
-    def __init__(self, doc: Document, also: Callable[[], object] | None = None) -> None:
+    def __init__(self, doc: Document, also: Callable[[], object] | None = None, *, blocks: bool = False) -> None:
         """`also`: more work for this thread while the text encodes, after the structure's parse
-        (a strategy's own index: `fit.prepare_budget`)."""
+        (a strategy's own index: `fit.prepare_budget`). `blocks`: the strategy reads the
+        document's blocks (`structure`), parsed while the text encodes; without it only the
+        outline (headings, title, tables) is made, most often without a parse (issue 31)."""
         self.doc = doc
         self.text = doc.text
         # The structure parsed while the text encodes (`token_index`: the parse holds the GIL,
         # the encodes let go of it).
-        parsed: list[Structure] = []
+        made: list[Outline] = []
 
         def meanwhile() -> None:
-            parsed.append(structure_of(doc))
+            if blocks:
+                structure_of(doc)
+            made.append(outline_of(doc))
             if also is not None:
                 also()
 
         self.tokens: TokenIndex = token_index(doc, meanwhile)
-        self.structure: Structure = parsed[0]
+        self.outline: Outline = made[0]
         #: Exact cl100k count of a span (the hottest call of every strategy: bound once).
         self.count = self.tokens.count
         self._prefixes: dict[tuple[str, ...], str] = {}
-        self._heading_starts = [h.start for h in self.structure.headings]
-        self._heading_ends = [h.end for h in self.structure.headings]
-        tables = [b for b in self.structure.blocks if b.kind == "table"]
-        self._table_starts = [b.start for b in tables]
-        self._tables = tables
+        self._heading_starts = [h.start for h in self.outline.headings]
+        self._heading_ends = [h.end for h in self.outline.headings]
+        self._tables = self.outline.tables
+        self._table_starts = [a for a, _b in self._tables]
+
+    @property
+    def structure(self) -> Structure:
+        """The document's parsed structure (blocks and all; parsed now unless `blocks` was asked)."""
+        return structure_of(self.doc)
 
     # -- facts about spans ---------------------------------------------------------------
     def path_for(self, start: int, end: int) -> tuple[str, ...]:
@@ -70,7 +78,7 @@ class SpanContext:
                 p = self._heading_ends[i]
                 continue
             break
-        return self.structure.heading_path_at(min(p, max(start, end - 1)))
+        return self.outline.heading_path_at(min(p, max(start, end - 1)))
 
     @property
     def heading_starts(self) -> list[int]:
@@ -112,11 +120,11 @@ class SpanContext:
         """True if the span holds part, but not all, of a table."""
         i = bisect.bisect_right(self._table_starts, end) - 1
         while i >= 0:
-            t = self._tables[i]
-            if t.end <= start:
+            t_start, t_end = self._tables[i]
+            if t_end <= start:
                 # Tables do not nest; earlier ones end earlier still.
                 return False
-            if t.start < end and t.end > start and not (start <= t.start and t.end <= end):
+            if t_start < end and t_end > start and not (start <= t_start and t_end <= end):
                 return True
             i -= 1
         return False
@@ -129,7 +137,7 @@ class SpanContext:
     def _prefix(self, path: tuple[str, ...], extra: str) -> str:
         prefix = self._prefixes.get(path)
         if prefix is None:
-            prefix = self._prefixes[path] = context_prefix(self.structure.title, path)
+            prefix = self._prefixes[path] = context_prefix(self.outline.title, path)
         if extra:
             return f"{prefix}\n{extra}" if prefix else extra
         return prefix

@@ -46,8 +46,8 @@ _LINE_END_RE = re.compile(r"\S(?=[ \t]*\n)")
 
 
 def _widest_prefix(ctx: SpanContext, view: str = "raw") -> int:
-    title = ctx.structure.title
-    prefixes = {context_prefix(title, path) for path in {()} | {h.path for h in ctx.structure.headings}}
+    title = ctx.outline.title
+    prefixes = {context_prefix(title, path) for path in {()} | {h.path for h in ctx.outline.headings}}
     if view == "clean":
         prefixes = {clean_text(p) for p in prefixes}
     return max((prefix_pieces(p) for p in prefixes if p), default=0)
@@ -197,12 +197,13 @@ def _farthest(cands: Sequence[int], lo: int, hi: int, ok: Callable[[int], bool],
 
 
 
-def budgeted_context(doc: Document, fit_embedder: bool) -> tuple[SpanContext, EmbedBudget | None]:
-    """The chunkers' context of `doc` and, with `fit_embedder`, the embedder's budget for it, its
-    piece index built while the text encodes (`prepare_budget`)."""
+def budgeted_context(doc: Document, fit_embedder: bool, *, blocks: bool = False
+                     ) -> tuple[SpanContext, EmbedBudget | None]:
+    """The chunkers' context of `doc` (`blocks`: as `SpanContext`'s) and, with `fit_embedder`, the
+    embedder's budget for it, its piece index built while the text encodes (`prepare_budget`)."""
     if not fit_embedder:
-        return SpanContext(doc), None
-    ctx = SpanContext(doc, lambda: prepare_budget(doc))
+        return SpanContext(doc, blocks=blocks), None
+    ctx = SpanContext(doc, lambda: prepare_budget(doc), blocks=blocks)
     return ctx, EmbedBudget(ctx)
 
 

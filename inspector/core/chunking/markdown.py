@@ -320,7 +320,7 @@ def _fit(ctx: SpanContext, budget: EmbedBudget, cap: int, spans: list[tuple[int,
 
 
 def markdown(doc: Document, params: dict) -> tuple[Chunk, ...]:
-    ctx, budget = budgeted_context(doc, params["fit_embedder"])
+    ctx, budget = budgeted_context(doc, params["fit_embedder"], blocks=True)
     size, hard_cap = params["size"], params["hard_cap"]
     text = ctx.text
     if doc.kind != "markdown" or not ctx.structure.blocks:

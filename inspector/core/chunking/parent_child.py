@@ -47,7 +47,7 @@ def _fit_children(ctx: SpanContext, budget: EmbedBudget, prefix: str, size: int,
 def parent_child(doc: Document, params: dict) -> tuple[Chunk, ...]:
     from inspector.core.chunking.markdown import markdown
 
-    ctx, budget = budgeted_context(doc, params["fit_embedder"])
+    ctx, budget = budgeted_context(doc, params["fit_embedder"], blocks=True)  # markdown reads them
     psize, csize = params["parent_size"], params["child_size"]
     parents = markdown(doc, {"size": psize, "hard_cap": psize, "fit_embedder": False,
                              "min_tokens": STUB_TOKENS})
