@@ -26,17 +26,17 @@ def context_prefix(title: str, path: tuple[str, ...]) -> str:
 
 
 class SpanContext:
-    """Per-call helper with the document's cached structure and tokens."""
+    """Per-call helper with the document's cached outline (or structure) and tokens."""
 
     def __init__(self, doc: Document, also: Callable[[], object] | None = None, *, blocks: bool = False) -> None:
-        """`also`: more work for this thread while the text encodes, after the structure's parse
-        (a strategy's own index: `fit.prepare_budget`). `blocks`: the strategy reads the
+        """`also`: more work for this thread while the text encodes, after the outline (a
+        strategy's own index: `fit.prepare_budget`). `blocks`: the strategy reads the
         document's blocks (`structure`), parsed while the text encodes; without it only the
         outline (headings, title, tables) is made, most often without a parse (issue 31)."""
         self.doc = doc
         self.text = doc.text
-        # The structure parsed while the text encodes (`token_index`: the parse holds the GIL,
-        # the encodes let go of it).
+        # The outline made (and, with `blocks`, the structure parsed) while the text encodes
+        # (`token_index`: the scan and the parse hold the GIL, the encodes let go of it).
         made: list[Outline] = []
 
         def meanwhile() -> None:
