@@ -130,7 +130,7 @@ def _cells(row: str) -> int:
 def _table_columns(head: str, delim: str) -> int:
     """The columns of a table whose header line is `head` and delimiter line `delim` (0: the two
     lines start no table), as markdown-it-py's table rule decides at the top level."""
-    if "|" not in head:
+    if not delim or delim[0] not in "|-: \t" or "|" not in head:  # most lines: no copy made
         return 0
     d_indent = len(delim) - len(delim.lstrip(" \t"))
     d = delim[d_indent:]
@@ -393,9 +393,16 @@ class _Scan:
             indent, rest = _indent(line) if first in " \t" else (0, line)
             state = self.state
             if state == _PARA:
-                if indent >= 4 or rest[0] not in _BLOCK_CHARS and "|" not in line:
-                    i += 1  # a paragraph's next line: the commonest line of all, decided first
+                # A paragraph's next line, the commonest line of all, decided first: indented, or
+                # text that starts no table (no pipe, or a next line that is no delimiter row).
+                if indent >= 4:
+                    i += 1
                     continue
+                if rest[0] not in _BLOCK_CHARS:
+                    after = lines[i + 1][:1] if i + 1 < n else ""
+                    if "|" not in line or not after or after not in "|-: \t":
+                        i += 1
+                        continue
                 nxt = self._in_paragraph(i, indent, rest)
             elif state == _LIST:
                 nxt = self._in_list(i, indent, rest)
@@ -424,6 +431,8 @@ class _Scan:
             if rest[0] == "[" and "|" not in rest:
                 return i + 1
             raise _Undecided
+        if rest[0] not in _BLOCK_CHARS:  # a line of text with a pipe: only a table may start here
+            return None if self._table_at(i) else i + 1
         if _UNDERLINE_RE.match(rest):
             title = "\n".join(self.lines[self.para_start:i]).strip()
             self._heading(1 if rest[0] == "=" else 2, title, self.para_start, i + 1)
