@@ -603,9 +603,10 @@ def test_an_error_meanwhile_reaches_the_caller_after_the_slices(monkeypatch):
     assert len(tokens.token_index(doc)) == len(encoding().encode_ordinary(doc.text))
 
 
-def test_span_context_parses_the_structure_while_the_text_encodes(monkeypatch):
-    """The chunkers' context takes the document's structure from the parse run meanwhile: the
-    same Structure `structure_of` caches, built once."""
+def test_span_context_makes_the_outline_while_the_text_encodes_and_parses_on_demand(monkeypatch):
+    """The chunkers' context takes the document's outline (issue 31: read off the lines, no parse)
+    from the work run meanwhile, the same Outline `outline_of` caches; its `structure` is parsed
+    only when asked for, and then is the Structure `structure_of` caches."""
     from inspector.core.chunking.common import SpanContext
     from inspector.core.documents.document import from_text
     from inspector.core.text import structure, tokens
@@ -614,9 +615,37 @@ def test_span_context_parses_the_structure_while_the_text_encodes(monkeypatch):
     doc = from_text(text, "handbook.md")
     tokens._INDEXES.clear()
     structure._STRUCTURES.clear()
+    structure._OUTLINES.clear()
     ctx = SpanContext(doc)
+    assert ctx.outline is structure.outline_of(doc)
+    assert ctx.outline.headings and ctx.tokens is tokens.token_index(doc)
+    assert structure._STRUCTURES.lookup((doc.sha256, doc.kind, doc.name)) is None  # not parsed
     assert ctx.structure is structure.structure_of(doc)
-    assert ctx.structure.headings and ctx.tokens is tokens.token_index(doc)
+    assert structure.outline_of_structure(ctx.structure) == ctx.outline
+    tokens._INDEXES.clear()
+    structure._STRUCTURES.clear()
+    assert SpanContext(doc, blocks=True).structure is structure._STRUCTURES.lookup((doc.sha256, doc.kind, doc.name))
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=any_text, slice_chars=st.sampled_from([64, 1 << 17]))
+def test_an_index_built_with_work_meanwhile_is_the_index_built_alone(text, slice_chars):
+    """With work meanwhile, the text's code points, odd characters and character classes are read
+    while it encodes (issue 31), or before when a slice's cut needs them: the index is the same."""
+    from inspector.core.runtime import offload
+    from inspector.core.text import tokens
+
+    ran: list[int] = []
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(tokens, "ENCODE_SLICE", slice_chars)
+        m.setattr(tokens, "OVERLAP_AT_LEAST", 16)
+        m.setattr(offload, "cores", lambda: 2)
+        m.delenv("OMP_NUM_THREADS", raising=False)
+        alone = tokens.TokenIndex(text)
+        beside = tokens.TokenIndex(text, lambda: ran.append(1))
+    assert ran == [1]
+    for name, array_alone in alone.arrays().items():
+        assert np.array_equal(array_alone, beside.arrays()[name]), name
 
 
 def test_a_forked_child_encodes_on_threads_of_its_own(monkeypatch):
