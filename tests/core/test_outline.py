@@ -36,9 +36,16 @@ _SCANNED = st.sampled_from([
     "| - | - |", "- a | b", "# a | b", "---", "===", "==", "--", "-", "***", "* * *", "- - -", "___", "```", "```py",
     "~~~", "``` a`b", "    code", "  ```", "> q", "> # quoted", ">  - item", "[x]: /u", "[x] y", "  # in",
     "Setext", "<b>x</b> y", "<unk> z", "<span>", "<div>", "</div>", "<!-- c -->", "<!--", "-->", "x # y #", "#", "# #",
-    "Text\xa0", "\xa0", "| a |\xa0", "\ttab", "-\tx", "2008 net | 7.0",
+    "Text\xa0", "\xa0", "| a |\xa0", "\ttab", "-\tx", "2008 net | 7.0", "\t- x", "  \t# h", "\t| a |", "\t```",
 ])
-_scanned_markdown = st.builds("\n".join, st.lists(_SCANNED, max_size=25))
+# Lists, lazy lines and what may follow them, densely: where two readings of a line part.
+_LISTED = st.sampled_from([
+    "", "", "- a", "* b", "+ c", "1. d", "2) e", "3. f", "lazy", "  cont", "   cont", "    deep", "- a | b", "* a | b",
+    "1. a | b", "--|--", "--- | ---", "| x |", "x | y", "# h", "  # h", "---", "===", "***", "> q", "```", "~~~",
+    "    code", "\t- t", "<div>", "<!-- c -->", "[r]: /u",
+])
+_scanned_markdown = st.builds("\n".join, st.lists(_SCANNED, max_size=25)) | st.builds(
+    "\n".join, st.lists(_LISTED, max_size=25))
 _mixed_markdown = st.builds("\n".join, st.lists(_LINES | _TRICKY | _SCANNED | _odd, max_size=30))
 
 
@@ -63,6 +70,7 @@ def _same_as_reference(text: str) -> bool:
 @given(_scanned_markdown | _mixed_markdown | _after_table | any_text)
 def test_the_outline_is_the_reference_parse_wherever_it_answers(text):
     _same_as_reference(text)
+    _same_as_reference(text * 2)  # each line also after the text's last (a list's next marker, say)
 
 
 def test_the_outline_answers_for_the_corpora_and_is_their_parse():
@@ -89,6 +97,8 @@ def test_the_outline_answers_for_the_corpora_and_is_their_parse():
     ("<div>\n# not yet\n\n# yes", [(1, "yes", 17, 22)]),
     ("> # quoted\n\n## H", [(2, "H", 12, 16)]),
     ("    # code\n# H", [(1, "H", 11, 14)]),
+    ("\t# code\n  \t# code\n# H", [(1, "H", 18, 21)]),  # a tab: four columns or more
+    ("text\n\t# lazy\n# H", [(1, "H", 13, 16)]),
 ])
 def test_headings_hidden_and_made(text, expected):
     assert outline.outline(text)[0] == expected
@@ -101,6 +111,8 @@ def test_headings_hidden_and_made(text, expected):
     ("| a |\n|---|\n| 1 |\n- item", [(0, 17)]),  # a list item ends it
     ("| a |\n|---|\n2008 | 7.0\n", [(0, 22)]),  # a row without a pipe in front
     ("- a\n\n| a |\n|---|", [(5, 16)]),
+    ("* b\n- a | b\n--- | ---", [(4, 21)]),  # another list's marker: a table first
+    ("* b\n* a | b\n--- | ---", []),  # the same list's next item
 ])
 def test_tables(text, tables):
     assert outline.outline(text)[1] == tables
@@ -114,7 +126,7 @@ def test_tables(text, tables):
     "[a]: /url\ntext\n---",  # a link reference definition, then a setext heading
     "> q\nlazy",  # a quote going on lazily
     "-\n\n  x",  # an empty item
-    "\t# tab",
+    "-\tafter the marker",  # tab stops inside an item
     "---\n- not plain front matter\n---\n",
 ])
 def test_what_it_leaves_to_the_parser(text):

@@ -86,11 +86,18 @@ def outline(text: str) -> tuple[list[RawHeading], list[tuple[int, int]], str | N
 
 
 def _indent(line: str) -> tuple[int, str]:
-    """Columns of leading blanks and the rest of the line; a tab among them is not decided here."""
+    """The column the line's text starts at (a tab goes on to the next multiple of four, as in
+    markdown-it-py at the top level) and the rest of the line. A line indented with a tab is
+    indented four columns or more: code, or a paragraph's or list item's continuation, never a
+    block start this scanner reads."""
     rest = line.lstrip(" ")
-    if rest[:1] == "\t":
-        raise _Undecided
-    return len(line) - len(rest), rest
+    if rest[:1] != "\t":
+        return len(line) - len(rest), rest
+    rest = line.lstrip(" \t")
+    col = 0
+    for ch in line[:len(line) - len(rest)]:
+        col = col + 1 if ch == " " else col + 4 - col % 4
+    return col, rest
 
 
 def _is_blank(line: str) -> bool:
@@ -139,7 +146,7 @@ def _table_columns(head: str, delim: str) -> int:
     if d.strip("|-: \t"):
         return 0
     if "\t" in delim[:d_indent] or "\t" in head[:len(head) - len(head.lstrip(" \t"))]:
-        raise _Undecided  # tab stops
+        return 0  # indented four columns or more: code, not a table's line
     aligns = 0
     columns = d.split("|")
     for i, col in enumerate(columns):
@@ -268,6 +275,7 @@ class _Scan:
         self.state = _TOP
         self.after_blank = True  # the line before is blank (or the text's start)
         self.offset = 0  # in a list: its current item's content column
+        self.marker = ""  # in a list: its marker's character ("-", "+", "*"; "." or ")" after a number)
         self.para_start = 0  # in a paragraph: its first line
         self.para_ref = False  # in a paragraph: it begins with "[" (maybe a link reference definition)
 
@@ -454,6 +462,8 @@ class _Scan:
             raise _Undecided
         marker = _list_marker(rest) if not _HR_RE.match(rest) else None
         if marker:
+            if rest[marker[0] - 1] != self.marker:
+                return None  # another list: a block of its own, a table first ("- a | b" over a delimiter row)
             self.offset = _content_offset(indent, marker[0], rest)
             return i + 1
         if self.after_blank:
@@ -470,12 +480,12 @@ class _Scan:
     def _in_lazy(self, i: int, indent: int, rest: str) -> int | None:
         """A line after one that is a list item's paragraph going on lazily, or a top-level
         paragraph after the list: only what both readings agree on is decided."""
+        if self._table_at(i):  # after the list ("- a | b": its next item) or in a paragraph after it
+            raise _Undecided
         if self.after_blank:
             if indent:
                 raise _Undecided
             return None
-        if self._table_at(i):
-            raise _Undecided
         if indent == 0 and ((_HR_RE.match(rest) and rest[0] != "-") or _fence(rest) or _atx(rest)):
             return None
         if not _block_start(rest):
@@ -516,6 +526,7 @@ class _Scan:
                 marker = _list_marker(rest) if c in "-+*0123456789" else None
                 if marker:
                     self.offset = _content_offset(indent, marker[0], rest)
+                    self.marker = rest[marker[0] - 1]
                     self.state = _LIST
                     return i + 1
             else:
