@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from inspector.core.chunking.registry import chunk_document, get_strategy
@@ -178,6 +178,8 @@ def test_a_conversion_reads_back_as_written(text, kind, meta, cuts):
                           lambda inner: st.lists(inner, max_size=4).map(tuple) | st.lists(inner, max_size=4)
                           | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3),
                           max_leaves=10))
+@example(value=("0", [], None))  # an unhashable kind: refused, not a TypeError (found by this test)
+@example(value=("0", {}, {}))
 def test_whatever_a_payload_holds_is_a_conversion_or_refused(value):
     got = convertcache.decode(memoryview(marshal.dumps(value)))
     if got is not None:

@@ -81,7 +81,7 @@ def decode(payload: memoryview) -> Conversion | None:
     if not (isinstance(value, tuple) and len(value) == 3):
         return None
     text, kind, meta = value
-    if not (isinstance(text, str) and text and kind in KINDS and isinstance(meta, dict)
+    if not (isinstance(text, str) and text and isinstance(kind, str) and kind in KINDS and isinstance(meta, dict)
             and all(isinstance(k, str) for k in meta)):
         return None
     starts = meta.get("page_starts")
