@@ -60,10 +60,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             raise CliError(f"--docs: no document {d!r} in the corpus (known: {', '.join(sorted(known))})")
     heading = None
     if args.heading:
-        from inspector.core.api import resolve_heading_filter, structure_of
+        from inspector.core.api import outline_of, resolve_heading_filter
 
         # Typed by prefix, the sole document title optional: the window's rule (heading_filter).
-        paths = [h.path for d in docs for h in structure_of(d).headings]
+        paths = [h.path for d in docs for h in outline_of(d).headings]
         heading = list(resolve_heading_filter(args.heading, paths)) or None
     hits = wb.ask(args.question, config, docs=only, heading_prefix=heading, reranker=reranker, rerank_depth=depth)
     by_id = {d.doc_id: d for d in docs}

@@ -56,6 +56,7 @@ _WHERE: dict[str, str] = {
     "write_failure": "inspector.core.errors",
     # text
     "structure_of": "inspector.core.text.structure",
+    "outline_of": "inspector.core.text.structure",
     "heading_completions": "inspector.core.text.heading_filter",
     "resolve_heading_filter": "inspector.core.text.heading_filter",
     "MULTILINGUAL_MODEL": "inspector.core.text.model_fit",
@@ -400,7 +401,7 @@ if TYPE_CHECKING:
     from inspector.core.text.embed_view import EmbedView, is_embed_view
     from inspector.core.text.heading_filter import heading_completions, resolve_heading_filter
     from inspector.core.text.model_fit import MULTILINGUAL_MODEL, ModelFit, model_fit
-    from inspector.core.text.structure import structure_of
+    from inspector.core.text.structure import outline_of, structure_of
     from inspector.core.text.wordpieces import MAX_WORD_PIECES, piece_override, use_embedder_pieces, use_piece_spec
     from inspector.core.text.wordpieces import max_seq_length as word_piece_limit
     from inspector.core.viewmodel.html_export import view_html
@@ -414,7 +415,7 @@ __all__ = [
     "CONVERTED_SUFFIXES", "CONVERSION_KEPT", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
     "PDF_BACKENDS", "set_pdf_backend", "pdf_backend", "docling_available", "PageImage", "render_pdf_page",
     "text_boxes",
-    "structure_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "ModelFit",
+    "structure_of", "outline_of", "heading_completions", "resolve_heading_filter", "MULTILINGUAL_MODEL", "ModelFit",
     "model_fit",
     "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",
     # chunking

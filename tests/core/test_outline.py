@@ -17,6 +17,7 @@ from inspector.core.documents.document import from_text
 from inspector.core.text import outline, structure, structurecache
 from inspector.core.text.markdown_blocks import reference_parser
 from inspector.core.text.structure import outline_of, outline_of_structure, structure_of
+from inspector.core.workbench.chunk_store import ChunkStore
 from tests.core.strategies_for_tests import any_text
 from tests.core.test_structure import _LINES
 from tests.core.test_structure_fast import _TRICKY, _after_table, _odd
@@ -217,3 +218,23 @@ def test_chunks_from_the_outline_equal_chunks_from_the_structure(name):
 @given(text=_scanned_markdown.filter(lambda t: re.search(r"\S", t) is not None))
 def test_chunks_from_the_outline_equal_chunks_from_the_structure_on_generated_text(text):
     _chunks_both_ways(text * 3, "recursive", {"size": 16, "overlap": 4})
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "fixed_tokens"])
+def test_the_windows_chunk_stage_takes_its_headings_from_the_outline(monkeypatch, strategy):
+    """The window's first stage (`helper_jobs.chunk_stage`, and `ChunkStore`'s in-process twin)
+    shows the headings beside the chunks: for a strategy that reads no blocks, no parse for them."""
+    from inspector.core.chunking import helper_jobs
+
+    text = HANDBOOK.read_text(encoding="utf-8")
+    doc = from_text(text, "h.md")
+    expected = tuple((h.start, h.end, h.level) for h in structure.parse_markdown(text, "h.md").headings)
+    structure._OUTLINES.clear()
+    structure._STRUCTURES.clear()
+    with monkeypatch.context() as m:
+        _no_parse(m)
+        stage = helper_jobs.chunk_stage(helper_jobs.doc_key(doc), doc, strategy, {}, None, True)
+        structure._OUTLINES.clear()
+        first = next(iter(ChunkStore().stages(doc, strategy, {}, with_prefix=True, cancelled=lambda: False,
+                                              shape=lambda s, _f: s)))
+    assert stage.headings == first.headings == expected and len(expected) > 100

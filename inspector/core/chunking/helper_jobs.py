@@ -167,14 +167,14 @@ def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mappin
     with the embedding `view`), their statistics and the headings."""
     from inspector.core.chunking.registry import get_strategy
     from inspector.core.chunking.stats import chunk_stats
-    from inspector.core.text.structure import structure_of
+    from inspector.core.text.structure import outline_of
 
     _use_model(pieces)
     d = _document(key, doc)
     with paused_gc():
         chunks = get_strategy(strategy)(d, params)
         _LAST[:] = [_last_key(key, strategy, params), chunks]
-        headings = tuple((h.start, h.end, h.level) for h in structure_of(d).headings)
+        headings = tuple((h.start, h.end, h.level) for h in outline_of(d).headings)  # no parse for these
         shown = with_view(d, anchored(chunks, with_prefix), view)
         return Stage(pack(shown), chunk_stats(d, shown), headings)
 

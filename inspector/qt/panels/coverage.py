@@ -156,7 +156,7 @@ class CoveragePanel(QWidget):
             self.summary.setText("The document has no sections.")
             return
         doc = self.state.document
-        words = "sections" if doc is not None and api.structure_of(doc).headings else "parts of the text"
+        words = "sections" if doc is not None and api.outline_of(doc).headings else "parts of the text"
         text = (f"<b>{len(missing)}</b> of {len(with_text)} {words} have no question yet"
                 if missing else f"Every one of the {len(with_text)} {words} has a question")
         text += f" · {r.placed} question{'s' if r.placed != 1 else ''} placed"

@@ -266,9 +266,10 @@ class QuestionBar(QWidget):
         if not self._heading_paths:
             doc = getattr(getattr(self.controller, "state", None), "document", None)
             if doc is not None:
-                from inspector.core.api import structure_of
+                from inspector.core.api import outline_of
 
-                self._heading_paths = [h.path for h in structure_of(doc).headings if h.path]
+                # The outline: the headings alone, most often without a parse (issue 31).
+                self._heading_paths = [h.path for h in outline_of(doc).headings if h.path]
         return self._heading_paths
 
     def _fill_headings(self) -> None:
