@@ -4,15 +4,16 @@
 what `SpanContext` reads of the structure: the top-level headings (their lines and titles, for
 heading paths and prefixes), the top-level tables' spans (the `split_table` flag) and the title.
 The compiled parser builds the whole block tree for that (the handbook x11: ~80 ms, 45 of them
-in markdown-it.rs); this scanner reads the lines once (~20 ms) and follows only what can hide or
+in markdown-it.rs); this scanner reads the lines once (~12 ms) and follows only what can hide or
 make a heading or a table: paragraphs (a setext underline; a table, heading or other block
-interrupting one), lists (by indentation), fenced and indented code, HTML blocks, block quotes
-(to the blank line after them) and front matter, each as markdown-it-py's block rules read it.
+interrupting one), lists (by indentation and marker), fenced and indented code (a tab counted to
+the next multiple of four columns), HTML blocks, block quotes (to the blank line or block after
+them) and front matter, each as markdown-it-py's block rules read it.
 
 It answers only where it is sure to agree with markdown-it-py, the reference
-(`markdown_blocks.reference_parser`). At a construct it does not follow (a tab in indentation,
-an empty list item, a line that may go on lazily with a list item's paragraph or a quote and then
-matters, front matter that is not plain, a link reference definition before a setext underline)
+(`markdown_blocks.reference_parser`). At a construct it does not follow (a tab after a list
+marker, an empty list item, a line that may go on lazily with a list item's paragraph or a quote
+and then matters, front matter that is not plain, a link reference definition before a block)
 `outline` returns None and the caller parses the text (`structure.outline_of`). A property test
 (tests/core/test_outline.py: hypothesis over generated Markdown, and every corpus in
 benchmarks/data) proves the headings, table spans and title equal the reference's wherever it
