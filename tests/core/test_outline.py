@@ -114,6 +114,7 @@ def test_headings_hidden_and_made(text, expected):
     ("- a\n\n| a |\n|---|", [(5, 16)]),
     ("* b\n- a | b\n--- | ---", [(4, 21)]),  # another list's marker: a table first
     ("* b\n* a | b\n--- | ---", []),  # the same list's next item
+    ("text\n2) a | b\n--|--", [(5, 19)]),  # a table interrupts, though "2)" would not (found by a search)
 ])
 def test_tables(text, tables):
     assert outline.outline(text)[1] == tables

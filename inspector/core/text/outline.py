@@ -447,10 +447,12 @@ class _Scan:
             self._heading(1 if rest[0] == "=" else 2, title, self.para_start, i + 1)
             self.state = _TOP
             return i + 1
+        if self._table_at(i):  # the first of the terminators: "2) a | b" over a delimiter row is a table
+            return None
         marker = _list_marker(rest) if rest[0] in "-+*0123456789" and not _HR_RE.match(rest) else None
         if marker and marker[1] and not marker[2]:
             return i + 1  # an ordered item not numbered 1 does not interrupt a paragraph
-        if self._table_at(i) or marker or _ends_table(rest) or _html_kind(rest, True):
+        if marker or _ends_table(rest) or _html_kind(rest, True):
             return None
         return i + 1
 
