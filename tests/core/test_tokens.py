@@ -630,8 +630,8 @@ def test_span_context_makes_the_outline_while_the_text_encodes_and_parses_on_dem
 @settings(max_examples=60, deadline=None)
 @given(text=any_text, slice_chars=st.sampled_from([64, 1 << 17]))
 def test_an_index_built_with_work_meanwhile_is_the_index_built_alone(text, slice_chars):
-    """With work meanwhile, the text's code points, odd characters and character classes are read
-    while it encodes (issue 31), or before when a slice's cut needs them: the index is the same."""
+    """An index built with work meanwhile (the outline, the parse: on the calling thread while the
+    slices encode, or before them) is the index built alone, with one slice or many."""
     from inspector.core.runtime import offload
     from inspector.core.text import tokens
 

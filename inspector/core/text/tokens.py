@@ -246,7 +246,7 @@ def _slice_end(text: str, a: int, odd: bool, step: int = ENCODE_SLICE) -> int:
     return n
 
 
-def _encode_in_slices(text: str, odd: Sequence[int] | Callable[[], Sequence[int] | None] | None = None,
+def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
                       meanwhile: Callable[[], object] | None = None) -> np.ndarray:
     """`encode_ordinary(text)` as int32, one slice of about ENCODE_SLICE characters at a time, the
     slices on ENCODE_THREADS threads; `meanwhile`, when given, is called on this thread while they
@@ -273,12 +273,7 @@ def _encode_in_slices(text: str, odd: Sequence[int] | Callable[[], Sequence[int]
     cuts = [0]
     while cuts[-1] < n:
         a = cuts[-1]
-        if n - a > step:
-            if callable(odd):  # found only where a cut needs it (one slice: while it encodes)
-                odd = odd()
-            cuts.append(_slice_end(text, a, bool(odd), step))
-        else:
-            cuts.append(n)
+        cuts.append(_slice_end(text, a, bool(odd), step) if n - a > step else n)
     spans = list(zip(cuts, cuts[1:], strict=False))
     if pool is None:
         parts = [_encode_array(text[a:b]) for a, b in spans]
@@ -461,8 +456,8 @@ def regex_piece_bounds(text: str) -> array[int]:
     return bounds
 
 
-def sure_piece_bounds(text: str, char_starts: np.ndarray, cps: np.ndarray | None = None,
-                      cls: np.ndarray | None = None) -> tuple[array[int], array[int]]:
+def sure_piece_bounds(text: str, char_starts: np.ndarray,
+                      cps: np.ndarray | None = None) -> tuple[array[int], array[int]]:
     """Piece boundaries read off the document's token boundaries (`char_starts`, sorted, one
     per token and one for the end), and the document's tokens before each: 0, every token
     boundary between two characters whose classes no match of the expression holds together
@@ -482,7 +477,7 @@ def sure_piece_bounds(text: str, char_starts: np.ndarray, cps: np.ndarray | None
     ntok = len(char_starts) - 1
     if n == 0:
         return array("q", [0]), array("q", [0])
-    cls = _classes(text, cps) if cls is None else cls  # `cls`: the characters' classes, read already
+    cls = _classes(text, cps)
     inner = np.flatnonzero((char_starts > 0) & (char_starts < n))
     if len(inner):  # a boundary floored into a character repeats its start: the first is the token's
         inner = inner[np.concatenate(([True], char_starts[inner[1:]] != char_starts[inner[:-1]]))]
@@ -525,29 +520,10 @@ class TokenIndex:
         # compact arrays; only the two lists the hot counting path indexes stay Python lists.
         # Beyond ASCII, the text's code points are read once for the odd-character check and the
         # piece boundaries (ASCII text needs them for the boundaries only: made there).
-        facts: list = []  # [code points or None, odd characters or None], read once
-        classes: list[np.ndarray] = []  # the characters' classes (`sure_piece_bounds`), read beside the encode
-
-        def text_facts() -> list:
-            if not facts:
-                cps = None if text.isascii() else codepoints(text)
-                facts.extend((cps, odd_characters(text, cps)))
-            return facts
-
-        if meanwhile is None:
-            self.tokens = _encode_in_slices(text, text_facts()[1])
-        else:
-            # Read while the text encodes, unless a slice's cut needs them first (issue 31: on
-            # the sample handbook the encode began 0.3 ms sooner, and 0.16 ms less came after it).
-            def during() -> None:
-                cps, odd = text_facts()
-                if odd is None:
-                    classes.append(_classes(text, cps))
-                meanwhile()
-
-            self.tokens = _encode_in_slices(text, lambda: text_facts()[1], during)
-        cps, self._odd = text_facts()
+        cps = None if text.isascii() else codepoints(text)
+        self._odd = odd_characters(text, cps)
         """Where the pieces here may not be tiktoken's (None: nowhere); spans near them are encoded whole."""
+        self.tokens = _encode_in_slices(text, self._odd, meanwhile)
         byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
         np.cumsum(_token_byte_lengths()[self.tokens], out=byte_starts[1:])
         umap = Utf8Map(text)
@@ -565,7 +541,7 @@ class TokenIndex:
         # Document tokens before each piece boundary (pieces never split a token).
         self._piece_tokens: array[int]
         if self._odd is None and byte_starts[-1] == umap.nbytes:
-            self.pieces, self._piece_tokens = sure_piece_bounds(text, char_starts, cps, classes[0] if classes else None)
+            self.pieces, self._piece_tokens = sure_piece_bounds(text, char_starts, cps)
         else:
             bounds = regex_piece_bounds(text)
             bounds_np = np.frombuffer(bounds, dtype=np.int64)  # a view, dropped at the end of this call
