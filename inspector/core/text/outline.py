@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from itertools import accumulate
 
-from inspector.core.text.markdown_blocks import _front_matter_title
+from inspector.core.text.markdown_blocks import _front_matter_title, _rstrip_end
 from inspector.core.text.markdown_fast import _plain_front_matter
 
 #: (level, title, start, end) of each top-level heading, as `structure._markdown_parts` gives them.
@@ -285,10 +285,7 @@ class _Scan:
         start to the last non-white-space character."""
         n = len(self.text)
         a = min(self.cum[first] + first, n)
-        b = min(self.cum[after] + after, n)
-        while b > a and self.text[b - 1].isspace():
-            b -= 1
-        return a, b
+        return a, _rstrip_end(self.text, a, min(self.cum[after] + after, n))
 
     def _heading(self, level: int, title: str, first: int, after: int) -> None:
         a, b = self._span(first, after)

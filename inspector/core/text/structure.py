@@ -49,8 +49,7 @@ class Structure:
 
     def heading_path_at(self, offset: int) -> tuple[str, ...]:
         """Heading titles enclosing `offset` (text before the first heading has an empty path)."""
-        i = bisect.bisect_right(self._heading_starts, offset) - 1
-        return self.headings[i].path if i >= 0 else ()
+        return _path_at(self.headings, self._heading_starts, offset)
 
     def heading_at(self, offset: int) -> Heading | None:
         i = bisect.bisect_right(self._heading_starts, offset) - 1
@@ -69,8 +68,12 @@ class Outline:
 
     def heading_path_at(self, offset: int) -> tuple[str, ...]:
         """Heading titles enclosing `offset` (text before the first heading has an empty path)."""
-        i = bisect.bisect_right(self._heading_starts, offset) - 1
-        return self.headings[i].path if i >= 0 else ()
+        return _path_at(self.headings, self._heading_starts, offset)
+
+
+def _path_at(headings: tuple[Heading, ...], starts: tuple[int, ...], offset: int) -> tuple[str, ...]:
+    i = bisect.bisect_right(starts, offset) - 1
+    return headings[i].path if i >= 0 else ()
 
 
 def outline_of_structure(structure: Structure) -> Outline:
