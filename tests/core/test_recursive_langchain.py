@@ -33,9 +33,13 @@ def _langchain(text, size, overlap, length, separators, is_regex):
 def test_same_chunks_as_langchain_token_length(text, size, data):
     overlap = data.draw(st.integers(0, size - 1))
     doc = from_text(text, "t.txt")
-    ours = recursive_spans(doc.text, 0, len(doc.text), token_index(doc).count, size, overlap)
+    index = token_index(doc)
+    ours = recursive_spans(doc.text, 0, len(doc.text), index.count, size, overlap)
     theirs = _langchain(doc.text, size, overlap, count_text, DEFAULT_SEPARATORS, True)
     assert [doc.text[a:b] for a, b in ours] == theirs
+    # A level's splits measured at once (the strategy's way: `TokenIndex.counts`), memo emptied.
+    index._memo.clear()
+    assert recursive_spans(doc.text, 0, len(doc.text), index.count, size, overlap, lengths=index.counts) == ours
 
 
 @settings(max_examples=120)

@@ -315,6 +315,109 @@ def test_spans_ending_where_a_document_piece_ends_on_the_corpora():
         assert index.count(a, b) == count_text(text[a:b]), (a, b)
 
 
+#: Span starts `TokenIndex.counts` reads a head at (`_head_end`): runs of line breaks, one space
+#: and words after them, words cut by a trim, and the cases beside them it must leave to `count`.
+HEAD_RUNS = st.lists(st.sampled_from([
+    "\n", "\n\n", "\n\n\n", " ", "  ", "\t", "\r\n", "\n ", "\n  ", "the", "The", "a", "word", "don't", "it's",
+    "'s", "'ll", "café", "naïve", "Straße", "中文", "é", "e\u0301", "\u00a0", ".", ". ", "?\n", ")", "=", " = ",
+    "12", "1234", "x1", "#", "- ", "\u2028", "🚀",
+]), min_size=1, max_size=40).map("".join)
+
+
+def _spans_of_every_kind(text: str, index: TokenIndex, data) -> list[tuple[int, int]]:
+    """Spans drawn as the chunkers make them: anywhere, trimmed, starting at a piece boundary or
+    just after one, ending on one, empty."""
+    from inspector.core.chunking.common import trim
+
+    n = len(text)
+    bounds = list(index.pieces)
+    spans = []
+    for _ in range(data.draw(st.integers(1, 24))):
+        how = data.draw(st.sampled_from(["any", "trimmed", "from a bound", "after a bound", "to a bound"]))
+        a = data.draw(st.integers(0, n))
+        b = data.draw(st.integers(a, n))
+        if how == "trimmed":
+            a, b = trim(text, a, b)
+        elif how == "from a bound":
+            a = data.draw(st.sampled_from(bounds))
+            b = data.draw(st.integers(a, n))
+        elif how == "after a bound":
+            a = min(n, data.draw(st.sampled_from(bounds)) + data.draw(st.integers(1, 3)))
+            b = data.draw(st.integers(a, n))
+        elif how == "to a bound":
+            b = data.draw(st.sampled_from(bounds))
+            a = data.draw(st.integers(0, b))
+        spans.append((a, b))
+    return spans
+
+
+@settings(max_examples=400)
+@given(text=HEAD_RUNS | PIECE_RUNS | any_text | RUNS | ODD_RUNS, data=st.data())
+def test_many_spans_counted_at_once_count_as_each_encoded(text, data):
+    """`counts` (the recursive chunker's and `make`'s) gives every span's count encoded on its
+    own, and what `count` gives, with the memo read and written alike."""
+    index = TokenIndex(text)
+    spans = _spans_of_every_kind(text, index, data)
+    want = [count_text(text[a:b]) for a, b in spans]
+    assert index.counts(spans) == want
+    assert index.counts(spans) == want  # from the memo
+    assert [index.count(a, b) for a, b in spans] == want
+    fresh = TokenIndex(text)
+    assert [fresh.count(a, b) for a, b in spans] == want
+    assert fresh.counts(spans * 2) == want * 2
+
+
+def test_every_span_of_short_texts_counted_at_once_counts_exactly():
+    texts = [*HEAD_TEXTS, "x.\n\n The end. the cat\n\n\nWord's\n don't  it's\n Ünter",
+             "a. b\n = c\n\nStraße the\n\n 12"]
+    for text in texts:
+        index = TokenIndex(text)
+        spans = [(a, b) for a in range(len(text) + 1) for b in range(a, len(text) + 1)]
+        assert index.counts(spans) == [count_text(text[a:b]) for a, b in spans], text
+
+
+def _counted_at_once_as_the_recursive_chunker_asks(text: str) -> tuple[int, int]:
+    """(spans counted, spans `counts` left to `count`), after checking every count."""
+    from inspector.core.chunking.common import trim
+    from inspector.core.chunking.recursive import recursive_spans
+
+    asked: list[tuple[int, int]] = []
+    index = TokenIndex(text)
+
+    def length(a: int, b: int) -> int:
+        asked.append((a, b))
+        return index.count(a, b)
+
+    recursive_spans(text, 0, len(text), length, 200, 0)
+    rng = random.Random(7)
+    trimmed = [trim(text, a, min(len(text), a + rng.randrange(1, 800)))
+               for a in (rng.randrange(len(text)) for _ in range(3000))]
+    spans = asked + trimmed
+    fresh = TokenIndex(text)
+    left: list[tuple[int, int]] = []
+    real_count = TokenIndex.count
+
+    def count(self, a, b):
+        left.append((a, b))
+        return real_count(self, a, b)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(TokenIndex, "count", count)
+        got = fresh.counts(spans)
+    assert got == [count_text(text[a:b]) for a, b in spans]
+    return len(spans), len(left)
+
+
+@pytest.mark.parametrize("name", ["sample_docs/handbook.md", "benchmarks/data/chroma/corpora/pubmed.md"])
+def test_counted_at_once_on_the_corpora_as_the_recursive_chunker_asks(name):
+    """Every span the recursive chunker measures on the handbook and one of Chroma's corpora, and
+    spans trimmed anywhere: the heads `counts` reads (line breaks, a space and a word, a trimmed
+    word) are all there, and most spans are taken without `count`."""
+    text = (Path(__file__).resolve().parents[2] / name).read_text(encoding="utf-8")[:200_000]
+    spans, left = _counted_at_once_as_the_recursive_chunker_asks(text)
+    assert left < spans / 5, (spans, left)
+
+
 def test_every_character_class_is_the_expressions():
     """The class table read by sure_piece_bounds agrees with the `regex` module on every code point
     below U+10000 (and a few above)."""

@@ -50,6 +50,8 @@ class SpanContext:
         self.outline: Outline = made[0]
         #: Exact cl100k count of a span (the hottest call of every strategy: bound once).
         self.count = self.tokens.count
+        #: `count` of many spans at once (`TokenIndex.counts`).
+        self.counts = self.tokens.counts
         self._prefixes: dict[tuple[str, ...], str] = {}
         self._heading_starts = [h.start for h in self.outline.headings]
         self._heading_ends = [h.end for h in self.outline.headings]
@@ -155,10 +157,10 @@ class SpanContext:
         pextra = iter(prefix_extra) if prefix_extra is not None else None
         doc_id = self.doc.doc_id
         page_starts = self.doc.meta.get("page_starts") if self.doc.meta else None
-        for k, (a, b) in enumerate(spans):
+        spans = spans if isinstance(spans, list) else list(spans)
+        for k, ((a, b), tokens) in enumerate(zip(spans, self.counts(spans), strict=True)):
             if not k & 255:
                 check_cancelled()
-            tokens = self.count(a, b)
             path = self.path_for(a, b)
             flags = set(next(extras)) if extras is not None else set()
             if has_headings and not self.has_heading_inside(a, b):

@@ -326,7 +326,7 @@ def markdown(doc: Document, params: dict) -> tuple[Chunk, ...]:
     if doc.kind != "markdown" or not ctx.structure.blocks:
         from inspector.core.chunking.recursive import recursive_spans
 
-        spans = recursive_spans(text, 0, len(text), ctx.count, size, 0)
+        spans = recursive_spans(text, 0, len(text), ctx.count, size, 0, lengths=ctx.counts)
         flags: list[frozenset[str]] = [frozenset()] * len(spans)
         extras = [""] * len(spans)
         checked = [False] * len(spans)

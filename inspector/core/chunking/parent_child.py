@@ -55,7 +55,8 @@ def parent_child(doc: Document, params: dict) -> tuple[Chunk, ...]:
     for parent in parents:
         pid = len(out)
         out.append(replace(parent, id=pid, role="parent"))
-        spans = recursive_spans(doc.text, parent.start, parent.end, ctx.count, csize, params["child_overlap"])
+        spans = recursive_spans(doc.text, parent.start, parent.end, ctx.count, csize, params["child_overlap"],
+                                lengths=ctx.counts)
         if budget is not None:
             spans = _fit_children(ctx, budget, parent.prefix, csize, spans)
         children = ctx.make(spans, budget=params["child_size"], role="child", first_id=len(out),

@@ -136,9 +136,16 @@ def _separator_pieces(sub: str, a: int, b: int, separator: str) -> list[tuple[in
 
 def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int], int],
                     chunk_size: int, chunk_overlap: int,
-                    separators: Sequence[str] = DEFAULT_SEPARATORS) -> list[tuple[int, int]]:
-    """Chunk spans of text[start:end] (trimmed, in order), LangChain's recursive algorithm."""
+                    separators: Sequence[str] = DEFAULT_SEPARATORS, *,
+                    lengths: Callable[[list[tuple[int, int]]], list[int]] | None = None
+                    ) -> list[tuple[int, int]]:
+    """Chunk spans of text[start:end] (trimmed, in order), LangChain's recursive algorithm.
+    `lengths`, when given, is `length` of many spans at once (`TokenIndex.counts`): every split
+    of a level is measured, so a level's are asked for together."""
     out: list[tuple[int, int]] = []
+    if lengths is None:
+        def lengths(spans: list[tuple[int, int]]) -> list[int]:
+            return [length(a, b) for a, b in spans]
 
     def merge(splits: list[tuple[int, int, int]]) -> None:
         _merge_splits(text, splits, chunk_size, chunk_overlap, out)
@@ -158,8 +165,7 @@ def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int]
                     return
             pieces = [(i, i + 1) for i in range(a, b)]
         good: list[tuple[int, int, int]] = []
-        for pa, pb in pieces:
-            ln = length(pa, pb)
+        for (pa, pb), ln in zip(pieces, lengths(pieces), strict=True):
             if ln < chunk_size:
                 good.append((pa, pb, ln))
             else:
@@ -182,5 +188,6 @@ def recursive_spans(text: str, start: int, end: int, length: Callable[[int, int]
 
 def recursive(doc: Document, params: dict) -> tuple[Chunk, ...]:
     ctx = SpanContext(doc)
-    spans = recursive_spans(doc.text, 0, len(doc.text), ctx.count, params["size"], params["overlap"])
+    spans = recursive_spans(doc.text, 0, len(doc.text), ctx.count, params["size"], params["overlap"],
+                            lengths=ctx.counts)
     return tuple(ctx.make(spans, budget=params["size"]))

@@ -17,7 +17,7 @@ def sentence_units(ctx: SpanContext) -> tuple[list[tuple[int, int]], list[int]]:
     """Sentence spans and their token counts, computed once per document content."""
     def make() -> tuple[list[tuple[int, int]], list[int]]:
         spans = sentence_spans(ctx.text, markdown=ctx.doc.kind == "markdown")
-        return spans, [ctx.count(a, b) for a, b in spans]
+        return spans, ctx.counts(spans)
 
     return _UNITS.get_or_make(ctx.doc.sha256 + ctx.doc.kind, make, len(ctx.text))
 
