@@ -361,3 +361,25 @@ def test_each_helper_process_is_measured_against_its_own_start():
         assert pid in h.pids() and rss is not None and rss > 0 and held >= 0
     finally:
         h.shutdown()
+
+
+def test_a_helper_shut_down_while_it_is_retired_stays_down(quick_retire, monkeypatch):
+    """The owner's `shutdown` (the window quitting) while the keeper retires a grown helper: no
+    fresh helper is started after it, which nothing would ever stop (found as a thread leaked
+    into the next test: the fresh pool's queue feeder)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    h = quick_retire
+    h.call(jobs.hold, 80, 0)
+    real = ProcessPoolExecutor.shutdown
+
+    def owner_quits_meanwhile(self, *args, **kwargs):
+        monkeypatch.setattr(ProcessPoolExecutor, "shutdown", real)
+        h.shutdown()  # the retired pool is already out of `h`: this only marks the shutdown
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "shutdown", owner_quits_meanwhile)
+    assert _wait(lambda: h.retired == 1)
+    assert _wait(lambda: h._keeper is None, seconds=10)  # the keeper ends: no helper to keep
+    assert h._pool is None and h.shutdowns == 1
+    assert h.call(jobs.add, 1, 2) == 3  # a later call starts a helper again, as before

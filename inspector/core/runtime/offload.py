@@ -319,6 +319,8 @@ class Offload:
         self._last_end = 0.0
         self._ended_since_check = False
         self._keeper: threading.Thread | None = None
+        self.shutdowns = 0
+        """Calls of `shutdown` so far: a retirement under way starts no fresh helper after one."""
 
     def wanted(self, chars: int, min_chars: int | None = None) -> bool:
         """Whether a job reading `chars` characters goes to the helper (`min_chars`: the job's
@@ -330,20 +332,24 @@ class Offload:
         """The running helper, started if there is none (`calling`: a call is made on it, which
         `_ended` closes)."""
         with self._lock:
-            if self._pool is None:
-                self._flags = self._ctx.Array("b", SLOTS, lock=False)
-                pool = self._pool = ProcessPoolExecutor(self.workers, mp_context=self._ctx, initializer=_init,
-                                                        initargs=(self._flags,))
-                self._baselines = {}
-                self._started = time.monotonic()
-                for _ in range(self.workers):  # each process's first job, as they start
-                    pool.submit(_warm, self.warm_up).add_done_callback(lambda fut: self._note_baseline(pool, fut))
-                if self._keeper is None:
-                    self._keeper = threading.Thread(target=self._keep, name="offload-keeper", daemon=True)
-                    self._keeper.start()
+            pool = self._pool if self._pool is not None else self._start_locked()
             if calling:
                 self._inflight += 1
-            return self._pool, self._flags
+            return pool, self._flags
+
+    def _start_locked(self) -> ProcessPoolExecutor:
+        """Start a helper (`_lock` held)."""
+        self._flags = self._ctx.Array("b", SLOTS, lock=False)
+        pool = self._pool = ProcessPoolExecutor(self.workers, mp_context=self._ctx, initializer=_init,
+                                                initargs=(self._flags,))
+        self._baselines = {}
+        self._started = time.monotonic()
+        for _ in range(self.workers):  # each process's first job, as they start
+            pool.submit(_warm, self.warm_up).add_done_callback(lambda fut: self._note_baseline(pool, fut))
+        if self._keeper is None:
+            self._keeper = threading.Thread(target=self._keep, name="offload-keeper", daemon=True)
+            self._keeper.start()
+        return pool
 
     @property
     def baseline(self) -> int | None:
@@ -405,10 +411,15 @@ class Offload:
                 return False
             self._pool = None
             self.retired += 1
+            shutdowns = self.shutdowns
         log.info("helper process grew to %d MB (%d MB after starting, %d characters kept): replacing it",
                  rss >> 20, baseline >> 20, held)
         pool.shutdown(wait=True)
-        self._executor()  # the fresh one starts now, not at the next job
+        with self._lock:
+            # The fresh one starts now, not at the next job; unless the owner shut the helper down
+            # meanwhile (the window quitting): one started after that would never be stopped.
+            if self._pool is None and self.shutdowns == shutdowns:
+                self._start_locked()
         return True
 
     def _slot(self, flags: Any) -> int:
@@ -557,6 +568,7 @@ class Offload:
         """Stop the helper: running work is told to stop, queued work is dropped."""
         with self._lock:
             pool, flags, self._pool = self._pool, self._flags, None
+            self.shutdowns += 1
         if pool is None:
             return
         for i in range(SLOTS):
