@@ -239,3 +239,62 @@ def test_the_windows_chunk_stage_takes_its_headings_from_the_outline(monkeypatch
         first = next(iter(ChunkStore().stages(doc, strategy, {}, with_prefix=True, cancelled=lambda: False,
                                               shape=lambda s, _f: s)))
     assert stage.headings == first.headings == expected and len(expected) > 100
+
+
+def _heading_tree_by_hand(raw: list[tuple[int, str, int, int]], text_len: int) -> tuple[structure.Heading, ...]:
+    """The reference: each heading's path from the open headings above it, its section's end the
+    next heading of its level or above (a search over the later ones), made with `Heading(...)`."""
+    out = []
+    for k, (level, title, a, b) in enumerate(raw):
+        path: list[str] = [title]
+        need = level
+        for lv, t, _a, _b in reversed(raw[:k]):
+            if lv < need:
+                path.insert(0, t)
+                need = lv
+        end = next((a2 for lv, _t, a2, _b in raw[k + 1:] if lv <= level), text_len)
+        out.append(structure.Heading(level, title, a, b, end, tuple(path)))
+    return tuple(out)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(levels=st.lists(st.integers(1, 6), max_size=30))
+def test_the_heading_tree_is_the_reference(levels):
+    raw = [(lv, f"h{k}", 10 * k, 10 * k + 5) for k, lv in enumerate(levels)]
+    made = structure._heading_tree(raw, 10 * len(raw) + 3)
+    assert made == _heading_tree_by_hand(raw, 10 * len(raw) + 3)
+    assert all(type(h) is structure.Heading for h in made)
+
+
+def test_an_outline_pickles_to_the_same_outline():
+    """The helper process sends the outline with the window's first stage (`Outline.__reduce__`:
+    its raw headings, the tree made again on loading)."""
+    import pickle
+
+    texts = [HANDBOOK.read_text(encoding="utf-8"), "no heading at all", "# One\n\n## Two\n\n# Three\ntext\n",
+             *(p.read_text(encoding="utf-8") for p in sorted((ROOT / "benchmarks" / "data").rglob("*.md"))[:6])]
+    for k, text in enumerate(texts):
+        structure._OUTLINES.clear()
+        made = outline_of(from_text(text, f"d{k}.md"))
+        again = pickle.loads(pickle.dumps(made))
+        assert again == made and again.heading_path_at(len(text) - 1) == made.heading_path_at(len(text) - 1)
+        assert [h.section_end for h in again.headings] == [h.section_end for h in made.headings]
+    assert len(outline_of(from_text(texts[0], "d0.md")).headings) > 100
+
+
+def test_an_outline_remembered_is_answered_without_a_scan(monkeypatch):
+    """`remember_outline` (the helper's outline, kept by the window's process): `outline_of`
+    answers it, neither scanning nor parsing; one already there is kept."""
+    text = HANDBOOK.read_text(encoding="utf-8")
+    doc = from_text(text, "h.md")
+    structure._OUTLINES.clear()
+    made = outline_of(doc)
+    structure._OUTLINES.clear()
+    structure._STRUCTURES.clear()
+    with monkeypatch.context() as m:
+        _no_parse(m)
+        m.setattr(outline, "outline", lambda _t: pytest.fail("scanned"))
+        structure.remember_outline(doc, made)
+        assert outline_of(doc) is made
+        structure.remember_outline(doc, structure.Outline((), "other", (), ()))
+        assert outline_of(doc) is made

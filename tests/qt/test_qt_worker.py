@@ -202,6 +202,27 @@ def test_a_document_chunked_in_the_helper_gives_the_same_stages(doc, helper, str
     assert [_result_fields(r) for r in there] == [_result_fields(r) for r in here]
 
 
+@pytest.mark.parametrize("strategy", ["recursive", "markdown"])
+def test_the_helpers_outline_is_kept_here_and_the_gui_thread_scans_nothing(doc, helper, monkeypatch, strategy):
+    """The helper sends the outline with its first stage, and this process keeps it: the heading
+    filter's completions (GUI thread) read it without scanning or parsing the text again."""
+    from inspector.core.text import outline, structure
+
+    expected = structure.outline_of_structure(structure.parse_markdown(doc.text, doc.name))
+    structure._OUTLINES.clear()
+    structure._STRUCTURES.clear()
+    stages = list(compute_chunks(1, ChunkRequest(doc, strategy, {}), lambda: False))
+    assert helper.calls >= 2 and stages[-1].complete
+    with monkeypatch.context() as m:
+        m.setattr(outline, "outline", lambda _t: pytest.fail("scanned"))
+        m.setattr(structure, "_markdown_parts", lambda *_a, **_k: pytest.fail("parsed"))
+        m.setattr(structure, "_kept_markdown", lambda *_a, **_k: pytest.fail("parsed"))
+        kept = structure.outline_of(doc)
+    assert kept == expected and len(kept.headings) > 100
+    shown = [(m.start, m.end, m.level) for m in stages[0].headings]
+    assert shown == [(h.start, h.end, h.level) for h in expected.headings]
+
+
 def test_a_document_shipped_through_a_file_gives_the_same_stages(doc, helper, monkeypatch):
     """A large document's text goes to the helper through a file (`offload.ship`), not the pipe."""
     from inspector.core.runtime import offload

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.chunking.chunk import anchored
 from inspector.core.chunking.embed_view import with_view
@@ -32,6 +32,9 @@ from inspector.core.documents.document import Document
 from inspector.core.runtime import offload
 from inspector.core.runtime.gcpause import paused_gc
 from inspector.core.runtime.lru import SizedLRU
+
+if TYPE_CHECKING:
+    from inspector.core.text.structure import Outline
 
 
 def warm_up() -> None:
@@ -69,8 +72,14 @@ class Stage:
 
     chunks: PackedChunks
     stats: ChunkStats
-    headings: tuple[tuple[int, int, int], ...] = ()
-    """(start, end, level) of every heading (stage one only)."""
+    outline: Outline | None = None
+    """The document's outline (stage one only): its headings are shown beside the chunks, and
+    the window's process keeps it (`structure.remember_outline`) rather than scan the text again."""
+
+    @property
+    def headings(self) -> tuple[tuple[int, int, int], ...]:
+        """(start, end, level) of every heading (stage one; none for stage two)."""
+        return () if self.outline is None else tuple((h.start, h.end, h.level) for h in self.outline.headings)
 
 
 DocKey = tuple[str, str, str, str]
@@ -174,9 +183,8 @@ def chunk_stage(key: DocKey, doc: Document | None, strategy: str, params: Mappin
     with paused_gc():
         chunks = get_strategy(strategy)(d, params)
         _LAST[:] = [_last_key(key, strategy, params), chunks]
-        headings = tuple((h.start, h.end, h.level) for h in outline_of(d).headings)  # no parse for these
         shown = with_view(d, anchored(chunks, with_prefix), view)
-        return Stage(pack(shown), chunk_stats(d, shown), headings)
+        return Stage(pack(shown), chunk_stats(d, shown), outline_of(d))  # no parse for the headings
 
 
 def annotate_stage(key: DocKey, doc: Document | None, strategy: str, params: Mapping[str, Any],

@@ -382,6 +382,7 @@ class ChunkStore:
         plain Python loops, which another thread can interrupt)."""
         from inspector.core.chunking import helper_jobs
         from inspector.core.runtime import offload
+        from inspector.core.text.structure import remember_outline
         from inspector.core.text.wordpieces import piece_override
 
         helper = offload.default()
@@ -401,8 +402,10 @@ class ChunkStore:
         stage = call(helper_jobs.chunk_stage, strategy, params, model_arg, with_prefix, view)
         if cancelled():
             raise Cancelled
+        if stage.outline is not None:  # this process's outline: the GUI thread asks for it (heading filter)
+            remember_outline(doc, stage.outline)
         with paused_gc():
-            headings = tuple(stage.headings)
+            headings = stage.headings
             first = shape(ChunkStage(stage.chunks.unpack(), stage.stats, headings, complete=False), None)
         yield first
         stage = call(helper_jobs.annotate_stage, strategy, params, model_arg, with_prefix,
