@@ -220,6 +220,34 @@ def test_heading_filter_completes_and_matches_by_prefix(qtbot, hash_window, open
                           for h in r.hits)
 
 
+def test_heading_completions_are_shown_whole(qtbot, hash_window, open_doc):
+    """The popup is as wide as its longest heading path (the field is at most 220 px, and the
+    popup had its width: "Parental leave > …"), up to half the window, and never under the field."""
+    w = hash_window()
+    w.resize(1024, 700)
+    open_doc(w)
+    bar = w.question_bar
+    popup = bar.completer.popup()
+    for typed in ("parental > ger", "leave", "p"):
+        offered = bar.completions(typed)
+        widest = max(popup.fontMetrics().horizontalAdvance(s) for s in offered)
+        assert popup.minimumWidth() >= min(widest, w.width() // 2 - 40), typed
+        assert bar.heading_filter.width() <= popup.minimumWidth() <= max(bar.heading_filter.width(), w.width() // 2)
+    assert bar.completions("no such heading at all") == [] and popup.minimumWidth() == 0
+
+
+def test_closing_the_window_with_a_heading_filter_typed_raises_nothing(qtbot, make_window, open_doc):
+    """The field's focus leaves as the window closes (editingFinished): no filter request to a
+    retrieval already shut down ("runner is shut down" / "Signal source has been deleted")."""
+    w = make_window()
+    open_doc(w)
+    bar = w.question_bar
+    bar.heading_filter.setText("parental > g")
+    w.close()
+    bar.heading_filter.editingFinished.emit()  # as Qt emits it when the focus goes
+    assert w.retrieval.heading_prefix is None
+
+
 def test_open_dialog_offers_every_supported_format(qtbot, make_window, monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 

@@ -97,6 +97,9 @@ class RetrievalController(QObject):
         """Questions of the gold set about the current document."""
         self.result: RetrievalResult | None = None
         self.stale = False
+        self._shut_down = False
+        """Set by `shutdown`: the window is closing, and a filter or setting changed by it (the
+        heading filter's focus leaving as the window goes) is no request to run."""
         self.baselines = BaselineComparison(self)
         """The pinned baseline and the current figures against it (`baseline`, `comparison`, `paired`)."""
         self.baselines.baselineChanged.connect(self.baselineChanged)
@@ -220,6 +223,8 @@ class RetrievalController(QObject):
     def set_filters(self, docs: tuple[str, ...] | None, heading_prefix: tuple[str, ...] | None) -> None:
         """Restrict the question's hits to some documents and/or a heading-path prefix (the gold
         set is always scored unfiltered, so its figures stay comparable)."""
+        if self._shut_down:
+            return
         docs = tuple(docs) if docs else None
         heading_prefix = tuple(h for h in heading_prefix if h) if heading_prefix else None
         if (docs, heading_prefix or None) != (self.filter_docs, self.heading_prefix):
@@ -456,6 +461,8 @@ class RetrievalController(QObject):
         cheapest index first (False when only the exact stage is wanted: the preview of these very
         settings is on screen already)."""
         self._settle.stop()
+        if self._shut_down:
+            return 0
         req = self.request(exact, preview, exact_note)
         if req is None or not self._has_work():
             self._submitted = None
@@ -579,6 +586,7 @@ class RetrievalController(QObject):
 
     # -- lifetime ------------------------------------------------------------------------------
     def shutdown(self, timeout_ms: int = 30_000) -> None:
+        self._shut_down = True
         self._settle.stop()
         for r in (self.runner, self.pooled_runner, self.loader):
             r.cancel()

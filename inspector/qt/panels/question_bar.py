@@ -281,9 +281,28 @@ class QuestionBar(QWidget):
     def _complete_headings(self, text: str) -> None:
         from inspector.core.api import heading_completions
 
-        self.completer_model.setStringList(heading_completions(text, self._paths()))
+        offered = heading_completions(text, self._paths())
+        self.completer_model.setStringList(offered)
+        self._fit_popup(offered)
         if self.heading_filter.hasFocus() and self.completer_model.rowCount():
             self.completer.complete()
+
+    def _fit_popup(self, offered: list[str]) -> None:
+        """The popup as wide as its longest path (the field is at most 220 px: "Parental leave >
+        Germany" read "Parental leave > …"), but no wider than half the window; the popup keeps
+        the field's width at least (`complete` sizes it to the field, the minimum widens it)."""
+        popup = self.completer.popup()
+        if popup is None:
+            return
+        if not offered:
+            popup.setMinimumWidth(0)
+            return
+        widest = max(popup.fontMetrics().horizontalAdvance(s) for s in offered)
+        bar = popup.verticalScrollBar()
+        chrome = 2 * popup.frameWidth() + (bar.sizeHint().width() if bar is not None else 0) + 16
+        window = self.window()
+        room = max(self.heading_filter.width(), window.width() // 2 if window is not None else 480)
+        popup.setMinimumWidth(min(widest + chrome, room))
 
     def completions(self, text: str) -> list[str]:
         """What the completer offers for `text` (tests; the popup shows the same)."""
