@@ -573,27 +573,18 @@ def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_slices_encode(
     assert index.tokens.tolist() == encoding().encode_ordinary(short.text)
 
 
-def test_the_first_slice_begins_encoding_before_the_work_meanwhile(monkeypatch):
-    """Issue 31: the caller waits until the first encoding thread has begun its slice before the
-    work meanwhile (the parse) takes the GIL; before, the thread waited for Python's 5 ms switch
-    interval or the parse's end, and the two ran one after the other. Checked without waiting in
-    `meanwhile` (five builds; without the wait the slice had begun in 1 of 5, checked). The wait's
-    bound is raised here so that a slow thread start on a loaded host is waited for; four of five,
-    because a thread descheduled for 5 ms between its start and the encode may still lose the GIL
-    to the caller."""
+def _encodes_begun_on_two_threads(monkeypatch):
+    """Two encoding threads, the caller's wait for the first raised (a slow thread start on a
+    loaded host is waited for), and an event set when a slice begins encoding."""
     import threading
 
-    from inspector.core.documents.document import from_text
     from inspector.core.runtime import offload
     from inspector.core.text import tokens
 
-    handbook = Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md"
-    text = handbook.read_text(encoding="utf-8")
     monkeypatch.setattr(offload, "cores", lambda: 2)
     monkeypatch.setattr(tokens, "ENCODE_THREADS", 2)
     monkeypatch.setattr(tokens, "START_WAIT", 10.0)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    assert len(text) >= tokens.OVERLAP_AT_LEAST
     encode_array = tokens._encode_array
     begun = threading.Event()
 
@@ -602,6 +593,24 @@ def test_the_first_slice_begins_encoding_before_the_work_meanwhile(monkeypatch):
         return encode_array(part)
 
     monkeypatch.setattr(tokens, "_encode_array", recording)
+    return begun
+
+
+def test_the_first_slice_begins_encoding_before_the_work_meanwhile(monkeypatch):
+    """Issue 31: the caller waits until the first encoding thread has begun its slice before the
+    work meanwhile (the parse) takes the GIL; before, the thread waited for Python's 5 ms switch
+    interval or the parse's end, and the two ran one after the other. Checked without waiting in
+    `meanwhile` (five builds; without the wait the slice had begun in 1 of 5, checked). The wait's
+    bound is raised here so that a slow thread start on a loaded host is waited for; four of five,
+    because a thread descheduled for 5 ms between its start and the encode may still lose the GIL
+    to the caller."""
+
+    from inspector.core.documents.document import from_text
+    from inspector.core.text import tokens
+
+    text = (Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    assert len(text) >= tokens.OVERLAP_AT_LEAST
+    begun = _encodes_begun_on_two_threads(monkeypatch)
     seen: list[bool] = []
     for k in range(5):
         begun.clear()
@@ -730,11 +739,46 @@ def test_span_context_makes_the_outline_while_the_text_encodes_and_parses_on_dem
     assert SpanContext(doc, blocks=True).structure is structure._STRUCTURES.lookup((doc.sha256, doc.kind, doc.name))
 
 
+def test_a_one_slice_texts_facts_are_read_while_it_encodes(monkeypatch):
+    """Issue 31: a text of one slice (the sample handbook) starts encoding before its code points,
+    odd characters, UTF-8 map and classes are read; they are read on the calling thread after the
+    work meanwhile, and the index is the one built alone. Four builds of five, as the test of the
+    first slice above (a thread descheduled between its start and the encode may lose the GIL)."""
+
+    from inspector.core.text import tokens
+
+    text = (Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    assert tokens.OVERLAP_AT_LEAST <= len(text) <= tokens.ENCODE_SLICE
+    alone = tokens.TokenIndex(text)
+    begun = _encodes_begun_on_two_threads(monkeypatch)
+    read_facts = tokens._TextFacts.__init__
+    events: list[tuple[str, bool]] = []
+
+    def facts(self, *args, **kwargs):
+        events.append(("facts", begun.is_set()))
+        read_facts(self, *args, **kwargs)
+
+    monkeypatch.setattr(tokens._TextFacts, "__init__", facts)
+    for _ in range(5):
+        begun.clear()
+        index = tokens.TokenIndex(text, lambda: events.append(("meanwhile", begun.is_set())))
+        for name, array_alone in alone.arrays().items():
+            assert np.array_equal(array_alone, index.arrays()[name]), name
+    assert [e for e, _b in events] == ["meanwhile", "facts"] * 5
+    assert sum(b for e, b in events if e == "facts") >= 4, events
+    monkeypatch.setattr(tokens, "FACTS_BESIDE_THE_ENCODE", False)
+    events.clear()
+    tokens.TokenIndex(text, lambda: events.append(("meanwhile", begun.is_set())))
+    assert [e for e, _b in events] == ["facts", "meanwhile"]  # read first, as a longer text's are
+
+
 @settings(max_examples=60, deadline=None)
-@given(text=any_text, slice_chars=st.sampled_from([64, 1 << 17]))
+@given(text=any_text | ODD_RUNS | PIECE_RUNS, slice_chars=st.sampled_from([64, 1 << 17]))
 def test_an_index_built_with_work_meanwhile_is_the_index_built_alone(text, slice_chars):
     """An index built with work meanwhile (the outline, the parse: on the calling thread while the
-    slices encode, or before them) is the index built alone, with one slice or many."""
+    slices encode, or before them) is the index built alone, with one slice or many. With one
+    slice the text's facts (code points, odd characters, UTF-8 map, classes) are read meanwhile
+    too (`_TextFacts`)."""
     from inspector.core.runtime import offload
     from inspector.core.text import tokens
 

@@ -456,8 +456,8 @@ def regex_piece_bounds(text: str) -> array[int]:
     return bounds
 
 
-def sure_piece_bounds(text: str, char_starts: np.ndarray,
-                      cps: np.ndarray | None = None) -> tuple[array[int], array[int]]:
+def sure_piece_bounds(text: str, char_starts: np.ndarray, cps: np.ndarray | None = None,
+                      cls: np.ndarray | None = None) -> tuple[array[int], array[int]]:
     """Piece boundaries read off the document's token boundaries (`char_starts`, sorted, one
     per token and one for the end), and the document's tokens before each: 0, every token
     boundary between two characters whose classes no match of the expression holds together
@@ -477,7 +477,7 @@ def sure_piece_bounds(text: str, char_starts: np.ndarray,
     ntok = len(char_starts) - 1
     if n == 0:
         return array("q", [0]), array("q", [0])
-    cls = _classes(text, cps)
+    cls = _classes(text, cps) if cls is None else cls  # `cls`: the characters' classes, read already
     inner = np.flatnonzero((char_starts > 0) & (char_starts < n))
     if len(inner):  # a boundary floored into a character repeats its start: the first is the token's
         inner = inner[np.concatenate(([True], char_starts[inner[1:]] != char_starts[inner[:-1]]))]
@@ -514,6 +514,25 @@ SHORT_PIECES_KEPT = 20_000
 COUNTS_AT_ONCE = 8
 
 
+#: Whether a one-slice text's facts (`_TextFacts`) are read while it encodes (`TokenIndex`);
+#: False reads them before, as a longer text's must be (a benchmark compares the two).
+FACTS_BESIDE_THE_ENCODE = True
+
+
+class _TextFacts:
+    """What `TokenIndex` reads of a text besides its tokens: its code points (None for ASCII),
+    odd characters (`odd_characters`), UTF-8 map and, when asked and there are no odd
+    characters, the characters' classes (`sure_piece_bounds`)."""
+
+    __slots__ = ("cps", "odd", "umap", "classes")
+
+    def __init__(self, text: str, *, classes: bool = False) -> None:
+        self.cps = None if text.isascii() else codepoints(text)
+        self.odd = odd_characters(text, self.cps)
+        self.umap = Utf8Map(text)
+        self.classes = _classes(text, self.cps) if classes and self.odd is None and text else None
+
+
 class TokenIndex:
     """Token boundaries of one document and exact span counts derived from them."""
 
@@ -524,13 +543,25 @@ class TokenIndex:
         # compact arrays; only the two lists the hot counting path indexes stay Python lists.
         # Beyond ASCII, the text's code points are read once for the odd-character check and the
         # piece boundaries (ASCII text needs them for the boundaries only: made there).
-        cps = None if text.isascii() else codepoints(text)
-        self._odd = odd_characters(text, cps)
+        facts: list[_TextFacts] = []
+        if meanwhile is not None and len(text) <= ENCODE_SLICE and FACTS_BESIDE_THE_ENCODE:
+            # One slice: nothing of what follows is needed before its encode (the odd characters
+            # only choose where slices are cut), so it is read on this thread while the text
+            # encodes, after the work meanwhile (issue 31: on the sample handbook ~0.4 ms sooner
+            # to the encode, ~0.4 ms less after it).
+            def during() -> None:
+                meanwhile()
+                facts.append(_TextFacts(text, classes=True))
+
+            self.tokens = _encode_in_slices(text, None, during)
+        else:
+            facts.append(_TextFacts(text))
+            self.tokens = _encode_in_slices(text, facts[0].odd, meanwhile)
+        cps, umap = facts[0].cps, facts[0].umap
+        self._odd = facts[0].odd
         """Where the pieces here may not be tiktoken's (None: nowhere); spans near them are encoded whole."""
-        self.tokens = _encode_in_slices(text, self._odd, meanwhile)
         byte_starts = np.zeros(len(self.tokens) + 1, dtype=np.int64)
         np.cumsum(_token_byte_lengths()[self.tokens], out=byte_starts[1:])
-        umap = Utf8Map(text)
         # Character offset at (or, inside a multi-byte character, before) each token boundary.
         char_starts = umap.char_at(byte_starts)
         char_starts[-1] = len(text)
@@ -545,7 +576,7 @@ class TokenIndex:
         # Document tokens before each piece boundary (pieces never split a token).
         self._piece_tokens: array[int]
         if self._odd is None and byte_starts[-1] == umap.nbytes:
-            self.pieces, self._piece_tokens = sure_piece_bounds(text, char_starts, cps)
+            self.pieces, self._piece_tokens = sure_piece_bounds(text, char_starts, cps, facts[0].classes)
         else:
             bounds = regex_piece_bounds(text)
             bounds_np = np.frombuffer(bounds, dtype=np.int64)  # a view, dropped at the end of this call
@@ -610,8 +641,8 @@ class TokenIndex:
         decisions are `_sync`'s but one: a short span is counted from the index too (`_sync`
         encodes a span whole when its trusted middle would start within 24 characters, which
         was cheaper when every head ran the expression; a head is now a look-up, and the count
-        is exact at any length). A span whose start is neither a piece boundary nor a run of
-        line breaks before one goes to `count`."""
+        is exact at any length). A span whose start is no piece boundary and whose head is none
+        of `_head_end`'s cases goes to `count`, as does every span of a text with odd characters."""
         memo = self._memo
         out: list[int | None] = [memo.get((a << 32) | b) if b > a else 0 for a, b in spans]
         todo = [k for k, v in enumerate(out) if v is None]
