@@ -113,3 +113,61 @@ def test_cli_ask_heading_by_prefix_with_the_title_left_out(capsys, tmp_path):
     data = json.loads(out.out)
     assert data["filters"]["heading_prefix"] == ["Handbook", "leave", "germ"]
     assert data["hits"] and all(h["heading_path"] == ["Handbook", "Parental leave", "Germany"] for h in data["hits"])
+
+
+def _completions_by_the_rule(text: str, paths, limit: int = 200) -> list[str]:
+    """The completer's answer with the module's rule applied path by path (`heading_completions`
+    before `HeadingCatalog`): the reference the catalog must equal."""
+    from inspector.core.text.heading_filter import sole_title
+
+    unique = list(dict.fromkeys(tuple(p) for p in paths if p))
+    title = sole_title(unique)
+    parts = parse_heading_filter(text)
+    full = resolve_heading_filter(parts, unique) if parts else ()
+    out: list[str] = []
+    for p in unique:
+        if full and not heading_matches(p, full):
+            continue
+        shown = display_path(p, title)
+        if shown and shown not in out:
+            out.append(shown)
+            if len(out) >= limit:
+                break
+    return out
+
+
+_WORDS = st.sampled_from(["Leave", "leave", "Parental", "Germany", "Germ", "ger", "Straße", "STRASSE", "sick-pay",
+                          "(3)", "A/B", "&co", "x:y", "  ", "Ünter", "ǅ", "über", "-", "1", "e", "ss", "ß", ""])
+_TITLES = st.lists(_WORDS, min_size=1, max_size=4).map(" ".join)
+_PATHS = st.lists(st.lists(_TITLES, min_size=1, max_size=4).map(tuple), max_size=25)
+_TYPED = st.lists(st.lists(_WORDS, max_size=3).map(" ".join), max_size=4).map(" > ".join)
+
+
+@given(paths=_PATHS, typed=st.lists(_TYPED, min_size=1, max_size=6), limit=st.sampled_from([200, 3]))
+def test_the_catalog_answers_as_the_rule(paths, typed, limit):
+    """`HeadingCatalog` (the window's completer, at every keystroke) gives the completions and
+    the resolved filter the rule gives, path by path, for any typed text, asked in any order."""
+    from inspector.core.text.heading_filter import HeadingCatalog
+
+    catalog = HeadingCatalog(paths)
+    for text in [*typed, *typed]:  # the second round from the catalog's remembered segments
+        assert catalog.completions(text, limit) == _completions_by_the_rule(text, paths, limit), text
+        assert catalog.resolve(text) == resolve_heading_filter(text, paths), text
+    assert heading_completions(typed[0], paths, limit) == _completions_by_the_rule(typed[0], paths, limit)
+
+
+def test_the_catalog_answers_as_the_rule_on_the_corpora_headings():
+    from pathlib import Path
+
+    from inspector.core.text.heading_filter import HeadingCatalog
+    from inspector.core.text.structure import outline_of
+
+    root = Path(__file__).resolve().parents[2]
+    files = [root / "sample_docs" / "handbook.md", *sorted((root / "benchmarks" / "data").rglob("*.md"))[:8]]
+    typed = ["p", "parental > g", "leave", "e", "employee > p > ger", "sick", "the", "1", "x > y", "(", "über"]
+    for f in files:
+        paths = [h.path for h in outline_of(from_text(f.read_text(encoding="utf-8"), f.name)).headings if h.path]
+        catalog = HeadingCatalog(paths)
+        for text in typed:
+            assert catalog.completions(text) == _completions_by_the_rule(text, paths), (f.name, text)
+            assert catalog.resolve(text) == resolve_heading_filter(text, paths), (f.name, text)

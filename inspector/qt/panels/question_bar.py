@@ -39,7 +39,7 @@ from inspector.qt.document.view import DocumentView
 from inspector.qt.panels.elided_label import ElidedLabel
 
 if TYPE_CHECKING:
-    from inspector.core.api import RetrievalResult
+    from inspector.core.api import HeadingCatalog, RetrievalResult
 
 RETRIEVER_LABELS = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
 MAX_K = 50
@@ -105,7 +105,7 @@ class QuestionBar(QWidget):
         super().__init__(parent)
         self.controller = controller
         self.view = view
-        self._heading_paths: list[tuple[str, ...]] = []
+        self._heading_catalog: HeadingCatalog | None = None
         self._jump: tuple[str, int, int] | None = None
         """(doc_id, start, end) of a hit in another document being jumped to."""
         self._reveal = False
@@ -258,30 +258,32 @@ class QuestionBar(QWidget):
         """Heading paths start at the top-level heading; let users leave out a title-like first
         heading they do not see in the prefix (e.g. "Employee Handbook"): the core's rule
         (`heading_filter.resolve_heading_filter`) over the shown document's heading paths."""
-        from inspector.core.api import resolve_heading_filter
+        return self._catalog().resolve(tuple(parts)) or tuple(parts)
 
-        return resolve_heading_filter(tuple(parts), self._paths()) or tuple(parts)
+    def _catalog(self) -> HeadingCatalog:
+        """The shown document's heading paths, made ready once for the filter's rule (asked at
+        every keystroke: `HeadingCatalog`)."""
+        if self._heading_catalog is None:
+            from inspector.core.api import HeadingCatalog
 
-    def _paths(self) -> list[tuple[str, ...]]:
-        if not self._heading_paths:
+            paths: list[tuple[str, ...]] = []
             doc = getattr(getattr(self.controller, "state", None), "document", None)
             if doc is not None:
                 from inspector.core.api import outline_of
 
                 # The outline: the headings alone, most often without a parse (issue 31).
-                self._heading_paths = [h.path for h in outline_of(doc).headings if h.path]
-        return self._heading_paths
+                paths = [h.path for h in outline_of(doc).headings if h.path]
+            self._heading_catalog = HeadingCatalog(paths)
+        return self._heading_catalog
 
     def _fill_headings(self) -> None:
         """A new document: its heading paths are what the completer offers."""
-        self._heading_paths = []
+        self._heading_catalog = None
         if self.heading_filter.hasFocus():
             self._complete_headings(self.heading_filter.text())
 
     def _complete_headings(self, text: str) -> None:
-        from inspector.core.api import heading_completions
-
-        offered = heading_completions(text, self._paths())
+        offered = self._catalog().completions(text)
         self.completer_model.setStringList(offered)
         self._fit_popup(offered)
         if self.heading_filter.hasFocus() and self.completer_model.rowCount():
