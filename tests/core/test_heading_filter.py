@@ -137,7 +137,8 @@ def _completions_by_the_rule(text: str, paths, limit: int = 200) -> list[str]:
 
 
 _WORDS = st.sampled_from(["Leave", "leave", "Parental", "Germany", "Germ", "ger", "Straße", "STRASSE", "sick-pay",
-                          "(3)", "A/B", "&co", "x:y", "  ", "Ünter", "ǅ", "über", "-", "1", "e", "ss", "ß", ""])
+                          "(3)", "A/B", "&co", "x:y", "  ", "Ünter", "ǅ", "über", "-", "1", "e", "ss", "ß", "",
+                          "\U0010ffff", "a\U0010ffff", "a\U0010fffe"])
 _TITLES = st.lists(_WORDS, min_size=1, max_size=4).map(" ".join)
 _PATHS = st.lists(st.lists(_TITLES, min_size=1, max_size=4).map(tuple), max_size=25)
 _TYPED = st.lists(st.lists(_WORDS, max_size=3).map(" ".join), max_size=4).map(" > ".join)
@@ -171,3 +172,15 @@ def test_the_catalog_answers_as_the_rule_on_the_corpora_headings():
         for text in typed:
             assert catalog.completions(text) == _completions_by_the_rule(text, paths), (f.name, text)
             assert catalog.resolve(text) == resolve_heading_filter(text, paths), (f.name, text)
+
+
+def test_the_catalog_finds_titles_past_the_last_code_point():
+    """A typed segment ending in U+10FFFF: the titles it starts are found by their prefix (no
+    string one past it exists to bisect to)."""
+    from inspector.core.text.heading_filter import HeadingCatalog
+
+    paths = [("A\U0010ffff\U0010ffffx",), ("Ab",), ("a\U0010ffff",), ("c a\U0010ffffz",)]
+    catalog = HeadingCatalog(paths)
+    for typed in ("a\U0010ffff", "a", "ab", "c", "a\U0010ffff\U0010ffff"):
+        assert catalog.completions(typed) == _completions_by_the_rule(typed, paths), typed
+    assert catalog.completions("a\U0010ffff") == ["A\U0010ffff\U0010ffffx", "a\U0010ffff", "c a\U0010ffffz"]

@@ -138,8 +138,16 @@ class HeadingCatalog:
         if named is None:
             if len(self._named) > 256:
                 self._named.clear()
-            lo = bisect.bisect_left(self._tails, q)
-            hi = bisect.bisect_left(self._tails, q + "\U0010ffff", lo)
+            # The tails that start with `q`: from `q` up to the first string past them all (`q`
+            # with its last character one higher; at the last code point, the prefix is checked).
+            tails = self._tails
+            lo = bisect.bisect_left(tails, q)
+            if ord(q[-1]) < 0x10FFFF:
+                hi = bisect.bisect_left(tails, q[:-1] + chr(ord(q[-1]) + 1), lo)
+            else:
+                hi = lo
+                while hi < len(tails) and tails[hi].startswith(q):
+                    hi += 1
             named = self._named[q] = frozenset(self._owners[lo:hi])
         return named
 
