@@ -79,7 +79,9 @@ class Stage:
     @property
     def headings(self) -> tuple[tuple[int, int, int], ...]:
         """(start, end, level) of every heading (stage one; none for stage two)."""
-        return () if self.outline is None else tuple((h.start, h.end, h.level) for h in self.outline.headings)
+        from inspector.core.text.structure import heading_marks
+
+        return () if self.outline is None else heading_marks(self.outline)
 
 
 DocKey = tuple[str, str, str, str]

@@ -79,10 +79,18 @@ class Outline:
         return (_outline_from_raw, (raw, self.title, self.tables, self.headings[-1].section_end if raw else 0))
 
 
-def _outline_from_raw(raw: list[tuple[int, str, int, int]], title: str, tables: tuple[tuple[int, int], ...],
-                      text_len: int) -> Outline:
+def _outline_from_raw(raw: list[tuple[int, str, int, int]], title: str | None, tables: tuple[tuple[int, int], ...],
+                      text_len: int, fm_title: str | None = None, name: str = "") -> Outline:
+    """The outline of raw headings (level, title, start, end); `title` None: the document's
+    title found as `structure_of` finds it (`_title`)."""
     headings = _heading_tree(raw, text_len)
+    title = _title(headings, fm_title, name) if title is None else title
     return Outline(headings, title, tables, tuple(h.start for h in headings))
+
+
+def heading_marks(outline: Outline | Structure) -> tuple[tuple[int, int, int], ...]:
+    """(start, end, level) of every heading: what the window's chunking stages show beside the chunks."""
+    return tuple((h.start, h.end, h.level) for h in outline.headings)
 
 
 def _path_at(headings: tuple[Heading, ...], starts: tuple[int, ...], offset: int) -> tuple[str, ...]:
@@ -247,8 +255,7 @@ def outline_of(doc: Document) -> Outline:
         if scanned is None:
             return outline_of_structure(structure_of(doc))
         headings_raw, tables, fm_title = scanned
-        headings = _heading_tree(headings_raw, len(doc.text))
-        return Outline(headings, _title(headings, fm_title, doc.name), tuple(tables), tuple(h.start for h in headings))
+        return _outline_from_raw(headings_raw, None, tuple(tables), len(doc.text), fm_title, doc.name)
 
     return _OUTLINES.get_or_make(key, make, len(doc.text))
 

@@ -342,7 +342,7 @@ class ChunkStore:
             yield from self._stages_in_helper(doc, strategy, params, with_prefix, cancelled, shape, view)
             return
         from inspector.core.chunking.stats import chunk_stats
-        from inspector.core.text.structure import outline_of
+        from inspector.core.text.structure import heading_marks, outline_of
 
         strat = get_strategy(strategy)
         # Tens of thousands of chunks, segments and marks, all acyclic: no full garbage collection
@@ -354,7 +354,7 @@ class ChunkStore:
             if cancelled():
                 raise Cancelled
             # The outline's (the strategy's own, most often): no parse for the headings alone.
-            headings = tuple((h.start, h.end, h.level) for h in outline_of(doc).headings)
+            headings = heading_marks(outline_of(doc))
             stats = chunk_stats(doc, chunks)
             first = shape(ChunkStage(chunks, stats, headings, complete=False), None)
         yield first
