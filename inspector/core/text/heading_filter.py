@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 _SPACE = re.compile(r"\s+")
 #: Where a word starts inside a normalized title (after a space, "-", "/", "(", "&", "," or ":").
@@ -151,11 +151,12 @@ class HeadingCatalog:
             named = self._named[q] = frozenset(self._owners[lo:hi])
         return named
 
-    def _matching(self, prefix: Sequence[str]) -> list[int]:
-        """Indexes of the paths `prefix` matches (`heading_matches`), in order."""
+    def _matching(self, prefix: Sequence[str]) -> Iterator[int]:
+        """Indexes of the paths `prefix` matches (`heading_matches`), in order, found as they are
+        asked for (the completer stops at its limit; `resolve` at the first)."""
         k = len(prefix)
         if k > len(self._at_depth):
-            return []
+            return
         named = [self._named_by(typed) for typed in prefix]
         # The depth whose named titles hold the fewest paths: its paths are the candidates.
         best: list[int] | None = None
@@ -167,17 +168,19 @@ class HeadingCatalog:
             if best is None or len(found) < len(best):
                 best = found
         candidates = sorted(best) if best is not None else range(len(self.paths))
-        return [i for i in candidates if len(self.paths[i]) >= k
-                and all(n is None or self.paths[i][d] in n for d, n in enumerate(named))]
+        for i in candidates:
+            path = self.paths[i]
+            if len(path) >= k and all(n is None or path[d] in n for d, n in enumerate(named)):
+                yield i
 
     def resolve(self, text: str | Sequence[str]) -> tuple[str, ...]:
         """`resolve_heading_filter(text, paths)`."""
         parts = parse_heading_filter(text) if isinstance(text, str) else tuple(text)
         if not parts:
             return ()
-        if self._matching(parts):
+        if next(self._matching(parts), None) is not None:
             return parts
-        if self.title is not None and self._matching((self.title, *parts)):
+        if self.title is not None and next(self._matching((self.title, *parts)), None) is not None:
             return (self.title, *parts)
         return parts
 
