@@ -59,6 +59,7 @@ _WHERE: dict[str, str] = {
     "outline_of": "inspector.core.text.structure",
     "heading_completions": "inspector.core.text.heading_filter",
     "HeadingCatalog": "inspector.core.text.heading_filter",
+    "heading_catalog_of": "inspector.core.text.heading_filter",
     "resolve_heading_filter": "inspector.core.text.heading_filter",
     "MULTILINGUAL_MODEL": "inspector.core.text.model_fit",
     "ModelFit": "inspector.core.text.model_fit",
@@ -400,7 +401,12 @@ if TYPE_CHECKING:
     from inspector.core.stores.source import StoreSource, store_source, store_strategy_name
     from inspector.core.stores.spec import STORE_KINDS, StoreSpec, parse_store_spec
     from inspector.core.text.embed_view import EmbedView, is_embed_view
-    from inspector.core.text.heading_filter import HeadingCatalog, heading_completions, resolve_heading_filter
+    from inspector.core.text.heading_filter import (
+        HeadingCatalog,
+        heading_catalog_of,
+        heading_completions,
+        resolve_heading_filter,
+    )
     from inspector.core.text.model_fit import MULTILINGUAL_MODEL, ModelFit, model_fit
     from inspector.core.text.structure import outline_of, structure_of
     from inspector.core.text.wordpieces import MAX_WORD_PIECES, piece_override, use_embedder_pieces, use_piece_spec
@@ -416,7 +422,8 @@ __all__ = [
     "CONVERTED_SUFFIXES", "CONVERSION_KEPT", "canonical_codec", "may_need_guessing", "InputError", "write_failure",
     "PDF_BACKENDS", "set_pdf_backend", "pdf_backend", "docling_available", "PageImage", "render_pdf_page",
     "text_boxes",
-    "structure_of", "outline_of", "heading_completions", "HeadingCatalog", "resolve_heading_filter",
+    "structure_of", "outline_of", "heading_completions", "HeadingCatalog", "heading_catalog_of",
+    "resolve_heading_filter",
     "MULTILINGUAL_MODEL", "ModelFit",
     "model_fit",
     "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",

@@ -184,3 +184,26 @@ def test_the_catalog_finds_titles_past_the_last_code_point():
     for typed in ("a\U0010ffff", "a", "ab", "c", "a\U0010ffff\U0010ffff"):
         assert catalog.completions(typed) == _completions_by_the_rule(typed, paths), typed
     assert catalog.completions("a\U0010ffff") == ["A\U0010ffff\U0010ffffx", "a\U0010ffff", "c a\U0010ffffz"]
+
+
+def test_a_documents_catalog_is_made_once_and_answers_as_the_rule():
+    """`heading_catalog_of` (the window's chunking thread makes it, the completer reads it; issue
+    31): one catalog per document, made of its outline's paths, answering as the rule does; a
+    document of other content has its own."""
+    from pathlib import Path
+
+    from inspector.core.text import heading_filter
+    from inspector.core.text.heading_filter import heading_catalog_of
+    from inspector.core.text.structure import outline_of
+
+    text = (Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    doc = from_text(text, "handbook.md")
+    heading_filter._CATALOGS.clear()
+    catalog = heading_catalog_of(doc)
+    assert heading_catalog_of(from_text(text, "handbook.md")) is catalog
+    paths = [h.path for h in outline_of(doc).headings if h.path]
+    assert catalog.paths == paths and len(paths) > 100
+    for typed in ("parental > ger", "leave", "p", "no such heading"):
+        assert catalog.completions(typed) == _completions_by_the_rule(typed, paths), typed
+    other = heading_catalog_of(from_text("# Only\n\nText.\n", "other.md"))
+    assert other is not catalog and other.paths == [("Only",)]

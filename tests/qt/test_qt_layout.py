@@ -220,6 +220,34 @@ def test_heading_filter_completes_and_matches_by_prefix(qtbot, hash_window, open
                           for h in r.hits)
 
 
+def test_the_heading_catalog_is_made_on_the_chunking_thread(qtbot, hash_window, open_doc, monkeypatch):
+    """The completer's catalog is made by the chunking job once the chunks are in (a 20 MB
+    document's took 0.3 s on the GUI thread at the first keystroke; issue 31): the completer
+    then makes none and answers from it."""
+    import threading
+
+    from inspector.core.text import heading_filter
+
+    heading_filter._CATALOGS.clear()
+    made_on: list[str] = []
+    real = heading_filter.HeadingCatalog.__init__
+
+    def recording(self, paths):
+        made_on.append(threading.current_thread().name)
+        real(self, paths)
+
+    monkeypatch.setattr(heading_filter.HeadingCatalog, "__init__", recording)
+    w = hash_window()
+    open_doc(w)
+    doc = w.state.document
+    qtbot.waitUntil(lambda: heading_filter._CATALOGS.lookup((doc.sha256, doc.kind, doc.name)) is not None,
+                    timeout=10_000)
+    assert made_on and threading.current_thread().name not in made_on, made_on
+    made_on.clear()
+    assert w.question_bar.completions("parental > ger") == ["Parental leave > Germany"]
+    assert made_on == []
+
+
 def test_heading_completions_are_shown_whole(qtbot, hash_window, open_doc):
     """The popup is as wide as its longest heading path (the field is at most 220 px, and the
     popup had its width: "Parental leave > …"), up to half the window, and never under the field."""

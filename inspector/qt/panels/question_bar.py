@@ -262,18 +262,13 @@ class QuestionBar(QWidget):
 
     def _catalog(self) -> HeadingCatalog:
         """The shown document's heading paths, made ready once for the filter's rule (asked at
-        every keystroke: `HeadingCatalog`)."""
+        every keystroke: `HeadingCatalog`); the chunking thread has made it most often
+        (`heading_catalog_of`, issue 31)."""
         if self._heading_catalog is None:
-            from inspector.core.api import HeadingCatalog
+            from inspector.core.api import HeadingCatalog, heading_catalog_of
 
-            paths: list[tuple[str, ...]] = []
             doc = getattr(getattr(self.controller, "state", None), "document", None)
-            if doc is not None:
-                from inspector.core.api import outline_of
-
-                # The outline: the headings alone, most often without a parse (issue 31).
-                paths = [h.path for h in outline_of(doc).headings if h.path]
-            self._heading_catalog = HeadingCatalog(paths)
+            self._heading_catalog = heading_catalog_of(doc) if doc is not None else HeadingCatalog(())
         return self._heading_catalog
 
     def _fill_headings(self) -> None:
