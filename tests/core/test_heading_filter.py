@@ -207,3 +207,39 @@ def test_a_documents_catalog_is_made_once_and_answers_as_the_rule():
         assert catalog.completions(typed) == _completions_by_the_rule(typed, paths), typed
     other = heading_catalog_of(from_text("# Only\n\nText.\n", "other.md"))
     assert other is not catalog and other.paths == [("Only",)]
+
+
+def test_a_catalog_asked_for_while_it_is_made_is_waited_for(monkeypatch):
+    """The completer's first keystroke may come while the chunking thread makes the catalog: it
+    waits for that one (one making, the same catalog) rather than make a second beside it."""
+    import threading
+
+    from inspector.core.text import heading_filter
+    from inspector.core.text.heading_filter import heading_catalog_of
+
+    heading_filter._CATALOGS.clear()
+    inside, go = threading.Event(), threading.Event()
+    made: list[str] = []
+    real = heading_filter.HeadingCatalog.__init__
+
+    def slow(self, paths):
+        made.append(threading.current_thread().name)
+        inside.set()
+        go.wait(10)
+        real(self, paths)
+
+    monkeypatch.setattr(heading_filter.HeadingCatalog, "__init__", slow)
+    doc = from_text("# A\n\n## B\n\nText.\n", "a.md")
+    got: dict[str, object] = {}
+    first = threading.Thread(target=lambda: got.setdefault("first", heading_catalog_of(doc)), name="chunks")
+    first.start()
+    assert inside.wait(10)
+    second = threading.Thread(target=lambda: got.setdefault("second", heading_catalog_of(doc)), name="gui")
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()  # waiting for the first making
+    go.set()
+    first.join(10)
+    second.join(10)
+    assert made == ["chunks"] and got["first"] is got["second"]
+    assert heading_catalog_of(doc).paths == [("A",), ("A", "B")]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -208,6 +209,8 @@ class HeadingCatalog:
 
 #: Catalogs by document (`heading_catalog_of`), sized by the document's characters.
 _CATALOGS: SizedLRU[HeadingCatalog] = SizedLRU(16, 64_000_000)
+_MAKING: dict[tuple[str, str, str], threading.Lock] = {}
+_MAKING_LOCK = threading.Lock()
 
 
 def heading_catalog_of(doc: Document) -> HeadingCatalog:
@@ -216,12 +219,23 @@ def heading_catalog_of(doc: Document) -> HeadingCatalog:
     Why kept (issue 31): the window's completer made it on the GUI thread at the first keystroke
     after a document was shown, 0.29 s for a 20 MB document's 33,231 headings; the chunking
     thread now makes it once the document's chunks are in (`compute_chunks`), and the completer
-    finds it here."""
+    finds it here. A thread asking while another makes it waits for that one rather than make a
+    second beside it (two makings would hold the GIL by turns, each the slower)."""
     from inspector.core.text.structure import outline_of
 
-    return _CATALOGS.get_or_make((doc.sha256, doc.kind, doc.name),
-                                 lambda: HeadingCatalog(h.path for h in outline_of(doc).headings if h.path),
-                                 len(doc.text))
+    key = (doc.sha256, doc.kind, doc.name)
+    kept = _CATALOGS.lookup(key)
+    if kept is not None:
+        return kept
+    with _MAKING_LOCK:
+        making = _MAKING.setdefault(key, threading.Lock())
+    with making:
+        try:
+            return _CATALOGS.get_or_make(
+                key, lambda: HeadingCatalog(h.path for h in outline_of(doc).headings if h.path), len(doc.text))
+        finally:
+            with _MAKING_LOCK:
+                _MAKING.pop(key, None)
 
 
 __all__ = ["HeadingCatalog", "heading_catalog_of", "parse_heading_filter", "segment_matches", "heading_matches",
