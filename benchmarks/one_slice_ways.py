@@ -1,5 +1,6 @@
 """Two ways of building a one-slice text's token index (issue 31), compared in one process:
-recursive cold, each way and chonkie's call alternating, `--rounds` rounds, in the order given by
+a strategy's cold call (`--strategy`, recursive by default), each way and chonkie's recursive call
+alternating, `--rounds` rounds, in the order given by
 `--order` (the first call of a round runs on a slightly colder machine: run both orders). Prints
 the medians, the median per-round ratio on / off, and chonkie / ours each way (above 1.0x we are
 faster).
@@ -15,6 +16,7 @@ one slice each (benchmarks/data/chroma, MIT: chatlogs 40 KB, state_of_the_union 
 
     .venv/bin/python benchmarks/one_slice_ways.py [--way facts|tail] [--share 0.3] [--rounds 41]
         [--order on-first|off-first] [--doc sample|chatlogs|state_of_the_union|wikitexts|all]
+        [--strategy recursive|fixed_tokens|markdown]
 """
 
 from __future__ import annotations
@@ -41,8 +43,11 @@ def _ways(way: str, share: float) -> tuple[str, dict[str, object], object]:
     return "TAIL_SHARE", {"on": share, "off": 0.0}, tokens.TAIL_SHARE
 
 
-def compare(name: str, text: str, way: str, share: float, rounds: int, order: str) -> None:
-    strategy, params = get_strategy("recursive"), {"size": 256, "overlap": 0}
+PARAMS = {"recursive": {"size": 256, "overlap": 0}, "fixed_tokens": {"size": 256, "overlap": 32}, "markdown": {}}
+
+
+def compare(name: str, text: str, way: str, share: float, rounds: int, order: str, strategy_name: str) -> None:
+    strategy, params = get_strategy(strategy_name), PARAMS[strategy_name]
     attr, values, kept = _ways(way, share)
     reference = strategy(from_text(text, "a.md"), params)
     calls = {"on": lambda: strategy(from_text(text, "a.md"), params),
@@ -52,7 +57,8 @@ def compare(name: str, text: str, way: str, share: float, rounds: int, order: st
 
         chunker = chonkie.RecursiveChunker(tokenizer=tokens.encoding(), chunk_size=256)
         memo = type(chunker)._estimate_token_count.cache_clear
-        calls["chonkie"] = lambda: (memo(), chunker.chunk(text))
+        if strategy_name == "recursive":
+            calls["chonkie"] = lambda: (memo(), chunker.chunk(text))
     except ImportError:
         pass
     names = list(calls) if order == "on-first" else ["off", "on", *list(calls)[2:]]
@@ -70,7 +76,8 @@ def compare(name: str, text: str, way: str, share: float, rounds: int, order: st
     finally:
         setattr(tokens, attr, kept)
     med = {n: statistics.median(ts) for n, ts in times.items()}
-    print(f"{name} ({len(text):,} chars), {way} {values['on']} vs {values['off']}, {rounds} rounds ({order}): "
+    print(f"{name} ({len(text):,} chars), {strategy_name}, {way} {values['on']} vs {values['off']}, {rounds} rounds "
+          f"({order}): "
           + ", ".join(f"{n} {ms:.2f} ms" for n, ms in med.items()))
     pair = statistics.median(a / b for a, b in zip(times["on"], times["off"], strict=True))
     print(f"  on / off {pair:.3f}")
@@ -87,6 +94,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=41)
     ap.add_argument("--order", choices=("on-first", "off-first"), default="on-first")
     ap.add_argument("--doc", choices=(*DOCS, "all"), default="sample")
+    ap.add_argument("--strategy", choices=tuple(PARAMS), default="recursive",
+                    help="chonkie's call is timed beside recursive only")
     args = ap.parse_args()
     try:
         import chonkie  # noqa: F401
@@ -96,7 +105,7 @@ def main() -> None:
         if args.doc in (name, "all"):
             text = path.read_text(encoding="utf-8")
             assert len(text) <= tokens.ENCODE_SLICE, name
-            compare(name, text, args.way, args.share, args.rounds, args.order)
+            compare(name, text, args.way, args.share, args.rounds, args.order, args.strategy)
 
 
 if __name__ == "__main__":

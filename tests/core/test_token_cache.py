@@ -38,9 +38,9 @@ def _builds(monkeypatch) -> list[int]:
     built: list[int] = []
     original = TokenIndex.__init__
 
-    def init(self, text, meanwhile=None):
+    def init(self, text, meanwhile=None, **kwargs):
         built.append(len(text))
-        original(self, text, meanwhile)
+        original(self, text, meanwhile, **kwargs)
 
     monkeypatch.setattr(TokenIndex, "__init__", init)
     return built

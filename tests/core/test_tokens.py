@@ -588,10 +588,7 @@ def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_slices_encode(
             assert index.tokens.tolist() == whole
             assert calls == [(threading.current_thread().name, threads > 1)]
             if threads > 1:
-                # One slice (the shorter text): its tail is the calling thread's (`TAIL_SHARE`).
-                ours = [threading.current_thread().name] if len(text) <= tokens.ENCODE_SLICE else []
-                assert slices[1:] and all(name.startswith("encode") for name in slices[:len(slices) - len(ours)])
-                assert slices[len(slices) - len(ours):] == ours
+                assert slices and all(name.startswith("encode") for name in slices)
                 assert len(slices) <= threads + 1  # about one slice per thread, not dozens
             calls.clear()
             assert tokens.token_index(doc, meanwhile) is index  # cached: called at once, still once
@@ -606,6 +603,87 @@ def test_work_meanwhile_runs_once_on_the_calling_thread_while_the_slices_encode(
     index = tokens.token_index(short, lambda: order.append("meanwhile" if not slices else "after"))
     assert order == ["meanwhile"] and slices == [threading.current_thread().name]
     assert index.tokens.tolist() == encoding().encode_ordinary(short.text)
+
+
+def test_a_one_slice_texts_tail_goes_to_whoever_comes_first(monkeypatch):
+    """Issue 31: a one-slice text's tail (`TAIL_SHARE`) is encoded by the calling thread when its
+    work meanwhile ends before the encoding thread's head (the outline alone), by the encoding
+    thread when the head ends first (a parse and a word-piece index: the tail was left to encode
+    after them); once either way, the tokens the whole encode's."""
+    import threading
+
+    from inspector.core.text import tokens
+
+    text = (Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    assert tokens.OVERLAP_AT_LEAST <= len(text) <= tokens.ENCODE_SLICE
+    cut = tokens._tail_cut(text)
+    assert len(text) // 2 <= cut < len(text)
+    whole = encoding().encode_ordinary(text)
+    _encodes_begun_on_two_threads(monkeypatch)
+    encode_array = tokens._encode_array
+    head_may_end = threading.Event()
+    encoded: list[tuple[str, int]] = []
+
+    def held(part: str):
+        if len(part) == cut:  # the head, on the encoding thread: held until the tail is encoded
+            head_may_end.wait(10)
+        encoded.append((threading.current_thread().name, len(part)))
+        out = encode_array(part)
+        head_may_end.set()
+        return out
+
+    monkeypatch.setattr(tokens, "_encode_array", held)
+    me = threading.current_thread().name
+    # The work meanwhile ends first (the head is held): the caller takes the tail.
+    got = tokens._encode_in_slices(text, None, lambda: None, tail=True)
+    assert got.tolist() == whole
+    assert encoded[0] == (me, len(text) - cut) and encoded[1][0].startswith("encode") and len(encoded) == 2
+    # The head ends first: the encoding thread takes the tail, the caller encodes nothing.
+    head_may_end.set()
+    encoded.clear()
+    seen_by_then: list[int] = []
+
+    def slow_meanwhile() -> None:
+        # the encoding thread has done the head and the tail before this work ends
+        for _ in range(1000):
+            if len(encoded) == 2:
+                break
+            threading.Event().wait(0.01)
+        seen_by_then.append(len(encoded))
+
+    got = tokens._encode_in_slices(text, None, slow_meanwhile, tail=True)
+    assert got.tolist() == whole
+    assert seen_by_then == [2] and [name for name, _n in encoded] == [encoded[0][0]] * 2 != [me] * 2
+    assert [n for _name, n in encoded] == [cut, len(text) - cut]
+
+
+def test_the_tail_is_shared_after_the_outline_alone_not_after_a_parse(monkeypatch):
+    """The chunkers' context lets its thread take a share of a one-slice text's encode after the
+    outline (recursive, fixed_tokens); after the structure's parse (markdown's blocks) the
+    encoding thread encodes the text whole (the compiled parser holds the GIL: the thread, done
+    with the head, waited for it to begin the tail)."""
+    from inspector.core.chunking.common import SpanContext
+    from inspector.core.text import structure, tokens
+
+    text = (Path(__file__).resolve().parents[2] / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
+    _encodes_begun_on_two_threads(monkeypatch)
+    encode_array = tokens._encode_array
+    parts: list[int] = []
+
+    def recording(part: str):
+        parts.append(len(part))
+        return encode_array(part)
+
+    monkeypatch.setattr(tokens, "_encode_array", recording)
+    for blocks, expected in ((False, [tokens._tail_cut(text), len(text) - tokens._tail_cut(text)]),
+                             (True, [len(text)])):
+        tokens._INDEXES.clear()
+        structure._STRUCTURES.clear()
+        structure._OUTLINES.clear()
+        parts.clear()
+        ctx = SpanContext(from_text(text, "handbook.md"), blocks=blocks)
+        assert sorted(parts) == sorted(expected), blocks
+        assert ctx.tokens.tokens.tolist() == encoding().encode_ordinary(text)
 
 
 def _encodes_begun_on_two_threads(monkeypatch):

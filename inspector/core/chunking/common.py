@@ -46,7 +46,8 @@ class SpanContext:
             if also is not None:
                 also()
 
-        self.tokens: TokenIndex = token_index(doc, meanwhile)
+        # The outline alone is short work: this thread then encodes a share of the text after it.
+        self.tokens: TokenIndex = token_index(doc, meanwhile, tail=not blocks and also is None)
         self.outline: Outline = made[0]
         #: Exact cl100k count of a span (the hottest call of every strategy: bound once).
         self.count = self.tokens.count

@@ -255,7 +255,7 @@ def _slice_end(text: str, a: int, odd: bool, step: int = ENCODE_SLICE) -> int:
 
 
 def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
-                      meanwhile: Callable[[], object] | None = None) -> np.ndarray:
+                      meanwhile: Callable[[], object] | None = None, *, tail: bool = False) -> np.ndarray:
     """`encode_ordinary(text)` as int32, one slice of about ENCODE_SLICE characters at a time, the
     slices on ENCODE_THREADS threads; `meanwhile`, when given, is called on this thread while they
     encode (before, with one thread).
@@ -270,7 +270,12 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
     With `meanwhile` (work that holds the GIL, the Markdown structure's parse) each thread gets one
     slice: a thread that finished a slice needs the GIL to take the next, and the compiled parser
     holds it for its whole call (tens of milliseconds), so small slices left the threads idle
-    while it ran."""
+    while it ran.
+
+    `tail`: the work meanwhile is short (the outline alone): a one-slice text's tail may be this
+    thread's once it is done (`_Tail`). Not after a parse: the encoding thread, done with the
+    head, waited for the GIL the compiled parser held to begin the tail (markdown cold 0-5%
+    slower with it)."""
     n = len(text)
     overlap = meanwhile is not None and n >= OVERLAP_AT_LEAST
     pool = encode_pool() if n > ENCODE_SLICE or overlap else None
@@ -283,10 +288,12 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
         a = cuts[-1]
         cuts.append(_slice_end(text, a, bool(odd), step) if n - a > step else n)
     spans = list(zip(cuts, cuts[1:], strict=False))
-    # One slice with work meanwhile: its tail is this thread's, encoded once that work is done.
-    tail = _tail_cut(text) if meanwhile is not None and pool is not None and len(spans) == 1 else n
-    if tail < n:
-        spans = [(0, tail), (tail, n)]
+    # One slice with work meanwhile: its tail goes to whichever of this thread (its work done)
+    # and the encoding thread (its head done) comes for it first (`_Tail`).
+    cut = _tail_cut(text) if tail and meanwhile is not None and pool is not None and len(spans) == 1 else n
+    shared = _Tail(text, cut) if cut < n else None
+    if shared is not None:
+        spans = [(0, cut)]
     if pool is None:
         parts = [_encode_array(text[a:b]) for a, b in spans]
     else:
@@ -297,28 +304,64 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
         # text before the first encode ends). With work meanwhile, the first slice's thread has
         # begun before it, and the other slices are handed over after the wait (`_encode_slice`).
         started = threading.Event()
-        futures = [pool.submit(_encode_slice, text, *spans[0], started)]
-        mine: list[np.ndarray] = []
+        futures = [pool.submit(_encode_slice, text, *spans[0], started, shared)]
         try:
             if meanwhile is not None:
                 started.wait(START_WAIT)
-            if tail == n:
-                futures += [pool.submit(_encode_slice, text, a, b) for a, b in spans[1:]]
+            futures += [pool.submit(_encode_slice, text, a, b) for a, b in spans[1:]]
             if meanwhile is not None:
                 meanwhile()
-            if tail < n:
-                mine.append(_encode_array(text[tail:]))
+            if shared is not None:
+                shared.encode("caller")
         finally:  # every slice done before anything is returned or raised: none left encoding
             wait(futures)
-        parts = [f.result() for f in futures] + mine
+        parts = [f.result() for f in futures]
+        if shared is not None:
+            parts.append(shared.tokens())
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+
+
+class _Tail:
+    """The tail of a one-slice text (`TAIL_SHARE`), encoded by whichever thread comes for it
+    first: the caller once its work meanwhile (the outline) is done, or the encoding thread once
+    the head is encoded. Why both (issue 31): the caller most often comes first, and the two
+    parts encode at once; an outline that outlasts the head (a text dense in headings and lists,
+    a slow moment of the host) leaves the tail to the encoding thread at once, not to the caller
+    after it."""
+
+    __slots__ = ("_text", "_start", "_lock", "_by", "_tokens")
+
+    def __init__(self, text: str, start: int) -> None:
+        self._text, self._start = text, start
+        self._lock = threading.Lock()
+        self._by: str | None = None
+        self._tokens: np.ndarray | None = None
+
+    @property
+    def by(self) -> str | None:
+        """Who encoded it ("caller", "thread"), None before anyone came."""
+        return self._by
+
+    def encode(self, who: str) -> None:
+        """Encode the tail unless another thread has come for it already."""
+        with self._lock:
+            if self._by is not None:
+                return
+            self._by = who
+        self._tokens = _encode_array(self._text[self._start:])
+
+    def tokens(self) -> np.ndarray:
+        """The tail's tokens (once whoever came for it is done: the caller waits for the thread)."""
+        assert self._tokens is not None
+        return self._tokens
 
 
 #: The share of a one-slice text that the caller of `_encode_in_slices` encodes itself once its
 #: work meanwhile is done, while the encoding thread encodes the rest (0: the thread encodes it
-#: all). Why (issue 31): on the sample handbook that work (the outline and the text's facts, ~1.8
-#: ms) ended while the encode (~5 ms) had 3 ms to go, and this thread only waited; with a third
-#: of the text its own, the two end at about the same time. Measured: benchmarks/tail_encode.py.
+#: all; the thread takes the tail too when it is done first: `_Tail`). Why (issue 31): on the
+#: sample handbook that work (the outline and the text's facts, ~1.8 ms) ended while the encode
+#: (~5 ms) had 3 ms to go, and this thread only waited; with a third of the text its own, the two
+#: end at about the same time. Measured: benchmarks/one_slice_ways.py.
 TAIL_SHARE = 0.3
 
 
@@ -334,8 +377,10 @@ def _tail_cut(text: str) -> int:
     return cut if n // 2 <= cut <= n - n // 10 else n
 
 
-def _encode_slice(text: str, a: int, b: int, started: threading.Event | None = None) -> np.ndarray:
-    """`_encode_array(text[a:b])` on an encoding thread; `started` set just before the encode.
+def _encode_slice(text: str, a: int, b: int, started: threading.Event | None = None,
+                  tail: _Tail | None = None) -> np.ndarray:
+    """`_encode_array(text[a:b])` on an encoding thread; `started` set just before the encode;
+    then `tail`, unless the caller has come for it first.
 
     Why `started` (issue 31): a thread needs the GIL to begin its slice (the cut, the call) and
     lets go of it only inside tiktoken. The work the caller does meanwhile (the structure's
@@ -351,7 +396,10 @@ def _encode_slice(text: str, a: int, b: int, started: threading.Event | None = N
     piece = text[a:b]
     if started is not None:
         started.set()  # this thread keeps the GIL from here until tiktoken lets go of it
-    return _encode_array(piece)
+    tokens = _encode_array(piece)
+    if tail is not None:
+        tail.encode("thread")
+    return tokens
 
 
 #: Seconds the caller of `_encode_in_slices` waits at most for the first encoding thread to start
@@ -573,8 +621,9 @@ class _TextFacts:
 class TokenIndex:
     """Token boundaries of one document and exact span counts derived from them."""
 
-    def __init__(self, text: str, meanwhile: Callable[[], object] | None = None) -> None:
-        """`meanwhile`: called once while the text encodes on the encoding threads (`token_index`)."""
+    def __init__(self, text: str, meanwhile: Callable[[], object] | None = None, *, tail: bool = False) -> None:
+        """`meanwhile`: called once while the text encodes on the encoding threads (`token_index`);
+        `tail`: it is short, and this thread may encode a one-slice text's tail after it."""
         self.text = text
         # Memory matters (a few documents of several MB stay cached): token ids and offsets are
         # compact arrays; only the two lists the hot counting path indexes stay Python lists.
@@ -590,7 +639,7 @@ class TokenIndex:
                 meanwhile()
                 facts.append(_TextFacts(text, classes=True))
 
-            self.tokens = _encode_in_slices(text, None, during)
+            self.tokens = _encode_in_slices(text, None, during, tail=tail)
         else:
             facts.append(_TextFacts(text))
             self.tokens = _encode_in_slices(text, facts[0].odd, meanwhile)
@@ -947,19 +996,21 @@ def _ranks_digest(enc) -> bytes:
 _INDEXES: SizedLRU[TokenIndex] = SizedLRU(16, 24_000_000)
 
 
-def token_index(doc: Document, meanwhile: Callable[[], object] | None = None) -> TokenIndex:
+def token_index(doc: Document, meanwhile: Callable[[], object] | None = None, *, tail: bool = False) -> TokenIndex:
     """The document's TokenIndex, built once per content hash (LRU bounded by total size).
 
     `meanwhile`, when given, is called once on this thread: while the document's text encodes on
     the encoding threads when the index is built, at once when it is cached. For work that holds
     the GIL (the structure's parse: `SpanContext`), which the encodes, letting go of it, run beside
-    on the other cores (issue 31: a first chunking 10-25% sooner on two cores)."""
+    on the other cores (issue 31: a first chunking 10-25% sooner on two cores). `tail`: that work
+    is short (the outline alone), and this thread may encode a one-slice text's tail after it
+    (`_Tail`)."""
     text = doc.text
 
     def make(during: Callable[[], object] | None = None) -> TokenIndex:
         def build() -> TokenIndex:
             with paused_gc():  # lists of millions of ints while building: not for the collector to walk
-                return TokenIndex(text, during)
+                return TokenIndex(text, during, tail=tail)
 
         def restore(payload: memoryview) -> TokenIndex | None:
             arrays = tokencache.decode(payload, len(text))
