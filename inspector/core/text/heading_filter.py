@@ -119,14 +119,22 @@ class HeadingCatalog:
         self.title = sole_title(self.paths)
         self._shown = [display_path(p, self.title) for p in self.paths]
         titles = list(dict.fromkeys(t for p in self.paths for t in p))
-        tails: list[tuple[str, int]] = []  # (a title's normalized text from a place a segment may match, the title)
-        for k, t in enumerate(titles):
+        # A title's normalized text from each place a segment may match, and the title, sorted by
+        # the text (a stable sort of positions: equal texts stay in the titles' order). Sorting
+        # (text, title number) pairs took half again as long (20 MB, 33,231 titles: 0.21 -> 0.13 s).
+        keys: list[str] = []
+        owners: list[str] = []
+        starts = _WORD_START.finditer
+        for t in titles:
             n = _norm(t)
-            tails.append((n, k))
-            tails.extend((n[m.start():], k) for m in _WORD_START.finditer(n))
-        tails.sort()
-        self._tails = [tail for tail, _k in tails]
-        self._owners = [titles[k] for _tail, k in tails]
+            keys.append(n)
+            owners.append(t)
+            for m in starts(n):
+                keys.append(n[m.start():])
+                owners.append(t)
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        self._tails = [keys[i] for i in order]
+        self._owners = [owners[i] for i in order]
         # The paths by their title at each depth, in order.
         self._at_depth: list[dict[str, list[int]]] = []
         for i, path in enumerate(self.paths):
