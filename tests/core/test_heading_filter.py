@@ -243,3 +243,55 @@ def test_a_catalog_asked_for_while_it_is_made_is_waited_for(monkeypatch):
     second.join(10)
     assert made == ["chunks"] and got["first"] is got["second"]
     assert heading_catalog_of(doc).paths == [("A",), ("A", "B")]
+
+
+_TWO_TITLES = {
+    "a.md": "# Handbook A\n\n## Parental leave\n\n### Germany\n\nIn A, parental leave is paid for 14 months.\n\n"
+            "## Travel\n\nTrains only, paid leave for travel days.\n",
+    "b.md": "# Policy B\n\n## Parental leave\n\n### France\n\nIn B, parental leave is paid for 16 weeks.\n\n"
+            "## Travel\n\nPlanes allowed, no leave.\n",
+}
+
+
+def test_each_documents_own_title_may_be_left_out(tmp_path):
+    """Two documents with titles of their own: "parental" keeps both documents' "Parental leave"
+    (each document's title is put back on its own); a typed title keeps its document alone; a
+    path that matches from the top in one document is not given the other's title."""
+    from inspector.core.chunking.registry import chunk_document
+    from inspector.core.retrieval.index import build_index
+
+    docs = [from_text(text, name) for name, text in _TWO_TITLES.items()]
+    chunks = {d.doc_id: chunk_document(d, "markdown", {"size": 16, "hard_cap": 64, "min_tokens": 0}) for d in docs}
+    index = build_index(docs, chunks, None)
+
+    def kept(prefix):
+        hits = index.search("parental leave paid weeks months travel", k=20, retriever="bm25", heading_prefix=prefix)
+        return {(h.chunk.doc_id, h.chunk.heading_path) for h in hits}
+
+    assert kept(("parental",)) == {("a.md", ("Handbook A", "Parental leave", "Germany")),
+                                   ("b.md", ("Policy B", "Parental leave", "France"))}
+    assert kept(("parental", "fr")) == {("b.md", ("Policy B", "Parental leave", "France"))}
+    assert kept(("handbook", "parental")) == {("a.md", ("Handbook A", "Parental leave", "Germany"))}
+    assert kept(("policy",)) == {(d, p) for d, p in kept(None) if d == "b.md"}
+    # One document, as before: the title put back, or typed.
+    single = build_index(docs[:1], {"a.md": chunks["a.md"]}, None)
+    for prefix in (("parental",), ("Handbook A", "parental")):
+        hits = single.search("parental leave paid", k=20, retriever="bm25", heading_prefix=prefix)
+        assert hits and {h.chunk.heading_path for h in hits} == {("Handbook A", "Parental leave", "Germany")}
+
+
+def test_cli_ask_heading_over_documents_with_titles_of_their_own(capsys, tmp_path):
+    import json
+
+    from inspector.cli import main
+
+    for name, text in _TWO_TITLES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    code = main(["ask", str(tmp_path), "-q", "how long is parental leave paid", "--retriever", "bm25",
+                 "--strategy", "markdown", "--size", "16", "--param", "hard_cap=64", "--param", "min_tokens=0",
+                 "--heading", "parental", "--format", "json", "--k", "10"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    hits = json.loads(out.out)["hits"]
+    assert {tuple(h["heading_path"]) for h in hits} == {("Handbook A", "Parental leave", "Germany"),
+                                                        ("Policy B", "Parental leave", "France")}

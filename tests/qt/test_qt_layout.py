@@ -248,6 +248,39 @@ def test_the_heading_catalog_is_made_on_the_chunking_thread(qtbot, hash_window, 
     assert made_on == []
 
 
+def test_a_heading_filter_over_a_folder_keeps_every_documents_section(qtbot, hash_window, wait_result, tmp_path):
+    """A folder whose documents have titles of their own: "parental" over all documents keeps
+    both documents' "Parental leave" (the shown document's title was put in front, which kept its
+    chunks alone), the completer offers both documents' paths, and with one document chosen the
+    filter is resolved with that document's title (not the shown one's)."""
+    from tests.core.test_heading_filter import _TWO_TITLES
+
+    for name, text in _TWO_TITLES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    w = hash_window()
+    assert w.open_paths([str(tmp_path)])
+    qtbot.waitUntil(lambda: len(w.state.documents) == 2 and w.state.document is not None, timeout=20_000)
+    shown = w.state.document.doc_id
+    bar = w.question_bar
+    offered = bar.completions("parental")
+    assert {"Parental leave > Germany", "Parental leave > France"} <= set(offered), offered
+    question = "How long is parental leave paid?"
+    bar.ask(question)
+    bar.set_filters("parental")
+    r = wait_result(w, question=question)
+    assert r.request.heading_prefix == ("parental",)
+    assert {(h.matched.doc_id, h.matched.heading_path[1]) for h in r.hits} == {
+        ("a.md", "Parental leave"), ("b.md", "Parental leave")}
+    other = "b.md" if shown == "a.md" else "a.md"
+    bar.set_filters("parental", other)
+    r = wait_result(w, question=question)
+    title = "Policy B" if other == "b.md" else "Handbook A"
+    assert r.request.heading_prefix == (title, "parental")
+    assert r.hits and {h.matched.doc_id for h in r.hits} == {other}
+    assert all(p.startswith("Parental leave") for p in bar.completions("parental"))
+    assert ("Parental leave > France" in bar.completions("parental")) is (other == "b.md")
+
+
 def test_heading_completions_are_shown_whole(qtbot, hash_window, open_doc):
     """The popup is as wide as its longest heading path (the field is at most 220 px, and the
     popup had its width: "Parental leave > …"), up to half the window, and never under the field."""

@@ -25,7 +25,7 @@ from inspector.core.retrieval.kinds import RETRIEVERS, Retriever
 from inspector.core.runtime import offload
 from inspector.core.runtime.cancel import Cancelled, check_cancelled
 from inspector.core.runtime.lru import SizedLRU
-from inspector.core.text.heading_filter import heading_matches
+from inspector.core.text.heading_filter import heading_matches, resolve_heading_filter
 
 RRF_K = 60
 """The constant of reciprocal rank fusion: score = sum over rankings of 1 / (RRF_K + rank)."""
@@ -202,14 +202,21 @@ class Index:
 
     def _heading_mask(self, prefix: tuple[str, ...]) -> np.ndarray:
         """Entries under the typed heading path (`heading_filter.heading_matches`: segments
-        match titles from the top by prefix, case-insensitive), decided once per distinct path."""
+        match titles from the top by prefix, case-insensitive), decided once per distinct path.
+
+        The title a document's single top-level heading gives may be left out, for each document
+        on its own (`resolve_heading_filter` over that document's paths): in a folder whose
+        documents have titles of their own, "parental" keeps "Handbook A > Parental leave" and
+        "Policy B > Parental leave" alike, where one title put in front kept one document's."""
         hit = self._heading_masks.lookup(prefix)
         if hit is None:
-            verdict: dict[tuple[str, ...], bool] = {}
+            paths_of: dict[str, dict[tuple[str, ...], None]] = {}
             for c in self.entries:
-                if c.heading_path not in verdict:
-                    verdict[c.heading_path] = heading_matches(c.heading_path, prefix)
-            hit = np.fromiter((verdict[c.heading_path] for c in self.entries), dtype=bool,
+                paths_of.setdefault(c.doc_id, {})[c.heading_path] = None
+            anchored = {d: resolve_heading_filter(prefix, list(paths)) for d, paths in paths_of.items()}
+            verdict: dict[tuple[str, tuple[str, ...]], bool] = {
+                (d, path): heading_matches(path, anchored[d]) for d, paths in paths_of.items() for path in paths}
+            hit = np.fromiter((verdict[c.doc_id, c.heading_path] for c in self.entries), dtype=bool,
                               count=len(self.entries))
             self._heading_masks.put(prefix, hit)
         return hit
@@ -285,7 +292,8 @@ class Index:
         For parent_child, children are ranked and each parent is returned once, at its best
         child's rank. `docs` keeps chunks of those doc ids; `heading_prefix` keeps chunks whose
         (matched chunk's) heading_path it names: titles matched from the top by prefix,
-        case-insensitive ("parental > germ"; `inspector.core.text.heading_filter`). Equal scores
+        case-insensitive ("parental > germ"; `inspector.core.text.heading_filter`), each
+        document's own title optional (`_heading_mask`). Equal scores
         keep index order, so results are deterministic. `query_vector` skips embedding the query
         (dense and hybrid).
         """

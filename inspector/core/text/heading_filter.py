@@ -15,7 +15,10 @@ The rule, shared by retrieval (`Index.search(heading_prefix=...)`), the command 
 
 The document title a single top-level heading gives ("Employee Handbook") is often left out by
 the user, since every chunk shares it: `resolve_heading_filter` puts it back when only that makes
-the typed path match, so the filter handed to retrieval is always anchored at the top.
+the typed path match. Retrieval does so for each document on its own (`Index._heading_mask`), so
+in a folder whose documents have titles of their own, "parental" keeps every document's
+"Parental leave"; the window resolves a typed path itself only for one document (the only one,
+or the one the document filter keeps), and offers the completions of every document it filters.
 """
 
 from __future__ import annotations
@@ -216,7 +219,7 @@ class HeadingCatalog:
 
 
 #: Catalogs by document (`heading_catalog_of`), sized by the document's characters.
-_CATALOGS: SizedLRU[HeadingCatalog] = SizedLRU(16, 64_000_000)
+_CATALOGS: SizedLRU[HeadingCatalog] = SizedLRU(64, 64_000_000)
 _MAKING: dict[tuple[str, str, str], threading.Lock] = {}
 _MAKING_LOCK = threading.Lock()
 

@@ -39,10 +39,12 @@ from inspector.qt.document.view import DocumentView
 from inspector.qt.panels.elided_label import ElidedLabel
 
 if TYPE_CHECKING:
-    from inspector.core.api import HeadingCatalog, RetrievalResult
+    from inspector.core.api import Document, HeadingCatalog, RetrievalResult
 
 RETRIEVER_LABELS = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
 MAX_K = 50
+#: Heading paths the completer offers at most.
+COMPLETIONS = 200
 
 
 def hits_elsewhere(result: RetrievalResult | None) -> list:
@@ -105,7 +107,8 @@ class QuestionBar(QWidget):
         super().__init__(parent)
         self.controller = controller
         self.view = view
-        self._heading_catalog: HeadingCatalog | None = None
+        self._heading_catalogs: list[HeadingCatalog] | None = None
+        """The catalogs of the documents the filters keep (`_catalogs`), made at the first keystroke."""
         self._jump: tuple[str, int, int] | None = None
         """(doc_id, start, end) of a hit in another document being jumped to."""
         self._reveal = False
@@ -224,10 +227,10 @@ class QuestionBar(QWidget):
         self.heading_filter.textEdited.connect(self._complete_headings)
         self.completer.activated.connect(lambda _text: self._apply_filters())
         self.elsewhere_menu.triggered.connect(lambda a: self.jump_to_hit(*a.data()))
-        self.doc_filter.currentIndexChanged.connect(lambda _i: self._apply_filters())
+        self.doc_filter.currentIndexChanged.connect(self._on_doc_filter)
         state = getattr(controller, "state", None)
         if state is not None and hasattr(state, "documentsChanged"):
-            state.documentsChanged.connect(lambda *_a: self._fill_documents())
+            state.documentsChanged.connect(self._on_documents)
         if state is not None and hasattr(state, "documentChanged"):
             state.documentChanged.connect(lambda *_a: self._fill_headings())
         self.next_button.clicked.connect(self.next_hit)
@@ -257,28 +260,64 @@ class QuestionBar(QWidget):
     def _with_title(self, parts: list[str]) -> tuple[str, ...]:
         """Heading paths start at the top-level heading; let users leave out a title-like first
         heading they do not see in the prefix (e.g. "Employee Handbook"): the core's rule
-        (`heading_filter.resolve_heading_filter`) over the shown document's heading paths."""
-        return self._catalog().resolve(tuple(parts)) or tuple(parts)
+        (`heading_filter.resolve_heading_filter`) over the paths of the one document the filters
+        keep. Over several, the typed path goes as typed, and retrieval puts each document's own
+        title back (`Index._heading_mask`): one document's title in front kept that document's
+        chunks alone (a folder, "parental": the shown handbook's "Parental leave", not the
+        policy's beside it)."""
+        catalogs = self._catalogs()
+        if len(catalogs) == 1:
+            return catalogs[0].resolve(tuple(parts)) or tuple(parts)
+        return tuple(parts)
 
-    def _catalog(self) -> HeadingCatalog:
-        """The shown document's heading paths, made ready once for the filter's rule (asked at
-        every keystroke: `HeadingCatalog`); the chunking thread has made it most often
-        (`heading_catalog_of`, issue 31)."""
-        if self._heading_catalog is None:
-            from inspector.core.api import HeadingCatalog, heading_catalog_of
+    def _filtered_documents(self) -> list[Document]:
+        """The documents the filters keep: the one the document filter names, else every document
+        of the corpus, the shown one first (the shown one alone when there is no corpus)."""
+        state = getattr(self.controller, "state", None)
+        shown = getattr(state, "document", None)
+        docs = list(getattr(state, "documents", ()) or ())
+        if not docs:
+            return [shown] if shown is not None else []
+        named = self.doc_filter.currentData()
+        if named:
+            return [d for d in docs if d.doc_id == named][:1]
+        first = [d for d in docs if shown is not None and d.doc_id == shown.doc_id][:1]
+        return first + [d for d in docs if d not in first]
 
-            doc = getattr(getattr(self.controller, "state", None), "document", None)
-            self._heading_catalog = heading_catalog_of(doc) if doc is not None else HeadingCatalog(())
-        return self._heading_catalog
+    def _catalogs(self) -> list[HeadingCatalog]:
+        """The heading paths of the documents the filters keep, made ready once for the filter's
+        rule (asked at every keystroke: `HeadingCatalog`); the chunking thread has made the shown
+        document's most often (`heading_catalog_of`, issue 31)."""
+        if self._heading_catalogs is None:
+            from inspector.core.api import heading_catalog_of
+
+            self._heading_catalogs = [heading_catalog_of(d) for d in self._filtered_documents()]
+        return self._heading_catalogs
+
+    def _on_doc_filter(self, _index: int) -> None:
+        self._fill_headings()
+        self._apply_filters()
+
+    def _on_documents(self, *_args: object) -> None:
+        self._fill_documents()
+        self._fill_headings()
 
     def _fill_headings(self) -> None:
-        """A new document: its heading paths are what the completer offers."""
-        self._heading_catalog = None
+        """A new document, corpus or document filter: their heading paths are what the completer
+        offers."""
+        self._heading_catalogs = None
         if self.heading_filter.hasFocus():
             self._complete_headings(self.heading_filter.text())
 
     def _complete_headings(self, text: str) -> None:
-        offered = self._catalog().completions(text)
+        # Each document's paths as its own catalog shows them (its title left out), the shown
+        # document's first, each path once.
+        offered: list[str] = []
+        for catalog in self._catalogs():
+            offered.extend(p for p in catalog.completions(text, COMPLETIONS) if p not in offered)
+            if len(offered) >= COMPLETIONS:
+                del offered[COMPLETIONS:]
+                break
         self.completer_model.setStringList(offered)
         self._fit_popup(offered)
         if self.heading_filter.hasFocus() and self.completer_model.rowCount():
