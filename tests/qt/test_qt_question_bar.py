@@ -131,6 +131,23 @@ def test_next_and_previous_hit(qtbot, hash_window, open_doc, wait_result):
     assert not w.question_bar.next_button.isEnabled() and w.reader.cards == []
 
 
+def test_the_reader_says_when_a_filter_keeps_no_chunk(qtbot, hash_window, open_doc, wait_result):
+    """A heading filter that keeps no chunk: the Reader says so and names the filter, where its
+    header still read the previous answer's "Top 5" above no card."""
+    w = hash_window()
+    open_doc(w)
+    w.question_bar.ask(GERMANY)
+    wait_result(w, question=GERMANY)
+    qtbot.waitUntil(lambda: "Top 5" in w.reader.header.text(), timeout=5000)
+    w.question_bar.set_filters("no such heading")
+    r = wait_result(w, question=GERMANY)
+    assert r.hits == ()
+    qtbot.waitUntil(lambda: "No chunk returned" in w.reader.header.text(), timeout=5000)
+    header = w.reader.header.text()
+    assert "Top" not in header and "no such heading" in header, header
+    assert w.reader.cards == []
+
+
 def test_bm25_answers_until_the_model_is_ready(qtbot, dense_window, open_doc, wait_result):
     w = dense_window(start=False)
     open_doc(w)

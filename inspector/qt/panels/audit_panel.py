@@ -376,11 +376,16 @@ class AuditPanel(QWidget):
 
     def _update_header(self) -> None:
         r = self.result
-        if r is None or not r.request.question or not self.cards:
+        if r is None or not r.request.question:
             return
         label, _tip = mode_text(r, self.controller)
         if r.retriever.lower() not in label.lower():
             label = f"{r.retriever} · {label}"
+        if not self.cards:
+            # Said, not left to the previous question's "Top 5" (a filter that keeps no chunk).
+            self.header.setText(f"<b>No chunk returned</b>{_why_none(r)} · {label}")
+            self.header.setToolTip(r.request.question)
+            return
         judged = sum(1 for c in self.cards if c.verdict.judged)
         s = self.session.summary()
         mine = next((x for x in s.questions if x.question == api.question_text(r.request.question)), None)
@@ -589,6 +594,21 @@ class AuditPanel(QWidget):
 
     def selected_text(self) -> str:
         return next((t for t in (c.selected_text() for c in self.cards) if t.strip()), "")
+
+
+def _why_none(r: RetrievalResult) -> str:
+    """Why a question has no hits, as far as the request says (rich text, after "No chunk returned")."""
+    from html import escape
+
+    req = r.request
+    where = []
+    if req.heading_prefix:
+        where.append(f" under a heading matching “{escape(' > '.join(req.heading_prefix))}”")
+    if req.filter_docs:
+        where.append(f" in {escape(', '.join(req.filter_docs))}")
+    if where:
+        return "".join(where)
+    return ": BM25 returns only chunks that share a word with the question" if r.retriever == "bm25" else ""
 
 
 __all__ = ["AuditPanel", "CardList", "KEYS_HINT", "KEYS_TIP", "COMPACT_LINES", "ROOMY_LINES"]
