@@ -281,6 +281,36 @@ def test_a_heading_filter_over_a_folder_keeps_every_documents_section(qtbot, has
     assert ("Parental leave > France" in bar.completions("parental")) is (other == "b.md")
 
 
+def test_a_folders_heading_catalogs_are_made_off_the_gui_thread(qtbot, hash_window, tmp_path, monkeypatch):
+    """Over a folder the completer offers every document's paths; their catalogs are made by the
+    chunking job (the shown document) and the corpus counts (the others), so the first keystroke
+    makes none on the GUI thread."""
+    import threading
+
+    from inspector.core.text import heading_filter
+    from tests.core.test_heading_filter import _TWO_TITLES
+
+    for name, text in _TWO_TITLES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    heading_filter._CATALOGS.clear()
+    made_on: list[str] = []
+    real = heading_filter.HeadingCatalog.__init__
+
+    def recording(self, paths):
+        made_on.append(threading.current_thread().name)
+        real(self, paths)
+
+    monkeypatch.setattr(heading_filter.HeadingCatalog, "__init__", recording)
+    w = hash_window()
+    assert w.open_paths([str(tmp_path)])
+    qtbot.waitUntil(lambda: len(w.state.documents) == 2 and all(
+        heading_filter._CATALOGS.lookup((d.sha256, d.kind, d.name)) is not None for d in w.state.documents),
+        timeout=20_000)
+    assert len(made_on) == 2 and threading.current_thread().name not in made_on, made_on
+    assert {"Parental leave > Germany", "Parental leave > France"} <= set(w.question_bar.completions("parental"))
+    assert len(made_on) == 2
+
+
 def test_heading_completions_are_shown_whole(qtbot, hash_window, open_doc):
     """The popup is as wide as its longest heading path (the field is at most 220 px, and the
     popup had its width: "Parental leave > …"), up to half the window, and never under the field."""

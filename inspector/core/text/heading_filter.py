@@ -218,8 +218,9 @@ class HeadingCatalog:
         return out
 
 
-#: Catalogs by document (`heading_catalog_of`), sized by the document's characters.
-_CATALOGS: SizedLRU[HeadingCatalog] = SizedLRU(64, 64_000_000)
+#: Catalogs by document (`heading_catalog_of`), sized by the document's characters: a folder's
+#: documents all (the completer offers every document's paths).
+_CATALOGS: SizedLRU[HeadingCatalog] = SizedLRU(4096, 64_000_000)
 _MAKING: dict[tuple[str, str, str], threading.Lock] = {}
 _MAKING_LOCK = threading.Lock()
 
