@@ -312,7 +312,7 @@ def _encode_in_slices(text: str, odd: Sequence[int] | None = None,
             if meanwhile is not None:
                 meanwhile()
             if shared is not None:
-                shared.encode("caller")
+                shared.encode()
         finally:  # every slice done before anything is returned or raised: none left encoding
             wait(futures)
         parts = [f.result() for f in futures]
@@ -329,25 +329,20 @@ class _Tail:
     a slow moment of the host) leaves the tail to the encoding thread at once, not to the caller
     after it."""
 
-    __slots__ = ("_text", "_start", "_lock", "_by", "_tokens")
+    __slots__ = ("_text", "_start", "_lock", "_taken", "_tokens")
 
     def __init__(self, text: str, start: int) -> None:
         self._text, self._start = text, start
         self._lock = threading.Lock()
-        self._by: str | None = None
+        self._taken = False
         self._tokens: np.ndarray | None = None
 
-    @property
-    def by(self) -> str | None:
-        """Who encoded it ("caller", "thread"), None before anyone came."""
-        return self._by
-
-    def encode(self, who: str) -> None:
+    def encode(self) -> None:
         """Encode the tail unless another thread has come for it already."""
         with self._lock:
-            if self._by is not None:
+            if self._taken:
                 return
-            self._by = who
+            self._taken = True
         self._tokens = _encode_array(self._text[self._start:])
 
     def tokens(self) -> np.ndarray:
@@ -398,7 +393,7 @@ def _encode_slice(text: str, a: int, b: int, started: threading.Event | None = N
         started.set()  # this thread keeps the GIL from here until tiktoken lets go of it
     tokens = _encode_array(piece)
     if tail is not None:
-        tail.encode("thread")
+        tail.encode()
     return tokens
 
 
