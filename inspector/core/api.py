@@ -60,6 +60,7 @@ _WHERE: dict[str, str] = {
     "heading_completions": "inspector.core.text.heading_filter",
     "HeadingCatalog": "inspector.core.text.heading_filter",
     "heading_catalog_of": "inspector.core.text.heading_filter",
+    "completions_over": "inspector.core.text.heading_filter",
     "resolve_heading_filter": "inspector.core.text.heading_filter",
     "MULTILINGUAL_MODEL": "inspector.core.text.model_fit",
     "ModelFit": "inspector.core.text.model_fit",
@@ -403,6 +404,7 @@ if TYPE_CHECKING:
     from inspector.core.text.embed_view import EmbedView, is_embed_view
     from inspector.core.text.heading_filter import (
         HeadingCatalog,
+        completions_over,
         heading_catalog_of,
         heading_completions,
         resolve_heading_filter,
@@ -423,7 +425,7 @@ __all__ = [
     "PDF_BACKENDS", "set_pdf_backend", "pdf_backend", "docling_available", "PageImage", "render_pdf_page",
     "text_boxes",
     "structure_of", "outline_of", "heading_completions", "HeadingCatalog", "heading_catalog_of",
-    "resolve_heading_filter",
+    "completions_over", "resolve_heading_filter",
     "MULTILINGUAL_MODEL", "ModelFit",
     "model_fit",
     "MAX_WORD_PIECES", "piece_override", "use_piece_spec", "use_embedder_pieces", "word_piece_limit",

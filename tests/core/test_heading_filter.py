@@ -295,3 +295,16 @@ def test_cli_ask_heading_over_documents_with_titles_of_their_own(capsys, tmp_pat
     hits = json.loads(out.out)["hits"]
     assert {tuple(h["heading_path"]) for h in hits} == {("Handbook A", "Parental leave", "Germany"),
                                                         ("Policy B", "Parental leave", "France")}
+
+
+def test_completions_over_several_documents_are_each_documents_in_order_once():
+    """The completer over a folder (`completions_over`): each document's completions as its own
+    catalog writes them, in the catalogs' order, a path two documents share once, at most `limit`."""
+    from inspector.core.text.heading_filter import HeadingCatalog, completions_over, heading_catalog_of
+
+    a, b = (heading_catalog_of(from_text(text, name)) for name, text in _TWO_TITLES.items())
+    assert completions_over([a, b], "parental") == [*a.completions("parental"), "Parental leave > France"]
+    assert completions_over([b, a], "parental")[0] == "Parental leave"
+    assert completions_over([a, b], "") == list(dict.fromkeys([*a.completions(""), *b.completions("")]))
+    assert completions_over([a, b], "", limit=3) == completions_over([a, b], "")[:3]
+    assert completions_over([], "p") == [] and completions_over([HeadingCatalog(())], "p") == []

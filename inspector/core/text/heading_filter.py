@@ -96,7 +96,11 @@ def display_path(path: Sequence[str], title: str | None) -> str:
     return SEPARATOR.join(shown)
 
 
-def heading_completions(text: str, paths: Sequence[Sequence[str]], limit: int = 200) -> list[str]:
+#: Heading paths the completer offers at most.
+COMPLETIONS = 200
+
+
+def heading_completions(text: str, paths: Sequence[Sequence[str]], limit: int = COMPLETIONS) -> list[str]:
     """What the completer offers for `text`: each heading path (in document order, once) that the
     typed segments match, as `display_path` writes it, so choosing one filters by exactly that
     section. Empty text offers every path. (`HeadingCatalog(paths).completions`: the window keeps
@@ -202,7 +206,7 @@ class HeadingCatalog:
             return (self.title, *parts)
         return parts
 
-    def completions(self, text: str, limit: int = 200) -> list[str]:
+    def completions(self, text: str, limit: int = COMPLETIONS) -> list[str]:
         """`heading_completions(text, paths, limit)`."""
         parts = parse_heading_filter(text)
         full = self.resolve(parts) if parts else ()
@@ -216,6 +220,22 @@ class HeadingCatalog:
                 if len(out) >= limit:
                     break
         return out
+
+
+def completions_over(catalogs: Iterable[HeadingCatalog], text: str, limit: int = COMPLETIONS) -> list[str]:
+    """What the completer offers for `text` over several documents: each document's completions
+    as its own catalog writes them (its title left out, as retrieval leaves it out for each
+    document: `Index._heading_mask`), in the order of `catalogs`, each path once."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for catalog in catalogs:
+        for shown in catalog.completions(text, limit):
+            if shown not in seen:
+                seen.add(shown)
+                out.append(shown)
+                if len(out) >= limit:
+                    return out
+    return out
 
 
 #: Catalogs by document (`heading_catalog_of`), sized by the document's characters: a folder's
@@ -250,5 +270,6 @@ def heading_catalog_of(doc: Document) -> HeadingCatalog:
                 _MAKING.pop(key, None)
 
 
-__all__ = ["HeadingCatalog", "heading_catalog_of", "parse_heading_filter", "segment_matches", "heading_matches",
-           "resolve_heading_filter", "heading_completions", "display_path", "sole_title", "SEPARATOR"]
+__all__ = ["HeadingCatalog", "heading_catalog_of", "completions_over", "COMPLETIONS", "parse_heading_filter",
+           "segment_matches", "heading_matches", "resolve_heading_filter", "heading_completions", "display_path",
+           "sole_title", "SEPARATOR"]

@@ -43,8 +43,6 @@ if TYPE_CHECKING:
 
 RETRIEVER_LABELS = {"dense": "Dense", "bm25": "BM25", "hybrid": "Hybrid"}
 MAX_K = 50
-#: Heading paths the completer offers at most.
-COMPLETIONS = 200
 
 
 def hits_elsewhere(result: RetrievalResult | None) -> list:
@@ -310,14 +308,9 @@ class QuestionBar(QWidget):
             self._complete_headings(self.heading_filter.text())
 
     def _complete_headings(self, text: str) -> None:
-        # Each document's paths as its own catalog shows them (its title left out), the shown
-        # document's first, each path once.
-        offered: list[str] = []
-        for catalog in self._catalogs():
-            offered.extend(p for p in catalog.completions(text, COMPLETIONS) if p not in offered)
-            if len(offered) >= COMPLETIONS:
-                del offered[COMPLETIONS:]
-                break
+        from inspector.core.api import completions_over
+
+        offered = completions_over(self._catalogs(), text)  # the shown document's first
         self.completer_model.setStringList(offered)
         self._fit_popup(offered)
         if self.heading_filter.hasFocus() and self.completer_model.rowCount():
