@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -56,8 +57,6 @@ def write_doc(path: Path, chars: int, tag: int, numbered: bool = False) -> None:
     """The handbook repeated with "# Part k" headings, as the heartbeat test writes its 20 MB;
     `numbered`: every heading of copy k ends in " (k)", so that no two heading paths are alike
     (`--numbered`: a 20 MB document of ~33,000 distinct paths for the heading filter)."""
-    import re
-
     body = (ROOT / "sample_docs" / "handbook.md").read_text(encoding="utf-8")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(f"<!-- open {tag} -->\n")

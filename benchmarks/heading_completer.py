@@ -16,34 +16,11 @@ import time
 from _common import HANDBOOK, big_markdown
 
 from inspector.core.documents.document import from_text
-from inspector.core.text.heading_filter import (
-    HeadingCatalog,
-    display_path,
-    heading_matches,
-    parse_heading_filter,
-    resolve_heading_filter,
-    sole_title,
-)
+from inspector.core.text.heading_filter import HeadingCatalog
 from inspector.core.text.structure import outline_of
+from tests.core.test_heading_filter import _completions_by_the_rule as _by_the_rule  # the tests' reference
 
 TYPED = ("p", "parental > g", "e", "employee handbook (3) > parental", "x")
-
-
-def _by_the_rule(text: str, paths: list[tuple[str, ...]], limit: int = 200) -> list[str]:
-    unique = list(dict.fromkeys(paths))
-    title = sole_title(unique)
-    parts = parse_heading_filter(text)
-    full = resolve_heading_filter(parts, unique) if parts else ()
-    out: list[str] = []
-    for p in unique:
-        if full and not heading_matches(p, full):
-            continue
-        shown = display_path(p, title)
-        if shown and shown not in out:
-            out.append(shown)
-            if len(out) >= limit:
-                break
-    return out
 
 
 def _ms(fn, repeat: int) -> float:

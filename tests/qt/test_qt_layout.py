@@ -220,10 +220,8 @@ def test_heading_filter_completes_and_matches_by_prefix(qtbot, hash_window, open
                           for h in r.hits)
 
 
-def test_the_heading_catalog_is_made_on_the_chunking_thread(qtbot, hash_window, open_doc, monkeypatch):
-    """The completer's catalog is made by the chunking job once the chunks are in (a 20 MB
-    document's took 0.3 s on the GUI thread at the first keystroke; issue 31): the completer
-    then makes none and answers from it."""
+def _catalog_makings(monkeypatch) -> list[str]:
+    """The names of the threads that make a heading catalog from here on (the kept ones emptied)."""
     import threading
 
     from inspector.core.text import heading_filter
@@ -237,11 +235,33 @@ def test_the_heading_catalog_is_made_on_the_chunking_thread(qtbot, hash_window, 
         real(self, paths)
 
     monkeypatch.setattr(heading_filter.HeadingCatalog, "__init__", recording)
+    return made_on
+
+
+def _catalog_kept(doc) -> bool:
+    from inspector.core.text import heading_filter
+
+    return heading_filter._CATALOGS.lookup((doc.sha256, doc.kind, doc.name)) is not None
+
+
+def _two_titled_documents(tmp_path) -> None:
+    from tests.core.test_heading_filter import _TWO_TITLES
+
+    for name, text in _TWO_TITLES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+
+
+def test_the_heading_catalog_is_made_on_the_chunking_thread(qtbot, hash_window, open_doc, monkeypatch):
+    """The completer's catalog is made by the chunking job once the chunks are in (a 20 MB
+    document's took 0.3 s on the GUI thread at the first keystroke; issue 31): the completer
+    then makes none and answers from it."""
+    import threading
+
+    made_on = _catalog_makings(monkeypatch)
     w = hash_window()
     open_doc(w)
     doc = w.state.document
-    qtbot.waitUntil(lambda: heading_filter._CATALOGS.lookup((doc.sha256, doc.kind, doc.name)) is not None,
-                    timeout=10_000)
+    qtbot.waitUntil(lambda: _catalog_kept(doc), timeout=10_000)
     assert made_on and threading.current_thread().name not in made_on, made_on
     made_on.clear()
     assert w.question_bar.completions("parental > ger") == ["Parental leave > Germany"]
@@ -253,10 +273,7 @@ def test_a_heading_filter_over_a_folder_keeps_every_documents_section(qtbot, has
     both documents' "Parental leave" (the shown document's title was put in front, which kept its
     chunks alone), the completer offers both documents' paths, and with one document chosen the
     filter is resolved with that document's title (not the shown one's)."""
-    from tests.core.test_heading_filter import _TWO_TITLES
-
-    for name, text in _TWO_TITLES.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
+    _two_titled_documents(tmp_path)
     w = hash_window()
     assert w.open_paths([str(tmp_path)])
     qtbot.waitUntil(lambda: len(w.state.documents) == 2 and w.state.document is not None, timeout=20_000)
@@ -287,25 +304,12 @@ def test_a_folders_heading_catalogs_are_made_off_the_gui_thread(qtbot, hash_wind
     makes none on the GUI thread."""
     import threading
 
-    from inspector.core.text import heading_filter
-    from tests.core.test_heading_filter import _TWO_TITLES
-
-    for name, text in _TWO_TITLES.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    heading_filter._CATALOGS.clear()
-    made_on: list[str] = []
-    real = heading_filter.HeadingCatalog.__init__
-
-    def recording(self, paths):
-        made_on.append(threading.current_thread().name)
-        real(self, paths)
-
-    monkeypatch.setattr(heading_filter.HeadingCatalog, "__init__", recording)
+    _two_titled_documents(tmp_path)
+    made_on = _catalog_makings(monkeypatch)
     w = hash_window()
     assert w.open_paths([str(tmp_path)])
-    qtbot.waitUntil(lambda: len(w.state.documents) == 2 and all(
-        heading_filter._CATALOGS.lookup((d.sha256, d.kind, d.name)) is not None for d in w.state.documents),
-        timeout=20_000)
+    qtbot.waitUntil(lambda: len(w.state.documents) == 2 and all(_catalog_kept(d) for d in w.state.documents),
+                    timeout=20_000)
     assert len(made_on) == 2 and threading.current_thread().name not in made_on, made_on
     assert {"Parental leave > Germany", "Parental leave > France"} <= set(w.question_bar.completions("parental"))
     assert len(made_on) == 2
