@@ -315,6 +315,26 @@ def test_a_folders_heading_catalogs_are_made_off_the_gui_thread(qtbot, hash_wind
     assert len(made_on) == 2
 
 
+def test_a_folders_heading_catalogs_are_made_off_the_gui_thread_under_an_embedding_strategy(
+        qtbot, hash_window, tmp_path, monkeypatch):
+    """Under a strategy that needs the embedding model the other documents are not counted, and
+    their catalogs were made at the first keystroke, on the GUI thread: now by a job of the
+    corpus panel's own."""
+    import threading
+
+    _two_titled_documents(tmp_path)
+    made_on = _catalog_makings(monkeypatch)
+    w = hash_window()
+    w.state.set_strategy("semantic")
+    assert w.open_paths([str(tmp_path)])
+    qtbot.waitUntil(lambda: len(w.state.documents) == 2 and all(_catalog_kept(d) for d in w.state.documents),
+                    timeout=20_000)
+    assert w.corpus_panel.model.pending_note.startswith("counted when shown")
+    assert len(made_on) == 2 and threading.current_thread().name not in made_on, made_on
+    assert {"Parental leave > Germany", "Parental leave > France"} <= set(w.question_bar.completions("parental"))
+    assert len(made_on) == 2
+
+
 def test_heading_completions_are_shown_whole(qtbot, hash_window, open_doc):
     """The popup is as wide as its longest heading path (the field is at most 220 px, and the
     popup had its width: "Parental leave > …"), up to half the window, and never under the field."""

@@ -295,17 +295,33 @@ def count_job(docs: Sequence[tuple[int, Document]], strategy: str, params: dict,
                 lines = tuple(report.lines()) if report is not None else ()
             yield row, sum(1 for c in chunks if c.role != "parent"), lines
         yield -1, None, ()
-        # The heading filter's completer offers every document's paths: their catalogs made here,
-        # once per document, not at the first keystroke on the GUI thread (a 20 MB folder: 0.2 s,
-        # most of it the outlines, which the corpus pool's processes made for themselves).
-        from inspector.core.api import heading_catalog_of
-
-        for _row, doc in docs:
-            if cancelled():
-                return
-            heading_catalog_of(doc)
+        _make_catalogs(docs, cancelled)
 
     return job
+
+
+def catalog_job(docs: Sequence[tuple[int, Document]]):
+    """The background job under a strategy that needs the embedding model (the documents are not
+    counted then): (-1, None, ()) at once, then the documents' heading catalogs made, as
+    `count_job` makes them after its counts."""
+    def job(cancelled, _progress):
+        yield -1, None, ()
+        _make_catalogs(docs, cancelled)
+
+    return job
+
+
+def _make_catalogs(docs: Sequence[tuple[int, Document]], cancelled: Callable[[], bool]) -> None:
+    """The heading filter's completer offers every document's paths: their catalogs made on the
+    counts' thread, once per document, not at the first keystroke on the GUI thread (a 20 MB
+    folder: 0.2 s, most of it the outlines, which the corpus pool's processes made for themselves;
+    issue 31)."""
+    from inspector.core.api import heading_catalog_of
+
+    for _row, doc in docs:
+        if cancelled():
+            return
+        heading_catalog_of(doc)
 
 
 class CorpusPanel(QWidget):
@@ -497,14 +513,15 @@ class CorpusPanel(QWidget):
             strat = get_strategy(self.state.strategy)
         except ValueError:
             return
+        others = [(i, r.document) for i, r in enumerate(self.model.rows)
+                  if r.document is not None and r.document is not self.state.document]
         if strat.needs_embedder:
             self.model.pending_note = "counted when shown (this strategy needs the embedding model)"
-            self.countsDone.emit()
+            self._pending = {}
+            self.runner.submit(catalog_job(others))  # countsDone once it says so (at once)
             return
         self.model.pending_note = "counting…"
-        todo = [(i, r.document) for i, r in enumerate(self.model.rows)
-                if r.document is not None and r.document is not self.state.document
-                and self._key(r.document) not in self._counts]
+        todo = [(i, d) for i, d in others if self._key(d) not in self._counts]
         if not todo:
             self.countsDone.emit()
             return
