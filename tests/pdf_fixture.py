@@ -142,3 +142,29 @@ def grid(x0: float, top: float, widths: list[float], rows: list[list[str]], heig
     for x in xs:
         items.append(("rule", x, top, x, bottom))
     return items
+
+
+def make_content_pdf(streams: list[bytes]) -> bytes:
+    """A one-page PDF whose content is the given streams, in order (an array of them), with
+    Helvetica as /F1: for tests of how content streams are read."""
+    objs: list[bytes] = [b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"]
+    first = len(objs) + 1
+    for data in streams:
+        objs.append(b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream")
+    page, pages = len(objs) + 1, len(objs) + 2
+    contents = b" ".join(b"%d 0 R" % (first + i) for i in range(len(streams)))
+    objs.append(b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents [%s] "
+                b"/Resources << /Font << /F1 1 0 R >> >> >>" % (pages, contents))
+    objs.append(b"<< /Type /Pages /Kids [%d 0 R] /Count 1 >>" % page)
+    objs.append(b"<< /Type /Catalog /Pages %d 0 R >>" % pages)
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objs, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, len(objs), xref)
+    return bytes(out)

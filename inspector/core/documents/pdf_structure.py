@@ -631,6 +631,8 @@ def parse_objects_fast(page) -> dict[str, list[dict]]:
     from pdfplumber.page import ALL_ATTRS
     from pdfplumber.utils.pdfinternals import resolve_all, resolve_and_decode
 
+    from inspector.core.documents.pdf_content import page_layout
+
     objects: dict[str, list[dict]] = {}
     chars: list[dict] = []
     names: dict[str, str] = {}
@@ -693,7 +695,7 @@ def parse_objects_fast(page) -> dict[str, list[dict]]:
         if obj["object_type"] != "anno":
             objects.setdefault(obj["object_type"], []).append(obj)
 
-    walk(page.layout._objs)
+    walk(page_layout(page)._objs)
     if chars:
         objects["char"] = chars
     return objects
