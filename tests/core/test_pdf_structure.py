@@ -195,6 +195,28 @@ def test_column_heads_a_closing_brand_and_a_subtitle_are_not_headings():
         assert line in text, (line, text)
 
 
+def test_each_page_is_read_with_the_collector_paused(monkeypatch):
+    # A page's reading makes tens of thousands of short-lived objects: the cyclic collector is
+    # paused for it (a tenth of the conversion walking them), and on again after, a failing page
+    # included.
+    import gc
+
+    seen = []
+    real = pdf_structure.page_blocks
+
+    def recording(page):
+        seen.append(gc.isenabled())
+        if page.page_number == 2:
+            raise ValueError("an odd page")
+        return real(page)
+
+    monkeypatch.setattr(pdf_structure, "page_blocks", recording)
+    assert gc.isenabled()
+    pages = pdf_convert.read_pages(make_pdf(PDF_PAGES))
+    assert seen == [False, False, False] and gc.isenabled()
+    assert pages[1].failure and not pages[0].failure
+
+
 def test_the_fast_page_objects_are_pdfplumbers_own():
     # parse_objects_fast builds pdfplumber's object dicts itself (the backend's speed-up): on a
     # page with text in three fonts, white text, a filled box, ruling lines and a table, every
