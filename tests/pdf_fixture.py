@@ -144,10 +144,22 @@ def grid(x0: float, top: float, widths: list[float], rows: list[list[str]], heig
     return items
 
 
-def make_content_pdf(streams: list[bytes]) -> bytes:
+#: Fonts for `make_content_pdf`: a font whose name (in its descriptor) is a string, not a name,
+#: and a vertical one (Identity-V, a CID font without a file: writing downwards).
+STRING_NAMED_FONT = (b"<< /Type /Font /Subtype /Type1 /BaseFont /OddFont /Encoding /WinAnsiEncoding "
+                     b"/FontDescriptor << /Type /FontDescriptor /FontName (Odd Name) /Flags 32 /Ascent 718 "
+                     b"/Descent -207 /ItalicAngle 0 /StemV 88 /FontBBox [-166 -225 1000 931] >> >>")
+VERTICAL_FONT = (b"<< /Type /Font /Subtype /Type0 /BaseFont /Vert /Encoding /Identity-V /DescendantFonts "
+                 b"[<< /Type /Font /Subtype /CIDFontType0 /BaseFont /Vert /CIDSystemInfo << /Registry (Adobe) "
+                 b"/Ordering (Identity) /Supplement 0 >> /DW 1000 /W2 [1 3 -800 500 880] /FontDescriptor "
+                 b"<< /Type /FontDescriptor /FontName /Vert /Flags 4 /Ascent 880 /Descent -120 /ItalicAngle 0 "
+                 b"/StemV 80 /FontBBox [0 -120 1000 880] >> >>] >>")
+
+
+def make_content_pdf(streams: list[bytes], font: bytes | None = None) -> bytes:
     """A one-page PDF whose content is the given streams, in order (an array of them), with
-    Helvetica as /F1: for tests of how content streams are read."""
-    objs: list[bytes] = [b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"]
+    Helvetica as /F1 (or `font`, a font dictionary): for tests of how content streams are read."""
+    objs: list[bytes] = [font or b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"]
     first = len(objs) + 1
     for data in streams:
         objs.append(b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream")

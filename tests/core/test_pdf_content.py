@@ -15,7 +15,7 @@ from pdfminer.psparser import PSEOF, PSKeyword, PSLiteral
 
 from inspector.core.documents import pdf_content, pdf_structure
 from inspector.core.documents.pdf_content import content_objects
-from tests.pdf_fixture import make_content_pdf
+from tests.pdf_fixture import STRING_NAMED_FONT, VERTICAL_FONT, make_content_pdf
 
 PDFS = sorted((Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "pdf").glob("*.pdf"))
 
@@ -171,14 +171,73 @@ def test_a_page_reads_the_same_through_either_interpreter():
         assert "".join(c["text"] for c in fast["char"]).startswith("Hello (world)Kerned")
 
 
-def _comparable(obj: dict) -> dict:
-    """A page object as a dict to compare across two opens of a PDF: an inline image's name is
-    its stream object's id, and its stream is compared by what it holds."""
-    if obj.get("object_type") != "image":
-        return obj
-    out = {k: v for k, v in obj.items() if k not in ("name", "stream")}
-    out["stream"] = (obj["stream"].attrs, obj["stream"].rawdata)
+def _objects_both_ways(data: bytes, pages: range | None = None) -> list[tuple[dict, dict, bool]]:
+    """Each page's objects by `parse_objects_fast` and by pdfplumber's own `parse_objects`, and
+    whether the characters were made as they were drawn (no layout kept on the page)."""
+    out = []
+    mine, theirs = pdf_structure.open_plumber(data), pdf_structure.open_plumber(data)
+    with mine, theirs:
+        for k in pages if pages is not None else range(len(mine.pages)):
+            fast = pdf_structure.parse_objects_fast(mine.pages[k])
+            out.append((fast, theirs.pages[k].parse_objects(), not hasattr(mine.pages[k], "_layout")))
     return out
+
+
+def _assert_same_objects(fast: dict, slow: dict, where) -> None:
+    assert sorted(fast) == sorted(slow), where
+    for kind, theirs_of_kind in slow.items():
+        assert [_comparable(o) for o in fast[kind]] == [_comparable(o) for o in theirs_of_kind], (kind, where)
+    for mine, theirs in zip(fast.get("char", ()), slow.get("char", ()), strict=True):
+        assert list(mine) == list(theirs), where  # the same keys in the same order
+
+
+@pytest.mark.parametrize("path", PDFS, ids=[p.stem for p in PDFS])
+def test_the_characters_made_as_drawn_are_pdfplumbers_own(path):
+    # The characters made at once by the fused device (no LTChar) equal pdfplumber's own dicts,
+    # key for key and in order, on the first pages of every benchmark PDF (fonts of every kind
+    # they use: Type 1, TrueType, CID, subsets; right-to-left text; form XObjects).
+    for k, (fast, slow, fused) in enumerate(_objects_both_ways(path.read_bytes(), range(2)[:_page_count(path)])):
+        assert fused, (path.name, k)
+        _assert_same_objects(fast, slow, (path.name, k))
+
+
+def _page_count(path: Path) -> int:
+    with pdf_structure.open_plumber(path.read_bytes()) as pdf:
+        return len(pdf.pages)
+
+
+def test_a_vertical_font_and_a_font_named_by_a_string_read_as_pdfplumber_reads_them():
+    # Writing downwards (Identity-V): the box from the font's vertical metrics, made as drawn. A
+    # font whose name is a string (bytes to pdfminer): the page is laid out again the plain way,
+    # and pdfplumber decodes the name.
+    vertical = make_content_pdf([b"BT /F1 12 Tf 300 700 Td <000100020003> Tj ET"], VERTICAL_FONT)
+    [(fast, slow, fused)] = _objects_both_ways(vertical)
+    assert fused and len(fast["char"]) == 3
+    _assert_same_objects(fast, slow, "vertical")
+    odd = make_content_pdf([b"BT /F1 12 Tf 72 720 Td (Odd font) Tj ET"], STRING_NAMED_FONT)
+    [(fast, slow, fused)] = _objects_both_ways(odd)
+    assert not fused and fast["char"][0]["fontname"] == "Odd Name"
+    _assert_same_objects(fast, slow, "string-named")
+
+
+def _comparable(obj):
+    """A page object to compare across two opens of a PDF: streams and references by their object
+    numbers (the objects themselves are each open's own), an inline image's stream (no number)
+    by what it holds, its name (its stream's id) left out."""
+    from pdfminer.pdftypes import PDFObjRef
+
+    if isinstance(obj, dict):
+        inline = obj.get("object_type") == "image" and getattr(obj.get("stream"), "objid", 0) is None
+        return {k: _comparable(v) for k, v in obj.items() if not (inline and k == "name")}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_comparable(v) for v in obj)
+    if isinstance(obj, PDFStream):
+        if obj.objid is None:
+            return ("inline stream", _comparable(obj.attrs), obj.rawdata)
+        return ("stream", obj.objid)
+    if isinstance(obj, PDFObjRef):
+        return ("ref", obj.objid)
+    return obj
 
 
 def test_each_operator_is_looked_up_once(monkeypatch):

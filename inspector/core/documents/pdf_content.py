@@ -19,6 +19,7 @@ and on every page of the PDFs in tests/ and benchmarks/data (tests/core/test_pdf
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -325,22 +326,99 @@ class FastInterpreter(PDFPageInterpreter):
         return method, func.__code__.co_argcount - 1
 
 
-def page_layout(page) -> Any:
+#: What a fused character is made into: (matrix, fontname, adv, upright, x0, y0, x1, y1, width,
+#: height, size, mcid, tag, ncs, graphicstate, text) -> the page object pdfplumber makes of it.
+CharMaker = Callable[..., dict]
+
+
+def page_layout(page, chars: CharMaker | None = None) -> tuple[Any, list[dict] | None]:
     """pdfplumber's `page.layout` (pdfminer's layout of the page, kept on the page as pdfplumber
     keeps it), its content read by `FastInterpreter`: the body of pdfplumber's property with the
-    interpreter swapped. pdfplumber's own where it is laid out otherwise than this expects."""
+    interpreter swapped; and None.
+
+    With `chars`, each character is made by it at once into the dict pdfplumber would make of
+    the `LTChar` pdfminer makes (`_CharDevice`: the same arithmetic as `LTChar`'s, without the
+    object), and those dicts come second, in the order the characters were drawn (the layout's
+    own order: a form's characters come where the form ends); the layout then holds no
+    characters. Not with pdfminer's layout analysis (`laparams`), nor where a font's name is not
+    text (the page is then laid out again the plain way, and None comes second)."""
     if hasattr(page, "_layout"):
-        return page._layout
+        return page._layout, None
     try:
         from pdfplumber.page import PDFPageAggregatorWithMarkedContent
         from pdfplumber.utils.exceptions import PdfminerException
     except ImportError:  # pragma: no cover - another pdfplumber
-        return page.layout
-    device = PDFPageAggregatorWithMarkedContent(page.pdf.rsrcmgr, pageno=page.page_number, laparams=page.pdf.laparams)
+        return page.layout, None
+    fused = chars is not None and page.pdf.laparams is None
+    device_class = _char_device(PDFPageAggregatorWithMarkedContent) if fused else PDFPageAggregatorWithMarkedContent
+    device = device_class(page.pdf.rsrcmgr, pageno=page.page_number, laparams=page.pdf.laparams)
+    if fused:
+        device.make = chars
+        device.made = []
     interpreter = FastInterpreter(page.pdf.rsrcmgr, device)
     try:
         interpreter.process_page(page.page_obj)
     except Exception as e:
         raise PdfminerException(e) from e
-    page._layout = device.get_result()
-    return page._layout
+    result = device.get_result()
+    if fused and not device.fused:
+        return page_layout(page)
+    if fused:  # not kept on the page: its characters are not in it
+        return result, device.made
+    page._layout = result
+    return result, None
+
+
+@functools.cache
+def _char_device(base: type) -> type:
+    """pdfplumber's device (`base`) with characters made into page objects as they are drawn."""
+    from pdfminer.pdffont import PDFUnicodeNotDefined
+    from pdfminer.utils import apply_matrix_rect
+
+    class _CharDevice(base):
+        """`render_char` as pdfminer's `PDFLayoutAnalyzer.render_char` and `LTChar.__init__`
+        compute it (the text, the advance, the box through the matrix, upright, size) and
+        pdfplumber's marked-content tags, handed to `make` instead of kept as an `LTChar`; where a
+        font's name is not text, `fused` turns False and the page is to be laid out again."""
+
+        fused = True
+        make: CharMaker
+        made: list[dict]
+
+        def render_char(self, matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate) -> float:
+            fontname = font.fontname
+            if not self.fused or type(fontname) is not str:
+                self.fused = False
+                return super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
+            try:
+                text = font.to_unichr(cid)
+                assert isinstance(text, str), str(type(text))
+            except PDFUnicodeNotDefined:
+                text = self.handle_undefined_char(font, cid)
+            textwidth = font.char_width(cid)
+            textdisp = font.char_disp(cid)
+            adv = textwidth * fontsize * scaling
+            vertical = font.is_vertical()
+            if vertical:
+                assert isinstance(textdisp, tuple)
+                (vx, vy) = textdisp
+                vx = fontsize * 0.5 if vx is None else vx * fontsize * 0.001
+                vy = (1000 - vy) * fontsize * 0.001
+                bbox = (-vx, vy + rise + adv, -vx + fontsize, vy + rise)
+            else:
+                descent = font.get_descent() * fontsize
+                bbox = (0, descent + rise, adv, descent + rise + fontsize)
+            (a, b, c, d, _e, _f) = matrix
+            upright = a * d * scaling > 0 and b * c <= 0
+            (x0, y0, x1, y1) = apply_matrix_rect(matrix, bbox)
+            if x1 < x0:
+                (x0, x1) = (x1, x0)
+            if y1 < y0:
+                (y0, y1) = (y1, y0)
+            width, height = x1 - x0, y1 - y0
+            self.made.append(self.make(matrix, fontname, adv, upright, x0, y0, x1, y1, width, height,
+                                       width if vertical else height, self.cur_mcid, self.cur_tag, ncs,
+                                       graphicstate, text))
+            return adv
+
+    return _CharDevice

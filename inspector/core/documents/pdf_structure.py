@@ -624,9 +624,11 @@ def parse_objects_fast(page) -> dict[str, list[dict]]:
     """pdfplumber's `page.objects`, the same dicts, built faster: a page's characters are most
     of its objects, and pdfplumber resolves every attribute of each through generic recursive
     calls and decodes its colour space's name again per character (a third of the builtin
-    backend's time in the profile). Characters take a direct path here; every other object
-    still goes through pdfplumber's own `process_object`. tests/core/test_pdf_structure.py
-    compares the two on real pages."""
+    backend's time in the profile). Characters take a direct path here: made into their dicts
+    as they are drawn (`page_layout` with `_char_maker`: no LTChar, a fifth of the conversion;
+    issue 31), else from pdfminer's LTChar (`char`). Every other object still goes through
+    pdfplumber's own `process_object`. tests/core/test_pdf_structure.py and test_pdf_content.py
+    compare the two on real pages."""
     from pdfminer.layout import LTChar, LTContainer
     from pdfplumber.page import ALL_ATTRS
     from pdfplumber.utils.pdfinternals import resolve_all, resolve_and_decode
@@ -695,10 +697,51 @@ def parse_objects_fast(page) -> dict[str, list[dict]]:
         if obj["object_type"] != "anno":
             objects.setdefault(obj["object_type"], []).append(obj)
 
-    walk(page_layout(page)._objs)
+    layout, fused = page_layout(page, _char_maker(page, names))
+    walk(layout._objs)
+    if fused:
+        chars.extend(fused)  # the layout holds none of them
     if chars:
         objects["char"] = chars
     return objects
+
+
+def _char_maker(page, names: dict[str, str]) -> Callable[..., dict]:
+    """For `page_layout`'s characters made as they are drawn: the dict `parse_objects_fast`'s
+    `char` makes of the LTChar these values would make, in the same order, without the object
+    (`names`: colour space names decoded, shared with `char`)."""
+    from pdfplumber.utils.pdfinternals import resolve_all, resolve_and_decode
+
+    number, height_page, initial_doctop = page.page_number, page.height, page.initial_doctop
+    mb_x0, mb_top = page.mediabox[:2]
+    norm = page.pdf.unicode_norm
+
+    def made(matrix, fontname, adv, upright, x0, y0, x1, y1, width, height, size, mcid, tag, ncs, gs,
+             text) -> dict:
+        if type(mcid) not in _PLAIN_TYPES:
+            mcid = resolve_all(mcid)
+        if type(tag) not in _PLAIN_TYPES:
+            tag = resolve_all(tag)
+        if type(matrix) is not tuple or not _PLAIN_TYPES.issuperset(map(type, matrix)):
+            matrix = resolve_all(matrix)
+        name = ncs.name
+        decoded = names.get(name)
+        if decoded is None:
+            decoded = names[name] = resolve_and_decode(name)
+        scolor, ncolor = gs.scolor, gs.ncolor
+        top = (height_page - y1) + mb_top
+        if mb_x0 != 0:
+            x0 += mb_x0
+            x1 += mb_x0
+        return {"matrix": matrix, "fontname": fontname, "adv": adv, "upright": upright, "x0": x0, "y0": y0,
+                "x1": x1, "y1": y1, "width": width, "height": height, "size": size, "mcid": mcid, "tag": tag,
+                "object_type": "char", "page_number": number, "ncs": decoded,
+                "text": unicodedata.normalize(norm, text) if norm is not None else text,
+                "stroking_color": scolor if isinstance(scolor, tuple) else (scolor,),
+                "non_stroking_color": ncolor if isinstance(ncolor, tuple) else (ncolor,),
+                "top": top, "bottom": (height_page - y0) + mb_top, "doctop": initial_doctop + top}
+
+    return made
 
 
 def open_plumber(data: bytes):
