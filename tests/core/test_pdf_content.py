@@ -156,9 +156,13 @@ def test_a_page_reads_the_same_through_either_interpreter():
     # own, on a page whose text runs across its content streams, with a form of every odd
     # reading, and on one with an inline image (read by pdfminer's parser).
     text = (b"BT /F1 12 Tf 72 720 Td (Hello \\(world\\)) Tj 0 -14 Td [(Kern) -250 (ed)] TJ ET\n"
+            # turned, skewed, backwards and leaning text: each corner of a glyph's box the extreme
+            # one somewhere (the box is pdfminer's `apply_matrix_rect`, written out)
+            b"BT /F1 9 Tf 0 1 -1 0 500 300 Tm (turned) Tj -1 0.3 0.2 -1 300 200 Tm (skewed) Tj "
+            b"-1 0 -0.3 -1 300 250 Tm (back) Tj 1 0.3 0.2 1 100 150 Tm (lean) Tj ET\n"
             b"0.5 w 72 700 m 300 700 l S q 0.3 g 60 590 240 30 re f Q\n")
     image = b"q 10 0 0 10 300 300 cm BI /W 1 /H 1 /BPC 8 /CS /G ID \x80 EI Q BT /F1 9 Tf 1 1 Td (after) Tj ET"
-    cases = [[text], [text[:40], text[40:90], text[90:]], [text + image]]
+    cases = [[text], [text[:40], text[40:90], text[90:150], text[150:]], [text + image]]
     for streams in cases:
         data = make_content_pdf(streams)
         mine, theirs = pdf_structure.open_plumber(data), pdf_structure.open_plumber(data)

@@ -373,7 +373,6 @@ def page_layout(page, chars: CharMaker | None = None) -> tuple[Any, list[dict] |
 def _char_device(base: type) -> type:
     """pdfplumber's device (`base`) with characters made into page objects as they are drawn."""
     from pdfminer.pdffont import PDFUnicodeNotDefined
-    from pdfminer.utils import apply_matrix_rect
 
     class _CharDevice(base):
         """`render_char` as pdfminer's `PDFLayoutAnalyzer.render_char` and `LTChar.__init__`
@@ -408,9 +407,17 @@ def _char_device(base: type) -> type:
             else:
                 descent = font.get_descent() * fontsize
                 bbox = (0, descent + rise, adv, descent + rise + fontsize)
-            (a, b, c, d, _e, _f) = matrix
+            (a, b, c, d, e, f) = matrix
             upright = a * d * scaling > 0 and b * c <= 0
-            (x0, y0, x1, y1) = apply_matrix_rect(matrix, bbox)
+            # pdfminer's `apply_matrix_rect(matrix, bbox)` written out (five calls a character
+            # fewer): its four corners through `apply_matrix_pt`, the same sums in the same order.
+            (bx0, by0, bx1, by1) = bbox
+            left1, bottom1 = a * bx0 + c * by0 + e, b * bx0 + d * by0 + f
+            right1, bottom2 = a * bx1 + c * by0 + e, b * bx1 + d * by0 + f
+            right2, top1 = a * bx1 + c * by1 + e, b * bx1 + d * by1 + f
+            left2, top2 = a * bx0 + c * by1 + e, b * bx0 + d * by1 + f
+            x0, y0 = min(left1, left2, right1, right2), min(bottom1, bottom2, top1, top2)
+            x1, y1 = max(left1, left2, right1, right2), max(bottom1, bottom2, top1, top2)
             if x1 < x0:
                 (x0, x1) = (x1, x0)
             if y1 < y0:
