@@ -2,9 +2,9 @@
 and notes instead of converting it again (issue 31: the cold path a user meets most often).
 
 Why: converting is by far the dearest step of opening a PDF. The built-in backend reads the layout
-of every page (~0.07 s a page on this machine's docling test PDFs: ~20 s for a 300-page handbook,
-every time it was opened, by the window, the CLI or a corpus run), docling far more. Read back, it
-is one file of about the text's size.
+of every page (~0.03 s a page on this machine's docling test PDFs, ~0.07 s before stop 49: ~8 s
+for a 300-page handbook on one core, every time it was opened, by the window, the CLI or a corpus
+run), docling far more. Read back, it is one file of about the text's size.
 
 What is kept, per file content (the sha256 of the PDF's bytes, not its name or place: a copy or a
 renamed file is the same conversion) and backend (`runtime.keptfiles`: one checked file each, the

@@ -28,7 +28,7 @@ def convert(data: bytes, suffix: str, path: str) -> tuple[str, str, dict]:
         raise InputError(f"unsupported file type {suffix}", path=path)
     if suffix != ".pdf":
         return func(data, path)  # milliseconds: nothing kept
-    # A PDF converted before is read from the disk (`convertcache`: ~0.07 s a page saved), with
+    # A PDF converted before is read from the disk (`convertcache`: ~0.03 s a page saved), with
     # the backend read once: the key and the conversion are the same backend's.
     backend = pdf_backend()
     return convertcache.read_or_convert(data, suffix, backend, lambda: convert_pdf(data, path, backend))

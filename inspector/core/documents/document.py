@@ -162,7 +162,7 @@ class LoadResult:
 
 
 #: A folder's PDFs are converted in the corpus pool's processes (`offload.corpus_pool`, one per
-#: core) when it holds this many or more: a PDF takes ~0.07 s a page, the pool's start ~1 s once.
+#: core) when it holds this many or more: a PDF takes ~0.03 s a page, the pool's start ~1 s once.
 PARALLEL_PDFS_AT_LEAST = 2
 
 
