@@ -3,6 +3,22 @@
 from __future__ import annotations
 
 
+def _pdf_file(objs: list[bytes], root: int) -> bytes:
+    """A PDF of these objects (numbered from 1, in order) with a correct cross-reference table
+    (byte offsets of every object) and `root` as its catalog."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objs, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, root, xref)
+    return bytes(out)
+
+
 def make_pdf(pages: list[list[str]]) -> bytes:
     """A minimal valid PDF: one Helvetica text line per entry, one content stream per page,
     with a correct cross-reference table (byte offsets of every object)."""
@@ -22,17 +38,7 @@ def make_pdf(pages: list[list[str]]) -> bytes:
     kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n)).encode()
     objs.append(b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % n)
     objs.append(b"<< /Type /Catalog /Pages %d 0 R >>" % pages_num)
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, len(objs), xref)
-    return bytes(out)
+    return _pdf_file(objs, len(objs))
 
 
 PDF_PAGES = [
@@ -106,17 +112,7 @@ def make_layout_pdf(pages: list[list[tuple]], outline: list[tuple[str, int]] | N
     else:
         objs.append(catalog + b" >>")
         root_id = len(objs)
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, root_id, xref)
-    return bytes(out)
+    return _pdf_file(objs, root_id)
 
 
 def text_lines(x: float, top: float, lines: list[str], size: float = 10, font: str = "R",
@@ -169,14 +165,4 @@ def make_content_pdf(streams: list[bytes], font: bytes | None = None) -> bytes:
                 b"/Resources << /Font << /F1 1 0 R >> >> >>" % (pages, contents))
     objs.append(b"<< /Type /Pages /Kids [%d 0 R] /Count 1 >>" % page)
     objs.append(b"<< /Type /Catalog /Pages %d 0 R >>" % pages)
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, len(objs), xref)
-    return bytes(out)
+    return _pdf_file(objs, len(objs))
