@@ -355,6 +355,7 @@ def page_layout(page, chars: CharMaker | None = None) -> tuple[Any, list[dict] |
     if fused:
         device.make = chars
         device.made = []
+        device.glyphs = {}
     interpreter = FastInterpreter(page.pdf.rsrcmgr, device)
     try:
         interpreter.process_page(page.page_obj)
@@ -383,21 +384,29 @@ def _char_device(base: type) -> type:
         fused = True
         make: CharMaker
         made: list[dict]
+        glyphs: dict[Any, dict[int, tuple]]
 
         def render_char(self, matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate) -> float:
             fontname = font.fontname
             if not self.fused or type(fontname) is not str:
                 self.fused = False
                 return super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
-            try:
-                text = font.to_unichr(cid)
-                assert isinstance(text, str), str(type(text))
-            except PDFUnicodeNotDefined:
-                text = self.handle_undefined_char(font, cid)
-            textwidth = font.char_width(cid)
-            textdisp = font.char_disp(cid)
+            # What the font says of a glyph depends on the font and the glyph alone: asked once
+            # per page (five method calls a character fewer).
+            glyphs = self.glyphs.get(font)
+            if glyphs is None:
+                glyphs = self.glyphs[font] = {}
+            glyph = glyphs.get(cid)
+            if glyph is None:
+                try:
+                    text = font.to_unichr(cid)
+                    assert isinstance(text, str), str(type(text))
+                except PDFUnicodeNotDefined:
+                    text = self.handle_undefined_char(font, cid)
+                glyph = glyphs[cid] = (text, font.char_width(cid), font.char_disp(cid), font.is_vertical(),
+                                       font.get_descent())
+            text, textwidth, textdisp, vertical, font_descent = glyph
             adv = textwidth * fontsize * scaling
-            vertical = font.is_vertical()
             if vertical:
                 assert isinstance(textdisp, tuple)
                 (vx, vy) = textdisp
@@ -405,7 +414,7 @@ def _char_device(base: type) -> type:
                 vy = (1000 - vy) * fontsize * 0.001
                 bbox = (-vx, vy + rise + adv, -vx + fontsize, vy + rise)
             else:
-                descent = font.get_descent() * fontsize
+                descent = font_descent * fontsize
                 bbox = (0, descent + rise, adv, descent + rise + fontsize)
             (a, b, c, d, e, f) = matrix
             upright = a * d * scaling > 0 and b * c <= 0
