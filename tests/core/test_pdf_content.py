@@ -43,6 +43,8 @@ def _typed(x):
         return ["dict", {k: _typed(v) for k, v in x.items()}]
     if isinstance(x, (PSLiteral, PSKeyword)):
         return [type(x).__name__, id(x)]  # both interned: the same name is the same object
+    if isinstance(x, PDFStream):  # an inline image: each reading makes its own
+        return ["stream", _typed(x.attrs), x.rawdata, x.objid]
     return [type(x).__name__, x]
 
 
@@ -125,7 +127,10 @@ def test_ordinary_streams_are_read_here_not_left_to_pdfminer():
 
 
 @pytest.mark.parametrize("streams", [
-    [b"BI /W 1 /H 1 /BPC 8 /CS /G ID \xff EI Q"],  # an inline image
+    [b"BI /W 1 /H 1 /F /A85 ID 8;~> EI"],  # an inline image whose data ends at "~>"
+    [b"BI /W 1 /H 1 ID \xff", b"EI Q"],  # an inline image the first stream ends
+    [b"[ BI /W 1 /H 1 ID \xff EI ]"],  # an inline image inside an array
+    [b"q ID (x) Tj"],  # an ID without its BI
     [b"(open string", b" closed) Tj"],  # a string the first stream ends
     [b"BT /", b"F1 12 Tf"],  # a name the first stream ends before its first character
     [b"<0041", b"> Tj"],  # a hex string the first stream ends
@@ -138,6 +143,21 @@ def test_ordinary_streams_are_read_here_not_left_to_pdfminer():
 def test_where_the_readings_could_differ_pdfminer_reads(streams):
     assert content_objects(streams) is None
     assert _same_reading(streams)
+
+
+@pytest.mark.parametrize("stream", [
+    b"q 10 0 0 10 0 0 cm BI /W 2 /H 1 /BPC 8 /CS /G ID \x00\xff EI Q",
+    b"BI /W 1 /H 1 /BPC 8 /CS /RGB /F /AHx ID 0a0b0c> EI BT (after) Tj ET",
+    b"BI /W 4 /H 1 /BPC 8 /CS /G ID EEI E\x00EIx EI\r\nEI\n(s) Tj",  # "EI" inside the data
+    b"BI /IM true /W 8 /H 1 ID \x0a\r\nEI\n",  # one line end before EI dropped, not two
+    # pdfminer's reads start again three bytes after the ID: the CR of this string's line
+    # continuation ends one of them (it keeps the LF), which it would not counted from 0
+    b"BI /W 1 /H 1 ID X" + b" " * 4088 + b"EI (a\\\r\nb) Tj",
+])
+def test_an_inline_image_reads_as_pdfminer_reads_it(stream):
+    ours = content_objects([stream])
+    assert ours is not None and _typed(ours) == _typed(_pdfminer([stream]))
+    assert any(isinstance(o, PDFStream) for o in ours)
 
 
 def test_a_line_continuation_cut_by_pdfminers_read_keeps_its_line_feed():

@@ -10,10 +10,13 @@ pdfminer's own readings of odd input (an unknown escape in a string drops its ch
 `>` is nothing, a hex string's odd last digit is that digit's value). `FastInterpreter` runs the
 operators as pdfminer's interpreter does, with each operator's method looked up once.
 
-Where its reading could differ from pdfminer's, it gives way to pdfminer's parser for the whole
-call (`content_objects` answers None): an inline image (`BI`...`ID`...`EI`), a string, hex string
-or name that a content stream's end cuts (pdfminer joins it with the next stream), an unbalanced
-array or dictionary, an octal escape over 255. Tests compare the two readings on generated streams
+An inline image (`BI`...`ID` data `EI`) is read as pdfminer reads it: its data from three bytes
+after the ID to the first "EI" and whitespace that its loop finds, its reads of the stream
+starting again there (`_inline_data`). Where the reading could differ from pdfminer's, it gives
+way to pdfminer's parser for the whole call (`content_objects` answers None): a string, hex
+string, name or inline image that a content stream's end cuts (pdfminer joins it with the next
+stream), an unbalanced array or dictionary, an octal escape over 255, an image inside an array,
+one whose data ends at "~>" (ASCII85), an ID without its BI. Tests compare the two readings on generated streams
 and on every page of the PDFs in tests/ and benchmarks/data (tests/core/test_pdf_content.py).
 """
 
@@ -65,7 +68,7 @@ _BUFSIZ = 4096
 _ARRAY_BEGIN, _ARRAY_END = KWD(b"["), KWD(b"]")
 _PROC_BEGIN, _PROC_END = KWD(b"{"), KWD(b"}")
 _DICT_BEGIN, _DICT_END = KWD(b"<<"), KWD(b">>")
-_INLINE_IMAGE = frozenset((KWD(b"BI"), KWD(b"ID")))
+_BI, _ID, _EI = KWD(b"BI"), KWD(b"ID"), KWD(b"EI")
 _TRUE, _FALSE = b"true", b"false"
 
 
@@ -98,9 +101,10 @@ def _name(data: bytes, start: int, end: int) -> tuple[Any, int]:
     return LIT(name), i
 
 
-def _string(data: bytes, i: int) -> tuple[bytes, int]:
+def _string(data: bytes, i: int, base: int = 0) -> tuple[bytes, int]:
     """A literal string's bytes from just after its "(" at i, and where it ends (after its ")"),
-    as pdfminer reads them; `_GiveWay` when the stream ends first."""
+    as pdfminer reads them; `_GiveWay` when the stream ends first. `base`: where pdfminer's
+    4,096-byte reads of the stream began (0, or where it went back to after an inline image)."""
     out = bytearray()
     depth = 1
     n = len(data)
@@ -131,7 +135,7 @@ def _string(data: bytes, i: int) -> tuple[bytes, int]:
             elif e in _ESCAPES:
                 out.append(_ESCAPES[e])
                 i = k + 1
-            elif e == 0x0D and k + 1 < n and data[k + 1] == 0x0A and k % _BUFSIZ != _BUFSIZ - 1:
+            elif e == 0x0D and k + 1 < n and data[k + 1] == 0x0A and (k - base) % _BUFSIZ != _BUFSIZ - 1:
                 i = k + 2  # a line continuation (CR LF)
             else:
                 i = k + 1  # the character after the backslash is dropped (pdfminer's reading)
@@ -156,6 +160,43 @@ def _hex(digits: bytes) -> bytes:
     return _HEX_PAIR.sub(lambda m: bytes((int(m.group(0), 16),)), digits)
 
 
+class _InlineData:
+    """An inline image's data, read at its ID (`_inline_data`): a token of its own."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+def _inline_data(data: bytes, start: int) -> tuple[bytes, int]:
+    """An inline image's data from `start` (three bytes after its ID, where pdfminer's
+    `get_inline_data` begins) and where reading goes on: pdfminer's loop, to "EI" and one
+    whitespace byte, a match restarting at the byte after a mismatch; one line end before "EI"
+    dropped. `_GiveWay` when the stream ends first (pdfminer reads on into the next)."""
+    n = len(data)
+    p = start
+    i = 0
+    while i <= 2:
+        if i:
+            if p >= n:
+                raise _GiveWay
+            c = data[p]
+            p += 1
+            i = i + 1 if (i >= 2 and c in _SPACE_BYTES) or (i < 2 and c == b"EI"[i]) else 0
+        else:
+            j = data.find(b"E", p)
+            if j < 0:
+                raise _GiveWay
+            p, i = j + 1, 1
+    raw = data[start:p][:-3]
+    return _LINE_END.sub(b"", raw), p
+
+
+_SPACE_BYTES = frozenset(b" \t\n\r\x0b\x0c")  # bytes.isspace
+_LINE_END = re.compile(rb"(\x0d\x0a|[\x0d\x0a])$")
+
+
 def _tokens(data: bytes, last: bool, out: list) -> None:
     """Append the tokens of one content stream to `out`; `last`: no stream follows it."""
     n = len(data)
@@ -163,6 +204,8 @@ def _tokens(data: bytes, last: bool, out: list) -> None:
     match = _TOKEN.match
     append = out.append
     kwd = _KEYWORDS
+    base = 0  # where pdfminer's reads of this stream began (`_string`)
+    image = False  # a BI read, its ID not yet
     while pos < n:
         m = match(data, pos)
         assert m is not None  # every alternative is optional
@@ -179,15 +222,30 @@ def _tokens(data: bytes, last: bool, out: list) -> None:
             k = kwd.get(text)
             if k is None:
                 k = kwd[text] = True if text == _TRUE else False if text == _FALSE else KWD(text)
+            if k is _BI:
+                image = True
+            elif k is _ID:
+                if not image:
+                    raise _GiveWay  # an ID without its BI: pdfminer reads on past it
+                # pdfminer goes back to three bytes after the ID and reads the data from there;
+                # its reads of the stream begin there afterwards.
+                image = False
+                base = m.start(4) + 3
+                raw, end = _inline_data(data, base)
+                append(_InlineData(raw))
+                pos = end
+                continue
             append(k)
         elif kind == 5:
             append(m.group(5))
         elif kind is not None and kind != 1:  # kind 1, a comment, and None, whitespace to the end: nothing
-            end = _other_token(data, m, last, append)
+            end = _other_token(data, m, last, append, base)
         pos = end
+    if image:
+        raise _GiveWay  # a BI whose ID another stream holds
 
 
-def _other_token(data: bytes, m: re.Match[bytes], last: bool, append: Callable[[Any], None]) -> int:
+def _other_token(data: bytes, m: re.Match[bytes], last: bool, append: Callable[[Any], None], base: int) -> int:
     """`_tokens`' less frequent kinds of token (a name, "<<" or ">>", a hex string, a string with
     escapes or parentheses, one character), appended; where the token ends."""
     n = len(data)
@@ -216,7 +274,7 @@ def _other_token(data: bytes, m: re.Match[bytes], last: bool, append: Callable[[
     else:
         c = data[end - 1]
         if c == 0x28:  # (
-            text, end = _string(data, end)
+            text, end = _string(data, end, base)
             append(text)
         elif c == 0x3E:  # a lone ">": nothing, unless it ends a stream (read on by pdfminer)
             if end >= n and not last:
@@ -262,12 +320,42 @@ def content_objects(streams: Sequence[bytes]) -> list | None:
                 else:
                     cur.append(objs)
                 continue
-            if t in _INLINE_IMAGE:
+            if t is _BI:
+                if stack:
+                    return None  # an image inside an array: pdfminer's reading of it is its own
+                stack.append(("inline", cur))
+                cur = []
+                continue
+        elif t.__class__ is _InlineData:
+            if not stack or stack[-1][0] != "inline" or len(cur) % 2:
                 return None
+            image = _inline_image(cur, t.data)
+            if image is None:
+                return None
+            cur = stack.pop()[1]
+            cur += (image, _EI)
+            continue
         cur.append(t)
     if stack:
         return None  # an array or dictionary the streams leave open: its objects are lost there
     return out
+
+
+def _inline_image(objs: list, data: bytes) -> Any:
+    """pdfminer's stream of an inline image (its dictionary's keys read as names, its values
+    resolved, the data), None where the data would end at "~>" rather than "EI" (ASCII85)."""
+    from pdfminer.pdfinterp import LITERALS_ASCII85_DECODE
+    from pdfminer.pdftypes import PDFStream, resolve1
+    from pdfminer.psparser import PSLiteral
+
+    d = {literal_name(k): resolve1(v) for k, v in choplist(2, objs)}
+    found = d.get("F")
+    if found is not None:
+        if isinstance(found, PSLiteral):
+            found = [found]
+        if found[0] in LITERALS_ASCII85_DECODE:
+            return None
+    return PDFStream(d, data)
 
 
 class FastInterpreter(PDFPageInterpreter):
