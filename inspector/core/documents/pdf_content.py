@@ -16,8 +16,13 @@ starting again there (`_inline_data`). Where the reading could differ from pdfmi
 way to pdfminer's parser for the whole call (`content_objects` answers None): a string, hex
 string, name or inline image that a content stream's end cuts (pdfminer joins it with the next
 stream), an unbalanced array or dictionary, an octal escape over 255, an image inside an array,
-one whose data ends at "~>" (ASCII85), an ID without its BI. Tests compare the two readings on generated streams
-and on every page of the PDFs in tests/ and benchmarks/data (tests/core/test_pdf_content.py).
+one whose data ends at "~>" (ASCII85), an ID without its BI.
+
+`page_layout` lays a page out with that interpreter and, when asked, makes each character into
+pdfplumber's dict as it is drawn (`_CharDevice`), without pdfminer's `LTChar`.
+
+Tests compare the two readings on generated streams and on every page of the benchmark PDFs, and
+the page objects with pdfplumber's own (tests/core/test_pdf_content.py).
 """
 
 from __future__ import annotations
