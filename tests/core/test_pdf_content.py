@@ -244,6 +244,19 @@ def test_a_vertical_font_and_a_font_named_by_a_string_read_as_pdfplumber_reads_t
     _assert_same_objects(fast, slow, "string-named")
 
 
+@pytest.mark.parametrize("path", PDFS[:3], ids=[p.stem for p in PDFS[:3]])
+def test_characters_from_pdfminers_ltchars_are_pdfplumbers_own(path):
+    # A page already laid out with pdfminer's LTChars (as after a font named by a string) has its
+    # characters made from them by the same maker: pdfplumber's dicts, key for key and in order.
+    data = path.read_bytes()
+    mine, theirs = pdf_structure.open_plumber(data), pdf_structure.open_plumber(data)
+    with mine, theirs:
+        page = mine.pages[0]
+        layout, fused = pdf_content.page_layout(page)
+        assert fused is None and page._layout is layout
+        _assert_same_objects(pdf_structure.parse_objects_fast(page), theirs.pages[0].parse_objects(), path.name)
+
+
 def _comparable(obj):
     """A page object to compare across two opens of a PDF: streams and references by their object
     numbers (the objects themselves are each open's own), an inline image's stream (no number)

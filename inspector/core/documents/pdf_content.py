@@ -27,14 +27,16 @@ the page objects with pdfplumber's own (tests/core/test_pdf_content.py).
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pdfminer.pdffont import PDFUnicodeNotDefined
 from pdfminer.pdfinterp import PDFPageInterpreter
 from pdfminer.psparser import KWD, LIT, PSKeyword, literal_name
 from pdfminer.utils import choplist
+from pdfplumber.page import PDFPageAggregatorWithMarkedContent
+from pdfplumber.utils.exceptions import PdfminerException
 
 # One token, after the whitespace before it, from where the previous one ended. Groups: 1 a
 # comment, 2 a name's characters up to an escape (`#`) or its end, 3 a number, 4 an operator or
@@ -433,101 +435,94 @@ def page_layout(page, chars: CharMaker | None = None) -> tuple[Any, list[dict] |
     the `LTChar` pdfminer makes (`_CharDevice`: the same arithmetic as `LTChar`'s, without the
     object), and those dicts come second, in the order the characters were drawn (the layout's
     own order: a form's characters come where the form ends); the layout then holds no
-    characters. Not with pdfminer's layout analysis (`laparams`), nor where a font's name is not
-    text (the page is then laid out again the plain way, and None comes second)."""
+    characters and is not kept on the page. Not with pdfminer's layout analysis (`laparams`), nor
+    where a font's name is not text (the page is then laid out again the plain way, and None
+    comes second)."""
     if hasattr(page, "_layout"):
         return page._layout, None
+    if chars is not None and page.pdf.laparams is None:
+        fused = _CharDevice(page.pdf.rsrcmgr, page.page_number, chars)
+        _lay_out(page, fused)
+        if fused.fused:
+            return fused.get_result(), fused.made
+    device = PDFPageAggregatorWithMarkedContent(page.pdf.rsrcmgr, pageno=page.page_number,
+                                                laparams=page.pdf.laparams)
+    _lay_out(page, device)
+    page._layout = device.get_result()
+    return page._layout, None
+
+
+def _lay_out(page, device) -> None:
+    """The page's content run through `FastInterpreter` into `device`; pdfminer's failures
+    raised as pdfplumber raises them from its `layout`."""
     try:
-        from pdfplumber.page import PDFPageAggregatorWithMarkedContent
-        from pdfplumber.utils.exceptions import PdfminerException
-    except ImportError:  # pragma: no cover - another pdfplumber
-        return page.layout, None
-    fused = chars is not None and page.pdf.laparams is None
-    device_class = _char_device(PDFPageAggregatorWithMarkedContent) if fused else PDFPageAggregatorWithMarkedContent
-    device = device_class(page.pdf.rsrcmgr, pageno=page.page_number, laparams=page.pdf.laparams)
-    if fused:
-        device.make = chars
-        device.made = []
-        device.glyphs = {}
-    interpreter = FastInterpreter(page.pdf.rsrcmgr, device)
-    try:
-        interpreter.process_page(page.page_obj)
+        FastInterpreter(page.pdf.rsrcmgr, device).process_page(page.page_obj)
     except Exception as e:
         raise PdfminerException(e) from e
-    result = device.get_result()
-    if fused and not device.fused:
-        return page_layout(page)
-    if fused:  # not kept on the page: its characters are not in it
-        return result, device.made
-    page._layout = result
-    return result, None
 
 
-@functools.cache
-def _char_device(base: type) -> type:
-    """pdfplumber's device (`base`) with characters made into page objects as they are drawn."""
-    from pdfminer.pdffont import PDFUnicodeNotDefined
+class _CharDevice(PDFPageAggregatorWithMarkedContent):
+    """pdfplumber's device with `render_char` as pdfminer's `PDFLayoutAnalyzer.render_char` and
+    `LTChar.__init__` compute it (the text, the advance, the box through the matrix, upright,
+    size) and pdfplumber's marked-content tags, handed to `make` instead of kept as an `LTChar`
+    (`made`, in order); where a font's name is not text, `fused` turns False and the page is to be
+    laid out again."""
 
-    class _CharDevice(base):
-        """`render_char` as pdfminer's `PDFLayoutAnalyzer.render_char` and `LTChar.__init__`
-        compute it (the text, the advance, the box through the matrix, upright, size) and
-        pdfplumber's marked-content tags, handed to `make` instead of kept as an `LTChar`; where a
-        font's name is not text, `fused` turns False and the page is to be laid out again."""
+    def __init__(self, rsrcmgr, pageno: int, make: CharMaker) -> None:
+        super().__init__(rsrcmgr, pageno=pageno, laparams=None)
+        self.make = make
+        self.made: list[dict] = []
+        self.fused = True
+        self.glyphs: dict[Any, dict[int, tuple]] = {}
+        """Per font, per glyph: what the font says of it (`render_char`)."""
 
-        fused = True
-        make: CharMaker
-        made: list[dict]
-        glyphs: dict[Any, dict[int, tuple]]
-
-        def render_char(self, matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate) -> float:
-            fontname = font.fontname
-            if not self.fused or type(fontname) is not str:
-                self.fused = False
-                return super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
-            # What the font says of a glyph depends on the font and the glyph alone: asked once
-            # per page (five method calls a character fewer).
-            glyphs = self.glyphs.get(font)
-            if glyphs is None:
-                glyphs = self.glyphs[font] = {}
-            glyph = glyphs.get(cid)
-            if glyph is None:
-                try:
-                    text = font.to_unichr(cid)
-                    assert isinstance(text, str), str(type(text))
-                except PDFUnicodeNotDefined:
-                    text = self.handle_undefined_char(font, cid)
-                glyph = glyphs[cid] = (text, font.char_width(cid), font.char_disp(cid), font.is_vertical(),
-                                       font.get_descent())
-            text, textwidth, textdisp, vertical, font_descent = glyph
-            adv = textwidth * fontsize * scaling
-            if vertical:
-                assert isinstance(textdisp, tuple)
-                (vx, vy) = textdisp
-                vx = fontsize * 0.5 if vx is None else vx * fontsize * 0.001
-                vy = (1000 - vy) * fontsize * 0.001
-                bbox = (-vx, vy + rise + adv, -vx + fontsize, vy + rise)
-            else:
-                descent = font_descent * fontsize
-                bbox = (0, descent + rise, adv, descent + rise + fontsize)
-            (a, b, c, d, e, f) = matrix
-            upright = a * d * scaling > 0 and b * c <= 0
-            # pdfminer's `apply_matrix_rect(matrix, bbox)` written out (five calls a character
-            # fewer): its four corners through `apply_matrix_pt`, the same sums in the same order.
-            (bx0, by0, bx1, by1) = bbox
-            left1, bottom1 = a * bx0 + c * by0 + e, b * bx0 + d * by0 + f
-            right1, bottom2 = a * bx1 + c * by0 + e, b * bx1 + d * by0 + f
-            right2, top1 = a * bx1 + c * by1 + e, b * bx1 + d * by1 + f
-            left2, top2 = a * bx0 + c * by1 + e, b * bx0 + d * by1 + f
-            x0, y0 = min(left1, left2, right1, right2), min(bottom1, bottom2, top1, top2)
-            x1, y1 = max(left1, left2, right1, right2), max(bottom1, bottom2, top1, top2)
-            if x1 < x0:
-                (x0, x1) = (x1, x0)
-            if y1 < y0:
-                (y0, y1) = (y1, y0)
-            width, height = x1 - x0, y1 - y0
-            self.made.append(self.make(matrix, fontname, adv, upright, x0, y0, x1, y1, width, height,
-                                       width if vertical else height, self.cur_mcid, self.cur_tag, ncs,
-                                       graphicstate, text))
-            return adv
-
-    return _CharDevice
+    def render_char(self, matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate) -> float:
+        fontname = font.fontname
+        if not self.fused or type(fontname) is not str:
+            self.fused = False
+            return super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
+        # What the font says of a glyph depends on the font and the glyph alone: asked once
+        # per page (five method calls a character fewer).
+        glyphs = self.glyphs.get(font)
+        if glyphs is None:
+            glyphs = self.glyphs[font] = {}
+        glyph = glyphs.get(cid)
+        if glyph is None:
+            try:
+                text = font.to_unichr(cid)
+                assert isinstance(text, str), str(type(text))
+            except PDFUnicodeNotDefined:
+                text = self.handle_undefined_char(font, cid)
+            glyph = glyphs[cid] = (text, font.char_width(cid), font.char_disp(cid), font.is_vertical(),
+                                   font.get_descent())
+        text, textwidth, textdisp, vertical, font_descent = glyph
+        adv = textwidth * fontsize * scaling
+        if vertical:
+            assert isinstance(textdisp, tuple)
+            (vx, vy) = textdisp
+            vx = fontsize * 0.5 if vx is None else vx * fontsize * 0.001
+            vy = (1000 - vy) * fontsize * 0.001
+            bbox = (-vx, vy + rise + adv, -vx + fontsize, vy + rise)
+        else:
+            descent = font_descent * fontsize
+            bbox = (0, descent + rise, adv, descent + rise + fontsize)
+        (a, b, c, d, e, f) = matrix
+        upright = a * d * scaling > 0 and b * c <= 0
+        # pdfminer's `apply_matrix_rect(matrix, bbox)` written out (five calls a character
+        # fewer): its four corners through `apply_matrix_pt`, the same sums in the same order.
+        (bx0, by0, bx1, by1) = bbox
+        left1, bottom1 = a * bx0 + c * by0 + e, b * bx0 + d * by0 + f
+        right1, bottom2 = a * bx1 + c * by0 + e, b * bx1 + d * by0 + f
+        right2, top1 = a * bx1 + c * by1 + e, b * bx1 + d * by1 + f
+        left2, top2 = a * bx0 + c * by1 + e, b * bx0 + d * by1 + f
+        x0, y0 = min(left1, left2, right1, right2), min(bottom1, bottom2, top1, top2)
+        x1, y1 = max(left1, left2, right1, right2), max(bottom1, bottom2, top1, top2)
+        if x1 < x0:
+            (x0, x1) = (x1, x0)
+        if y1 < y0:
+            (y0, y1) = (y1, y0)
+        width, height = x1 - x0, y1 - y0
+        self.made.append(self.make(matrix, fontname, adv, upright, x0, y0, x1, y1, width, height,
+                                   width if vertical else height, self.cur_mcid, self.cur_tag, ncs,
+                                   graphicstate, text))
+        return adv

@@ -624,62 +624,27 @@ def parse_objects_fast(page) -> dict[str, list[dict]]:
     """pdfplumber's `page.objects`, the same dicts, built faster: a page's characters are most
     of its objects, and pdfplumber resolves every attribute of each through generic recursive
     calls and decodes its colour space's name again per character (a third of the builtin
-    backend's time in the profile). Characters take a direct path here: made into their dicts
-    as they are drawn (`page_layout` with `_char_maker`: no LTChar, a fifth of the conversion;
+    backend's time in the profile). Characters take a direct path here (`_char_maker`): made
+    into their dicts as they are drawn (`page_layout`: no LTChar, a fifth of the conversion;
     issue 31), else from pdfminer's LTChar (`char`). Every other object still goes through
     pdfplumber's own `process_object`. tests/core/test_pdf_structure.py and test_pdf_content.py
     compare the two on real pages."""
     from pdfminer.layout import LTChar, LTContainer
-    from pdfplumber.page import ALL_ATTRS
-    from pdfplumber.utils.pdfinternals import resolve_all, resolve_and_decode
 
     from inspector.core.documents.pdf_content import page_layout
 
     objects: dict[str, list[dict]] = {}
     chars: list[dict] = []
-    names: dict[str, str] = {}
-    number, height, initial_doctop = page.page_number, page.height, page.initial_doctop
-    mb_x0, mb_top = page.mediabox[:2]
-    norm = page.pdf.unicode_norm
-
-    kept: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names -> those pdfplumber keeps
+    make = _char_maker(page)
 
     def char(obj) -> dict:
-        d = obj.__dict__
-        names_in = tuple(d)
-        keys = kept.get(names_in)
-        if keys is None:
-            keys = kept[names_in] = [k for k in names_in if k in ALL_ATTRS]
-        attr = {}
-        for k in keys:
-            v = d[k]
-            # Exact types only on the fast path: anything else (a subclass, a reference) goes
-            # through pdfplumber's resolver, which gives a plain value back as it is.
-            t = type(v)
-            attr[k] = v if t in _PLAIN_TYPES or t is tuple and _PLAIN_TYPES.issuperset(map(type, v)) \
-                else resolve_all(v)
-        attr["object_type"] = "char"
-        attr["page_number"] = number
-        for cs in ("ncs", "scs"):
-            if hasattr(obj, cs):
-                name = getattr(obj, cs).name
-                if name not in names:
-                    names[name] = resolve_and_decode(name)
-                attr[cs] = names[name]
-        text = obj.get_text()
-        attr["text"] = unicodedata.normalize(norm, text) if norm is not None else text
-        gs = obj.graphicstate
-        attr["stroking_color"] = gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,)
-        attr["non_stroking_color"] = gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,)
-        if isinstance(attr["fontname"], bytes):  # pragma: no cover - rare byte-encoded names
+        """An LTChar's dict (a page laid out the plain way: a font named by a string), made as a
+        character made as drawn is."""
+        if isinstance(obj.fontname, bytes):  # a name to decode: pdfplumber's own way
             return page.process_object(obj)
-        attr["top"] = (height - attr["y1"]) + mb_top
-        attr["bottom"] = (height - attr["y0"]) + mb_top
-        attr["doctop"] = initial_doctop + attr["top"]
-        if mb_x0 != 0:
-            attr["x0"] += mb_x0
-            attr["x1"] += mb_x0
-        return attr
+        return make(obj.matrix, obj.fontname, obj.adv, obj.upright, obj.x0, obj.y0, obj.x1, obj.y1, obj.width,
+                    obj.height, obj.size, getattr(obj, "mcid", None), getattr(obj, "tag", None), obj.ncs,
+                    obj.graphicstate, obj.get_text())
 
     def walk(objs) -> None:
         for obj in objs:
@@ -697,7 +662,7 @@ def parse_objects_fast(page) -> dict[str, list[dict]]:
         if obj["object_type"] != "anno":
             objects.setdefault(obj["object_type"], []).append(obj)
 
-    layout, fused = page_layout(page, _char_maker(page, names))
+    layout, fused = page_layout(page, make)
     walk(layout._objs)
     if fused:
         chars.extend(fused)  # the layout holds none of them
@@ -706,12 +671,13 @@ def parse_objects_fast(page) -> dict[str, list[dict]]:
     return objects
 
 
-def _char_maker(page, names: dict[str, str]) -> Callable[..., dict]:
-    """For `page_layout`'s characters made as they are drawn: the dict `parse_objects_fast`'s
-    `char` makes of the LTChar these values would make, in the same order, without the object
-    (`names`: colour space names decoded, shared with `char`)."""
+def _char_maker(page) -> Callable[..., dict]:
+    """The dict pdfplumber's `process_object` makes of a character of the page, from the values
+    of pdfminer's LTChar (`page_layout`'s characters made as they are drawn, or an LTChar's own):
+    the same keys in the same order, its colour space's name decoded once per page."""
     from pdfplumber.utils.pdfinternals import resolve_all, resolve_and_decode
 
+    names: dict[str, str] = {}
     number, height_page, initial_doctop = page.page_number, page.height, page.initial_doctop
     mb_x0, mb_top = page.mediabox[:2]
     norm = page.pdf.unicode_norm
