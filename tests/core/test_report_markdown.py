@@ -46,3 +46,29 @@ def test_dense_hybrid_pooled_and_the_stand_in_are_named(report):
     assert _line(report_markdown(report, pooled)) == "- Retrieval: hybrid: BM25 + pooled preview (approximate)"
     # BM25 standing in for dense while the model loaded (the window's FALLBACK stage).
     assert retrieval_line(EvalConfig("markdown", {}, 5, "bm25"), "fallback").startswith("BM25 stand-in")
+
+
+def test_span_metrics_say_whose_means_they_are(report):
+    """The sample gold set gives reference spans for 11 of its 64 questions: recall, precision and
+    IoU are means over those 11, and every report that writes them says so beside them (a recall
+    of 1.000 beside a hit rate of 95 % had read as a figure over all 64). A set with spans for
+    every question, or for none, writes them without it."""
+    from dataclasses import replace
+
+    from inspector.core.evaluation.report import report_dict, summary_line
+    from inspector.core.viewmodel.html_export import _figures
+
+    assert (report.span_questions, len(report.questions)) == (11, 64)
+    assert report.span_scope() == "11 of 64 questions"
+    assert report_dict(report)["span_questions"] == 11
+    md = report_markdown(report, None)
+    assert f"| Recall@5 (11 of 64 questions) | {report.recall:.3f} |" in md
+    assert "| IoU (11 of 64 questions) |" in md
+    assert "recall, precision and IoU: over the 11 of 64 questions with reference spans" in summary_line(report)
+    assert "Recall@5 (11 of 64 questions)" in "".join(_figures(report, "BM25"))
+    spans_only = replace(report, questions=tuple(q for q in report.questions if q.recall is not None))
+    none = replace(report, questions=tuple(q for q in report.questions if q.recall is None))
+    for whole in (spans_only, none):
+        assert whole.span_scope() == ""
+        assert "questions)" not in report_markdown(whole, None)
+        assert "reference spans" not in summary_line(whole)

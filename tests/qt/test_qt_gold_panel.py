@@ -108,7 +108,14 @@ def test_the_handbook_opens_with_its_gold_set(qtbot, bm25_window, open_doc, wait
     value, _delta = w.gold_panel.metric_text("hit_rate")
     assert value.startswith(f"{expected.hit_rate * 100:.1f} %") and f"({expected.hits}/64)" in value
     assert w.gold_panel.metric_text("mrr")[0] == f"{expected.mrr:.3f}"
-    assert w.gold_panel.metric_text("recall")[0] == f"{expected.recall:.3f}"  # the set has reference spans
+    # 11 of the 64 questions carry reference spans: the span metrics are their means, and say so
+    # beside the figure (a recall of 1.000 beside a hit rate of 95 % read as one over all 64).
+    assert expected.span_questions == 11
+    assert w.gold_panel.metric_text("recall")[0] == f"{expected.recall:.3f}  (11 of 64 q)"
+    assert w.gold_panel.metric_text("iou")[0] == f"{expected.iou:.3f}  (11 of 64 q)"
+    tip = w.gold_panel.metric_labels["recall"][0].toolTip()
+    assert "11 of 64 questions that carry reference spans" in tip and "the other 53" in tip
+    assert w.gold_panel.metric_labels["mrr"][0].toolTip() == ""
     assert w.gold_panel.metric_text("chunks")[0] == f"{expected.cost.chunks:,}"
     assert "k = 5 · bm25 · BM25" in w.gold_panel.mode.text()
 

@@ -236,6 +236,19 @@ class Report:
     def hits(self) -> int:
         return sum(1 for q in self.questions if q.hit)
 
+    @property
+    def span_questions(self) -> int:
+        """Questions with reference spans: those recall, precision and IoU are the means of."""
+        return sum(1 for q in self.questions if q.recall is not None)
+
+    def span_scope(self) -> str:
+        """"" when the span metrics are over every question (or none has spans), else whose
+        means they are: "11 of 64 questions". A gold set that gives spans for some questions and
+        an answer string alone for the rest (the sample handbook's) showed a recall of 1.000
+        beside a hit rate of 95 % (61/64), over 11 questions and 64, said nowhere."""
+        m, n = self.span_questions, len(self.questions)
+        return f"{m} of {n} questions" if 0 < m < n else ""
+
     def misses(self) -> tuple[QuestionResult, ...]:
         return tuple(q for q in self.questions if not q.hit)
 

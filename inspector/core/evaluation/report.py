@@ -80,7 +80,8 @@ INTERVAL_SEED = 0
 def report_dict(report: Report, rates: Rates | None = None) -> dict[str, Any]:
     """The report as JSON-ready data (the CLI's `--format json` and the window's export).
     `<metric>_ci` are 95% bootstrap intervals over questions (`uncertainty.report_intervals`,
-    2000 resamples, fixed seed); None where the metric is. `cost` carries the bill (`bill.py`):
+    2000 resamples, fixed seed); None where the metric is. `span_questions`: the questions with
+    reference spans, which recall, precision and IoU are the means of. `cost` carries the bill (`bill.py`):
     dollars where `rates` has prices, the embedding-time estimate where it has a measurement."""
     cis = report_intervals(report, seed=INTERVAL_SEED)
     return {
@@ -92,6 +93,7 @@ def report_dict(report: Report, rates: Rates | None = None) -> dict[str, Any]:
         "iou": _num(report.iou),
         "hits": report.hits,
         "total": len(report.questions),
+        "span_questions": report.span_questions,
         "questions": [question_dict(r) for r in report.questions],
         "cost": {"chunks": report.cost.chunks, "embedded_tokens": report.cost.embedded_tokens,
                  "document_tokens": report.cost.document_tokens,
@@ -153,6 +155,8 @@ def summary_line(report: Report) -> str:
     line = (f"hit@{report.k} {report.hit_rate:.3f}{_ci(ci['hit_rate_ci'])} ({report.hits}/{len(report.questions)})"
             f"  MRR {report.mrr:.3f}{_ci(ci['mrr_ci'])}  recall {_fmt(report.recall)}{_ci(ci['recall_ci'])}"
             f"  precision {_fmt(report.precision)}  IoU {_fmt(report.iou)}{_ci(ci['iou_ci'])}")
+    if report.span_scope():
+        line += f"\nrecall, precision and IoU: over the {report.span_scope()} with reference spans"
     if report.context_tokens_mean is not None:
         line += f"\ncontext: {report.context_tokens_mean:,.0f} tokens handed to the LLM per question (top {report.k})"
     if report.budget is not None and report.hit_at_budget is not None:
@@ -203,9 +207,10 @@ def report_markdown(report: Report, config: EvalConfig | None, *, mode: str | No
               f"| Hit rate@{report.k} | {report.hit_rate:.3f} ({report.hits}/{len(report.questions)}) |",
               f"| MRR | {report.mrr:.3f} |"]
     if report.recall is not None:
-        lines += [f"| Recall@{report.k} | {num(report.recall)} |",
-                  f"| Precision@{report.k} | {num(report.precision)} |",
-                  f"| IoU | {num(report.iou)} |"]
+        scope = f" ({report.span_scope()})" if report.span_scope() else ""
+        lines += [f"| Recall@{report.k}{scope} | {num(report.recall)} |",
+                  f"| Precision@{report.k}{scope} | {num(report.precision)} |",
+                  f"| IoU{scope} | {num(report.iou)} |"]
     c = report.cost
     lines += [f"| Chunks indexed | {c.chunks:,} |", f"| Embedded tokens | {c.embedded_tokens:,} |",
               f"| Token inflation | {c.inflation:.2f}× |", "",

@@ -227,8 +227,9 @@ def _figures(report: Report, answered_by: str, corpus_size: int = 1) -> list[str
     rows = [(f"Hit rate@{report.k}", f"{pct(report.hit_rate)}  ({report.hits}/{len(report.questions)})"),
             ("MRR", num(report.mrr))]
     if report.recall is not None:
-        rows += [(f"Recall@{report.k}", num(report.recall)), (f"Precision@{report.k}", num(report.precision)),
-                 ("IoU", num(report.iou))]
+        scope = f" ({report.span_scope()})" if report.span_scope() else ""
+        rows += [(f"Recall@{report.k}{scope}", num(report.recall)),
+                 (f"Precision@{report.k}{scope}", num(report.precision)), (f"IoU{scope}", num(report.iou))]
     c = report.cost
     rows += [("Chunks indexed", f"{c.chunks:,}"), ("Embedded tokens", f"{c.embedded_tokens:,}"),
              ("Token inflation", f"{c.inflation:.2f}×")]

@@ -787,6 +787,12 @@ class GoldPanel(QWidget):
             value.setText(self._value(key, report))
             tip = f"{report.hits} of {len(report.questions)} questions" if key == "hit_rate" and report is not None \
                 else ""
+            if span_metric and report is not None and report.span_scope():
+                tip = (f"The mean over the {report.span_scope()} that carry reference spans; the other "
+                       f"{len(report.questions) - report.span_questions} have an answer string only and count "
+                       "in the hit rate and MRR alone")
+            if span_metric:
+                name.setToolTip(tip)
             if not self._show_ci and ci.text():
                 tip = (tip + "\n" if tip else "") + f"95 % bootstrap interval: {ci.text()}"
             value.setToolTip(tip)
@@ -822,7 +828,10 @@ class GoldPanel(QWidget):
         if key == "mrr":
             return num(report.mrr)
         if key in ("recall", "precision", "iou"):
-            return num(getattr(report, key))
+            # Over the questions with spans alone: how many, beside the figure ("11 of 64 q"), as
+            # the hit rate says its own (`Report.span_scope`).
+            m, n = report.span_questions, len(report.questions)
+            return num(getattr(report, key)) + (f"  ({m} of {n} q)" if report.span_scope() else "")
         if key == "hit_at_budget":
             return pct(report.hit_at_budget)
         if key == "context_tokens_mean":
