@@ -292,3 +292,52 @@ def test_the_gutter_names_a_chunk_where_its_boundary_is(qtbot, make_window, open
     if y1 - y > 3 * w.view.fontMetrics().height():
         assert f"#{c.id} · " in gutter.chunk_tooltip(y + 2 * w.view.fontMetrics().height())
     assert " › ".join(c.heading_path) in w.view.describe(c.id)
+
+
+def test_a_rank_badge_stands_beside_its_own_hit(qtbot, make_window, open_doc):
+    """The flag column's rank badge ("#2 0.655") and flags go beside a chunk with some of it on
+    screen.
+    The visible lines include the one just above the viewport; a hit ending on that line had its
+    badge pinned to the top of the column, beside the next chunk, which read as that chunk being
+    retrieved (docs/gold.png: "#2" beside the chunk holding a missed question's answer)."""
+    from inspector.qt.document.hits import HitMark
+
+    w = make_window(size=(1400, 900))
+    w.state.set_strategy("fixed_chars")
+    w.strategy_panel.set_value("size", 500)
+    w.strategy_panel.set_value("overlap", 0)
+    open_doc(w)
+    chunks, text = w.state.result.chunks, w.state.document.text
+
+    def inside_a_paragraph(c) -> bool:  # `c` ends on a line of a paragraph that goes on for lines
+        return c.end - text.rfind("\n", 0, c.end) > 100 and text.find("\n", c.end) - c.end > 300
+
+    i = next(k for k, c in enumerate(chunks) if c.start > len(text) // 2 and inside_a_paragraph(c) and c.flags)
+    before, after = chunks[i], chunks[i + 1]
+    w.view.set_hits([HitMark(2, before.start, before.end, 0.655, before.id),
+                     HitMark(4, after.start, after.end, 0.5, after.id)])
+    column = w.view.flag_column
+    h = column.badge_height()
+    sb = w.view.verticalScrollBar()
+    w.view.scroll_to_offset(before.start, context_lines=0)
+    checked = 0
+    for _ in range(60):  # a line at a time, until `before` has left the viewport
+        _repaint(w.view)
+        column.repaint()
+        vis = w.view.visible_blocks()
+        on_lines, labelled = column.hit_spans(vis, h)
+        flagged = {cid for cid, _flag in column.last_labels}
+        y0, y1 = vis.y_span(before.start, before.end)
+        ranks = {hit.rank for hit, *_ in labelled}
+        if y1 <= 0:  # `before` ends above the viewport: no badge of its own, `after` keeps its
+            assert 2 not in ranks and 4 in ranks
+            assert before.id not in flagged  # nor its flags ("cut")
+            checked += 1
+            if 2 not in {hit.rank for hit, *_ in on_lines}:
+                break
+        elif y1 >= h / 2 + max(y0, 0):
+            assert 2 in ranks
+            if y1 - max(y0, 0) > 3 * h:  # room for its badge and a flag below it
+                assert before.id in flagged
+        sb.setValue(sb.value() + 1)
+    assert checked >= 1

@@ -304,6 +304,8 @@ class FlagColumn(QWidget):
         self._font = QFont(view.font())
         self._font.setPointSizeF(max(7.0, view.font().pointSizeF() * 0.8))
         self._font.setBold(True)
+        self.last_labels: list[tuple[int, str]] = []
+        """(chunk id, flag) of each flag label the last paint drew, in order (tests read it)."""
 
     def width_hint(self) -> int:
         fm = QFontMetrics(self._font)
@@ -316,20 +318,19 @@ class FlagColumn(QWidget):
         p.fillRect(e.rect(), view.theme.base)
         r = view.result
         vis = view.visible_blocks() if r is not None else VisibleText()
+        self.last_labels = []
         if not vis or r is None:
             p.end()
             return
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         theme = view.theme
-        fm = QFontMetrics(self._font)
         p.setFont(self._font)
         lo, hi = vis.text_range()
-        h = fm.height() + 2
+        h = self.badge_height()
         w = self.width()
-        badges = [(hit, *vis.y_span(hit.start, hit.end)) for hit in view.hits
-                  if hit.end > lo and hit.start < hi]
+        badges, labelled = self.hit_spans(vis, h)
         # Flags of a hit chunk start below its badge.
-        first_at = {(hit.start, hit.end): y0 + h + 4 for hit, y0, _y1 in badges}
+        first_at = {(hit.start, hit.end): y0 + h + 4 for hit, y0, _y1 in labelled}
         for cid in r.index.chunks_in(lo, hi):
             c = r.chunk(cid)
             if c is None:
@@ -338,6 +339,8 @@ class FlagColumn(QWidget):
             # The chunk's tint continues into the column (overlaps: the later chunk's tint wins).
             p.fillRect(QRectF(0, max(y0, -1.0), w, min(y1, self.height() + 1.0) - max(y0, -1.0)),
                        theme.fill(r.index.rank(cid)))
+            if min(y1, self.height()) - max(y0, 0.0) < h / 2:
+                continue  # on the line above the viewport: its labels would stand beside the next chunk
             flags = [f for f in FLAG_ORDER if f in c.flags]
             y = first_at.get((c.start, c.end), y0 + 2)
             for f in flags:
@@ -351,12 +354,33 @@ class FlagColumn(QWidget):
                 p.setBrush(bg)
                 p.drawRoundedRect(rect, h / 2, h / 2)
                 p.drawText(rect, Qt.AlignmentFlag.AlignCenter, theme.flag_label(f, short=True))
+                self.last_labels.append((cid, f))
                 y += h + 2
         if badges:
-            self._paint_badges(p, badges, h)
+            self._paint_badges(p, badges, labelled, h)
         p.end()
 
-    def _paint_badges(self, p: QPainter, badges: list[tuple[HitMark, float, float]], h: float) -> None:
+    def badge_height(self) -> int:
+        """A label's height in this column (a rank badge, a flag)."""
+        return QFontMetrics(self._font).height() + 2
+
+    def hit_spans(self, vis: VisibleText, h: float) -> tuple[list[tuple[HitMark, float, float]],
+                                                             list[tuple[HitMark, float, float]]]:
+        """(hit, y0, y1) of the hits on the visible lines, and of those that get a rank badge
+        (`h`: a badge's height): the hits with half a badge's height of them on screen. The
+        visible lines include the one just above the viewport, and a hit ending there had its
+        badge pinned to the top, beside the next chunk: docs/gold.png showed "#2" beside the
+        chunk holding a missed question's answer, a chunk that was not retrieved."""
+        lo, hi = vis.text_range()
+        on_lines = [(hit, *vis.y_span(hit.start, hit.end)) for hit in self.view.hits
+                    if hit.end > lo and hit.start < hi]
+        height = float(self.height())
+        return on_lines, [b for b in on_lines if min(b[2], height) - max(b[1], 0.0) >= h / 2]
+
+    def _paint_badges(self, p: QPainter, badges: list[tuple[HitMark, float, float]],
+                      labelled: list[tuple[HitMark, float, float]], h: float) -> None:
+        """The column dimmed beside everything but `badges` (the hits on the visible lines), and
+        a rank badge beside each of `labelled`."""
         view = self.view
         theme = view.theme
         w = self.width()
@@ -373,7 +397,7 @@ class FlagColumn(QWidget):
         ink = theme.badge_ink
         current = view.hits[view.current_hit].rank if 0 <= view.current_hit < len(view.hits) else -1
         placed: list[float] = []
-        for hit, y0, _y1 in sorted(badges, key=lambda b: b[0].rank):
+        for hit, y0, _y1 in sorted(labelled, key=lambda b: b[0].rank):
             y = max(2.0, y0 + 2)
             while any(abs(y - other) < h + 2 for other in placed):
                 y += h + 2  # two hits starting on one line: stack their badges
