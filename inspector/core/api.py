@@ -123,6 +123,8 @@ _WHERE: dict[str, str] = {
     "EMBED_VIEWS": "inspector.core.evaluation.config",
     "EvalConfig": "inspector.core.evaluation.config",
     "sized_params": "inspector.core.evaluation.config",
+    "unit_note": "inspector.core.evaluation.config",
+    "units_sentence": "inspector.core.evaluation.config",
     "GoldQuestion": "inspector.core.evaluation.gold",
     "add_questions": "inspector.core.evaluation.gold",
     "answer_spans": "inspector.core.evaluation.gold",
@@ -350,6 +352,8 @@ if TYPE_CHECKING:
         Embedding,
         EvalConfig,
         sized_params,
+        unit_note,
+        units_sentence,
     )
     from inspector.core.evaluation.coverage import Coverage, Section, coverage
     from inspector.core.evaluation.drafts import MEASUREMENT, Draft, draft_questions
@@ -443,7 +447,7 @@ __all__ = [
     "device_info", "DEVICE_CHOICES", "DeviceError", "parse_device", "default_cache", "measured_rate",
     # evaluation
     "DEFAULT_RETRIEVER", "DEFAULT_EMBED_VIEW", "EMBED_VIEWS", "Embedding", "EmbedView", "is_embed_view",
-    "EvalConfig", "sized_params", "GoldQuestion", "add_questions", "answer_spans",
+    "EvalConfig", "sized_params", "unit_note", "units_sentence", "GoldQuestion", "add_questions", "answer_spans",
     "load_gold", "normalize", "question_line", "remove_question", "union_ranges", "aligned", "compare_shared",
     "paired_deltas", "grid", "rank_key", "FORMATS", "INTERVAL_SEED", "RENDERERS", "report_csv", "report_json",
     "report_markdown", "report_text", "sweep_text", "settle_text", "Bill", "Rates", "bill_for", "bill_parts",

@@ -166,6 +166,19 @@ def test_sweep_table(capsys, corpus, gold):
     assert not any(line[:3].strip().isdigit() for line in lines[3:])
 
 
+def test_a_sweep_across_units_says_so(capsys, corpus, gold):
+    """--sizes 200 is 200 characters for fixed_chars and 200 tokens for recursive: the table says
+    which strategy takes which, so two rows labelled size=200 are not read as the same size."""
+    assert main(["sweep", str(corpus), "--gold", str(gold), "--retriever", "bm25",
+                 "--strategies", "fixed_chars,recursive", "--sizes", "200", "--overlaps", "0"]) == 0
+    out = capsys.readouterr().out
+    # (markdown, the current settings' row, is in the table too)
+    assert "Sizes are in each strategy's own unit: characters for fixed_chars; tokens for markdown, recursive." in out
+    assert main(["sweep", str(corpus), "--gold", str(gold), "--retriever", "bm25",
+                 "--strategies", "fixed_tokens,recursive", "--sizes", "200", "--overlaps", "0"]) == 0
+    assert "own unit" not in capsys.readouterr().out
+
+
 # -- bad input: one line on stderr, exit 2, no traceback --------------------------------------------
 
 def bad_cases(corpus: Path, gold: Path, tmp: Path) -> list[tuple[list[str], str]]:

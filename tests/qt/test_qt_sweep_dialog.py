@@ -113,6 +113,35 @@ def test_bm25_sweep_needs_no_model(qtbot, hash_window, open_doc):
         "Findings on your current settings")
 
 
+def test_sizes_in_different_units_are_said_so(qtbot, hash_window, open_doc):
+    """A grid's sizes go to each strategy in its own unit: ticking fixed_chars (characters) beside
+    recursive (tokens) says so under the form, with this document's characters per token, and
+    each strategy's column names its unit; strategies that agree say nothing."""
+    from inspector.core.api import unit_note, units_sentence
+
+    assert unit_note("fixed_chars") == "characters" and unit_note("recursive") == "tokens"
+    assert unit_note("sentences") == "tokens, overlap in sentences" and unit_note("paragraph") == ""
+    assert units_sentence(["recursive", "markdown", "sentences"], [256]) == ""
+    assert units_sentence(["fixed_chars", "recursive"], [128], 4.0) == (
+        "Sizes are in each strategy's own unit: characters for fixed_chars; tokens for recursive. This "
+        "document has 4.0 characters a token: 128 tokens are about 512 characters, 128 characters about "
+        "32 tokens.")
+    w = hash_window(start=False)
+    open_doc(w)
+    d = _dialog(w)
+    d.show()
+    d.set_strategies(["recursive", "markdown"])
+    assert not d.units.isVisible()
+    d.set_strategies(["fixed_chars", "recursive"])
+    d.sizes.setText("256")
+    doc, stats = w.state.document, w.state.result.stats
+    ratio = len(doc.text) / stats.document_tokens
+    assert d.units.isVisible() and d.units.text() == units_sentence(["fixed_chars", "recursive"], [256], ratio)
+    assert f"{ratio:.1f} characters a token: 256 tokens are about {round(256 * ratio):,} characters" in d.units.text()
+    d.set_strategies(["fixed_chars"])
+    assert not d.units.isVisible()
+
+
 class SlowHash(HashEmbedder):
     def __init__(self) -> None:
         super().__init__()

@@ -202,3 +202,39 @@ def sized_params(strategy: str, size: int | None = None, overlap: int | None = N
     """A strategy's params (by name) with a generic size and overlap put where its declarations say
     (the "size"/"overlap" roles); see `inspector.core.chunking.params.with_size_overlap`."""
     return with_size_overlap(get_strategy(strategy), size, overlap, base)
+
+
+def unit_note(strategy: str) -> str:
+    """The units a strategy takes a grid's sizes and overlaps in: "tokens", "characters",
+    "tokens, overlap in sentences"; "" without a size. A grid's sizes go to every strategy in its
+    own unit (`sized_params`): 128 is 128 characters for fixed_chars and 128 tokens for recursive."""
+    strat = get_strategy(strategy)
+    size, overlap = strat.param_for_role("size"), strat.param_for_role("overlap")
+    if size is None:
+        return ""
+    if overlap is not None and overlap.unit != size.unit:
+        return f"{size.unit}, overlap in {overlap.unit}"
+    return size.unit
+
+
+def units_sentence(strategies: Sequence[str], sizes: Sequence[int | None] = (),
+                   chars_per_token: float | None = None) -> str:
+    """When these strategies take a grid's sizes in different units, which takes which and, with
+    the document's characters per token, what the first size is in the other unit ("" when they
+    agree). Why: a sweep of fixed_chars beside recursive at 128 compared 128 characters with 128
+    tokens, and fixed_chars read as the worse strategy where its chunks were only ~4x smaller."""
+    units: dict[str, list[str]] = {}
+    for name in dict.fromkeys(strategies):
+        note = unit_note(name)
+        if note:
+            units.setdefault(note.split(",")[0], []).append(name)
+    if len(units) < 2:
+        return ""
+    text = "Sizes are in each strategy's own unit: " + "; ".join(
+        f"{unit} for {', '.join(names)}" for unit, names in units.items()) + "."
+    size = next((s for s in sizes if s), None)
+    if chars_per_token and size and set(units) == {"tokens", "characters"}:
+        text += (f" This document has {chars_per_token:.1f} characters a token: {size:,} tokens are about "
+                 f"{round(size * chars_per_token):,} characters, {size:,} characters about "
+                 f"{round(size / chars_per_token):,} tokens.")
+    return text

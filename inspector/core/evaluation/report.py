@@ -14,7 +14,7 @@ from typing import Any
 
 from inspector.core.evaluation.bill import Rates, bill_dict, bill_for, bill_line
 from inspector.core.evaluation.compare import Comparison, QuestionChange
-from inspector.core.evaluation.config import EvalConfig
+from inspector.core.evaluation.config import EvalConfig, units_sentence
 from inspector.core.evaluation.format import num
 from inspector.core.evaluation.metrics import QuestionResult, Report
 from inspector.core.evaluation.reranked import RerankFigures
@@ -533,6 +533,9 @@ def sweep_text(result: SweepResult, *, top: int = 0, rates: Rates | None = None)
             lines.append(f"    exact {e.hit_rate:>6.3f} {e.mrr:>6.3f} {_fmt(e.recall):>7}{note}")
     lines.append("= tied with the best (the difference is within noise on these questions);  * current settings;"
                  "  ctx: tokens handed to the LLM per question")
+    units = units_sentence([row.config.strategy for row in result.rows])
+    if units:  # size=128 is 128 characters in one row and 128 tokens in the next
+        lines.append(units)
     if result.recommendation is not None:
         lines.append(recommendation_text(result.recommendation))
     if result.skipped:

@@ -18,7 +18,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from inspector.core.api import num, pct
+from inspector.core.api import num, pct, unit_note
 from inspector.qt.theme import CURRENT_CELL, HEAT_RAMP, INK_ON_BRIGHT, INK_ON_DEEP
 
 #: The theme's sequential ramp (dark blue -> teal -> yellow), as colours.
@@ -193,7 +193,15 @@ class Heatmap(QWidget):
             x0 = 4 + si * block_w
             p.setFont(bold)
             p.setPen(text)
-            p.drawText(QRectF(x0, 2, block_w, fm.height() + 2), Qt.AlignmentFlag.AlignLeft, strategy)
+            head = QRectF(x0, 2, block_w - 6, fm.height() + 2)
+            p.drawText(head, Qt.AlignmentFlag.AlignLeft, strategy)
+            note = unit_note(strategy)
+            if note:  # the unit of the sizes beside the name: "fixed_chars · characters"
+                after = QFontMetrics(bold).horizontalAdvance(strategy + " ")
+                p.setFont(self.font())
+                p.setPen(muted)
+                p.drawText(head.adjusted(after, 0, 0, 0), Qt.AlignmentFlag.AlignLeft,
+                           fm.elidedText(f"· {note}", Qt.TextElideMode.ElideRight, int(max(0.0, head.width() - after))))
             p.setFont(small)
             p.setPen(muted)
             for ci, ov in enumerate(self.overlaps):

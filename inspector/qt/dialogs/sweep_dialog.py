@@ -29,14 +29,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.api import Embedding, EmbedView, Retriever, change_interval, num, pct, pts, settle_text
+from inspector.core.api import (
+    Embedding,
+    EmbedView,
+    Retriever,
+    change_interval,
+    num,
+    pct,
+    pts,
+    settle_text,
+    units_sentence,
+)
 from inspector.qt.controllers.retrieval import RETRIEVERS, RetrievalController
 from inspector.qt.controllers.retrieval_jobs import sweep_job
 from inspector.qt.controllers.state import InspectorState
 from inspector.qt.dialogs.heatmap import LAYERS, Cell, Heatmap
 from inspector.qt.panels.question_bar import RETRIEVER_LABELS
 from inspector.qt.runner import JobRunner
-from inspector.qt.theme import BAD
+from inspector.qt.theme import BAD, WARNING
 
 POOLED_THEN_EXACT, EXACT_ONLY = "pooled", "exact"
 
@@ -242,6 +252,10 @@ class SweepDialog(QDialog):
         self.progress.hide()
         self.status = QLabel()
         self.status.setWordWrap(True)
+        self.units = QLabel()
+        self.units.setWordWrap(True)
+        self.units.setStyleSheet(f"color: {WARNING};")
+        self.units.hide()
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
@@ -249,6 +263,7 @@ class SweepDialog(QDialog):
         buttons.addWidget(self.close_button)
         left = QVBoxLayout()
         left.addLayout(form)
+        left.addWidget(self.units)
         left.addLayout(buttons)
         left.addWidget(self.progress)
         left.addWidget(self.status)
@@ -291,6 +306,8 @@ class SweepDialog(QDialog):
         self.runner.errored.connect(self._on_error)
         self.runner.busyChanged.connect(self._on_busy)
         self.heatmap.cellClicked.connect(self._on_cell)
+        self.strategy_list.itemChanged.connect(lambda _item: self._show_units())
+        self.sizes.textChanged.connect(lambda _t: self._show_units())
         self.state.embedViewChanged.connect(self._on_view)
         bill = getattr(parent, "bill", None)
         if bill is not None:
@@ -307,6 +324,19 @@ class SweepDialog(QDialog):
         self.k_spin.setValue(self.controller.k)
         self.retriever.setCurrentIndex(RETRIEVERS.index(self.controller.retriever))
         self.heatmap.set_current(self._current_config())
+
+    def _show_units(self) -> None:
+        """Say so under the form when the ticked strategies' sizes are in different units."""
+        try:
+            sizes: list[int | None] = list(parse_ints(self.sizes.text()))
+        except ValueError:
+            sizes = []
+        doc, result = self.state.document, self.state.result
+        tokens = getattr(getattr(result, "stats", None), "document_tokens", 0) if result is not None else 0
+        ratio = len(doc.text) / tokens if doc is not None and tokens else None
+        text = units_sentence(self.strategies(), sizes, ratio)
+        self.units.setText(text)
+        self.units.setVisible(bool(text))
 
     def set_strategies(self, names: Sequence[str]) -> None:
         for i in range(self.strategy_list.count()):
