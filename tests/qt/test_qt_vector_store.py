@@ -90,6 +90,14 @@ def test_a_chroma_store_is_drawn_and_scored_on_its_own_vectors(qtbot, dense_wind
     stored = recs.vectors[rows] / np.linalg.norm(recs.vectors[rows], axis=1)[:, None]
     assert np.allclose(res.index.vectors, stored)
     assert res.mode == "exact" and len(res.report.questions) == len(w.retrieval.gold_questions) > 0
+    # And it says so where the figures are: "store vectors", not "exact" with a tip saying the
+    # model embedded every chunk.
+    assert w.gold_panel.mode.text().endswith("· store vectors")
+    assert w.gold_panel.mode.toolTip().startswith("Your store's own vectors, as your pipeline embedded")
+    assert w.question_bar.mode.text() == "store vectors"
+    from inspector.core.evaluation.report import retrieval_line  # the exports' "Retrieval:" line
+
+    assert retrieval_line(res.config, res.mode) == "dense, the store's own vectors"
     n = len(recs.ids)
     assert f"placed {n} of {n} records on 1 document" in w.messages.text
     # Remembered: the recent-stores menu offers it.

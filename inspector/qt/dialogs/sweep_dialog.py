@@ -194,7 +194,7 @@ class SweepDialog(QDialog):
         lay = QHBoxLayout(self)
         lay.addLayout(left, 0)
         lay.addLayout(right, 1)
-        self.resize(1000, 480)
+        self.resize(1000, 540)
         self._connect(parent)
         self.reset_from_window()
 
