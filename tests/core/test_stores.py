@@ -195,6 +195,22 @@ def test_scoring_against_stored_vectors_equals_our_pipeline(stores, handbook, ki
     np.testing.assert_allclose(index.vectors, placed_vectors(placement, coll), atol=1e-6)
 
 
+def test_another_model_is_compared_with_the_store_s_vectors_by_that_name(stores, handbook):
+    """"Compare with model" on a store's chunks: the first figures are the store's vectors (the
+    window's model embeds the questions alone), and say so; the index's model's name alone read as
+    if that model had embedded the chunks."""
+    from inspector.core.evaluation.model_compare import model_figures
+
+    coll = read_store(stores["chroma"])
+    placement = place_records(coll, [handbook])
+    index = store_index([handbook], placement, coll, HashEmbedder())
+    assert index.stored_in == coll.label
+    fig = model_figures(index, load_gold(GOLD, [handbook]), HashEmbedder(dim=128), k=5)
+    assert fig.first_model["stored_in"] == coll.label and "stored_in" not in fig.second_model
+    own = build_index([handbook], placement.chunks, HashEmbedder(), with_prefix=False)
+    assert own.stored_in is None  # the app's own vectors
+
+
 @pytest.mark.slow
 def test_langchain_minilm_chroma_pipeline_scores_like_ours(tmp_path, handbook, minilm):
     """The LangChain + Chroma user's story with the real model: their store, their vectors (the

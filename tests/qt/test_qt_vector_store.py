@@ -152,3 +152,12 @@ def test_a_missing_client_names_the_extra(qtbot, hash_window, handbook, open_doc
     assert "pip install 'chunk-inspector[stores]'" in blocker.args[0]
     assert w.messages.last_error == blocker.args[0]
     assert w.state.strategy != f"store:{spec}"
+
+
+def test_compared_figures_name_the_store_s_vectors(qapp):
+    """The gold panel's "Compare with model" names the first figures "store vectors" when they are a
+    store's (`ModelFigures.first_model["stored_in"]`), the model's name otherwise."""
+    from inspector.qt.panels.model_compare_box import model_name
+
+    assert model_name({"spec": "minilm", "stored_in": "Chroma collection 'langchain'"}) == "store vectors"
+    assert model_name({"spec": "minilm"}) == "MiniLM"

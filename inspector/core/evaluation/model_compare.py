@@ -53,7 +53,9 @@ class ModelFigures:
     retriever: Retriever
     """"dense" or "hybrid" (BM25 reads no vectors: both models would score the same)."""
     first_model: Mapping[str, Any]
-    """`embedder_info` of the first model (spec, model_id, dims, max_tokens, tokenizer, backend)."""
+    """`embedder_info` of the first model (spec, model_id, dims, max_tokens, tokenizer, backend);
+    with "stored_in" (a vector store's label) when the index's chunk vectors are that store's,
+    the model then embedding the questions alone."""
     second_model: Mapping[str, Any]
     chunks: int
     """Chunks the second model embedded (cached ones included)."""
@@ -93,8 +95,17 @@ def model_figures(index: Index, gold: GoldSet | Sequence[GoldQuestion], embedder
     second = evaluate(questions, index.docs, chunks, IndexSearch(other, retriever=retriever, multi_doc=multi), k)
     return ModelFigures(first=first, second=second, comparison=compare_reports(first, second),
                         paired=paired_deltas(first, second, metrics=MODEL_METRICS), k=k, retriever=retriever,
-                        first_model=embedder_info(index.embedder), second_model=embedder_info(embedder),
+                        first_model=_first_model(index), second_model=embedder_info(embedder),
                         chunks=len(other.entries), seconds=time.perf_counter() - t0)
+
+
+def _first_model(index: Index) -> dict[str, Any]:
+    """`embedder_info` of the index's model, with "stored_in" when its chunk vectors are a vector
+    store's: the figures are the store's vectors, not this model's, which its name alone said."""
+    info = dict(embedder_info(index.embedder))
+    if index.stored_in:
+        info["stored_in"] = index.stored_in
+    return info
 
 
 __all__ = ["MODEL_METRICS", "ModelFigures", "model_figures"]

@@ -147,6 +147,10 @@ class Index:
         self.vectors = vectors
         """(len(entries), dim) float32, rows L2-normalized; None without an embedder."""
         self.embedder = embedder
+        self.stored_in: str | None = None
+        """Where the chunk vectors come from when they are not the embedder's: a vector store's
+        label ("Chroma collection 'docs'"; `stores.scoring.store_index`). The embedder then only
+        embeds the questions."""
         self.with_prefix = with_prefix
         self.cache = cache
         doc_ids = list(self.docs)

@@ -56,8 +56,10 @@ def store_index(docs: Sequence[Document], placement: Placement, collection: Stor
     similarities; see `ranking_note` for stores that rank otherwise.
     """
     check_dimensions(collection, embedder)
-    return build_index(docs, placement.chunks, embedder, with_prefix=False, cache=cache,
-                       vectors=placed_vectors(placement, collection))
+    index = build_index(docs, placement.chunks, embedder, with_prefix=False, cache=cache,
+                        vectors=placed_vectors(placement, collection))
+    index.stored_in = collection.label
+    return index
 
 
 def ranking_note(collection: StoreCollection) -> str | None:

@@ -33,8 +33,12 @@ TIP = ("Embed the same chunks with a second model and give hit@k and MRR of both
 
 
 def model_name(info: Any) -> str:
-    """Short name of a model from its `embedder_info`: "MiniLM", "two-layer-minilm", "openai:M"."""
+    """Short name of a model from its `embedder_info`: "MiniLM", "two-layer-minilm", "openai:M";
+    "store vectors" where the figures are a vector store's (`stored_in`)."""
     from inspector.core.api import InputError, parse_embedder_spec
+
+    if info.get("stored_in"):
+        return "store vectors"
 
     spec = info.get("spec")
     if spec:
