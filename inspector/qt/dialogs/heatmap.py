@@ -284,8 +284,13 @@ class Heatmap(QWidget):
             lo_text, hi_text = pct(lo), pct(hi)
         else:  # the bright end is the cheap one
             lo_text, hi_text = layer_text(hi, self.layer), layer_text(lo, self.layer)
-        bar = QRectF(r.left() + fm.horizontalAdvance(lo_text) + 6, r.top() + 4,
-                     max(40.0, r.width() - fm.horizontalAdvance(lo_text + hi_text) - 12), 8)
+        label = hi_text + "  " + LAYERS[self.layer] + " · framed: tied with the best"
+        left = r.left() + fm.horizontalAdvance(lo_text) + 6
+        room = self.width() - 8 - left  # the bar and the label after it, to the widget's edge
+        # The bar gives way to the label (it was cut off at the dialog's edge: "tied with the be"),
+        # down to 40 px; a label still too long is elided.
+        bar = QRectF(left, r.top() + 4, max(40.0, min(r.width() - fm.horizontalAdvance(lo_text) - 6,
+                                                      room - fm.horizontalAdvance(label) - 8)), 8)
         grad = QLinearGradient(QPointF(bar.left(), 0), QPointF(bar.right(), 0))
         for t, c in RAMP:
             grad.setColorAt(t, c)
@@ -295,9 +300,10 @@ class Heatmap(QWidget):
         p.setPen(muted)
         p.drawText(QRectF(r.left(), r.top(), bar.left() - r.left() - 4, 16),
                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, lo_text)
-        p.drawText(QRectF(bar.right() + 4, r.top(), 260, 16),
+        rest = max(0.0, self.width() - 4 - (bar.right() + 4))
+        p.drawText(QRectF(bar.right() + 4, r.top(), rest, 16),
                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   hi_text + "  " + LAYERS[self.layer] + " · framed: tied with the best")
+                   fm.elidedText(label, Qt.TextElideMode.ElideRight, int(rest)))
 
     # -- interaction ---------------------------------------------------------------------------------
     def cell_at(self, pos: QPointF) -> Cell | None:
