@@ -72,3 +72,24 @@ def test_span_metrics_say_whose_means_they_are(report):
         assert whole.span_scope() == ""
         assert "questions)" not in report_markdown(whole, None)
         assert "reference spans" not in summary_line(whole)
+
+
+def test_questions_needed_are_counted_among_the_questions_a_metric_is_measured_on():
+    """Comparing recursive 128 with markdown on the sample gold set (11 of 64 questions with spans):
+    the recall's "~N questions would tell them apart" counts questions with reference spans and
+    says how many were compared; said of questions at large, it read as met by the set's 64."""
+    from inspector.core.evaluation.report import comparison_json, comparison_text
+
+    wb = Workbench()
+    wb.open([HANDBOOK])
+    wb.load_gold(GOLD)
+    cmp = wb.compare(EvalConfig("markdown", {}, 5, "bm25"), EvalConfig("recursive", {"size": 128}, 5, "bm25"))
+    paired = comparison_json(cmp)["paired"]
+    assert paired["recall"]["questions"] == 11 and paired["hit_rate"]["questions"] == 64
+    lines = {line.split(":")[0].strip(): line for line in comparison_text(cmp).splitlines()
+             if line.strip().startswith(("hit_rate:", "recall:"))}
+    assert paired["recall"]["verdict"] == "within noise" and paired["recall"]["questions_needed"]
+    assert f"~{paired['recall']['questions_needed']:,} questions with reference spans would tell them apart " \
+           "at this difference; 11 compared)" in lines["recall"]
+    if paired["hit_rate"]["verdict"] == "within noise":
+        assert "reference spans" not in lines["hit_rate"] and "questions would tell them apart" in lines["hit_rate"]

@@ -546,3 +546,18 @@ def test_figures_are_never_cut_at_any_width_of_the_panel(qtbot, dense_window, op
     qtbot.waitUntil(lambda: w.gold_panel.isVisible(), timeout=5000)
     qtbot.wait(50)
     assert not _figures_cut(w.gold_panel)
+
+
+def test_a_span_metric_s_verdict_counts_questions_with_spans(qapp):
+    """The delta's tooltip: "about N questions would" tell two settings apart, and for recall,
+    precision and IoU "N questions with reference spans (it has 11)", the questions they are
+    measured on, not the gold set's 64."""
+    from inspector.core.evaluation.uncertainty import PairedDelta
+    from inspector.qt.panels.gold_panel import verdict_text
+
+    recall = PairedDelta("recall", 11, 1.0, 0.727, -0.273, (-0.55, 0.0), "within noise", questions_needed=24)
+    verdict, tip = verdict_text("recall", recall)
+    assert verdict == "within noise"
+    assert tip.endswith("about 24 questions with reference spans would (it has 11), at this difference")
+    hits = PairedDelta("hit_rate", 64, 0.953, 0.875, -0.078, (-0.16, 0.0), "within noise", 0.12, 1, 6, 139)
+    assert verdict_text("hit_rate", hits)[1].endswith("about 139 questions would, at this difference")

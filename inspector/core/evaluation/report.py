@@ -258,8 +258,22 @@ def _paired(cmp: Comparison) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, d in paired_deltas(cmp.before, cmp.after, seed=INTERVAL_SEED).items():
         out[name] = {"delta": _num(d.delta), "ci": [_num(d.ci[0]), _num(d.ci[1])], "verdict": d.verdict,
-                     "p_value": _num(d.p_value), "questions_needed": d.questions_needed}
+                     "p_value": _num(d.p_value), "questions_needed": d.questions_needed, "questions": d.n}
     return out
+
+
+#: Metrics measured on the questions with reference spans alone (`Report.span_scope`).
+SPAN_METRICS = ("recall", "precision", "iou")
+
+
+def needed_phrase(metric: str, needed: int, compared: int) -> str:
+    """"~24 questions would tell them apart at this difference", said of the questions the metric
+    is measured on: a span metric's are those with reference spans ("~24 questions with reference
+    spans ...; 11 compared"); said of all, it read as met by a gold set of 64 that has 11 of them."""
+    if metric in SPAN_METRICS:
+        return (f"~{needed:,} questions with reference spans would tell them apart at this difference; "
+                f"{compared} compared")
+    return f"~{needed:,} questions would tell them apart at this difference"
 
 
 def comparison_json(cmp: Comparison, rates: Rates | None = None) -> dict[str, Any]:
@@ -279,7 +293,7 @@ def verdict_line(name: str, d: dict[str, Any]) -> str:
     if d.get("p_value") is not None:
         extra.append(f"McNemar p {d['p_value']:.2g}")
     if d["verdict"] == "within noise" and d.get("questions_needed"):
-        extra.append(f"~{d['questions_needed']:,} questions would tell them apart at this difference")
+        extra.append(needed_phrase(name, d["questions_needed"], d.get("questions", 0)))
     return text + (f" ({'; '.join(extra)})" if extra else "")
 
 

@@ -200,8 +200,10 @@ def verdict_text(key: str, d: Any) -> tuple[str, str]:
         tip += f"; McNemar p = {d.p_value:.2g} ({d.fixed} fixed, {d.broke} broken)"
     if d.verdict == "within noise":
         if d.questions_needed:
-            tip += (f". This gold set cannot tell the two apart; about {d.questions_needed:,} questions "
-                    "would, at this difference")
+            which = (f"questions with reference spans would (it has {d.n})" if key in ("recall", "precision", "iou")
+                     else "questions would")
+            tip += (f". This gold set cannot tell the two apart; about {d.questions_needed:,} {which}, "
+                    "at this difference")
         return "within noise", tip
     return d.verdict, tip
 
