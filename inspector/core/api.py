@@ -133,6 +133,7 @@ _WHERE: dict[str, str] = {
     "question_line": "inspector.core.evaluation.gold",
     "remove_question": "inspector.core.evaluation.gold",
     "union_ranges": "inspector.core.evaluation.metrics",
+    "SPAN_METRICS": "inspector.core.evaluation.metrics",
     "aligned": "inspector.core.evaluation.compare",
     "compare_shared": "inspector.core.evaluation.compare",
     "paired_deltas": "inspector.core.evaluation.uncertainty",
@@ -367,7 +368,7 @@ if TYPE_CHECKING:
         question_line,
         remove_question,
     )
-    from inspector.core.evaluation.metrics import union_ranges
+    from inspector.core.evaluation.metrics import SPAN_METRICS, union_ranges
     from inspector.core.evaluation.model_compare import ModelFigures, model_figures
     from inspector.core.evaluation.report import (
         FORMATS,
@@ -448,7 +449,8 @@ __all__ = [
     # evaluation
     "DEFAULT_RETRIEVER", "DEFAULT_EMBED_VIEW", "EMBED_VIEWS", "Embedding", "EmbedView", "is_embed_view",
     "EvalConfig", "sized_params", "unit_note", "units_sentence", "GoldQuestion", "add_questions", "answer_spans",
-    "load_gold", "normalize", "question_line", "remove_question", "union_ranges", "aligned", "compare_shared",
+    "load_gold", "normalize", "question_line", "remove_question", "union_ranges", "SPAN_METRICS", "aligned",
+    "compare_shared",
     "paired_deltas", "grid", "rank_key", "FORMATS", "INTERVAL_SEED", "RENDERERS", "report_csv", "report_json",
     "report_markdown", "report_text", "sweep_text", "settle_text", "Bill", "Rates", "bill_for", "bill_parts",
     "format_seconds",

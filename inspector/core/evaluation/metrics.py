@@ -206,6 +206,10 @@ class IndexCost:
         return self.embedded_tokens / self.document_tokens if self.document_tokens else 0.0
 
 
+#: The metrics measured on the questions with reference spans alone (`Report.span_scope`).
+SPAN_METRICS = ("recall", "precision", "iou")
+
+
 @dataclass(frozen=True, slots=True)
 class Report:
     """A gold set scored against one index configuration."""
@@ -577,6 +581,6 @@ def index_cost(docs: Iterable[Document], chunks_by_doc: Mapping[str, Sequence[Ch
                      document_tokens=doc_tokens)
 
 
-__all__ = ["evaluate", "aggregate", "unread_answers", "Report", "QuestionResult", "Diagnosis", "IndexCost",
-           "IndexSearch", "span_scores", "SpanScores", "index_cost", "DEEP_K",
+__all__ = ["evaluate", "aggregate", "unread_answers", "SPAN_METRICS", "Report", "QuestionResult", "Diagnosis",
+           "IndexCost", "IndexSearch", "span_scores", "SpanScores", "index_cost", "DEEP_K",
            "union_ranges", "intersect_two_ranges", "difference", "sum_of_ranges"]

@@ -16,7 +16,7 @@ from inspector.core.evaluation.bill import Rates, bill_dict, bill_for, bill_line
 from inspector.core.evaluation.compare import Comparison, QuestionChange
 from inspector.core.evaluation.config import EvalConfig, units_sentence
 from inspector.core.evaluation.format import num
-from inspector.core.evaluation.metrics import QuestionResult, Report
+from inspector.core.evaluation.metrics import SPAN_METRICS, QuestionResult, Report
 from inspector.core.evaluation.reranked import RerankFigures
 from inspector.core.evaluation.sweep import SweepResult
 from inspector.core.evaluation.uncertainty import paired_deltas, report_intervals
@@ -159,8 +159,9 @@ def summary_line(report: Report) -> str:
     line = (f"hit@{report.k} {report.hit_rate:.3f}{_ci(ci['hit_rate_ci'])} ({report.hits}/{len(report.questions)})"
             f"  MRR {report.mrr:.3f}{_ci(ci['mrr_ci'])}  recall {_fmt(report.recall)}{_ci(ci['recall_ci'])}"
             f"  precision {_fmt(report.precision)}  IoU {_fmt(report.iou)}{_ci(ci['iou_ci'])}")
-    if report.span_scope():
-        line += f"\nrecall, precision and IoU: over the {report.span_scope()} with reference spans"
+    scope = report.span_scope()
+    if scope:
+        line += f"\nrecall, precision and IoU: over the {scope} with reference spans"
     if report.context_tokens_mean is not None:
         line += f"\ncontext: {report.context_tokens_mean:,.0f} tokens handed to the LLM per question (top {report.k})"
     if report.budget is not None and report.hit_at_budget is not None:
@@ -211,7 +212,8 @@ def report_markdown(report: Report, config: EvalConfig | None, *, mode: str | No
               f"| Hit rate@{report.k} | {report.hit_rate:.3f} ({report.hits}/{len(report.questions)}) |",
               f"| MRR | {report.mrr:.3f} |"]
     if report.recall is not None:
-        scope = f" ({report.span_scope()})" if report.span_scope() else ""
+        scope = report.span_scope()
+        scope = f" ({scope})" if scope else ""
         lines += [f"| Recall@{report.k}{scope} | {num(report.recall)} |",
                   f"| Precision@{report.k}{scope} | {num(report.precision)} |",
                   f"| IoU{scope} | {num(report.iou)} |"]
@@ -260,10 +262,6 @@ def _paired(cmp: Comparison) -> dict[str, Any]:
         out[name] = {"delta": _num(d.delta), "ci": [_num(d.ci[0]), _num(d.ci[1])], "verdict": d.verdict,
                      "p_value": _num(d.p_value), "questions_needed": d.questions_needed, "questions": d.n}
     return out
-
-
-#: Metrics measured on the questions with reference spans alone (`Report.span_scope`).
-SPAN_METRICS = ("recall", "precision", "iou")
 
 
 def needed_phrase(metric: str, needed: int, compared: int) -> str:

@@ -227,7 +227,8 @@ def _figures(report: Report, answered_by: str, corpus_size: int = 1) -> list[str
     rows = [(f"Hit rate@{report.k}", f"{pct(report.hit_rate)}  ({report.hits}/{len(report.questions)})"),
             ("MRR", num(report.mrr))]
     if report.recall is not None:
-        scope = f" ({report.span_scope()})" if report.span_scope() else ""
+        scope = report.span_scope()
+        scope = f" ({scope})" if scope else ""
         rows += [(f"Recall@{report.k}{scope}", num(report.recall)),
                  (f"Precision@{report.k}{scope}", num(report.precision)), (f"IoU{scope}", num(report.iou))]
     c = report.cost

@@ -338,7 +338,8 @@ def describe(cell: Cell, rates: Any = None) -> str:
     lines = [cell.config.label(),
              f"hit rate {pct(r.hit_rate, unit='%')} ({r.hits}/{len(r.questions)}) · MRR {num(r.mrr)}"]
     if r.recall is not None:
-        scope = f" (over {r.span_scope()})" if r.span_scope() else ""
+        scope = r.span_scope()
+        scope = f" (over {scope})" if scope else ""
         lines.append(f"recall {num(r.recall)} · precision {num(r.precision)} · IoU {num(r.iou)}{scope}")
     lines.append(f"{r.cost.chunks:,} chunks · {r.cost.embedded_tokens:,} embedded tokens")
     if cell.row.exact is not None:

@@ -191,6 +191,15 @@ def ci_text(key: str, ci: Any) -> str:
     return spread(lo, hi, share=key in SHARES)
 
 
+def _span_metric(key: str) -> bool:
+    """Whether a metric is measured on the questions with reference spans alone (the core's
+    SPAN_METRICS, read when figures are shown: the evaluation module is not the window's to import
+    at start-up)."""
+    from inspector.core.api import SPAN_METRICS
+
+    return key in SPAN_METRICS
+
+
 def verdict_text(key: str, d: Any) -> tuple[str, str]:
     """(short verdict for the delta column, tooltip) of a `PairedDelta`."""
     lo, hi = d.ci
@@ -200,8 +209,8 @@ def verdict_text(key: str, d: Any) -> tuple[str, str]:
         tip += f"; McNemar p = {d.p_value:.2g} ({d.fixed} fixed, {d.broke} broken)"
     if d.verdict == "within noise":
         if d.questions_needed:
-            which = (f"questions with reference spans would (it has {d.n})" if key in ("recall", "precision", "iou")
-                     else "questions would")
+            which = f"questions with reference spans would (it has {d.n})" if _span_metric(key) \
+                else "questions would"
             tip += (f". This gold set cannot tell the two apart; about {d.questions_needed:,} {which}, "
                     "at this difference")
         return "within noise", tip
@@ -770,7 +779,7 @@ class GoldPanel(QWidget):
         intervals = (r.intervals or {}) if r is not None else {}
         paired = self.controller.paired if cmp is not None else {}
         for key, (name, value, delta) in self.metric_labels.items():
-            span_metric = key in ("recall", "precision", "iou")
+            span_metric = _span_metric(key)
             shown = (not span_metric or spans) and (key != "hit_at_budget" or self.controller.budget is not None)
             ci = self.ci_labels[key]
             for w in (name, value, delta):
@@ -829,7 +838,7 @@ class GoldPanel(QWidget):
             return f"{pct(report.hit_rate)}  ({report.hits}/{len(report.questions)})"
         if key == "mrr":
             return num(report.mrr)
-        if key in ("recall", "precision", "iou"):
+        if _span_metric(key):
             # Over the questions with spans alone: how many, beside the figure ("11 of 64 q"), as
             # the hit rate says its own (`Report.span_scope`).
             m, n = report.span_questions, len(report.questions)
