@@ -204,17 +204,21 @@ def sized_params(strategy: str, size: int | None = None, overlap: int | None = N
     return with_size_overlap(get_strategy(strategy), size, overlap, base)
 
 
+def _role_units(strategy: str) -> tuple[str | None, str | None]:
+    """The units of a strategy's size and overlap roles (None for a role it lacks)."""
+    strat = get_strategy(strategy)
+    size, overlap = strat.param_for_role("size"), strat.param_for_role("overlap")
+    return (size.unit if size else None), (overlap.unit if overlap else None)
+
+
 def unit_note(strategy: str) -> str:
     """The units a strategy takes a grid's sizes and overlaps in: "tokens", "characters",
     "tokens, overlap in sentences"; "" without a size. A grid's sizes go to every strategy in its
     own unit (`sized_params`): 128 is 128 characters for fixed_chars and 128 tokens for recursive."""
-    strat = get_strategy(strategy)
-    size, overlap = strat.param_for_role("size"), strat.param_for_role("overlap")
+    size, overlap = _role_units(strategy)
     if size is None:
         return ""
-    if overlap is not None and overlap.unit != size.unit:
-        return f"{size.unit}, overlap in {overlap.unit}"
-    return size.unit
+    return size if overlap in (None, size) else f"{size}, overlap in {overlap}"
 
 
 def units_sentence(strategies: Sequence[str], sizes: Sequence[int | None] = (),
@@ -225,9 +229,9 @@ def units_sentence(strategies: Sequence[str], sizes: Sequence[int | None] = (),
     tokens, and fixed_chars read as the worse strategy where its chunks were only ~4x smaller."""
     units: dict[str, list[str]] = {}
     for name in dict.fromkeys(strategies):
-        note = unit_note(name)
-        if note:
-            units.setdefault(note.split(",")[0], []).append(name)
+        unit = _role_units(name)[0]
+        if unit is not None:
+            units.setdefault(unit, []).append(name)
     if len(units) < 2:
         return ""
     text = "Sizes are in each strategy's own unit: " + "; ".join(

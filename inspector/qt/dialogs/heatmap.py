@@ -104,6 +104,8 @@ class Heatmap(QWidget):
         self.sizes: tuple[int | None, ...] = ()
         self.overlaps: tuple[int | None, ...] = ()
         self.cells: dict[tuple[str, int | None, int | None], Cell] = {}
+        self._units: dict[str, str] = {}
+        """Each strategy's `unit_note`, its column's header beside the name (made with the grid)."""
         self.current: Any = None
         self.best: Any = None
         self.layer = "hit_rate"
@@ -119,6 +121,7 @@ class Heatmap(QWidget):
     def set_grid(self, strategies: Sequence[str], sizes: Sequence[int | None], overlaps: Sequence[int | None],
                  cells: dict[tuple[str, int | None, int | None], Cell]) -> None:
         self.strategies, self.sizes, self.overlaps = tuple(strategies), tuple(sizes), tuple(overlaps)
+        self._units = {s: unit_note(s) for s in self.strategies}
         self.cells = dict(cells)
         scored = [c for c in self.cells.values() if c.row is not None]
         self.best = None
@@ -195,7 +198,7 @@ class Heatmap(QWidget):
             p.setPen(text)
             head = QRectF(x0, 2, block_w - 6, fm.height() + 2)
             p.drawText(head, Qt.AlignmentFlag.AlignLeft, strategy)
-            note = unit_note(strategy)
+            note = self._units.get(strategy, "")
             if note:  # the unit of the sizes beside the name: "fixed_chars · characters"
                 after = QFontMetrics(bold).horizontalAdvance(strategy + " ")
                 p.setFont(self.font())
