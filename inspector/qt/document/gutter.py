@@ -339,7 +339,7 @@ class FlagColumn(QWidget):
             # The chunk's tint continues into the column (overlaps: the later chunk's tint wins).
             p.fillRect(QRectF(0, max(y0, -1.0), w, min(y1, self.height() + 1.0) - max(y0, -1.0)),
                        theme.fill(r.index.rank(cid)))
-            if min(y1, self.height()) - max(y0, 0.0) < h / 2:
+            if not self._room_for_labels(y0, y1, h):
                 continue  # on the line above the viewport: its labels would stand beside the next chunk
             flags = [f for f in FLAG_ORDER if f in c.flags]
             y = first_at.get((c.start, c.end), y0 + 2)
@@ -374,8 +374,12 @@ class FlagColumn(QWidget):
         lo, hi = vis.text_range()
         on_lines = [(hit, *vis.y_span(hit.start, hit.end)) for hit in self.view.hits
                     if hit.end > lo and hit.start < hi]
-        height = float(self.height())
-        return on_lines, [b for b in on_lines if min(b[2], height) - max(b[1], 0.0) >= h / 2]
+        return on_lines, [b for b in on_lines if self._room_for_labels(b[1], b[2], h)]
+
+    def _room_for_labels(self, y0: float, y1: float, h: float) -> bool:
+        """Whether a chunk spanning [y0, y1) has half a label's height (`h`) of it on screen: the
+        least beside which its badge and flags read as its own."""
+        return min(y1, float(self.height())) - max(y0, 0.0) >= h / 2
 
     def _paint_badges(self, p: QPainter, badges: list[tuple[HitMark, float, float]],
                       labelled: list[tuple[HitMark, float, float]], h: float) -> None:
