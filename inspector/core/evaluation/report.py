@@ -42,10 +42,13 @@ def retrieval_line(config: EvalConfig | None, mode: str | None = None) -> str:
     if mode is None:
         mode = config.embedding if config is not None else "exact"
     vectors = MODE_NAMES.get(mode, mode)
-    if config is not None and config.strategy.startswith("store:") and mode == "exact":
-        # A vector store's chunks (`stores.source.store_strategy_name`) are scored on the vectors
-        # it holds: no chunk was embedded here, which "exact embeddings" would say.
-        vectors = "the store's own vectors"
+    if config is not None and mode == "exact":
+        from inspector.core.stores.spec import is_store_strategy  # the stores' package: when asked
+
+        if is_store_strategy(config.strategy):
+            # A vector store's chunks are scored on the vectors it holds: no chunk was embedded
+            # here, which "exact embeddings" would say.
+            vectors = "the store's own vectors"
     return f"hybrid: BM25 + {vectors}" if retriever == "hybrid" else f"dense, {vectors}"
 
 

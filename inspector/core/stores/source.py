@@ -25,6 +25,7 @@ from inspector.core.stores.collection import StoreCollection
 from inspector.core.stores.placement import Placement, place_records
 from inspector.core.stores.read import read_store
 from inspector.core.stores.scoring import ranking_note, store_index
+from inspector.core.stores.spec import STORE_STRATEGY_PREFIX
 
 if TYPE_CHECKING:
     from inspector.core.embedding.cache import VectorCache
@@ -61,7 +62,7 @@ class StoreSource:
 
 
 def store_strategy_name(spec: str) -> str:
-    return f"store:{spec}"
+    return f"{STORE_STRATEGY_PREFIX}{spec}"
 
 
 def open_store(spec: str, docs: Sequence[Document], *, source_key: str | None = None,

@@ -29,6 +29,14 @@ SPEC_FORMS = {
 
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
+STORE_STRATEGY_PREFIX = "store:"
+"""What a placed store's strategy name begins with (`source.store_strategy_name`: "store:SPEC")."""
+
+
+def is_store_strategy(strategy: str) -> bool:
+    """Whether a strategy name is a vector store's: its chunks and vectors are the user's."""
+    return strategy.startswith(STORE_STRATEGY_PREFIX)
+
 
 @dataclass(frozen=True, slots=True)
 class StoreSpec:

@@ -72,13 +72,6 @@ def hit_marks(result: RetrievalResult) -> tuple[HitMark, ...]:
                  for h in result.hits if h.chunk.doc_id == doc_id)
 
 
-def _is_store(strategy: str) -> bool:
-    """Whether a strategy is a placed vector store's (its chunks and vectors the user's)."""
-    from inspector.core.api import store_source
-
-    return store_source(strategy) is not None
-
-
 def mode_text(result: RetrievalResult | None, controller: RetrievalController) -> tuple[str, str]:
     """(short label, tooltip) for what answered."""
     if result is None:
@@ -97,11 +90,13 @@ def mode_text(result: RetrievalResult | None, controller: RetrievalController) -
                                   "exact embeddings replace them once the settings rest")
     if result.retriever == "bm25":
         return "BM25", "Lexical retrieval over the embedded texts"
-    if result.mode == EXACT and _is_store(result.request.strategy):
-        # The user's vector store: its vectors, not ones this app computed ("exact" and its tip,
-        # "every chunk embedded by the model", said the opposite; a ranking note was the label).
-        tip = ("Your store's own vectors, as your pipeline embedded its chunks; each question is embedded "
-               "by the window's model" + (" and BM25 is fused with them" if result.retriever == "hybrid" else ""))
+    stored_in = result.index.stored_in
+    if stored_in:
+        # The user's vector store: its vectors, not ones this app computed (`Index.stored_in`;
+        # "exact" and its tip, "every chunk embedded by the model", said the opposite).
+        tip = (f"Your store's own vectors, as your pipeline embedded its chunks ({stored_in}); each question "
+               "is embedded by the window's model" + (" and BM25 is fused with them" if result.retriever == "hybrid"
+                                                       else ""))
         return "store vectors", tip + (f". {result.note}" if result.note else "")
     if result.note:  # exact at once while dragging, because it was predicted to be fast
         return result.note, ("Every chunk embedded by the model, as a production pipeline does; "
